@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "authmock",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "authmock", targets: ["authmock"]),
+        .library(name: "AuthmockCore", targets: ["AuthmockCore"]),
+        .library(name: "AuthmockServer", targets: ["AuthmockServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    ],
+    targets: [
+        // Token core: clock, keys, token and family state, the error table. No HTTP.
+        .target(
+            name: "AuthmockCore",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // HTTP server: shared request plumbing plus one small file per profile.
+        .target(
+            name: "AuthmockServer",
+            dependencies: [
+                "AuthmockCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Thin CLI over the modules above.
+        .executableTarget(
+            name: "authmock",
+            dependencies: [
+                "AuthmockCore",
+                "AuthmockServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .testTarget(name: "AuthmockCoreTests", dependencies: ["AuthmockCore"]),
+        .testTarget(
+            name: "AuthmockServerTests",
+            dependencies: [
+                "AuthmockServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["AuthmockCore"]
+        ),
+    ]
+)

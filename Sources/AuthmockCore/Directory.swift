@@ -1,0 +1,100 @@
+/// A user the mock signs in. Passwords are plain text on purpose: this is a
+/// test double and its configuration is test data.
+public struct User: Sendable, Codable, Equatable {
+    public var username: String
+    public var password: String
+
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+}
+
+/// An OAuth client registered on the server.
+public struct Client: Sendable, Codable, Equatable {
+    public var id: String
+    /// `nil` makes a public client (authorization code + PKCE without a secret).
+    public var secret: String?
+    /// Scopes the client may ask for; the default grant is `defaultScopes`.
+    public var scopes: [String]
+    public var defaultScopes: [String]
+    /// Allowed redirect URIs for the authorization-code grant; empty allows any.
+    public var redirectURIs: [String]
+
+    public init(
+        id: String, secret: String?, scopes: [String] = ["read", "write", "admin"],
+        defaultScopes: [String] = ["read", "write"], redirectURIs: [String] = []
+    ) {
+        self.id = id
+        self.secret = secret
+        self.scopes = scopes
+        self.defaultScopes = defaultScopes
+        self.redirectURIs = redirectURIs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id = "client_id"
+        case secret = "client_secret"
+        case scopes
+        case defaultScopes = "default_scopes"
+        case redirectURIs = "redirect_uris"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try c.decode(String.self, forKey: .id),
+            secret: try c.decodeIfPresent(String.self, forKey: .secret),
+            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["read", "write", "admin"],
+            defaultScopes: try c.decodeIfPresent([String].self, forKey: .defaultScopes) ?? ["read", "write"],
+            redirectURIs: try c.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
+        )
+    }
+}
+
+/// Who may sign in and which clients exist.
+public struct Directory: Sendable, Equatable {
+    public var users: [User]
+    public var clients: [Client]
+
+    public static let defaultUser = User(username: "alice", password: "wonderland")
+    public static let defaultClient = Client(id: "demo", secret: "demo-secret")
+
+    public init(users: [User] = [Directory.defaultUser], clients: [Client] = [Directory.defaultClient]) {
+        self.users = users
+        self.clients = clients
+    }
+
+    public func user(named name: String) -> User? {
+        users.first { $0.username == name }
+    }
+
+    public func client(id: String) -> Client? {
+        clients.first { $0.id == id }
+    }
+
+    /// Checks a username and password; comparison is constant-time so the mock
+    /// itself never becomes a timing oracle in somebody's security test.
+    public func authenticate(username: String, password: String) -> User? {
+        guard let user = user(named: username), constantTimeEquals(user.password, password) else { return nil }
+        return user
+    }
+
+    public func authenticateClient(id: String, secret: String?) -> Client? {
+        guard let client = client(id: id) else { return nil }
+        switch (client.secret, secret) {
+        case (nil, nil): return client
+        case (let expected?, let given?): return constantTimeEquals(expected, given) ? client : nil
+        default: return nil
+        }
+    }
+}
+
+func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    var diff = UInt8(x.count == y.count ? 0 : 1)
+    for i in 0..<max(x.count, y.count) {
+        diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
+    }
+    return diff == 0
+}

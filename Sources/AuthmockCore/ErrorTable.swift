@@ -1,0 +1,156 @@
+/// One documented error: what the server answers and when. `authmock errors`
+/// and `docs/errors.md` are generated from these rows, and every error a
+/// profile emits is built from a row, so the docs cannot drift from the wire.
+public struct ErrorRow: Sendable, Hashable {
+    /// Profile the row belongs to, or `all` for rows every profile shares.
+    public let profile: String
+    public let status: Int
+    /// The machine-readable code the client sees (`error` field, or a number).
+    public let code: String
+    /// The human-readable text sent with it (`error_description`, `message`).
+    public let message: String
+    /// When the server answers this.
+    public let when: String
+}
+
+/// A profile's errors: an enum whose cases are its documented errors.
+public protocol ErrorCatalog: CaseIterable, Sendable {
+    static var profile: String { get }
+    var row: ErrorRow { get }
+}
+
+extension ErrorCatalog {
+    func make(_ status: Int, _ code: String, _ message: String, when: String) -> ErrorRow {
+        ErrorRow(profile: Self.profile, status: status, code: code, message: message, when: when)
+    }
+}
+
+/// Errors every profile can answer, in each profile's own encoding.
+public enum CommonError: ErrorCatalog {
+    case notFound, methodNotAllowed, payloadTooLarge, internalError
+
+    public static let profile = "all"
+
+    public var row: ErrorRow {
+        switch self {
+        case .notFound: make(404, "not_found", "No such endpoint", when: "the path matches no route of the running profile")
+        case .methodNotAllowed: make(405, "method_not_allowed", "Method not allowed on this endpoint", when: "the path exists but not for this HTTP method")
+        case .payloadTooLarge: make(413, "payload_too_large", "Request body exceeds the server's limit", when: "the body is larger than `--max-body` bytes (default 65536)")
+        case .internalError: make(500, "server_error", "Internal error in authmock (please report it)", when: "a bug in authmock; no client input should ever produce it")
+        }
+    }
+}
+
+/// The standards profile: RFC 6749 token endpoint errors, RFC 6750 resource errors.
+public enum OAuth2Error: ErrorCatalog {
+    // Token, revocation and introspection endpoints.
+    case missingParameter, repeatedParameter, malformedBody, unsupportedContentType, multipleClientAuth
+    case invalidClientBasic, invalidClient
+    case wrongCredentials
+    case refresh(RefreshTokenFailure)
+    case code(AuthorizationCodeFailure)
+    case unauthorizedClient, unsupportedGrantType, invalidScope
+    // Authorization endpoint.
+    case authorizeUnknownClient, authorizeBadRedirect, authorizeUnsupportedResponseType
+    case authorizePKCERequired, authorizeInvalidScope
+    // Protected resources.
+    case resourceMissingToken, resourceNotBearer
+    case resourceToken(AccessTokenFailure)
+    case insufficientScope
+
+    public static let profile = "oauth2"
+
+    public static var allCases: [OAuth2Error] {
+        [.missingParameter, .repeatedParameter, .malformedBody, .unsupportedContentType, .multipleClientAuth,
+         .invalidClientBasic, .invalidClient, .wrongCredentials]
+            + RefreshTokenFailure.allCases.map { .refresh($0) }
+            + AuthorizationCodeFailure.allCases.map { .code($0) }
+            + [.unauthorizedClient, .unsupportedGrantType, .invalidScope,
+               .authorizeUnknownClient, .authorizeBadRedirect, .authorizeUnsupportedResponseType,
+               .authorizePKCERequired, .authorizeInvalidScope,
+               .resourceMissingToken, .resourceNotBearer]
+            + AccessTokenFailure.allCases.filter { $0 != .missing }.map { .resourceToken($0) }
+            + [.insufficientScope]
+    }
+
+    public var row: ErrorRow {
+        switch self {
+        case .missingParameter: make(400, "invalid_request", "Missing required parameter", when: "a required form parameter is absent or empty; the description names it")
+        case .repeatedParameter: make(400, "invalid_request", "Parameter included more than once", when: "any form parameter appears twice (RFC 6749 section 3.2)")
+        case .malformedBody: make(400, "invalid_request", "Body is not valid application/x-www-form-urlencoded", when: "the body has bad percent-encoding or is not UTF-8")
+        case .unsupportedContentType: make(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded", when: "a token, revocation or introspection request has another content type")
+        case .multipleClientAuth: make(400, "invalid_request", "Client used more than one authentication method", when: "both HTTP Basic and `client_secret` in the body (RFC 6749 section 2.3)")
+        case .invalidClientBasic: make(401, "invalid_client", "Client authentication failed", when: "unknown client or wrong secret sent with HTTP Basic; the answer carries `WWW-Authenticate: Basic realm=\"authmock\"`")
+        case .invalidClient: make(401, "invalid_client", "Client authentication failed", when: "unknown client or wrong secret sent in the body, or no client authentication at all")
+        case .wrongCredentials: make(400, "invalid_grant", "Wrong username or password", when: "password grant with credentials that match no user")
+        case .refresh(.unknown): make(400, "invalid_grant", "Refresh token is not known", when: "the refresh token was never issued by this server run")
+        case .refresh(.expired): make(400, "invalid_grant", "Refresh token expired", when: "the refresh token is past its lifetime on the server clock")
+        case .refresh(.revoked): make(400, "invalid_grant", "Refresh token revoked", when: "the token or its family was revoked (revocation endpoint, control API, or reuse detection)")
+        case .refresh(.reused): make(400, "invalid_grant", "Refresh token already used; its whole family is now revoked", when: "a rotated refresh token is presented again after the grace window (RFC 9700 section 4.14.2)")
+        case .refresh(.clientMismatch): make(400, "invalid_grant", "Refresh token was issued to another client", when: "the authenticated client is not the one the token was issued to")
+        case .code(.unknown): make(400, "invalid_grant", "Authorization code is not known", when: "the code was never issued")
+        case .code(.expired): make(400, "invalid_grant", "Authorization code expired", when: "the code is older than its 60 s lifetime on the server clock")
+        case .code(.used): make(400, "invalid_grant", "Authorization code already used; tokens issued with it are revoked", when: "a code is redeemed a second time (RFC 6749 section 4.1.2)")
+        case .code(.clientMismatch): make(400, "invalid_grant", "Authorization code was issued to another client", when: "the redeeming client differs from the authorizing one")
+        case .code(.redirectMismatch): make(400, "invalid_grant", "redirect_uri does not match the authorization request", when: "`redirect_uri` differs from the one sent to `/oauth/authorize`")
+        case .code(.pkceMismatch): make(400, "invalid_grant", "code_verifier does not match code_challenge", when: "BASE64URL(SHA256(code_verifier)) differs from the S256 challenge")
+        case .code(.pkceMissing): make(400, "invalid_grant", "code_verifier is required", when: "the authorization request had a PKCE challenge and the token request has no verifier")
+        case .unauthorizedClient: make(400, "unauthorized_client", "Client may not use this grant type", when: "a public client (no secret) asks for `client_credentials`")
+        case .unsupportedGrantType: make(400, "unsupported_grant_type", "Grant type not supported", when: "`grant_type` is none of password, client_credentials, refresh_token, authorization_code")
+        case .invalidScope: make(400, "invalid_scope", "Requested scope is not allowed for this client", when: "a requested scope is not in the client's `scopes`")
+        case .authorizeUnknownClient: make(400, "invalid_request", "Unknown client_id", when: "`/oauth/authorize` with a missing or unknown `client_id`; shown to the user, never redirected")
+        case .authorizeBadRedirect: make(400, "invalid_request", "redirect_uri is missing or not registered", when: "`/oauth/authorize` with a `redirect_uri` the client did not register; never redirected")
+        case .authorizeUnsupportedResponseType: make(302, "unsupported_response_type", "Only response_type=code is supported", when: "redirected back with this `error` when `response_type` is not `code`")
+        case .authorizePKCERequired: make(302, "invalid_request", "PKCE with code_challenge_method=S256 is required", when: "redirected back with this `error` when `code_challenge` is missing or its method is not S256")
+        case .authorizeInvalidScope: make(302, "invalid_scope", "Requested scope is not allowed for this client", when: "redirected back with this `error` for a scope outside the client's `scopes`")
+        case .resourceMissingToken: make(401, "missing_token", "No access token was sent", when: "no `Authorization` header; `WWW-Authenticate: Bearer realm=\"authmock\"` without an `error` attribute (RFC 6750 section 3.1)")
+        case .resourceNotBearer: make(401, "missing_token", "Authorization scheme must be Bearer", when: "an `Authorization` header in another scheme, or a bare token without the `Bearer ` prefix; no `error` attribute")
+        case .resourceToken(.missing): make(401, "missing_token", "No access token was sent", when: "an empty Bearer credential")
+        case .resourceToken(.malformed): make(401, "invalid_token", "Access token is malformed", when: "not a JWS in compact form, or claims of the wrong shape")
+        case .resourceToken(.wrongAlgorithm): make(401, "invalid_token", "Access token uses an algorithm other than HS256", when: "`alg` is `none`, another HMAC, RSA or anything but HS256")
+        case .resourceToken(.badSignature): make(401, "invalid_token", "Access token signature is invalid", when: "HS256, but not signed with this server's key (forged or tampered)")
+        case .resourceToken(.wrongAudience): make(401, "invalid_token", "Access token is for another audience", when: "`aud` does not contain this server's audience")
+        case .resourceToken(.notYetValid): make(401, "invalid_token", "Access token is not valid yet", when: "`nbf` or `iat` lies ahead of the server clock")
+        case .resourceToken(.expired): make(401, "invalid_token", "Access token expired", when: "`exp` (or a forced expiry) is at or before the server clock")
+        case .resourceToken(.revoked): make(401, "invalid_token", "Access token revoked", when: "revoked directly or through its family, or unknown to this server run")
+        case .insufficientScope: make(403, "insufficient_scope", "Access token lacks the scope this resource requires", when: "GET/HEAD need `read`, other methods `write`, `/api/admin/` needs `admin`; the header names the scope")
+        }
+    }
+}
+
+/// Every documented error, in the order the docs list them.
+public enum ErrorTable {
+    public static var catalogs: [(profile: String, rows: [ErrorRow])] {
+        [
+            (CommonError.profile, CommonError.allCases.map(\.row)),
+            (OAuth2Error.profile, OAuth2Error.allCases.map(\.row)),
+        ]
+    }
+
+    public static var all: [ErrorRow] { catalogs.flatMap(\.rows) }
+
+    /// The Markdown page `authmock errors` prints and `docs/errors.md` holds.
+    public static func markdown() -> String {
+        var out = """
+            # Error reference
+
+            Every error authmock can answer, per profile. Generated by `authmock errors` \
+            from the table in `Sources/AuthmockCore/ErrorTable.swift`; do not edit by hand \
+            (a test fails when this page and the code differ).
+
+            Rows under **all** are answered by every profile, in that profile's own error encoding.
+
+            """
+        for (profile, rows) in catalogs {
+            out += "\n## \(profile)\n\n| HTTP | code | message | when |\n| --- | --- | --- | --- |\n"
+            for row in rows {
+                out += "| \(row.status) | `\(row.code)` | \(escape(row.message)) | \(escape(row.when)) |\n"
+            }
+        }
+        return out
+    }
+
+    private static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "|", with: "\\|")
+    }
+}

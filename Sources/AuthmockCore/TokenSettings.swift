@@ -1,0 +1,45 @@
+/// Lifetimes and rotation rules shared by every profile.
+public struct TokenSettings: Sendable, Equatable {
+    /// Access-token lifetime in seconds (at least 1).
+    public var accessTTL: Int
+    /// Refresh-token lifetime in seconds.
+    public var refreshTTL: Int
+    /// Each refresh returns a new refresh token and retires the presented one.
+    public var rotateRefreshTokens: Bool
+    /// Seconds during which a just-retired refresh token still works; 0 means
+    /// any reuse is treated as theft (RFC 9700 section 4.14.2).
+    public var reuseGraceSeconds: Int
+    /// `iss` claim; also the base of the metadata URLs.
+    public var issuer: String
+    /// `aud` claim every access token carries and every resource requires.
+    public var audience: String
+    /// Authorization codes live this long (seconds).
+    public var authorizationCodeTTL: Int
+
+    public init(
+        accessTTL: Int = 300, refreshTTL: Int = 86_400, rotateRefreshTokens: Bool = true,
+        reuseGraceSeconds: Int = 0, issuer: String = "http://127.0.0.1:8080",
+        audience: String = "authmock-api", authorizationCodeTTL: Int = 60
+    ) {
+        self.accessTTL = accessTTL
+        self.refreshTTL = refreshTTL
+        self.rotateRefreshTokens = rotateRefreshTokens
+        self.reuseGraceSeconds = reuseGraceSeconds
+        self.issuer = issuer
+        self.audience = audience
+        self.authorizationCodeTTL = authorizationCodeTTL
+    }
+
+    /// Rejects settings the server cannot honour, with a sentence a person can act on.
+    public func validate() throws(SettingsError) {
+        guard accessTTL >= 1 else { throw SettingsError("access token lifetime must be at least 1 second, got \(accessTTL)") }
+        guard refreshTTL >= 1 else { throw SettingsError("refresh token lifetime must be at least 1 second, got \(refreshTTL)") }
+        guard reuseGraceSeconds >= 0 else { throw SettingsError("refresh reuse grace must not be negative, got \(reuseGraceSeconds)") }
+        guard authorizationCodeTTL >= 1 else { throw SettingsError("authorization code lifetime must be at least 1 second") }
+    }
+}
+
+public struct SettingsError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// One login: the chain of refresh tokens it rotated through and the access
+/// tokens they produced. Revoking it revokes all of them.
+struct FamilyRecord: Sendable {
+    var id: String
+    var subject: String
+    var clientID: String
+    var scope: String
+    var createdAt: Date
+    var revokedAt: Date?
+}
+
+struct RefreshRecord: Sendable {
+    enum State: Sendable, Equatable {
+        case live
+        case rotated(at: Date)
+        case revoked(at: Date)
+    }
+    var id: String
+    var value: String
+    var familyID: String
+    var issuedAt: Date
+    var expiresAt: Date
+    var state: State
+}
+
+struct AccessRecord: Sendable {
+    var jti: String
+    var familyID: String?
+    var subject: String
+    var clientID: String
+    var scope: String
+    var issuedAt: Date
+    /// May be pulled forward by a forced expiry; the JWT's `exp` cannot change.
+    var expiresAt: Date
+    var revokedAt: Date?
+}
+
+struct AuthorizationCodeRecord: Sendable {
+    var clientID: String
+    var subject: String
+    var scope: String
+    var redirectURI: String?
+    var codeChallenge: String?
+    var codeChallengeMethod: String?
+    var expiresAt: Date
+    var used: Bool
+    var issuedFamily: String?
+}
+
+/// All token state; only ever touched inside `TokenAuthority`'s lock.
+struct TokenState: Sendable {
+    var families: [String: FamilyRecord] = [:]
+    var refreshByID: [String: RefreshRecord] = [:]
+    var refreshIDByValue: [String: String] = [:]
+    var accessByID: [String: AccessRecord] = [:]
+    var codes: [String: AuthorizationCodeRecord] = [:]
+
+    var refreshByValue: RefreshLookup { RefreshLookup(state: self) }
+
+    mutating func newFamily(subject: String, clientID: String, scope: String, at now: Date) -> String {
+        let id = RandomToken.shortID(prefix: "fam_")
+        families[id] = FamilyRecord(id: id, subject: subject, clientID: clientID, scope: scope, createdAt: now)
+        return id
+    }
+
+    mutating func newRefreshToken(family: String, at now: Date, ttl: Int) -> RefreshRecord {
+        let record = RefreshRecord(
+            id: RandomToken.shortID(prefix: "rt_"), value: RandomToken.make(), familyID: family,
+            issuedAt: now, expiresAt: now.addingTimeInterval(Double(ttl)), state: .live)
+        refreshByID[record.id] = record
+        refreshIDByValue[record.value] = record.id
+        return record
+    }
+
+    mutating func newAccessToken(
+        subject: String, clientID: String, scope: String, family: String?, at now: Date, ttl: Int
+    ) -> AccessRecord {
+        let record = AccessRecord(
+            jti: UUID().uuidString.lowercased(), familyID: family, subject: subject, clientID: clientID,
+            scope: scope, issuedAt: now, expiresAt: now.addingTimeInterval(Double(ttl)))
+        accessByID[record.jti] = record
+        return record
+    }
+
+    /// Why `record` cannot be exchanged now, or nil when it can.
+    func failure(of record: RefreshRecord, at now: Date, grace: Int) -> RefreshTokenFailure? {
+        if families[record.familyID]?.revokedAt != nil { return .revoked }
+        switch record.state {
+        case .revoked: return .revoked
+        case .rotated(let at):
+            if now.timeIntervalSince(at) > Double(grace) || grace == 0 { return .reused }
+        case .live: break
+        }
+        if record.expiresAt <= now { return .expired }
+        return nil
+    }
+
+    mutating func revokeFamily(_ id: String, at now: Date) {
+        guard families[id]?.revokedAt == nil else { return }
+        families[id]?.revokedAt = now
+    }
+}
+
+/// Read-only refresh lookup by token value.
+struct RefreshLookup {
+    let state: TokenState
+    subscript(value: String) -> RefreshRecord? {
+        state.refreshIDByValue[value].flatMap { state.refreshByID[$0] }
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import Synchronization
+
+/// The one clock every expiry decision reads: real time plus an offset that a
+/// test moves, so a one-hour token can expire without anyone waiting an hour.
+public final class VirtualClock: Sendable {
+    private let offset: Mutex<Double>
+
+    public init(offsetSeconds: Double = 0) {
+        self.offset = Mutex(offsetSeconds)
+    }
+
+    /// The server's current time.
+    public func now() -> Date {
+        Date().addingTimeInterval(offset.withLock { $0 })
+    }
+
+    /// Seconds the virtual clock runs ahead of (or, negative, behind) real time.
+    public var offsetSeconds: Double {
+        offset.withLock { $0 }
+    }
+
+    /// Moves the clock forward; the offset only ever grows by `seconds`.
+    public func advance(seconds: Double) {
+        offset.withLock { $0 += seconds }
+    }
+
+    public func setOffset(seconds: Double) {
+        offset.withLock { $0 = seconds }
+    }
+}

@@ -1,0 +1,50 @@
+import AuthmockCore
+import Foundation
+import Synchronization
+
+/// One running mock: its token authority, directory and options. Routes of
+/// every profile, and later the control API, share this object.
+public final class Authmock: Sendable {
+    public let options: ServerOptions
+    public let authority: TokenAuthority
+    public let profile: any Profile
+    private let baseURLBox: Mutex<String>
+
+    public init(options: ServerOptions, clock: VirtualClock = VirtualClock()) async throws {
+        guard let profile = Profiles.named(options.profile) else {
+            throw SettingsError("unknown profile '\(options.profile)'; known profiles: \(Profiles.names.joined(separator: ", "))")
+        }
+        try options.tokens.validate()
+        guard options.maxBodyBytes >= 1024 else { throw SettingsError("--max-body must be at least 1024 bytes") }
+        var settings = options.tokens
+        let base = (options.publicURL ?? "http://\(Self.urlHost(options.host)):\(options.port)")
+        settings.issuer = Self.trimmed(base)
+        self.options = options
+        self.profile = profile
+        self.baseURLBox = Mutex(settings.issuer)
+        self.authority = await TokenAuthority(settings: settings, signingKey: options.signingKey, clock: clock)
+    }
+
+    public var directory: Directory { options.directory }
+    public var clock: VirtualClock { authority.clock }
+
+    /// Base URL of the server as clients see it (no trailing slash).
+    public var baseURL: String { baseURLBox.withLock { $0 } }
+
+    /// Called once the listener is bound, so port 0 resolves to the real port.
+    /// Tokens carry the issuer of the moment they were issued; none exist yet.
+    func serverBound(port: Int) {
+        guard options.publicURL == nil else { return }
+        let url = "http://\(Self.urlHost(options.host)):\(port)"
+        baseURLBox.withLock { $0 = url }
+        authority.setIssuer(url)
+    }
+
+    private static func urlHost(_ host: String) -> String {
+        host.contains(":") ? "[\(host)]" : host
+    }
+
+    private static func trimmed(_ url: String) -> String {
+        url.hasSuffix("/") ? String(url.dropLast()) : url
+    }
+}

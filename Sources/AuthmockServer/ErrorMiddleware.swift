@@ -1,0 +1,56 @@
+import AuthmockCore
+import HTTPTypes
+import Hummingbird
+
+/// Turns whatever escapes a route (Hummingbird's 404 and 413, anything
+/// unexpected) into the profile's documented error, so no client ever sees
+/// an undocumented answer. Also refuses oversize bodies before reading them.
+struct ErrorMiddleware: RouterMiddleware {
+    let profile: any Profile
+    let maxBodyBytes: Int
+
+    func handle(
+        _ request: Request, context: AuthmockRequestContext,
+        next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+            return profile.fail(CommonError.payloadTooLarge, detail: "\(length) > \(maxBodyBytes) bytes", context: context)
+        }
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            switch error.status {
+            case .notFound: return profile.fail(CommonError.notFound, detail: "\(request.method) \(request.uri.path)", context: context)
+            case .contentTooLarge: return profile.fail(CommonError.payloadTooLarge, detail: "limit \(maxBodyBytes) bytes", context: context)
+            default:
+                context.logger.error("unexpected HTTP error \(error.status.code) for \(request.method) \(request.uri.path)")
+                return profile.fail(CommonError.internalError, context: context)
+            }
+        } catch {
+            context.logger.error("internal error for \(request.method) \(request.uri.path): \(error)")
+            return profile.fail(CommonError.internalError, context: context)
+        }
+    }
+}
+
+/// One line per request at info level. Paths only (no query), and never a
+/// token: the credential is summarised by the handler as kind, id and state.
+struct RequestLogMiddleware: RouterMiddleware {
+    func handle(
+        _ request: Request, context: AuthmockRequestContext,
+        next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        if context.logger.logLevel <= .info {
+            let elapsed = ContinuousClock.now - start
+            var line = "\(request.method) \(request.uri.path) -> \(response.status.code)"
+            if let code = context.notes.errorCode { line += " \(code)" }
+            if let credential = context.notes.credential { line += " [\(credential)]" }
+            let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            line += " (\(String(format: "%.1f", ms)) ms)"
+            context.logger.info("\(line)")
+        }
+        return response
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import HTTPTypes
+
+/// What a request presented in its `Authorization` header.
+enum PresentedCredential: Sendable, Equatable {
+    case none
+    case bearer(String)
+    case basic(user: String, password: String)
+    /// Any other scheme, a bare token without `Bearer `, or undecodable Basic.
+    case other(scheme: String)
+
+    init(_ fields: HTTPFields) {
+        guard let header = fields[.authorization]?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+            self = .none
+            return
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        let scheme = parts[0].lowercased()
+        let value = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+        switch scheme {
+        case "bearer":
+            self = .bearer(value)
+        case "basic":
+            guard let data = Data(base64Encoded: value), let text = String(data: data, encoding: .utf8),
+                let colon = text.firstIndex(of: ":")
+            else {
+                self = .other(scheme: "Basic")
+                return
+            }
+            // RFC 6749 section 2.3.1: client id and secret are form-encoded inside Basic.
+            let user = String(text[..<colon]), password = String(text[text.index(after: colon)...])
+            self = .basic(
+                user: user.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? user,
+                password: password.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? password)
+        default:
+            // A bare token (the classic missing-`Bearer ` bug) is one word with no scheme.
+            self = .other(scheme: parts.count > 1 ? String(parts[0]) : "(none: bare token)")
+        }
+    }
+
+    /// The scheme as written, for logs and the journal.
+    var scheme: String {
+        switch self {
+        case .none: "none"
+        case .bearer: "Bearer"
+        case .basic: "Basic"
+        case .other(let scheme): scheme
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Builds JSON responses. `Cache-Control: no-store` everywhere: tokens and
+/// errors about tokens must never be cached (RFC 6749 section 5.1).
+enum JSONResponse {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func encode(
+        _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    ) -> Response {
+        // Encoding our own Codable types cannot fail; a failure is a bug and
+        // still answers with a well-formed JSON 500.
+        let data = (try? encoder.encode(value)) ?? Data(#"{"error":"server_error"}"#.utf8)
+        return make(data, status: status, headers: headers)
+    }
+
+    /// For bodies whose shape is open-ended (echoed claims and request data).
+    static func object(_ object: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data(#"{"error":"server_error"}"#.utf8)
+        return make(data, status: status, headers: headers)
+    }
+
+    private static func make(_ data: Data, status: HTTPResponse.Status, headers: HTTPFields) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        if headers[.pragma] == nil { headers[.pragma] = "no-cache" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension HTTPField.Name {
+    static let authmockCall = HTTPField.Name("X-Authmock-Call")!
+    static let pragma = HTTPField.Name("Pragma")!
+}

@@ -1,0 +1,270 @@
+import AuthmockCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The standards dialect: RFC 6749 token endpoint (password, client
+/// credentials, refresh token, authorization code with PKCE), RFC 7009
+/// revocation, RFC 7662 introspection, RFC 8414 metadata, RFC 6750 errors.
+public struct OAuth2Profile: Profile {
+    public let name = "oauth2"
+    public let summary = "Standard OAuth 2.0: /oauth/token, /oauth/authorize (PKCE), /oauth/revoke, /oauth/introspect"
+
+    public init() {}
+
+    public func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock) {
+        router.get("/.well-known/oauth-authorization-server") { _, _ in metadata(mock, openID: false) }
+        router.get("/.well-known/openid-configuration") { _, _ in metadata(mock, openID: true) }
+        router.get("/oauth/authorize") { request, context in authorize(request, context: context, mock: mock) }
+        router.post("/oauth/token") { request, context in
+            try await withForm(request, context: context, mock: mock) { form, client in
+                try await token(form: form, client: client, context: context, mock: mock)
+            }
+        }
+        router.post("/oauth/revoke") { request, context in
+            try await withForm(request, context: context, mock: mock) { form, _ in
+                guard let token = form["token"] else { return fail(OAuth2Error.missingParameter, detail: "token", context: context) }
+                await mock.authority.revoke(token: token)
+                return Response(status: .ok, headers: [.cacheControl: "no-store"])
+            }
+        }
+        router.post("/oauth/introspect") { request, context in
+            try await withForm(request, context: context, mock: mock) { form, _ in
+                guard let token = form["token"] else { return fail(OAuth2Error.missingParameter, detail: "token", context: context) }
+                return introspection(await mock.authority.introspect(token: token), issuer: mock.authority.issuer)
+            }
+        }
+    }
+
+    // MARK: Encodings
+
+    public func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response {
+        var description = row.message
+        if let detail { description += ": \(detail)" }
+        return JSONResponse.encode(
+            ["error": row.code, "error_description": description],
+            status: .init(code: row.status), headers: headers)
+    }
+
+    /// RFC 6750 section 3: a challenge without `error` when no token was
+    /// sent, `invalid_token` or `insufficient_scope` otherwise.
+    public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
+        let bare = #"Bearer realm="authmock""#
+        switch refusal {
+        case .noBearer(let notBearer):
+            return fail(notBearer ? OAuth2Error.resourceNotBearer : .resourceMissingToken, headers: [.wwwAuthenticate: bare], context: context)
+        case .token(.missing):
+            return fail(OAuth2Error.resourceMissingToken, headers: [.wwwAuthenticate: bare], context: context)
+        case .token(let failure):
+            let error = OAuth2Error.resourceToken(failure)
+            let challenge = bare + #", error="invalid_token", error_description="\#(error.row.message)""#
+            return fail(error, headers: [.wwwAuthenticate: challenge], context: context)
+        case .insufficientScope(let scope):
+            let error = OAuth2Error.insufficientScope
+            let challenge = bare + #", error="insufficient_scope", error_description="\#(error.row.message)", scope="\#(scope)""#
+            return fail(error, detail: "needs \(scope)", headers: [.wwwAuthenticate: challenge], context: context)
+        }
+    }
+
+    public func startupHints(baseURL: String, directory: Directory) -> [String] {
+        let user = directory.users.first ?? Directory.defaultUser
+        let client = directory.clients.first ?? Directory.defaultClient
+        let auth = client.secret.map { "-u \(client.id):\($0)" } ?? "-d client_id=\(client.id)"
+        return [
+            "Sign in (password grant):",
+            "  curl -s \(auth) -d grant_type=password -d username=\(user.username) -d password=\(user.password) \(baseURL)/oauth/token",
+            "Call the API:",
+            "  curl -s -H \"Authorization: Bearer $ACCESS_TOKEN\" \(baseURL)/api/me",
+            "Refresh:",
+            "  curl -s \(auth) -d grant_type=refresh_token -d refresh_token=$REFRESH_TOKEN \(baseURL)/oauth/token",
+        ]
+    }
+
+    // MARK: Token endpoint
+
+    private func token(form: FormBody, client: Client, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
+        guard let grantType = form["grant_type"] else { return fail(OAuth2Error.missingParameter, detail: "grant_type", context: context) }
+        switch grantType {
+        case "password":
+            guard let username = form["username"] else { return fail(OAuth2Error.missingParameter, detail: "username", context: context) }
+            guard let password = form["password"] else { return fail(OAuth2Error.missingParameter, detail: "password", context: context) }
+            guard let scope = resolveScope(form["scope"], client: client) else { return fail(OAuth2Error.invalidScope, context: context) }
+            guard let user = mock.directory.authenticate(username: username, password: password) else {
+                return fail(OAuth2Error.wrongCredentials, context: context)
+            }
+            return success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope))
+        case "client_credentials":
+            guard client.secret != nil else { return fail(OAuth2Error.unauthorizedClient, detail: "client_credentials", context: context) }
+            guard let scope = resolveScope(form["scope"], client: client) else { return fail(OAuth2Error.invalidScope, context: context) }
+            return success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope))
+        case "refresh_token":
+            guard let refreshToken = form["refresh_token"] else { return fail(OAuth2Error.missingParameter, detail: "refresh_token", context: context) }
+            if let info = mock.authority.inspectRefreshToken(refreshToken) {
+                context.notes.credential = "refresh \(info.id) \(info.failure?.rawValue ?? "valid")"
+            } else {
+                context.notes.credential = "refresh unknown"
+            }
+            switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
+            case .success(let issued): return success(issued)
+            case .failure(let failure): return fail(OAuth2Error.refresh(failure), context: context)
+            }
+        case "authorization_code":
+            guard let code = form["code"] else { return fail(OAuth2Error.missingParameter, detail: "code", context: context) }
+            switch try await mock.authority.redeemAuthorizationCode(
+                code, clientID: client.id, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
+            {
+            case .success(let issued): return success(issued)
+            case .failure(let failure): return fail(OAuth2Error.code(failure), context: context)
+            }
+        default:
+            return fail(OAuth2Error.unsupportedGrantType, detail: grantType, context: context)
+        }
+    }
+
+    private func success(_ issued: IssuedTokens) -> Response {
+        JSONResponse.encode(TokenResponse(
+            accessToken: issued.accessToken, tokenType: "Bearer", expiresIn: issued.expiresIn,
+            refreshToken: issued.refreshToken, scope: issued.scope))
+    }
+
+    /// Requested scopes must all be allowed for the client; none requested
+    /// means the client's default scopes. Nil when the request is not allowed.
+    private func resolveScope(_ requested: String?, client: Client) -> String? {
+        guard let requested else { return client.defaultScopes.joined(separator: " ") }
+        let scopes = requested.split(separator: " ").map(String.init)
+        guard scopes.allSatisfy(client.scopes.contains) else { return nil }
+        return scopes.joined(separator: " ")
+    }
+
+    /// Parses a form request and authenticates the client (RFC 6749 section
+    /// 2.3.1: HTTP Basic or `client_id`/`client_secret` in the body, not both).
+    private func withForm(
+        _ request: Request, context: AuthmockRequestContext, mock: Authmock,
+        _ handle: (FormBody, Client) async throws -> Response
+    ) async throws -> Response {
+        var request = request
+        if let type = request.headers[.contentType],
+            !type.lowercased().hasPrefix("application/x-www-form-urlencoded")
+        {
+            return fail(OAuth2Error.unsupportedContentType, detail: type, context: context)
+        }
+        let form: FormBody
+        do {
+            form = try FormBody(try await request.collectText(limit: mock.options.maxBodyBytes))
+        } catch is FormBody.ParseError {
+            return fail(OAuth2Error.malformedBody, context: context)
+        }
+        if let repeated = form.repeatedNames.first {
+            return fail(OAuth2Error.repeatedParameter, detail: repeated, context: context)
+        }
+        let basicChallenge: HTTPFields = [.wwwAuthenticate: #"Basic realm="authmock""#]
+        switch PresentedCredential(request.headers) {
+        case .basic(let id, let secret):
+            if form["client_secret"] != nil { return fail(OAuth2Error.multipleClientAuth, context: context) }
+            guard let client = mock.directory.authenticateClient(id: id, secret: secret) else {
+                return fail(OAuth2Error.invalidClientBasic, headers: basicChallenge, context: context)
+            }
+            return try await handle(form, client)
+        case .other(scheme: "Basic"):
+            return fail(OAuth2Error.invalidClientBasic, detail: "undecodable Basic credentials", headers: basicChallenge, context: context)
+        default:
+            guard let id = form["client_id"] else {
+                return fail(OAuth2Error.invalidClient, detail: "no client authentication", context: context)
+            }
+            guard let client = mock.directory.authenticateClient(id: id, secret: form["client_secret"]) else {
+                return fail(OAuth2Error.invalidClient, context: context)
+            }
+            return try await handle(form, client)
+        }
+    }
+
+    // MARK: Authorization endpoint
+
+    /// Auto-approves: signs in the user named by `login_hint`, or the first
+    /// configured user, and redirects back with a one-time code.
+    private func authorize(_ request: Request, context: AuthmockRequestContext, mock: Authmock) -> Response {
+        let query = request.uri.queryParameters
+        func param(_ name: String) -> String? {
+            query[name[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        }
+        guard let clientID = param("client_id"), let client = mock.directory.client(id: clientID) else {
+            return fail(OAuth2Error.authorizeUnknownClient, context: context)
+        }
+        let redirect = param("redirect_uri") ?? (client.redirectURIs.count == 1 ? client.redirectURIs[0] : nil)
+        guard let redirect, var target = URLComponents(string: redirect), target.scheme != nil,
+            client.redirectURIs.isEmpty || client.redirectURIs.contains(redirect)
+        else {
+            return fail(OAuth2Error.authorizeBadRedirect, context: context)
+        }
+        func back(_ items: [URLQueryItem]) -> Response {
+            target.queryItems = (target.queryItems ?? []) + items + (param("state").map { [URLQueryItem(name: "state", value: $0)] } ?? [])
+            return Response(status: .found, headers: [.location: target.string ?? redirect, .cacheControl: "no-store"])
+        }
+        func backWithError(_ error: OAuth2Error) -> Response {
+            context.notes.errorCode = error.row.code
+            return back([URLQueryItem(name: "error", value: error.row.code), URLQueryItem(name: "error_description", value: error.row.message)])
+        }
+        guard param("response_type") == "code" else { return backWithError(.authorizeUnsupportedResponseType) }
+        guard let challenge = param("code_challenge"), param("code_challenge_method") == "S256" else {
+            return backWithError(.authorizePKCERequired)
+        }
+        guard let scope = resolveScope(param("scope"), client: client) else { return backWithError(.authorizeInvalidScope) }
+        let user = param("login_hint").flatMap(mock.directory.user(named:)) ?? mock.directory.users.first ?? Directory.defaultUser
+        let code = mock.authority.createAuthorizationCode(
+            clientID: client.id, subject: user.username, scope: scope, redirectURI: param("redirect_uri"),
+            codeChallenge: challenge, codeChallengeMethod: "S256")
+        return back([URLQueryItem(name: "code", value: code)])
+    }
+
+    // MARK: Metadata and introspection
+
+    private func metadata(_ mock: Authmock, openID: Bool) -> Response {
+        let base = mock.baseURL
+        var document: [String: Any] = [
+            "issuer": mock.authority.issuer,
+            "authorization_endpoint": "\(base)/oauth/authorize",
+            "token_endpoint": "\(base)/oauth/token",
+            "revocation_endpoint": "\(base)/oauth/revoke",
+            "introspection_endpoint": "\(base)/oauth/introspect",
+            "grant_types_supported": ["password", "client_credentials", "refresh_token", "authorization_code"],
+            "response_types_supported": ["code"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "scopes_supported": Array(Set(mock.directory.clients.flatMap(\.scopes))).sorted(),
+        ]
+        if openID {
+            document["userinfo_endpoint"] = "\(base)/api/me"
+            document["subject_types_supported"] = ["public"]
+            document["id_token_signing_alg_values_supported"] = ["HS256"]
+        }
+        return JSONResponse.object(document)
+    }
+
+    private func introspection(_ result: Introspection, issuer: String) -> Response {
+        switch result {
+        case .inactive:
+            return JSONResponse.object(["active": false])
+        case .access(let grant):
+            let c = grant.claims
+            return JSONResponse.object([
+                "active": true, "token_type": "access_token", "scope": c.scope, "client_id": c.clientID,
+                "username": c.sub.value, "sub": c.sub.value, "aud": c.aud.value, "iss": c.iss.value,
+                "exp": Int(c.exp.value.timeIntervalSince1970), "iat": Int(c.iat.value.timeIntervalSince1970), "jti": c.jti.value,
+            ])
+        case .refresh(let info):
+            return JSONResponse.object([
+                "active": true, "token_type": "refresh_token", "scope": info.scope, "client_id": info.clientID,
+                "username": info.subject, "sub": info.subject, "iss": issuer,
+                "exp": Int(info.expiresAt.timeIntervalSince1970),
+            ])
+        }
+    }
+
+    struct TokenResponse: Encodable {
+        var accessToken: String, tokenType: String, expiresIn: Int, refreshToken: String?, scope: String
+        enum CodingKeys: String, CodingKey {
+            case scope
+            case accessToken = "access_token", tokenType = "token_type", expiresIn = "expires_in", refreshToken = "refresh_token"
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import AuthmockCore
+
+/// Everything `authmock serve` (or a test, or the scenario runner) decides
+/// about one server instance before it starts.
+public struct ServerOptions: Sendable {
+    public var host: String
+    /// 0 picks a free port.
+    public var port: Int
+    public var profile: String
+    public var tokens: TokenSettings
+    public var directory: Directory
+    public var signingKey: SigningKey
+    /// Largest request body accepted, in bytes; larger ones get 413.
+    public var maxBodyBytes: Int
+    /// Base URL clients use to reach the server (issuer and metadata URLs);
+    /// nil derives it from host and the bound port.
+    public var publicURL: String?
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",
+        tokens: TokenSettings = TokenSettings(), directory: Directory = Directory(),
+        signingKey: SigningKey = .random(), maxBodyBytes: Int = 65_536, publicURL: String? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.profile = profile
+        self.tokens = tokens
+        self.directory = directory
+        self.signingKey = signingKey
+        self.maxBodyBytes = maxBodyBytes
+        self.publicURL = publicURL
+    }
+}

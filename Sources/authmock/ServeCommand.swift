@@ -1,0 +1,114 @@
+import ArgumentParser
+import AuthmockCore
+import AuthmockServer
+import Foundation
+import Logging
+import ServiceLifecycle
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Start the mock OAuth server.",
+        discussion: """
+            Flags win over --config, which wins over the built-in defaults. The signing key comes from \
+            --signing-key, --signing-key-file, AUTHMOCK_SIGNING_KEY or the config file's signing_key, in that \
+            order; without one a random key is drawn at start, so tokens do not survive a restart.
+            """
+    )
+
+    @Option(help: "Address to listen on.") var host: String?
+    @Option(help: "Port to listen on; 0 picks a free port (the real one is printed).") var port: Int?
+    @Option(help: "Server dialect: \(Profiles.names.joined(separator: ", ")).") var profile: String?
+    @Option(name: .customLong("access-ttl"), help: "Access-token lifetime in seconds (default 300, minimum 1).") var accessTTL: Int?
+    @Option(name: .customLong("refresh-ttl"), help: "Refresh-token lifetime in seconds (default 86400).") var refreshTTL: Int?
+    @Option(name: .customLong("rotate-refresh"), help: "Rotate refresh tokens on every use: true or false (default true).") var rotateRefresh: Bool?
+    @Option(name: .customLong("reuse-grace"), help: "Seconds a just-rotated refresh token still works (default 0: any reuse revokes the family).") var reuseGrace: Int?
+    @Option(help: "Audience (`aud`) of issued access tokens (default authmock-api).") var audience: String?
+    @Option(name: .customLong("public-url"), help: "Base URL clients use to reach the server (issuer and metadata), e.g. behind a proxy.") var publicURL: String?
+    @Option(name: .customLong("max-body"), help: "Largest accepted request body in bytes (default 65536).") var maxBody: Int?
+    @Option(name: .customLong("signing-key"), help: "HS256 secret for access tokens (prefer AUTHMOCK_SIGNING_KEY: flags show up in ps).") var signingKey: String?
+    @Option(name: .customLong("signing-key-file"), help: "File holding the HS256 secret (trailing newline ignored).") var signingKeyFile: String?
+    @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).") var logLevel: String = "info"
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: "authmock")
+        logger.logLevel = level
+
+        let options: ServerOptions
+        do {
+            options = try resolveOptions()
+        } catch let error as ConfigError {
+            throw ValidationError(error.description)
+        }
+        let mock: Authmock
+        do {
+            mock = try await Authmock(options: options)
+        } catch let error as SettingsError {
+            throw ValidationError(error.description)
+        }
+        let app = AuthmockApplication.make(mock: mock, logger: logger) { _ in
+            printBanner(mock)
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    func resolveOptions() throws -> ServerOptions {
+        let file = try config.map(ConfigFile.load(path:)) ?? ConfigFile()
+        var options = ServerOptions()
+        options.host = host ?? file.host ?? options.host
+        options.port = port ?? file.port ?? options.port
+        options.profile = profile ?? file.profile ?? options.profile
+        options.tokens.accessTTL = accessTTL ?? file.accessTTL ?? options.tokens.accessTTL
+        options.tokens.refreshTTL = refreshTTL ?? file.refreshTTL ?? options.tokens.refreshTTL
+        options.tokens.rotateRefreshTokens = rotateRefresh ?? file.rotateRefresh ?? options.tokens.rotateRefreshTokens
+        options.tokens.reuseGraceSeconds = reuseGrace ?? file.reuseGrace ?? options.tokens.reuseGraceSeconds
+        options.tokens.audience = audience ?? file.audience ?? options.tokens.audience
+        options.publicURL = publicURL ?? file.publicURL
+        options.maxBodyBytes = maxBody ?? file.maxBody ?? options.maxBodyBytes
+        if let users = file.users { options.directory.users = users }
+        if let clients = file.clients { options.directory.clients = clients }
+        guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }
+
+        let environment = ProcessInfo.processInfo.environment
+        if let signingKey {
+            options.signingKey = SigningKey(secret: signingKey)
+        } else if let signingKeyFile {
+            guard let data = FileManager.default.contents(atPath: signingKeyFile),
+                let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .newlines), !text.isEmpty
+            else { throw ConfigError("--signing-key-file \(signingKeyFile): cannot read a key from it") }
+            options.signingKey = SigningKey(secret: text)
+        } else if let key = environment["AUTHMOCK_SIGNING_KEY"], !key.isEmpty {
+            options.signingKey = SigningKey(secret: key)
+        } else if let key = file.signingKey {
+            options.signingKey = SigningKey(secret: key)
+        }
+        return options
+    }
+}
+
+/// What a developer needs at start: where the server is, and a curl line to
+/// paste. The key itself is never printed, only its id.
+private func printBanner(_ mock: Authmock) {
+    let options = mock.options
+    var lines = [
+        "authmock \(AuthmockVersion.current) listening on \(mock.baseURL) (profile \(options.profile))",
+        "access tokens: HS256, \(options.tokens.accessTTL) s, kid \(options.signingKey.id)"
+            + (options.signingKey.isRandom ? " (random key: set AUTHMOCK_SIGNING_KEY to keep tokens valid across restarts)" : ""),
+        "refresh tokens: \(options.tokens.refreshTTL) s, rotation \(options.tokens.rotateRefreshTokens ? "on" : "off"), reuse grace \(options.tokens.reuseGraceSeconds) s",
+    ]
+    lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: options.directory)
+    // Written straight to the descriptor: a test or script reading the banner
+    // through a pipe must not wait for a stdio buffer to fill.
+    FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+}
