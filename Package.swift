@@ -50,7 +50,10 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        .testTarget(name: "AuthmockCoreTests", dependencies: ["AuthmockCore"]),
+        .testTarget(
+            name: "AuthmockCoreTests",
+            dependencies: ["AuthmockCore", .product(name: "JWTKit", package: "jwt-kit")]
+        ),
         .testTarget(
             name: "AuthmockServerTests",
             dependencies: [
@@ -58,9 +61,13 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
+        // Starts the real `authmock` binary and talks to it over sockets.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["AuthmockCore"]
+            dependencies: [
+                "authmock",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
     ]
 )

@@ -27,14 +27,13 @@ extension ErrorCatalog {
 
 /// Errors every profile can answer, in each profile's own encoding.
 public enum CommonError: ErrorCatalog {
-    case notFound, methodNotAllowed, payloadTooLarge, internalError
+    case notFound, payloadTooLarge, internalError
 
     public static let profile = "all"
 
     public var row: ErrorRow {
         switch self {
         case .notFound: make(404, "not_found", "No such endpoint", when: "the path matches no route of the running profile")
-        case .methodNotAllowed: make(405, "method_not_allowed", "Method not allowed on this endpoint", when: "the path exists but not for this HTTP method")
         case .payloadTooLarge: make(413, "payload_too_large", "Request body exceeds the server's limit", when: "the body is larger than `--max-body` bytes (default 65536)")
         case .internalError: make(500, "server_error", "Internal error in authmock (please report it)", when: "a bug in authmock; no client input should ever produce it")
         }
@@ -69,7 +68,7 @@ public enum OAuth2Error: ErrorCatalog {
                .authorizeUnknownClient, .authorizeBadRedirect, .authorizeUnsupportedResponseType,
                .authorizePKCERequired, .authorizeInvalidScope,
                .resourceMissingToken, .resourceNotBearer]
-            + AccessTokenFailure.allCases.filter { $0 != .missing }.map { .resourceToken($0) }
+            + AccessTokenFailure.allCases.map { .resourceToken($0) }
             + [.insufficientScope]
     }
 
@@ -105,7 +104,7 @@ public enum OAuth2Error: ErrorCatalog {
         case .authorizeInvalidScope: make(302, "invalid_scope", "Requested scope is not allowed for this client", when: "redirected back with this `error` for a scope outside the client's `scopes`")
         case .resourceMissingToken: make(401, "missing_token", "No access token was sent", when: "no `Authorization` header; `WWW-Authenticate: Bearer realm=\"authmock\"` without an `error` attribute (RFC 6750 section 3.1)")
         case .resourceNotBearer: make(401, "missing_token", "Authorization scheme must be Bearer", when: "an `Authorization` header in another scheme, or a bare token without the `Bearer ` prefix; no `error` attribute")
-        case .resourceToken(.missing): make(401, "missing_token", "No access token was sent", when: "an empty Bearer credential")
+        case .resourceToken(.missing): make(401, "missing_token", "Bearer credential is empty", when: "`Authorization: Bearer` with nothing after it; no `error` attribute")
         case .resourceToken(.malformed): make(401, "invalid_token", "Access token is malformed", when: "not a JWS in compact form, or claims of the wrong shape")
         case .resourceToken(.wrongAlgorithm): make(401, "invalid_token", "Access token uses an algorithm other than HS256", when: "`alg` is `none`, another HMAC, RSA or anything but HS256")
         case .resourceToken(.badSignature): make(401, "invalid_token", "Access token signature is invalid", when: "HS256, but not signed with this server's key (forged or tampered)")

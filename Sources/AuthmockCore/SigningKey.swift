@@ -11,7 +11,12 @@ public struct SigningKey: Sendable {
     /// True when no key was configured and one was drawn at start.
     public let isRandom: Bool
 
-    public init(secret: String) {
+    /// RFC 7518 section 3.2: an HS256 key MUST be at least 256 bits, and
+    /// jwt-kit enforces it, so a short secret is refused here with a reason.
+    public init(secret: String) throws(SettingsError) {
+        guard secret.utf8.count >= 32 else {
+            throw SettingsError("the HS256 signing key must be at least 32 bytes (RFC 7518 section 3.2), got \(secret.utf8.count)")
+        }
         self.init(key: SymmetricKey(data: Data(secret.utf8)), isRandom: false)
     }
 

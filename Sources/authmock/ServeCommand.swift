@@ -48,6 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
             options = try resolveOptions()
         } catch let error as ConfigError {
             throw ValidationError(error.description)
+        } catch let error as SettingsError {
+            throw ValidationError(error.description)
         }
         let mock: Authmock
         do {
@@ -82,16 +84,16 @@ struct ServeCommand: AsyncParsableCommand {
 
         let environment = ProcessInfo.processInfo.environment
         if let signingKey {
-            options.signingKey = SigningKey(secret: signingKey)
+            options.signingKey = try SigningKey(secret: signingKey)
         } else if let signingKeyFile {
             guard let data = FileManager.default.contents(atPath: signingKeyFile),
                 let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .newlines), !text.isEmpty
             else { throw ConfigError("--signing-key-file \(signingKeyFile): cannot read a key from it") }
-            options.signingKey = SigningKey(secret: text)
+            options.signingKey = try SigningKey(secret: text)
         } else if let key = environment["AUTHMOCK_SIGNING_KEY"], !key.isEmpty {
-            options.signingKey = SigningKey(secret: key)
+            options.signingKey = try SigningKey(secret: key)
         } else if let key = file.signingKey {
-            options.signingKey = SigningKey(secret: key)
+            options.signingKey = try SigningKey(secret: key)
         }
         return options
     }

@@ -54,7 +54,7 @@ public struct OAuth2Profile: Profile {
         case .noBearer(let notBearer):
             return fail(notBearer ? OAuth2Error.resourceNotBearer : .resourceMissingToken, headers: [.wwwAuthenticate: bare], context: context)
         case .token(.missing):
-            return fail(OAuth2Error.resourceMissingToken, headers: [.wwwAuthenticate: bare], context: context)
+            return fail(OAuth2Error.resourceToken(.missing), headers: [.wwwAuthenticate: bare], context: context)
         case .token(let failure):
             let error = OAuth2Error.resourceToken(failure)
             let challenge = bare + #", error="invalid_token", error_description="\#(error.row.message)""#

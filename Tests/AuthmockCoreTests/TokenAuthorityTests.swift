@@ -1,0 +1,250 @@
+import AuthmockCore
+import Foundation
+import JWTKit
+import Testing
+
+/// The token core against the virtual clock: no test here sleeps.
+struct TokenAuthorityTests {
+    let clock = VirtualClock()
+    let key = try! SigningKey(secret: "test-secret-key-of-at-least-32-bytes")
+
+    func authority(_ settings: TokenSettings = TokenSettings()) async -> TokenAuthority {
+        await TokenAuthority(settings: settings, signingKey: key, clock: clock)
+    }
+
+    func expectInvalid(_ result: AccessVerification, _ failure: AccessTokenFailure, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard case .invalid(let got, _) = result else {
+            Issue.record("expected \(failure), token was accepted", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(got == failure, sourceLocation: sourceLocation)
+    }
+
+    @Test func issuedAccessTokenIsAnRFC9068JWT() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read write")
+        let parts = issued.accessToken.split(separator: ".").map(String.init)
+        #expect(parts.count == 3)
+        let header = try JSONSerialization.jsonObject(with: base64URLDecode(parts[0])) as! [String: Any]
+        #expect(header["alg"] as? String == "HS256")
+        #expect(header["typ"] as? String == "at+jwt")
+        #expect(header["kid"] as? String == key.id)
+        let claims = try JSONSerialization.jsonObject(with: base64URLDecode(parts[1])) as! [String: Any]
+        for name in ["iss", "sub", "aud", "exp", "iat", "jti", "client_id", "scope"] {
+            #expect(claims[name] != nil, "claim \(name) missing")
+        }
+        #expect(claims["exp"] as? Int == (claims["iat"] as? Int).map { $0 + 300 })
+        #expect(issued.expiresIn == 300)
+        #expect(issued.refreshToken != nil)
+
+        guard case .valid(let grant) = await authority.verifyAccessToken(issued.accessToken) else {
+            Issue.record("fresh token rejected")
+            return
+        }
+        #expect(grant.subject == "alice")
+        #expect(grant.scopes == ["read", "write"])
+    }
+
+    @Test func refreshTokensAreOpaqueAndHighEntropy() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let refresh = try #require(issued.refreshToken)
+        #expect(refresh.split(separator: ".").count == 1)
+        #expect(try base64URLDecode(refresh).count >= 16)
+        let other = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        #expect(other.refreshToken != refresh)
+    }
+
+    @Test func accessTokenExpiresOnTheVirtualClock() async throws {
+        let authority = await authority(TokenSettings(accessTTL: 3600))
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        clock.advance(seconds: 3599)
+        guard case .valid = await authority.verifyAccessToken(issued.accessToken) else {
+            Issue.record("token expired early")
+            return
+        }
+        clock.advance(seconds: 1)
+        expectInvalid(await authority.verifyAccessToken(issued.accessToken), .expired)
+    }
+
+    @Test func tokenFromTheFutureIsNotYetValid() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        clock.setOffset(seconds: -120)
+        expectInvalid(await authority.verifyAccessToken(issued.accessToken), .notYetValid)
+    }
+
+    @Test func missingAndGarbageTokens() async {
+        let authority = await authority()
+        expectInvalid(await authority.verifyAccessToken(nil), .missing)
+        expectInvalid(await authority.verifyAccessToken(""), .missing)
+        for garbage in ["abc", "a.b.c", "a.b", "....", "eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.c2ln", String(repeating: "x", count: 5000)] {
+            expectInvalid(await authority.verifyAccessToken(garbage), .malformed)
+        }
+    }
+
+    @Test func algNoneIsRefusedByName() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let payload = issued.accessToken.split(separator: ".")[1]
+        let header = base64URLEncode(Data(#"{"alg":"none","typ":"at+jwt"}"#.utf8))
+        expectInvalid(await authority.verifyAccessToken("\(header).\(payload)."), .wrongAlgorithm)
+        let headerNone = base64URLEncode(Data(#"{"alg":"None"}"#.utf8))
+        expectInvalid(await authority.verifyAccessToken("\(headerNone).\(payload).AAAA"), .wrongAlgorithm)
+    }
+
+    @Test func otherAlgorithmsAreRefused() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        // Same secret, another HMAC: an algorithm-confusion attempt.
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: String(repeating: "k", count: 64)), digestAlgorithm: .sha512)
+        let claims = try await keys.unverified(issued.accessToken, as: AccessTokenClaims.self)
+        let hs512 = try await keys.sign(claims)
+        expectInvalid(await authority.verifyAccessToken(hs512), .wrongAlgorithm)
+        let payload = issued.accessToken.split(separator: ".")[1]
+        let rs256 = base64URLEncode(Data(#"{"alg":"RS256","typ":"at+jwt"}"#.utf8))
+        expectInvalid(await authority.verifyAccessToken("\(rs256).\(payload).c2lnbmF0dXJl"), .wrongAlgorithm)
+    }
+
+    @Test func wrongKeyAndTamperedPayloadFailTheSignature() async throws {
+        let authority = await authority()
+        let forger = await TokenAuthority(settings: TokenSettings(), signingKey: try SigningKey(secret: "another-key-another-key-another-key"), clock: clock)
+        let forged = try await forger.issue(subject: "alice", clientID: "demo", scope: "read")
+        expectInvalid(await authority.verifyAccessToken(forged.accessToken), .badSignature)
+
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let parts = issued.accessToken.split(separator: ".").map(String.init)
+        var claims = try JSONSerialization.jsonObject(with: base64URLDecode(parts[1])) as! [String: Any]
+        claims["scope"] = "read write admin"
+        let tampered = base64URLEncode(try JSONSerialization.data(withJSONObject: claims))
+        expectInvalid(await authority.verifyAccessToken("\(parts[0]).\(tampered).\(parts[2])"), .badSignature)
+    }
+
+    @Test func wrongAudienceIsRefused() async throws {
+        let authority = await authority()
+        let otherAPI = await TokenAuthority(settings: TokenSettings(audience: "another-api"), signingKey: key, clock: clock)
+        let issued = try await otherAPI.issue(subject: "alice", clientID: "demo", scope: "read")
+        expectInvalid(await authority.verifyAccessToken(issued.accessToken), .wrongAudience)
+    }
+
+    @Test func rotationRetiresThePresentedRefreshToken() async throws {
+        let authority = await authority()
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let second = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        #expect(second.refreshToken != nil)
+        #expect(second.refreshToken != first.refreshToken)
+        #expect(second.familyID == first.familyID)
+        let third = try await authority.refresh(second.refreshToken!, clientID: "demo").get()
+        #expect(third.familyID == first.familyID)
+    }
+
+    @Test func reuseOfARotatedTokenRevokesTheWholeFamily() async throws {
+        let authority = await authority()
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let second = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        let unrelated = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+
+        #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.reused))
+        // The family is dead: its newest refresh token and its live access tokens too.
+        #expect(try await authority.refresh(second.refreshToken!, clientID: "demo") == .failure(.revoked))
+        expectInvalid(await authority.verifyAccessToken(second.accessToken), .revoked)
+        expectInvalid(await authority.verifyAccessToken(first.accessToken), .revoked)
+        // Another login is untouched.
+        guard case .valid = await authority.verifyAccessToken(unrelated.accessToken) else {
+            Issue.record("an unrelated family was revoked")
+            return
+        }
+        #expect(try await authority.refresh(unrelated.refreshToken!, clientID: "demo").get().familyID == unrelated.familyID)
+    }
+
+    @Test func graceWindowLetsAJustRotatedTokenWorkBriefly() async throws {
+        let authority = await authority(TokenSettings(reuseGraceSeconds: 10))
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        _ = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        clock.advance(seconds: 10)
+        let retry = try await authority.refresh(first.refreshToken!, clientID: "demo")
+        #expect((try? retry.get()) != nil, "reuse inside the grace window must succeed")
+        clock.advance(seconds: 1)
+        #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.reused))
+    }
+
+    @Test func withoutRotationTheSameRefreshTokenKeepsWorking() async throws {
+        let authority = await authority(TokenSettings(rotateRefreshTokens: false))
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let second = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        #expect(second.refreshToken == nil)
+        _ = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+    }
+
+    @Test func refreshTokenExpiresAndBelongsToItsClient() async throws {
+        let authority = await authority(TokenSettings(refreshTTL: 60))
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        #expect(try await authority.refresh(first.refreshToken!, clientID: "other") == .failure(.clientMismatch))
+        #expect(try await authority.refresh("not-a-token", clientID: "demo") == .failure(.unknown))
+        clock.advance(seconds: 60)
+        #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.expired))
+    }
+
+    @Test func revokingARefreshTokenRevokesItsFamily() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        await authority.revoke(token: issued.refreshToken!)
+        expectInvalid(await authority.verifyAccessToken(issued.accessToken), .revoked)
+        #expect(await authority.introspect(token: issued.refreshToken!) == .inactive)
+        #expect(try await authority.refresh(issued.refreshToken!, clientID: "demo") == .failure(.revoked))
+    }
+
+    @Test func revokingAnAccessTokenLeavesTheFamily() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        await authority.revoke(token: issued.accessToken)
+        expectInvalid(await authority.verifyAccessToken(issued.accessToken), .revoked)
+        _ = try await authority.refresh(issued.refreshToken!, clientID: "demo").get()
+    }
+
+    @Test func authorizationCodeWithPKCE() async throws {
+        let authority = await authority()
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+        let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  // RFC 7636 appendix B
+        let code = authority.createAuthorizationCode(
+            clientID: "demo", subject: "alice", scope: "read", redirectURI: "app://cb",
+            codeChallenge: challenge, codeChallengeMethod: "S256")
+        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: "wrong") == .failure(.pkceMismatch))
+        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://other", codeVerifier: verifier) == .failure(.redirectMismatch))
+        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: nil) == .failure(.pkceMissing))
+        let issued = try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: verifier).get()
+        // A second redemption fails and revokes what the first one issued.
+        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: verifier) == .failure(.used))
+        expectInvalid(await authority.verifyAccessToken(issued.accessToken), .revoked)
+    }
+
+    @Test func authorizationCodeExpires() async throws {
+        let authority = await authority()
+        let code = authority.createAuthorizationCode(
+            clientID: "demo", subject: "alice", scope: "read", redirectURI: nil, codeChallenge: nil, codeChallengeMethod: nil)
+        clock.advance(seconds: 61)
+        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: nil, codeVerifier: nil) == .failure(.expired))
+    }
+
+    @Test func shortSigningKeysAreRefused() {
+        #expect(throws: SettingsError.self) { try SigningKey(secret: "short") }
+    }
+
+    @Test func settingsAreValidated() {
+        #expect(throws: SettingsError.self) { try TokenSettings(accessTTL: 0).validate() }
+        #expect(throws: SettingsError.self) { try TokenSettings(reuseGraceSeconds: -1).validate() }
+        #expect(throws: Never.self) { try TokenSettings(accessTTL: 1).validate() }
+    }
+}
+
+func base64URLDecode(_ text: String) throws -> Data {
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while base64.count % 4 != 0 { base64 += "=" }
+    return try #require(Data(base64Encoded: base64))
+}
+
+func base64URLEncode(_ data: Data) -> String {
+    data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+}
