@@ -1,0 +1,106 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The `authmock` executable built next to this test bundle.
+func authmockBinary() throws -> URL {
+    if let override = ProcessInfo.processInfo.environment["AUTHMOCK_BIN"] { return URL(fileURLWithPath: override) }
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+    for candidate in [directory, directory.deletingLastPathComponent()] {
+        let binary = candidate.appendingPathComponent("authmock")
+        if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+    }
+    throw BinaryError("no authmock binary next to \(CommandLine.arguments[0]); set AUTHMOCK_BIN")
+}
+
+struct BinaryError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs the real binary to completion and returns its exit status and output.
+func runAuthmock(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = try authmockBinary()
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+}
+
+/// `authmock serve` on a free port, for the length of `body`.
+final class ServingBinary: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    let banner: String
+    private let stdout = Pipe()
+    private let stderr = Pipe()
+
+    init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
+        process.executableURL = try authmockBinary()
+        process.arguments = ["serve", "--port", "0"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        // The banner's first line names the bound port; everything after is hints.
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while !text.contains("\nRefresh:") || !text.hasSuffix("\n") {
+            guard Date() < deadline, process.isRunning else {
+                process.terminate()
+                throw BinaryError("authmock serve did not start: \(text)")
+            }
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { Thread.sleep(forTimeInterval: 0.01) }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        banner = text
+        guard let match = text.firstMatch(of: /listening on http:\/\/127\.0\.0\.1:(\d+)/), let port = Int(match.1) else {
+            process.terminate()
+            throw BinaryError("no port in banner: \(text)")
+        }
+        self.port = port
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// SIGINT, as a developer's Ctrl-C; returns the exit status and stderr.
+    func interrupt() -> (status: Int32, stderr: String) {
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    func withClient<T: Sendable>(_ body: @escaping @Sendable (TestClient) async throws -> T) async throws -> T {
+        try await TestClient.withClient(host: "127.0.0.1", port: port, operation: body)
+    }
+}
+
+extension TestClient {
+    func form(_ uri: String, _ body: String, basic: String = "demo:demo-secret") async throws -> TestClient.Response {
+        try await post(uri, headers: [
+            .contentType: "application/x-www-form-urlencoded",
+            .authorization: "Basic " + Data(basic.utf8).base64EncodedString(),
+        ], body: ByteBuffer(string: body))
+    }
+}
+
+extension TestClient.Response {
+    func json() throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(buffer: body ?? ByteBuffer())) as? [String: Any])
+    }
+}

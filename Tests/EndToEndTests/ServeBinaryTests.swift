@@ -1,0 +1,114 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The real `authmock` binary, over real sockets.
+@Suite(.serialized) struct ServeBinaryTests {
+    @Test func passwordGrantMeRefreshAndReuseKillsTheFamily() async throws {
+        let server = try ServingBinary()
+        #expect(server.banner.contains("curl -s -u demo:demo-secret -d grant_type=password"))
+        #expect(server.banner.contains(server.baseURL))
+        try await server.withClient { client in
+            let login = try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland")
+            #expect(login.status == .ok)
+            let first = try login.json()
+            let access = try #require(first["access_token"] as? String)
+            let refresh = try #require(first["refresh_token"] as? String)
+
+            let me = try await client.get("/api/me", headers: [.authorization: "Bearer \(access)"])
+            #expect(me.status == .ok)
+            #expect(try me.json()["sub"] as? String == "alice")
+
+            let refreshed = try await client.form("/oauth/token", "grant_type=refresh_token&refresh_token=\(refresh)")
+            #expect(refreshed.status == .ok)
+            let second = try refreshed.json()
+            let newAccess = try #require(second["access_token"] as? String)
+            let newRefresh = try #require(second["refresh_token"] as? String)
+            #expect(newRefresh != refresh)
+
+            // Presenting the rotated token again is reuse: refused, and the family dies.
+            let reuse = try await client.form("/oauth/token", "grant_type=refresh_token&refresh_token=\(refresh)")
+            #expect(reuse.status == .badRequest)
+            #expect(try reuse.json()["error"] as? String == "invalid_grant")
+            let afterReuse = try await client.get("/api/me", headers: [.authorization: "Bearer \(newAccess)"])
+            #expect(afterReuse.status == .unauthorized)
+            #expect(afterReuse.headers[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
+            let newRefreshUse = try await client.form("/oauth/token", "grant_type=refresh_token&refresh_token=\(newRefresh)")
+            #expect(try newRefreshUse.json()["error"] as? String == "invalid_grant")
+        }
+        let exit = server.interrupt()
+        #expect(exit.status == 0, "graceful shutdown on SIGINT: \(exit.stderr)")
+        #expect(exit.stderr.contains("POST /oauth/token -> 200"), "one log line per request")
+        #expect(!exit.stderr.contains("wonderland") && !exit.stderr.contains("demo-secret"), "secrets in the log")
+    }
+
+    @Test func signingKeyFromTheEnvironmentIsNeverPrinted() async throws {
+        let key = "an-environment-signing-key-of-32-bytes-or-more"
+        let server = try ServingBinary(environment: ["AUTHMOCK_SIGNING_KEY": key])
+        #expect(!server.banner.contains("random key"))
+        let token = try await server.withClient { client in
+            try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland").json()["access_token"] as? String
+        }
+        #expect(token != nil)
+        let exit = server.interrupt()
+        #expect(!server.banner.contains(key) && !exit.stderr.contains(key))
+        #expect(!exit.stderr.contains(token ?? "-"), "a token was logged in full")
+    }
+
+    @Test func configFileSetsUsersClientsAndLifetimes() async throws {
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-\(UUID()).yaml")
+        try """
+            access_ttl: 1
+            users:
+              - username: bob
+                password: builder
+            clients:
+              - client_id: app
+                client_secret: app-secret
+            """.write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let server = try ServingBinary(["--config", config.path])
+        #expect(server.banner.contains("-u app:app-secret"))
+        try await server.withClient { client in
+            let login = try await client.form("/oauth/token", "grant_type=password&username=bob&password=builder", basic: "app:app-secret")
+            #expect(try login.json()["expires_in"] as? Int == 1)
+            let alice = try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland", basic: "app:app-secret")
+            #expect(alice.status == .badRequest)
+        }
+        #expect(server.interrupt().status == 0)
+    }
+
+    @Test func badSettingsExitWithAReason() throws {
+        let ttl = try runAuthmock(["serve", "--port", "0", "--access-ttl", "0"])
+        #expect(ttl.status != 0)
+        #expect(ttl.stderr.contains("at least 1 second"))
+        let key = try runAuthmock(["serve", "--port", "0", "--signing-key", "short"])
+        #expect(key.status != 0)
+        #expect(key.stderr.contains("at least 32 bytes"))
+        let profile = try runAuthmock(["serve", "--port", "0", "--profile", "nope"])
+        #expect(profile.stderr.contains("unknown profile 'nope'"))
+
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-\(UUID()).yaml")
+        try "access_ttl: 60\nrefresh_tll: 5\n".write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let typo = try runAuthmock(["serve", "--port", "0", "--config", config.path])
+        #expect(typo.status != 0)
+        #expect(typo.stderr.contains("\(config.path):2:1: unknown setting 'refresh_tll'"), "\(typo.stderr)")
+    }
+
+    @Test func errorsCommandPrintsTheDocsPage() throws {
+        let result = try runAuthmock(["errors"])
+        #expect(result.status == 0)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        #expect(result.stdout == (try String(contentsOf: root.appendingPathComponent("docs/errors.md"), encoding: .utf8)))
+    }
+
+    @Test func helpExplainsEveryServeFlag() throws {
+        let help = try runAuthmock(["serve", "--help"]).stdout
+        for flag in ["--host", "--port", "--profile", "--access-ttl", "--refresh-ttl", "--config", "--signing-key", "--signing-key-file", "--reuse-grace", "--rotate-refresh", "--max-body", "--log-level"] {
+            #expect(help.contains(flag), "serve --help lacks \(flag)")
+        }
+    }
+}
