@@ -141,10 +141,21 @@ public enum ErrorTable {
 
             """
         for (profile, rows) in catalogs {
-            out += "\n## \(profile)\n\n| HTTP | code | message | when |\n| --- | --- | --- | --- |\n"
-            for row in rows {
-                out += "| \(row.status) | `\(row.code)` | \(escape(row.message)) | \(escape(row.when)) |\n"
-            }
+            out += "\n## \(profile)\n\n" + table(rows)
+        }
+        return out
+    }
+
+    /// The rows a client of `profile` can meet: the profile's own, then the shared ones.
+    public static func rows(forProfile profile: String) -> [ErrorRow] {
+        all.filter { $0.profile == profile } + all.filter { $0.profile == CommonError.profile }
+    }
+
+    /// A Markdown table of `rows`, as embedded in each profile's page.
+    public static func table(_ rows: [ErrorRow]) -> String {
+        var out = "| HTTP | code | message | when |\n| --- | --- | --- | --- |\n"
+        for row in rows {
+            out += "| \(row.status) | `\(row.code)` | \(escape(row.message)) | \(escape(row.when)) |\n"
         }
         return out
     }

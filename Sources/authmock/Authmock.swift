@@ -14,10 +14,21 @@ struct AuthmockCommand: AsyncParsableCommand {
 struct ErrorsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "errors",
-        abstract: "Print every documented error as Markdown (the source of docs/errors.md)."
+        abstract: "Print every documented error as Markdown (the source of docs/errors.md).",
+        discussion: "With --profile, print only the table a client of that profile can meet (embedded in docs/profiles/NAME.md)."
     )
 
-    func run() {
-        print(ErrorTable.markdown(), terminator: "")
+    @Option(help: "Only the errors of this profile, plus the shared ones, as a bare table.") var profile: String?
+
+    func run() throws {
+        guard let profile else {
+            print(ErrorTable.markdown(), terminator: "")
+            return
+        }
+        let rows = ErrorTable.rows(forProfile: profile)
+        guard rows.contains(where: { $0.profile == profile }) else {
+            throw ValidationError("unknown profile '\(profile)'")
+        }
+        print(ErrorTable.table(rows), terminator: "")
     }
 }

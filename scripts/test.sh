@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh machine, builds, and runs
+# every test. README.md's second command; .ci/run calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# System packages the suite uses, installed only when missing.
+need_apt=()
+for pair in "git:git" "python3:python3" "curl:curl"; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+  else
+    echo "missing: ${need_apt[*]} (install them, or run as root to let this script do it)" >&2
+    exit 1
+  fi
+fi
+command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 6.0 or later" >&2; exit 1; }
+
+swift build --build-tests
+swift test --skip-build
