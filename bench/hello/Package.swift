@@ -1,0 +1,15 @@
+// swift-tools-version:6.0
+// The framework's floor for bench/run.sh: a Hummingbird route answering a
+// tiny fixed body, built the same way (release) as authmock.
+import PackageDescription
+
+let package = Package(
+    name: "hello",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+    ],
+    targets: [
+        .executableTarget(name: "hello", dependencies: [.product(name: "Hummingbird", package: "hummingbird")]),
+    ]
+)
