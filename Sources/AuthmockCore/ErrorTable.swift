@@ -117,12 +117,32 @@ public enum OAuth2Error: ErrorCatalog {
     }
 }
 
+/// Errors of the control API (`/_authmock/`), the same in every profile:
+/// `{"error": code, "message": ...}`.
+public enum ControlError: String, ErrorCatalog {
+    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, notFound
+
+    public static let profile = "control"
+
+    public var row: ErrorRow {
+        switch self {
+        case .invalidJSON: make(400, "invalid_json", "Body is not a JSON object", when: "a control request body that does not parse as a JSON object")
+        case .unknownField: make(400, "unknown_field", "Unknown field", when: "a field the operation does not know; the message lists the expected ones and suggests the closest")
+        case .missingField: make(400, "missing_field", "Missing required field", when: "a required field is absent")
+        case .invalidValue: make(400, "invalid_value", "Invalid value", when: "a field of the wrong type or out of range (negative seconds, unknown kind, bad status)")
+        case .adminTokenRequired: make(401, "admin_token_required", "Control API needs the admin token", when: "an admin token is configured and the request lacks `Authorization: Bearer <admin token>`; OAuth tokens never open it")
+        case .notFound: make(404, "not_found", "No such control route", when: "a path under `/_authmock/` that is not listed by `GET /_authmock/`")
+        }
+    }
+}
+
 /// Every documented error, in the order the docs list them.
 public enum ErrorTable {
     public static var catalogs: [(profile: String, rows: [ErrorRow])] {
         [
             (CommonError.profile, CommonError.allCases.map(\.row)),
             (OAuth2Error.profile, OAuth2Error.allCases.map(\.row)),
+            (ControlError.profile, ControlError.allCases.map(\.row)),
         ]
     }
 

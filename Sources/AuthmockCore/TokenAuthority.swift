@@ -38,6 +38,8 @@ public struct RefreshTokenInfo: Sendable, Equatable {
     public var expiresAt: Date
     /// `nil` when the token is usable now.
     public var failure: RefreshTokenFailure?
+    /// Already exchanged once (usable only inside the reuse grace window).
+    public var rotated: Bool
 }
 
 /// RFC 7662 view of a token.
@@ -106,10 +108,12 @@ public final class TokenAuthority: Sendable {
     /// dialects without client authentication). On reuse of a rotated token
     /// past the grace window the whole family is revoked.
     public func refresh(_ token: String, clientID: String?) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
-        let now = wholeSeconds(clock.now())
+        // Checks read the exact clock; new tokens carry whole seconds, as JWT times do.
+        let exactNow = clock.now()
+        let now = wholeSeconds(exactNow)
         let outcome: Result<(AccessRecord, RefreshRecord?, String), RefreshTokenFailure> = state.withLock { state in
             guard let record = state.refreshByValue[token] else { return .failure(.unknown) }
-            if let failure = state.failure(of: record, at: now, grace: settings.reuseGraceSeconds) {
+            if let failure = state.failure(of: record, at: exactNow, grace: settings.reuseGraceSeconds) {
                 if failure == .reused { state.revokeFamily(record.familyID, at: now) }
                 return .failure(failure)
             }
@@ -148,6 +152,15 @@ public final class TokenAuthority: Sendable {
         return try await tokens(access: access, refresh: nil, familyID: familyID)
     }
 
+    /// Runs `body` inside the state lock (for the control operations).
+    func withState<T: Sendable>(_ body: (inout TokenState) -> T) -> T {
+        state.withLock { body(&$0) }
+    }
+
+    func forgetVerifiedTokens() {
+        verifiedTokens.withLock { $0.removeAll() }
+    }
+
     private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?) async throws -> IssuedTokens {
         let claims = AccessTokenClaims(
             iss: .init(value: issuer), sub: .init(value: access.subject),
@@ -158,6 +171,8 @@ public final class TokenAuthority: Sendable {
         var header = JWTHeader()
         header.typ = "at+jwt"
         let jwt = try await keys.sign(claims, kid: JWKIdentifier(string: keyID), header: header)
+        let tail = String(jwt.suffix(6))
+        state.withLock { $0.accessByID[access.jti]?.tokenTail = tail }
         return IssuedTokens(
             accessToken: jwt, accessTokenID: access.jti, expiresIn: settings.accessTTL,
             refreshToken: refresh?.value, refreshTokenID: refresh?.id, scope: access.scope, familyID: familyID)
@@ -226,7 +241,8 @@ public final class TokenAuthority: Sendable {
             return RefreshTokenInfo(
                 id: record.id, familyID: family.id, subject: family.subject, clientID: family.clientID,
                 scope: family.scope, expiresAt: record.expiresAt,
-                failure: state.failure(of: record, at: now, grace: settings.reuseGraceSeconds))
+                failure: state.failure(of: record, at: now, grace: settings.reuseGraceSeconds),
+                rotated: record.isRotated)
         }
     }
 

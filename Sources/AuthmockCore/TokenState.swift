@@ -23,6 +23,16 @@ struct RefreshRecord: Sendable {
     var issuedAt: Date
     var expiresAt: Date
     var state: State
+
+    var isRotated: Bool {
+        if case .rotated = state { return true }
+        return false
+    }
+
+    var isRevoked: Bool {
+        if case .revoked = state { return true }
+        return false
+    }
 }
 
 struct AccessRecord: Sendable {
@@ -35,6 +45,8 @@ struct AccessRecord: Sendable {
     /// May be pulled forward by a forced expiry; the JWT's `exp` cannot change.
     var expiresAt: Date
     var revokedAt: Date?
+    /// Last characters of the signed JWT, for listings.
+    var tokenTail: String = ""
 }
 
 struct AuthorizationCodeRecord: Sendable {

@@ -10,12 +10,14 @@ public enum AuthmockApplication {
     public static func router(for mock: Authmock) -> Router<AuthmockRequestContext> {
         let router = Router(context: AuthmockRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: ObservationMiddleware(mock: mock))
         router.add(middleware: ErrorMiddleware(profile: mock.profile, maxBodyBytes: mock.options.maxBodyBytes))
         router.get("/health") { _, _ in
             JSONResponse.encode(["status": "ok"])
         }
         mock.profile.addRoutes(to: router, mock: mock)
         Resources.add(to: router, mock: mock)
+        ControlRoutes.add(to: router, mock: mock)
         return router
     }
 

@@ -8,6 +8,8 @@ public final class Authmock: Sendable {
     public let options: ServerOptions
     public let authority: TokenAuthority
     public let profile: any Profile
+    public let journal: RequestJournal
+    public let faults = FaultRules()
     private let baseURLBox: Mutex<String>
 
     public init(options: ServerOptions, clock: VirtualClock = VirtualClock()) async throws {
@@ -16,16 +18,24 @@ public final class Authmock: Sendable {
         }
         try options.tokens.validate()
         guard options.maxBodyBytes >= 1024 else { throw SettingsError("--max-body must be at least 1024 bytes") }
+        guard options.journalLimit >= 1 else { throw SettingsError("--journal-limit must be at least 1") }
+        if !options.listensOnLoopbackOnly, (options.adminToken ?? "").isEmpty {
+            throw SettingsError(
+                "listening on \(options.host) exposes the control API (/_authmock/) beyond this machine: set --admin-token or AUTHMOCK_ADMIN_TOKEN")
+        }
         var settings = options.tokens
         let base = (options.publicURL ?? "http://\(Self.urlHost(options.host)):\(options.port)")
         settings.issuer = Self.trimmed(base)
         self.options = options
         self.profile = profile
         self.baseURLBox = Mutex(settings.issuer)
+        self.journal = RequestJournal(capacity: options.journalLimit)
         self.authority = await TokenAuthority(settings: settings, signingKey: options.signingKey, clock: clock)
     }
 
     public var directory: Directory { options.directory }
+    /// The operations the control API exposes, for in-process callers (the scenario runner).
+    public var control: MockControl { MockControl(mock: self) }
     public var clock: VirtualClock { authority.clock }
 
     /// Base URL of the server as clients see it (no trailing slash).

@@ -4,7 +4,7 @@ import Hummingbird
 
 /// Turns whatever escapes a route (Hummingbird's 404 and 413, anything
 /// unexpected) into the profile's documented error, so no client ever sees
-/// an undocumented answer. Also refuses oversize bodies before reading them.
+/// an undocumented answer.
 struct ErrorMiddleware: RouterMiddleware {
     let profile: any Profile
     let maxBodyBytes: Int
@@ -13,9 +13,6 @@ struct ErrorMiddleware: RouterMiddleware {
         _ request: Request, context: AuthmockRequestContext,
         next: (Request, AuthmockRequestContext) async throws -> Response
     ) async throws -> Response {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
-            return profile.fail(CommonError.payloadTooLarge, detail: "\(length) > \(maxBodyBytes) bytes", context: context)
-        }
         do {
             return try await next(request, context)
         } catch let error as HTTPError {

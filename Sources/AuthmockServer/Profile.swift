@@ -1,6 +1,7 @@
 import AuthmockCore
 import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// Why a protected resource refused a request, before the profile encodes it.
 public enum ResourceRefusal: Error, Equatable {
@@ -18,6 +19,8 @@ public protocol Profile: Sendable {
     /// One sentence for `--help` and the docs.
     var summary: String { get }
     func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock)
+    /// What a request is for, read before it is handled (for faults and the journal).
+    func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification
     /// Encodes a documented error the way this dialect's backends do.
     func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response
     /// Encodes a refused resource request (and notes its code, via `fail`).

@@ -58,7 +58,14 @@ enum Resources {
             context.notes.credential = "scheme \(other.scheme)"
             return .failure(.noBearer(notBearer: true))
         }
-        switch await mock.authority.verifyAccessToken(token) {
+        // The observation middleware already judged the token on arrival.
+        let verification: AccessVerification
+        if let known = context.notes.verification {
+            verification = known
+        } else {
+            verification = await mock.authority.verifyAccessToken(token)
+        }
+        switch verification {
         case .invalid(let failure, let jti):
             context.notes.credential = "access \(jti ?? "?") \(failure.rawValue)"
             return .failure(.token(failure))

@@ -15,12 +15,20 @@ public struct ServerOptions: Sendable {
     /// Base URL clients use to reach the server (issuer and metadata URLs);
     /// nil derives it from host and the bound port.
     public var publicURL: String?
+    /// Most journal entries kept; older ones are dropped and counted.
+    public var journalLimit: Int
+    /// Required as `Authorization: Bearer` on `/_authmock/` when set; must be
+    /// set when listening on anything but loopback.
+    public var adminToken: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",
         tokens: TokenSettings = TokenSettings(), directory: Directory = Directory(),
-        signingKey: SigningKey = .random(), maxBodyBytes: Int = 65_536, publicURL: String? = nil
+        signingKey: SigningKey = .random(), maxBodyBytes: Int = 65_536, publicURL: String? = nil,
+        journalLimit: Int = 100_000, adminToken: String? = nil
     ) {
+        self.journalLimit = journalLimit
+        self.adminToken = adminToken
         self.host = host
         self.port = port
         self.profile = profile
@@ -29,5 +37,12 @@ public struct ServerOptions: Sendable {
         self.signingKey = signingKey
         self.maxBodyBytes = maxBodyBytes
         self.publicURL = publicURL
+    }
+}
+
+extension ServerOptions {
+    /// Loopback addresses: the control API is open there without an admin token.
+    public var listensOnLoopbackOnly: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }

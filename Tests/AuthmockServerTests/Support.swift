@@ -99,3 +99,19 @@ func base64URL(_ data: Data) -> String {
     data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         .replacingOccurrences(of: "=", with: "")
 }
+
+extension TestServer {
+    /// A control API call with a JSON body (a string, so tests can send broken JSON too).
+    @discardableResult
+    func control(_ method: HTTPRequest.Method, _ path: String, _ body: String? = nil, headers: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = headers
+        if body != nil { headers[.contentType] = "application/json" }
+        return try await send(method, "/_authmock" + path, headers: headers, body: body)
+    }
+
+    /// Journal entries as JSON objects.
+    func journal(_ query: String = "") async throws -> [[String: Any]] {
+        let page = try await control(.get, "/journal" + (query.isEmpty ? "" : "?\(query)")).json()
+        return try #require(page["entries"] as? [[String: Any]])
+    }
+}

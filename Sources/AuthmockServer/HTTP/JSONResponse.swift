@@ -12,10 +12,10 @@ enum JSONResponse {
     }()
 
     static func encode(
-        _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+        _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], encoder: JSONEncoder = encoder
     ) -> Response {
         // Encoding our own Codable types cannot fail; a failure is a bug and
-        // still answers with a well-formed JSON 500.
+        // still answers with well-formed JSON.
         let data = (try? encoder.encode(value)) ?? Data(#"{"error":"server_error"}"#.utf8)
         return make(data, status: status, headers: headers)
     }

@@ -1,15 +1,19 @@
 import AuthmockCore
-import HTTPTypes
 import Hummingbird
+import NIOCore
 import Synchronization
 
-/// What a handler learned about a request, for the middleware that logs it
-/// (and later journals it). A reference, because Hummingbird hands each
-/// layer its own copy of the context.
+/// What the layers of one request tell each other: the observation
+/// middleware's verdict on the presented token (so the route does not verify
+/// it twice), and the route's error code and issued tokens (for the journal
+/// and the log). A reference, because Hummingbird hands each layer its own
+/// copy of the context.
 public final class RequestNotes: Sendable {
     struct Values: Sendable {
         var errorCode: String?
         var credential: String?
+        var verification: AccessVerification?
+        var issued: IssuedTokens?
     }
     private let values = Mutex(Values())
 
@@ -18,19 +22,34 @@ public final class RequestNotes: Sendable {
         set { values.withLock { $0.errorCode = newValue } }
     }
 
-    /// Short description of the presented credential, e.g. `access:<jti> expired`.
+    /// Short description of the presented credential for the log, e.g. `access <jti> expired`.
     var credential: String? {
         get { values.withLock { $0.credential } }
         set { values.withLock { $0.credential = newValue } }
+    }
+
+    /// The Bearer token's verification, done once on arrival.
+    var verification: AccessVerification? {
+        get { values.withLock { $0.verification } }
+        set { values.withLock { $0.verification = newValue } }
+    }
+
+    /// Tokens the answer hands out.
+    var issued: IssuedTokens? {
+        get { values.withLock { $0.issued } }
+        set { values.withLock { $0.issued = newValue } }
     }
 }
 
 public struct AuthmockRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let notes = RequestNotes()
+    /// The connection, so a fault rule can close it.
+    let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.channel = source.channel
     }
 }
 

@@ -2,6 +2,7 @@ import AuthmockCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// The standards dialect: RFC 6749 token endpoint (password, client
 /// credentials, refresh token, authorization code with PKCE), RFC 7009
@@ -33,6 +34,19 @@ public struct OAuth2Profile: Profile {
                 guard let token = form["token"] else { return fail(OAuth2Error.missingParameter, detail: "token", context: context) }
                 return introspection(await mock.authority.introspect(token: token), issuer: mock.authority.issuer)
             }
+        }
+    }
+
+    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+        switch path {
+        case "/oauth/token":
+            let form = try? FormBody(String(buffer: body))
+            let grant = form?["grant_type"]
+            return .init(kind: grant == "refresh_token" ? .refresh : .login, grantType: grant, refreshToken: grant == "refresh_token" ? form?["refresh_token"] : nil)
+        case "/oauth/authorize": return .init(kind: .authorize)
+        case "/oauth/revoke": return .init(kind: .revoke)
+        case "/oauth/introspect": return .init(kind: .introspect)
+        default: return .shared(path: path)
         }
     }
 
@@ -92,11 +106,11 @@ public struct OAuth2Profile: Profile {
             guard let user = mock.directory.authenticate(username: username, password: password) else {
                 return fail(OAuth2Error.wrongCredentials, context: context)
             }
-            return success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope))
+            return success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope), context: context)
         case "client_credentials":
             guard client.secret != nil else { return fail(OAuth2Error.unauthorizedClient, detail: "client_credentials", context: context) }
             guard let scope = resolveScope(form["scope"], client: client) else { return fail(OAuth2Error.invalidScope, context: context) }
-            return success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope))
+            return success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context)
         case "refresh_token":
             guard let refreshToken = form["refresh_token"] else { return fail(OAuth2Error.missingParameter, detail: "refresh_token", context: context) }
             if let info = mock.authority.inspectRefreshToken(refreshToken) {
@@ -105,7 +119,7 @@ public struct OAuth2Profile: Profile {
                 context.notes.credential = "refresh unknown"
             }
             switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
-            case .success(let issued): return success(issued)
+            case .success(let issued): return success(issued, context: context)
             case .failure(let failure): return fail(OAuth2Error.refresh(failure), context: context)
             }
         case "authorization_code":
@@ -113,7 +127,7 @@ public struct OAuth2Profile: Profile {
             switch try await mock.authority.redeemAuthorizationCode(
                 code, clientID: client.id, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
             {
-            case .success(let issued): return success(issued)
+            case .success(let issued): return success(issued, context: context)
             case .failure(let failure): return fail(OAuth2Error.code(failure), context: context)
             }
         default:
@@ -121,8 +135,9 @@ public struct OAuth2Profile: Profile {
         }
     }
 
-    private func success(_ issued: IssuedTokens) -> Response {
-        JSONResponse.encode(TokenResponse(
+    private func success(_ issued: IssuedTokens, context: AuthmockRequestContext) -> Response {
+        context.notes.issued = issued
+        return JSONResponse.encode(TokenResponse(
             accessToken: issued.accessToken, tokenType: "Bearer", expiresIn: issued.expiresIn,
             refreshToken: issued.refreshToken, scope: issued.scope))
     }

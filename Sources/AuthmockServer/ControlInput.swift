@@ -1,0 +1,136 @@
+import AuthmockCore
+import Foundation
+
+/// Parsing of control operations' input from a strict object, shared by the
+/// HTTP control API and scenario files (which write the same shapes in YAML).
+extension TokenSelector {
+    public static let fields = ["kind", "subject", "family", "jti"]
+
+    public init(_ object: StrictObject) throws(ControlInputError) {
+        try object.allow(Self.fields)
+        let kindName = try object.string("kind") ?? "all"
+        guard let kind = Kind(rawValue: kindName) else {
+            throw ControlInputError(.invalidValue, "field '\(object.name("kind"))' must be one of access, refresh, all; got '\(kindName)'")
+        }
+        self.init(kind: kind, subject: try object.string("subject"), family: try object.string("family"), jti: try object.string("jti"))
+    }
+}
+
+extension FaultRule {
+    public static let fields = ["match", "times", "action"]
+    static let matchFields = ["method", "pathPrefix", "kind", "header"]
+    static let actionTypes = ["respond", "delay", "close-connection", "drop-response"]
+
+    public init(_ object: StrictObject) throws(ControlInputError) {
+        try object.allow(Self.fields)
+        var match = Match()
+        if let m = try object.object("match") {
+            try m.allow(Self.matchFields)
+            match.method = try m.string("method")?.uppercased()
+            match.pathPrefix = try m.string("pathPrefix")
+            if let kind = try m.string("kind") {
+                guard let kinds = RouteKind.parseMatch(kind) else {
+                    throw ControlInputError(.invalidValue, "field '\(m.name("kind"))' must be one of \(RouteKind.matchNames.joined(separator: ", ")); got '\(kind)'\(Suggestion.hint(for: kind, in: RouteKind.matchNames))")
+                }
+                match.kinds = kinds
+            }
+            if let header = try m.object("header") {
+                try header.allow(["name", "value"])
+                let name = try header.required(try header.string("name"), "name")
+                match.header = (name, try header.string("value"))
+            }
+        }
+        var times: Int? = 1
+        if object.has("times") {
+            if (try? object.string("times")) == "unlimited" {
+                times = nil
+            } else {
+                guard let count = try? object.int("times"), count >= 1 else {
+                    throw ControlInputError(.invalidValue, "field '\(object.name("times"))' must be a whole number >= 1 or \"unlimited\"")
+                }
+                times = count
+            }
+        }
+        let action = try object.required(try object.object("action"), "action")
+        let type = try action.required(try action.string("type"), "type")
+        let parsed: Action
+        switch type {
+        case "respond":
+            try action.allow(["type", "status", "headers", "body"])
+            let status = try action.required(try action.int("status"), "status")
+            guard (100...599).contains(status) else {
+                throw ControlInputError(.invalidValue, "field '\(action.name("status"))' must be an HTTP status from 100 to 599, got \(status)")
+            }
+            parsed = .respond(status: status, headers: try action.stringMap("headers") ?? [:], body: try action.string("body"))
+        case "delay":
+            try action.allow(["type", "ms"])
+            let ms = try action.required(try action.int("ms"), "ms")
+            guard (0...60_000).contains(ms) else {
+                throw ControlInputError(.invalidValue, "field '\(action.name("ms"))' must be 0 to 60000 milliseconds, got \(ms)")
+            }
+            parsed = .delay(milliseconds: ms)
+        case "close-connection":
+            try action.allow(["type"])
+            parsed = .closeConnection
+        case "drop-response":
+            try action.allow(["type"])
+            parsed = .dropResponse
+        default:
+            throw ControlInputError(.invalidValue, "field '\(action.name("type"))' must be one of \(Self.actionTypes.joined(separator: ", ")); got '\(type)'\(Suggestion.hint(for: type, in: Self.actionTypes))")
+        }
+        self.init(match: match, times: times, action: parsed)
+    }
+}
+
+/// How fault rules look in control API answers: the input shape plus id and counts.
+struct FaultRuleView: Encodable {
+    struct Match: Encodable {
+        var method: String?, pathPrefix: String?, kind: [String]?, header: [String: String]?
+    }
+    struct Action: Encodable {
+        var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil
+    }
+    var id: Int, fired: Int, exhausted: Bool, times: Int?, match: Match, action: Action
+
+    init(_ installed: FaultRules.Installed) {
+        let rule = installed.rule
+        id = installed.id
+        fired = installed.fired
+        exhausted = installed.exhausted
+        times = rule.times
+        var header: [String: String]? = nil
+        if let h = rule.match.header { header = ["name": h.name].merging(h.value.map { ["value": $0] } ?? [:]) { a, _ in a } }
+        match = Match(method: rule.match.method, pathPrefix: rule.match.pathPrefix, kind: rule.match.kinds?.map(\.rawValue).sorted(), header: header)
+        switch rule.action {
+        case .respond(let status, let headers, let body): action = Action(type: "respond", status: status, headers: headers, body: body)
+        case .delay(let ms): action = Action(type: "delay", ms: ms)
+        case .closeConnection: action = Action(type: "close-connection")
+        case .dropResponse: action = Action(type: "drop-response")
+        }
+    }
+}
+
+extension JournalFilter {
+    /// From query parameters `kind` (comma-separated, `token` for login+refresh), `call`, `since`.
+    init(query: [String: String]) throws(ControlInputError) {
+        self.init()
+        for key in query.keys where !["kind", "call", "since", "limit"].contains(key) {
+            throw ControlInputError(.unknownField, "unknown query parameter '\(key)'\(Suggestion.hint(for: key, in: ["kind", "call", "since"])); expected kind, call, since")
+        }
+        if let kindList = query["kind"] {
+            var kinds = Set<RouteKind>()
+            for name in kindList.split(separator: ",").map(String.init) {
+                guard let parsed = RouteKind.parseMatch(name) else {
+                    throw ControlInputError(.invalidValue, "kind must be one of \(RouteKind.matchNames.joined(separator: ", ")); got '\(name)'")
+                }
+                kinds.formUnion(parsed)
+            }
+            self.kinds = kinds
+        }
+        call = query["call"]
+        if let since = query["since"] {
+            guard let value = Int(since), value >= 0 else { throw ControlInputError(.invalidValue, "since must be a sequence number >= 0, got '\(since)'") }
+            self.since = value
+        }
+    }
+}

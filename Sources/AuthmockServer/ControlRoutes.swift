@@ -1,0 +1,150 @@
+import AuthmockCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The HTTP face of `MockControl`, under `/_authmock/`. JSON in and out,
+/// errors as `{"error": code, "message": ...}` in every profile.
+enum ControlRoutes {
+    static let prefix = "/_authmock"
+
+    struct Route {
+        var method: HTTPRequest.Method, path: String, summary: String
+        var handle: @Sendable (Request, MockControl) async throws(ControlInputError) -> Response
+    }
+
+    static func routes() -> [Route] {
+        [
+            Route(method: .get, path: "", summary: "this list") { _, _ in
+                JSONResponse.encode(Discovery(routes: routes().map { .init(method: $0.method.rawValue, path: prefix + $0.path, summary: $0.summary) }), encoder: encoder)
+            },
+            Route(method: .post, path: "/reset", summary: "drop all tokens, families, fault rules and the journal; clock back to real time") { _, control in
+                control.reset()
+                return JSONResponse.encode(["reset": true])
+            },
+            Route(method: .get, path: "/clock", summary: "the server clock: now and offsetSeconds") { _, control in
+                JSONResponse.encode(control.clock(), encoder: encoder)
+            },
+            Route(method: .post, path: "/clock/advance", summary: "{\"seconds\": N}: move the clock forward") { request, control throws(ControlInputError) in
+                let body = try await input(request)
+                try body.allow(["seconds"])
+                return JSONResponse.encode(try control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
+            },
+            Route(method: .post, path: "/clock/set", summary: "{\"offsetSeconds\": N}: set the offset from real time (may be negative)") { request, control throws(ControlInputError) in
+                let body = try await input(request)
+                try body.allow(["offsetSeconds"])
+                return JSONResponse.encode(try control.setClock(offsetSeconds: try body.required(try body.double("offsetSeconds"), "offsetSeconds")), encoder: encoder)
+            },
+            Route(method: .get, path: "/tokens", summary: "families, access and refresh tokens with their state (values truncated)") { _, control in
+                JSONResponse.encode(control.tokens(), encoder: encoder)
+            },
+            Route(method: .post, path: "/tokens/expire", summary: "{kind, subject, family, jti}: expire the selected tokens now") { request, control throws(ControlInputError) in
+                JSONResponse.encode(control.expire(try TokenSelector(try await input(request))))
+            },
+            Route(method: .post, path: "/tokens/revoke", summary: "{kind, subject, family, jti}: revoke the selected tokens") { request, control throws(ControlInputError) in
+                JSONResponse.encode(control.revoke(try TokenSelector(try await input(request))))
+            },
+            Route(method: .get, path: "/faults", summary: "fault rules with how often each fired") { _, control in
+                JSONResponse.encode(control.faults().map(FaultRuleView.init))
+            },
+            Route(method: .post, path: "/faults", summary: "{match, times, action}: add a fault rule") { request, control throws(ControlInputError) in
+                JSONResponse.encode(FaultRuleView(control.addFault(try FaultRule(try await input(request)))), status: .created)
+            },
+            Route(method: .delete, path: "/faults", summary: "remove every fault rule") { _, control in
+                JSONResponse.encode(["removed": control.clearFaults()])
+            },
+            Route(method: .get, path: "/journal", summary: "?kind=&call=&since=: recorded requests, oldest first") { request, control throws(ControlInputError) in
+                let (entries, dropped) = control.journal(try JournalFilter(query: query(request)))
+                return JSONResponse.encode(JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq), encoder: encoder)
+            },
+            Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") { request, control throws(ControlInputError) in
+                JSONResponse.encode(["count": control.journalCount(try JournalFilter(query: query(request)))])
+            },
+        ]
+    }
+
+    static func add(to router: Router<AuthmockRequestContext>, mock: Authmock) {
+        let control = mock.control
+        for route in routes() {
+            let handler: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, _ in
+                if let refusal = checkAdmin(request, mock: mock) { return refusal }
+                do throws(ControlInputError) {
+                    return try await route.handle(request, control)
+                } catch {
+                    return failure(error)
+                }
+            }
+            router.on(RouterPath(prefix + route.path), method: route.method, use: handler)
+        }
+        for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] {
+            router.on(RouterPath(prefix + "/**"), method: method) { request, _ in
+                if let refusal = checkAdmin(request, mock: mock) { return refusal }
+                return failure(ControlInputError(.notFound, "no control route \(request.method) \(request.uri.path); GET \(prefix)/ lists them"))
+            }
+        }
+    }
+
+    /// With an admin token configured, every control request must carry it.
+    /// OAuth access tokens are a different secret and never match.
+    private static func checkAdmin(_ request: Request, mock: Authmock) -> Response? {
+        guard let expected = mock.options.adminToken, !expected.isEmpty else { return nil }
+        if case .bearer(let token) = PresentedCredential(request.headers), constantTimeMatch(token, expected) { return nil }
+        var response = failure(ControlInputError(.adminTokenRequired, "send Authorization: Bearer <admin token> (--admin-token / AUTHMOCK_ADMIN_TOKEN)"))
+        response.headers[.wwwAuthenticate] = #"Bearer realm="authmock-control""#
+        return response
+    }
+
+    static func failure(_ error: ControlInputError) -> Response {
+        let row = error.kind.row
+        return JSONResponse.encode(["error": row.code, "message": error.message], status: .init(code: row.status))
+    }
+
+    private static func input(_ request: Request) async throws(ControlInputError) -> StrictObject {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: 1_048_576)
+        } catch {
+            throw ControlInputError(.invalidJSON, "body could not be read (over 1 MiB?)")
+        }
+        return try StrictObject(json: Data(buffer: buffer))
+    }
+
+    private static func query(_ request: Request) -> [String: String] {
+        var result: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters { result[String(key)] = String(value) }
+        return result
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
+        return encoder
+    }()
+
+    struct Discovery: Encodable {
+        struct Entry: Encodable { var method: String, path: String, summary: String }
+        var name = "authmock control API"
+        var version = AuthmockVersion.current
+        var routes: [Entry]
+    }
+
+    struct JournalPage: Encodable {
+        var entries: [JournalEntry]
+        /// Entries dropped because the journal was full.
+        var dropped: Int
+        /// Sequence number of the last entry: pass it as `since` to page on.
+        var last: Int?
+    }
+}
+
+private func constantTimeMatch(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    var diff = UInt8(x.count == y.count ? 0 : 1)
+    for i in 0..<max(x.count, y.count) { diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0) }
+    return diff == 0
+}

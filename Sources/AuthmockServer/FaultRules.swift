@@ -1,0 +1,118 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// A fault a test injects: which requests it hits, how often, and what the
+/// server does instead of (or besides) answering normally.
+public struct FaultRule: Sendable, Equatable {
+    public struct Match: Sendable, Equatable {
+        public var method: String?
+        public var pathPrefix: String?
+        public var kinds: Set<RouteKind>?
+        /// A header that must be present; with a value, it must equal it.
+        public var header: (name: String, value: String?)?
+
+        public init(method: String? = nil, pathPrefix: String? = nil, kinds: Set<RouteKind>? = nil, header: (name: String, value: String?)? = nil) {
+            self.method = method
+            self.pathPrefix = pathPrefix
+            self.kinds = kinds
+            self.header = header
+        }
+
+        public static func == (a: Match, b: Match) -> Bool {
+            a.method == b.method && a.pathPrefix == b.pathPrefix && a.kinds == b.kinds
+                && a.header?.name == b.header?.name && a.header?.value == b.header?.value
+        }
+
+        func admits(method: String, path: String, kind: RouteKind, headers: HTTPFields) -> Bool {
+            if let expected = self.method, expected.uppercased() != method { return false }
+            if let prefix = pathPrefix, !path.hasPrefix(prefix) { return false }
+            if let kinds, !kinds.contains(kind) { return false }
+            if let header {
+                guard let name = HTTPField.Name(header.name), let value = headers[name] else { return false }
+                if let expected = header.value, expected != value { return false }
+            }
+            return true
+        }
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// Answer this instead of the route (e.g. 503 with Retry-After, or 401 for a good token).
+        case respond(status: Int, headers: [String: String], body: String?)
+        /// Wait this long (real time), then answer normally.
+        case delay(milliseconds: Int)
+        /// Close the connection without any answer.
+        case closeConnection
+        /// Handle the request (tokens rotate), then close the connection
+        /// instead of answering: the client loses the response.
+        case dropResponse
+    }
+
+    public var match: Match
+    /// nil: fires on every matching request.
+    public var times: Int?
+    public var action: Action
+
+    public init(match: Match = Match(), times: Int? = 1, action: Action) {
+        self.match = match
+        self.times = times
+        self.action = action
+    }
+}
+
+/// Installed fault rules. The first rule that matches and still has firings
+/// left fires; matching and counting happen under one lock, so `times: 1`
+/// fires exactly once however many requests race for it.
+public final class FaultRules: Sendable {
+    public struct Installed: Sendable, Equatable {
+        public var id: Int
+        public var rule: FaultRule
+        public var fired: Int
+        public var exhausted: Bool { rule.times.map { fired >= $0 } ?? false }
+    }
+
+    private struct State {
+        var rules: [Installed] = []
+        var nextID = 1
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    @discardableResult
+    public func add(_ rule: FaultRule) -> Installed {
+        state.withLock { state in
+            let installed = Installed(id: state.nextID, rule: rule, fired: 0)
+            state.nextID += 1
+            state.rules.append(installed)
+            return installed
+        }
+    }
+
+    public func list() -> [Installed] { state.withLock { $0.rules } }
+
+    /// Removes every rule; returns how many there were.
+    @discardableResult
+    public func clear() -> Int {
+        state.withLock { state in
+            defer { state.rules = [] }
+            return state.rules.count
+        }
+    }
+
+    public func reset() { state.withLock { $0 = State() } }
+
+    /// The rule that fires for this request, if any, counted as fired.
+    func fire(method: String, path: String, kind: RouteKind, headers: HTTPFields) -> Installed? {
+        state.withLock { state in
+            guard !state.rules.isEmpty else { return nil }
+            for index in state.rules.indices where !state.rules[index].exhausted
+                && state.rules[index].rule.match.admits(method: method, path: path, kind: kind, headers: headers)
+            {
+                state.rules[index].fired += 1
+                return state.rules[index]
+            }
+            return nil
+        }
+    }
+}

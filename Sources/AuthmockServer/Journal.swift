@@ -1,0 +1,121 @@
+import Foundation
+import Synchronization
+
+/// What a request presented as a credential, and its state at arrival.
+public struct PresentedToken: Sendable, Codable, Equatable {
+    /// `access` or `refresh`.
+    public var kind: String
+    /// The access token's `jti` or the refresh token's id; nil when unreadable.
+    public var id: String?
+    /// valid, expired, revoked, rotated-reuse, rotated-grace, malformed,
+    /// missing, wrong-signature, wrong-algorithm, wrong-audience,
+    /// not-yet-valid, unknown, client-mismatch.
+    public var state: String
+}
+
+/// One request to a non-control route, as the server saw it.
+public struct JournalEntry: Sendable, Codable, Equatable {
+    /// Assigned on arrival: the order requests reached the server.
+    public var seq: Int
+    /// Server (virtual) clock at arrival.
+    public var virtualTime: Date
+    /// Wall clock at arrival.
+    public var realTime: Date
+    public var method: String
+    public var path: String
+    public var kind: RouteKind
+    /// `Authorization` scheme as sent: Bearer, Basic, none, or what else was there.
+    public var scheme: String
+    /// The Bearer token, when one was sent.
+    public var accessToken: PresentedToken?
+    /// The refresh token, when the request presented one.
+    public var refreshToken: PresentedToken?
+    public var grantType: String?
+    /// The `X-Authmock-Call` header: which application call this attempt belongs to.
+    public var call: String?
+    /// SHA-256 of the body, hex; nil for no body.
+    public var bodySHA256: String?
+    public var bodyBytes: Int
+    /// 0 when the connection was closed without an answer.
+    public var status: Int
+    public var errorCode: String?
+    /// Tokens the answer handed out: access `jti` and refresh id.
+    public var issuedAccess: String?
+    public var issuedRefresh: String?
+    /// The fault rule that fired, if any.
+    public var fault: Int?
+    /// True when the client never received the answer (closed or dropped connection).
+    public var undelivered: Bool
+    public var durationMs: Double
+}
+
+/// Filters of `GET /_authmock/journal` and the runner's queries.
+public struct JournalFilter: Sendable, Equatable {
+    public var kinds: Set<RouteKind>?
+    public var call: String?
+    /// Only entries with `seq` greater than this.
+    public var since: Int?
+
+    public init(kinds: Set<RouteKind>? = nil, call: String? = nil, since: Int? = nil) {
+        self.kinds = kinds
+        self.call = call
+        self.since = since
+    }
+
+    func admits(_ entry: JournalEntry) -> Bool {
+        (kinds == nil || kinds!.contains(entry.kind)) && (call == nil || entry.call == call) && (since == nil || entry.seq > since!)
+    }
+}
+
+/// The bounded request journal. Appends from any number of request tasks
+/// under one lock, so nothing below the bound is lost; past it the oldest
+/// entries go and `dropped` counts them.
+public final class RequestJournal: Sendable {
+    public let capacity: Int
+    private struct State {
+        var entries: [JournalEntry] = []
+        /// Index of the oldest entry once the buffer has wrapped.
+        var head = 0
+        var nextSeq = 1
+        var dropped = 0
+    }
+    private let state = Mutex(State())
+
+    public init(capacity: Int = 100_000) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// The sequence number of a request that just arrived.
+    func nextSequence() -> Int {
+        state.withLock { state in
+            defer { state.nextSeq += 1 }
+            return state.nextSeq
+        }
+    }
+
+    func append(_ entry: JournalEntry) {
+        state.withLock { state in
+            if state.entries.count < capacity {
+                state.entries.append(entry)
+            } else {
+                state.entries[state.head] = entry
+                state.head = (state.head + 1) % capacity
+                state.dropped += 1
+            }
+        }
+    }
+
+    /// Matching entries in arrival order, and how many were dropped overall.
+    public func entries(_ filter: JournalFilter = JournalFilter()) -> (entries: [JournalEntry], dropped: Int) {
+        let (all, dropped) = state.withLock { ($0.entries, $0.dropped) }
+        return (all.filter(filter.admits).sorted { $0.seq < $1.seq }, dropped)
+    }
+
+    public func count(_ filter: JournalFilter = JournalFilter()) -> Int {
+        state.withLock { $0.entries.lazy.filter(filter.admits).count }
+    }
+
+    public func reset() {
+        state.withLock { $0 = State() }
+    }
+}

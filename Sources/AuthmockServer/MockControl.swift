@@ -1,0 +1,71 @@
+import AuthmockCore
+import Foundation
+
+/// The control core: what a test can make the mock do and read back. The
+/// HTTP control API (`ControlRoutes`) and the scenario runner both call
+/// these, so there is one implementation of each operation.
+public struct MockControl: Sendable {
+    let mock: Authmock
+
+    /// Drops all tokens, families, fault rules and the journal, and puts the clock back to real time.
+    public func reset() {
+        mock.authority.reset()
+        mock.faults.reset()
+        mock.journal.reset()
+        mock.clock.setOffset(seconds: 0)
+    }
+
+    public struct ClockReading: Sendable, Codable, Equatable {
+        public var now: Date
+        public var offsetSeconds: Double
+    }
+
+    public func clock() -> ClockReading {
+        ClockReading(now: mock.clock.now(), offsetSeconds: mock.clock.offsetSeconds)
+    }
+
+    /// Moves the server clock forward; time never runs backwards this way.
+    public func advanceClock(seconds: Double) throws(ControlInputError) -> ClockReading {
+        guard seconds >= 0, seconds.isFinite else {
+            throw ControlInputError(.invalidValue, "seconds must be a finite number >= 0, got \(seconds); use clock/set to move the clock back")
+        }
+        mock.clock.advance(seconds: seconds)
+        return clock()
+    }
+
+    public func setClock(offsetSeconds: Double) throws(ControlInputError) -> ClockReading {
+        guard offsetSeconds.isFinite else { throw ControlInputError(.invalidValue, "offsetSeconds must be a finite number") }
+        mock.clock.setOffset(seconds: offsetSeconds)
+        return clock()
+    }
+
+    public func expire(_ selector: TokenSelector) -> TokenChange { mock.authority.expire(selector) }
+    public func revoke(_ selector: TokenSelector) -> TokenChange { mock.authority.revoke(selector) }
+    public func tokens() -> TokenSnapshot { mock.authority.snapshot() }
+
+    @discardableResult
+    public func addFault(_ rule: FaultRule) -> FaultRules.Installed { mock.faults.add(rule) }
+    public func faults() -> [FaultRules.Installed] { mock.faults.list() }
+    @discardableResult
+    public func clearFaults() -> Int { mock.faults.clear() }
+
+    public func journal(_ filter: JournalFilter = JournalFilter()) -> (entries: [JournalEntry], dropped: Int) {
+        mock.journal.entries(filter)
+    }
+
+    public func journalCount(_ filter: JournalFilter = JournalFilter()) -> Int { mock.journal.count(filter) }
+}
+
+/// Bad input to a control operation: always a 400 with a sentence that says
+/// what was wrong and what was expected.
+public struct ControlInputError: Error, Equatable, CustomStringConvertible {
+    public let kind: ControlError
+    public let message: String
+
+    public init(_ kind: ControlError, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,130 @@
+import AuthmockCore
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Sees every request to a non-control route before and after it is handled:
+/// enforces the body limit, classifies it, judges the presented tokens as
+/// they are at arrival, fires fault rules, and writes the journal entry.
+struct ObservationMiddleware: RouterMiddleware {
+    let mock: Authmock
+
+    func handle(
+        _ request: Request, context: AuthmockRequestContext,
+        next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let path = request.uri.path
+        if path == ControlRoutes.prefix || path.hasPrefix(ControlRoutes.prefix + "/") {
+            return try await next(request, context)
+        }
+        let arrival = (seq: mock.journal.nextSequence(), virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
+        let profile = mock.profile
+        let limit = mock.options.maxBodyBytes
+        var request = request
+        var entry = JournalEntry(
+            seq: arrival.seq, virtualTime: arrival.virtual, realTime: arrival.real,
+            method: request.method.rawValue, path: path, kind: .other, scheme: PresentedCredential(request.headers).scheme,
+            call: request.headers[.authmockCall], bodyBytes: 0, status: 0, undelivered: false, durationMs: 0)
+        func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false) -> Response? {
+            entry.status = response.map { Int($0.status.code) } ?? 0
+            entry.errorCode = context.notes.errorCode
+            entry.issuedAccess = context.notes.issued?.accessTokenID
+            entry.issuedRefresh = context.notes.issued?.refreshTokenID
+            entry.fault = fault
+            entry.undelivered = undelivered
+            let elapsed = ContinuousClock.now - arrival.start
+            entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            mock.journal.append(entry)
+            return response
+        }
+
+        // The body is read here once (and kept on the request for the route),
+        // so it can be hashed, classified and limited in one place.
+        let body: ByteBuffer
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            return record(profile.fail(CommonError.payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))!
+        }
+        do {
+            body = try await request.collectBody(upTo: limit)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return record(profile.fail(CommonError.payloadTooLarge, detail: "limit \(limit) bytes", context: context))!
+        }
+        if body.readableBytes > 0 {
+            entry.bodyBytes = body.readableBytes
+            entry.bodySHA256 = SHA256.hash(data: body.readableBytesView).map { String(format: "%02x", $0) }.joined()
+        }
+
+        let route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)
+        entry.kind = route.kind
+        entry.grantType = route.grantType
+        if case .bearer(let token) = PresentedCredential(request.headers) {
+            let verification = await mock.authority.verifyAccessToken(token)
+            context.notes.verification = verification
+            entry.accessToken = PresentedToken(verification)
+        }
+        if let refresh = route.refreshToken {
+            entry.refreshToken = PresentedToken(refresh: mock.authority.inspectRefreshToken(refresh))
+        }
+
+        guard let fault = mock.faults.fire(method: request.method.rawValue, path: path, kind: route.kind, headers: request.headers) else {
+            return record(try await next(request, context))!
+        }
+        context.logger.info("fault rule \(fault.id) fires on \(request.method) \(path)")
+        switch fault.rule.action {
+        case .respond(let status, let headers, let text):
+            var fields = HTTPFields()
+            for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
+            let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
+            return record(response, fault: fault.id)!
+        case .delay(let milliseconds):
+            try await Task.sleep(for: .milliseconds(milliseconds))
+            return record(try await next(request, context), fault: fault.id)!
+        case .closeConnection:
+            _ = record(nil, fault: fault.id, undelivered: true)
+            try await context.channel.close()
+            throw ConnectionClosedByFault()
+        case .dropResponse:
+            let response = try await next(request, context)
+            _ = record(response, fault: fault.id, undelivered: true)
+            try await context.channel.close()
+            throw ConnectionClosedByFault()
+        }
+    }
+}
+
+/// Thrown after a fault rule closed the connection: there is nobody left to answer.
+struct ConnectionClosedByFault: Error {}
+
+extension PresentedToken {
+    init(_ verification: AccessVerification) {
+        switch verification {
+        case .valid(let grant): self.init(kind: "access", id: grant.tokenID, state: "valid")
+        case .invalid(let failure, let jti): self.init(kind: "access", id: jti, state: failure.journalState)
+        }
+    }
+
+    init(refresh info: RefreshTokenInfo?) {
+        guard let info else {
+            self.init(kind: "refresh", id: nil, state: "unknown")
+            return
+        }
+        let state = switch info.failure {
+        case nil: info.rotated ? "rotated-grace" : "valid"
+        case .reused: "rotated-reuse"
+        case let failure?: failure.rawValue.replacingOccurrences(of: "_", with: "-")
+        }
+        self.init(kind: "refresh", id: info.id, state: state)
+    }
+}
+
+extension AccessTokenFailure {
+    /// The state name the journal uses.
+    var journalState: String {
+        switch self {
+        case .badSignature: "wrong-signature"
+        default: rawValue.replacingOccurrences(of: "_", with: "-")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/// What a request is for, independent of the dialect's paths: fault rules
+/// match on it and the journal records it, so a scenario can say "the
+/// refresh request" whichever profile serves it.
+public enum RouteKind: String, Sendable, Codable, CaseIterable {
+    /// Signing in: password, client credentials or code grants, `/auth/login`.
+    case login
+    /// Exchanging a refresh token for new tokens.
+    case refresh
+    /// A protected resource under `/api/`.
+    case resource
+    case authorize, revoke, introspect, metadata, health
+    /// Anything no route serves.
+    case other
+
+    /// `token` in a fault rule's match stands for both token-endpoint kinds.
+    public static func parseMatch(_ text: String) -> Set<RouteKind>? {
+        if text == "token" { return [.login, .refresh] }
+        return RouteKind(rawValue: text).map { [$0] }
+    }
+
+    public static var matchNames: [String] { ["token"] + allCases.map(\.rawValue) }
+}
+
+/// What a profile reads from a request before it is handled.
+public struct RouteClassification: Sendable, Equatable {
+    public var kind: RouteKind
+    /// `grant_type` of a token-endpoint request.
+    public var grantType: String?
+    /// The refresh token the request presents, wherever the dialect puts it.
+    public var refreshToken: String?
+
+    public init(kind: RouteKind, grantType: String? = nil, refreshToken: String? = nil) {
+        self.kind = kind
+        self.grantType = grantType
+        self.refreshToken = refreshToken
+    }
+
+    /// The kinds every profile shares, by path.
+    static func shared(path: String) -> RouteClassification {
+        if path == "/api" || path.hasPrefix("/api/") { return .init(kind: .resource) }
+        if path == "/health" { return .init(kind: .health) }
+        if path.hasPrefix("/.well-known/") { return .init(kind: .metadata) }
+        return .init(kind: .other)
+    }
+}

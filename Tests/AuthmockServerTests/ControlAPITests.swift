@@ -1,0 +1,151 @@
+import AuthmockCore
+import AuthmockServer
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The control API through HTTP: clock, tokens, faults, journal, reset, protection.
+struct ControlAPITests {
+    @Test func discoveryListsEveryRoute() async throws {
+        try await TestServer.run { server in
+            let json = try await server.control(.get, "").json()
+            let routes = try #require(json["routes"] as? [[String: Any]]).map { "\($0["method"]!) \($0["path"]!)" }
+            for route in ["POST /_authmock/reset", "GET /_authmock/clock", "POST /_authmock/clock/advance", "POST /_authmock/clock/set",
+                          "GET /_authmock/tokens", "POST /_authmock/tokens/expire", "POST /_authmock/tokens/revoke",
+                          "GET /_authmock/faults", "POST /_authmock/faults", "DELETE /_authmock/faults",
+                          "GET /_authmock/journal", "GET /_authmock/journal/count"] {
+                #expect(routes.contains(route), "discovery lacks \(route)")
+            }
+            #expect(try await server.control(.get, "/").status == .ok)
+        }
+    }
+
+    @Test func clockAdvanceExpiresTokensWithoutWaiting() async throws {
+        try await TestServer.run { server in
+            let pair = try await server.login()
+            let advanced = try await server.control(.post, "/clock/advance", #"{"seconds": 301}"#).json()
+            #expect(advanced["offsetSeconds"] as? Double == 301)
+            let response = try await server.get("/api/me", bearer: pair.access)
+            #expect(response.status == .unauthorized)
+            #expect(response.errorDescription == "Access token expired")
+            #expect(try await server.control(.get, "/clock").json()["offsetSeconds"] as? Double == 301)
+            // Issuing reads the same clock: a token issued now is valid now.
+            let fresh = try await server.login()
+            #expect(try await server.get("/api/me", bearer: fresh.access).status == .ok)
+            _ = try await server.control(.post, "/clock/set", #"{"offsetSeconds": 0}"#)
+            #expect(try await server.get("/api/me", bearer: pair.access).status == .ok)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"seconds": -5}"#, "invalid_value", "seconds must be a finite number >= 0"),
+        (#"{"secnds": 5}"#, "unknown_field", "unknown field 'secnds' (did you mean 'seconds'?)"),
+        (#"{"seconds": "61"}"#, "invalid_value", "field 'seconds' must be a number, got a string"),
+        (#"{"seconds": true}"#, "invalid_value", "field 'seconds' must be a number, got a boolean"),
+        (#"{}"#, "missing_field", "missing required field 'seconds'"),
+        (#"{"seconds": 1"#, "invalid_json", "body is not valid JSON"),
+        (#"[1, 2]"#, "invalid_json", "body must be a JSON object, got an array"),
+    ])
+    func badClockInputIsA400(body: String, code: String, message: String) async throws {
+        try await TestServer.run { server in
+            let response = try await server.control(.post, "/clock/advance", body)
+            #expect(response.status == .badRequest)
+            #expect(response.errorCode == code)
+            #expect((try response.json()["message"] as? String)?.hasPrefix(message) == true, "\(response.text)")
+            #expect(try await server.control(.get, "/clock").json()["offsetSeconds"] as? Double == 0)
+        }
+    }
+
+    @Test func expireAndRevokeBySelector() async throws {
+        var options = ServerOptions(signingKey: .random())
+        options.directory.users.append(User(username: "bob", password: "builder"))
+        try await TestServer.run(options) { server in
+            let alice = try await server.login()
+            let bobResponse = try await server.form("/oauth/token", [("grant_type", "password"), ("username", "bob"), ("password", "builder")])
+            let bob = try TokenPair(bobResponse)
+
+            let expired = try await server.control(.post, "/tokens/expire", #"{"kind": "access", "subject": "alice"}"#).json()
+            #expect(expired["access"] as? Int == 1)
+            #expect(expired["refresh"] as? Int == 0)
+            #expect(try await server.get("/api/me", bearer: alice.access).errorDescription == "Access token expired")
+            #expect(try await server.get("/api/me", bearer: bob.access).status == .ok)
+            // Alice's refresh token still works: only her access token was expired.
+            let refreshed = try TokenPair(try await server.refresh(alice.refresh!))
+
+            let bobJTI = try #require(try await server.get("/api/me", bearer: bob.access).json()["claims"] as? [String: Any])["jti"] as! String
+            let revoked = try await server.control(.post, "/tokens/revoke", #"{"kind": "access", "jti": "\#(bobJTI)"}"#).json()
+            #expect(revoked["access"] as? Int == 1)
+            #expect(try await server.get("/api/me", bearer: bob.access).errorDescription == "Access token revoked")
+
+            _ = try await server.control(.post, "/tokens/expire", #"{"kind": "refresh", "subject": "alice"}"#)
+            #expect(try await server.refresh(refreshed.refresh!).errorDescription == "Refresh token expired")
+            _ = try await server.control(.post, "/tokens/revoke", #"{"kind": "refresh", "subject": "bob"}"#)
+            #expect(try await server.refresh(bob.refresh!).errorDescription == "Refresh token revoked")
+        }
+    }
+
+    @Test func revokingAFamilyEndsTheLogin() async throws {
+        try await TestServer.run { server in
+            let pair = try await server.login()
+            let family = try #require(try await server.get("/api/me", bearer: pair.access).json()["claims"] as? [String: Any])["sid"] as! String
+            _ = try await server.control(.post, "/tokens/revoke", #"{"family": "\#(family)"}"#)
+            #expect(try await server.get("/api/me", bearer: pair.access).status == .unauthorized)
+            #expect(try await server.refresh(pair.refresh!).errorDescription == "Refresh token revoked")
+            let listing = try await server.control(.get, "/tokens").json()
+            let families = try #require(listing["families"] as? [[String: Any]])
+            #expect(families.first?["state"] as? String == "revoked")
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"kind": "acess"}"#, "invalid_value"),
+        (#"{"subjet": "alice"}"#, "unknown_field"),
+        (#"{"subject": 7}"#, "invalid_value"),
+    ])
+    func badSelectorsAreRefused(body: String, code: String) async throws {
+        try await TestServer.run { server in
+            let response = try await server.control(.post, "/tokens/expire", body)
+            #expect(response.status == .badRequest)
+            #expect(response.errorCode == code, "\(response.text)")
+        }
+    }
+
+    @Test func tokenListingShowsStatesAndOnlyTruncatedValues() async throws {
+        try await TestServer.run { server in
+            let first = try await server.login()
+            let second = try TokenPair(try await server.refresh(first.refresh!))
+            let listing = try await server.control(.get, "/tokens")
+            #expect(!listing.text.contains(first.access) && !listing.text.contains(first.refresh!) && !listing.text.contains(second.refresh!))
+            let json = try listing.json()
+            let refresh = try #require(json["refresh"] as? [[String: Any]])
+            #expect(refresh.map { $0["state"] as? String }.sorted { ($0 ?? "") < ($1 ?? "") } == ["live", "rotated"])
+            #expect(refresh.allSatisfy { ($0["tokenTail"] as? String)?.count == 6 })
+            server.mock.clock.advance(seconds: 300)
+            let access = try #require(try await server.control(.get, "/tokens").json()["access"] as? [[String: Any]])
+            #expect(access.count == 2 && access.allSatisfy { $0["state"] as? String == "expired" })
+        }
+    }
+
+    @Test func resetForgetsEverything() async throws {
+        try await TestServer.run { server in
+            let pair = try await server.login()
+            _ = try await server.control(.post, "/faults", #"{"match": {"kind": "resource"}, "times": "unlimited", "action": {"type": "respond", "status": 500}}"#)
+            _ = try await server.control(.post, "/clock/advance", #"{"seconds": 10}"#)
+            #expect(try await server.control(.post, "/reset").status == .ok)
+            #expect(try await server.control(.get, "/clock").json()["offsetSeconds"] as? Double == 0)
+            #expect(try await server.control(.get, "/journal/count").json()["count"] as? Int == 0)
+            #expect((try await server.control(.get, "/faults").json(array: true)).isEmpty)
+            let me = try await server.get("/api/me", bearer: pair.access)
+            #expect(me.status == .unauthorized && me.errorDescription == "Access token revoked", "tokens from before a reset are unknown")
+            #expect(try await server.refresh(pair.refresh!).errorDescription == "Refresh token is not known")
+        }
+    }
+}
+
+extension TestResponse {
+    func json(array: Bool) throws -> [Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [Any])
+    }
+}
