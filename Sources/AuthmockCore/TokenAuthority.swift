@@ -85,7 +85,7 @@ public final class TokenAuthority: Sendable {
 
     /// Signs in `user` through `client`: a new family with a refresh token and an access token.
     public func issue(subject: String, clientID: String, scope: String) async throws -> IssuedTokens {
-        let now = wholeSeconds(clock.now())
+        let now = clock.now()
         let (family, refresh, access) = state.withLock { state in
             let family = state.newFamily(subject: subject, clientID: clientID, scope: scope, at: now)
             let refresh = state.newRefreshToken(family: family, at: now, ttl: settings.refreshTTL)
@@ -97,7 +97,7 @@ public final class TokenAuthority: Sendable {
 
     /// `client_credentials`: an access token with no refresh token and no family.
     public func issueWithoutRefresh(subject: String, clientID: String, scope: String) async throws -> IssuedTokens {
-        let now = wholeSeconds(clock.now())
+        let now = clock.now()
         let access = state.withLock {
             $0.newAccessToken(subject: subject, clientID: clientID, scope: scope, family: nil, at: now, ttl: settings.accessTTL)
         }
@@ -108,12 +108,10 @@ public final class TokenAuthority: Sendable {
     /// dialects without client authentication). On reuse of a rotated token
     /// past the grace window the whole family is revoked.
     public func refresh(_ token: String, clientID: String?) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
-        // Checks read the exact clock; new tokens carry whole seconds, as JWT times do.
-        let exactNow = clock.now()
-        let now = wholeSeconds(exactNow)
+        let now = clock.now()
         let outcome: Result<(AccessRecord, RefreshRecord?, String), RefreshTokenFailure> = state.withLock { state in
             guard let record = state.refreshByValue[token] else { return .failure(.unknown) }
-            if let failure = state.failure(of: record, at: exactNow, grace: settings.reuseGraceSeconds) {
+            if let failure = state.failure(of: record, at: now, grace: settings.reuseGraceSeconds) {
                 if failure == .reused { state.revokeFamily(record.familyID, at: now) }
                 return .failure(failure)
             }
@@ -141,7 +139,7 @@ public final class TokenAuthority: Sendable {
     /// A new access token in an existing family, for dialects that rotate the
     /// access token through a response header.
     public func reissueAccessToken(familyID: String) async throws -> IssuedTokens? {
-        let now = wholeSeconds(clock.now())
+        let now = clock.now()
         let access: AccessRecord? = state.withLock { state in
             guard let family = state.families[familyID], family.revokedAt == nil else { return nil }
             return state.newAccessToken(
@@ -164,8 +162,8 @@ public final class TokenAuthority: Sendable {
     private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?) async throws -> IssuedTokens {
         let claims = AccessTokenClaims(
             iss: .init(value: issuer), sub: .init(value: access.subject),
-            aud: .init(value: settings.audience), exp: .init(value: access.expiresAt),
-            iat: .init(value: access.issuedAt), nbf: .init(value: access.issuedAt),
+            aud: .init(value: settings.audience), exp: .init(value: access.expiresAt.wholeSeconds(.up)),
+            iat: .init(value: access.issuedAt.wholeSeconds(.down)), nbf: .init(value: access.issuedAt.wholeSeconds(.down)),
             jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
             sid: familyID ?? "")
         var header = JWTHeader()
@@ -328,6 +326,11 @@ private struct RejectedSignature: Error {
     var tokenID: String?
 }
 
-private func wholeSeconds(_ date: Date) -> Date {
-    Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+extension Date {
+    /// JWT times are whole seconds: `iat`/`nbf` round down and `exp` up, so
+    /// the claims never promise less than the server grants. The server
+    /// itself judges expiry by the exact time in its records.
+    func wholeSeconds(_ rule: FloatingPointRoundingRule) -> Date {
+        Date(timeIntervalSince1970: timeIntervalSince1970.rounded(rule))
+    }
 }

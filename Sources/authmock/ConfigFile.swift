@@ -16,6 +16,8 @@ struct ConfigFile: Decodable {
     var publicURL: String?
     var maxBody: Int?
     var signingKey: String?
+    var journalLimit: Int?
+    var adminToken: String?
     var users: [User]?
     var clients: [Client]?
 
@@ -23,6 +25,7 @@ struct ConfigFile: Decodable {
         case profile, host, port, audience, users, clients
         case accessTTL = "access_ttl", refreshTTL = "refresh_ttl", rotateRefresh = "rotate_refresh"
         case reuseGrace = "reuse_grace", publicURL = "public_url", maxBody = "max_body", signingKey = "signing_key"
+        case journalLimit = "journal_limit", adminToken = "admin_token"
     }
 
     static func load(path: String) throws -> ConfigFile {

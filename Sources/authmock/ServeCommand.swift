@@ -28,6 +28,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body"), help: "Largest accepted request body in bytes (default 65536).") var maxBody: Int?
     @Option(name: .customLong("signing-key"), help: "HS256 secret for access tokens (prefer AUTHMOCK_SIGNING_KEY: flags show up in ps).") var signingKey: String?
     @Option(name: .customLong("signing-key-file"), help: "File holding the HS256 secret (trailing newline ignored).") var signingKeyFile: String?
+    @Option(name: .customLong("journal-limit"), help: "Most requests the journal keeps; older ones are dropped and counted (default 100000).") var journalLimit: Int?
+    @Option(name: .customLong("admin-token"), help: "Bearer token the control API (/_authmock/) requires; mandatory off loopback. AUTHMOCK_ADMIN_TOKEN works too.") var adminToken: String?
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).") var logLevel: String = "info"
 
@@ -78,11 +80,13 @@ struct ServeCommand: AsyncParsableCommand {
         options.tokens.audience = audience ?? file.audience ?? options.tokens.audience
         options.publicURL = publicURL ?? file.publicURL
         options.maxBodyBytes = maxBody ?? file.maxBody ?? options.maxBodyBytes
+        options.journalLimit = journalLimit ?? file.journalLimit ?? options.journalLimit
         if let users = file.users { options.directory.users = users }
         if let clients = file.clients { options.directory.clients = clients }
         guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }
 
         let environment = ProcessInfo.processInfo.environment
+        options.adminToken = adminToken ?? environment["AUTHMOCK_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file.adminToken
         if let signingKey {
             options.signingKey = try SigningKey(secret: signingKey)
         } else if let signingKeyFile {
@@ -109,6 +113,7 @@ private func printBanner(_ mock: Authmock) {
             + (options.signingKey.isRandom ? " (random key: set AUTHMOCK_SIGNING_KEY to keep tokens valid across restarts)" : ""),
         "refresh tokens: \(options.tokens.refreshTTL) s, rotation \(options.tokens.rotateRefreshTokens ? "on" : "off"), reuse grace \(options.tokens.reuseGraceSeconds) s",
     ]
+    lines.append("control API: \(mock.baseURL)/_authmock/ (or `authmock ctl`)" + (options.adminToken != nil ? ", admin token required" : ""))
     lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: options.directory)
     // Written straight to the descriptor: a test or script reading the banner
     // through a pipe must not wait for a stdio buffer to fill.

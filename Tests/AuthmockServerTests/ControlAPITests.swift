@@ -149,3 +149,57 @@ extension TestResponse {
         try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [Any])
     }
 }
+
+struct ControlProtectionTests {
+    static let adminOptions: ServerOptions = {
+        var options = ServerOptions(signingKey: .random())
+        options.adminToken = "admin-secret"
+        return options
+    }()
+
+    @Test func adminTokenGuardsEveryControlRoute() async throws {
+        try await TestServer.run(Self.adminOptions) { server in
+            let pair = try await server.login()
+            for path in ["", "/clock", "/journal", "/tokens", "/nope"] {
+                let anonymous = try await server.control(.get, path)
+                #expect(anonymous.status == .unauthorized, "GET /_authmock\(path)")
+                #expect(anonymous.errorCode == "admin_token_required")
+                // An OAuth access token is not the admin token.
+                #expect(try await server.control(.get, path, headers: [.authorization: "Bearer \(pair.access)"]).status == .unauthorized)
+            }
+            let admin: HTTPFields = [.authorization: "Bearer admin-secret"]
+            #expect(try await server.control(.get, "/clock", headers: admin).status == .ok)
+            #expect(try await server.control(.post, "/clock/advance", #"{"seconds": 1}"#, headers: admin).status == .ok)
+            // The admin token opens nothing but the control API.
+            #expect(try await server.get("/api/me", bearer: "admin-secret").status == .unauthorized)
+        }
+    }
+
+    @Test func nonLoopbackWithoutAdminTokenRefusesToStart() async throws {
+        await #expect(throws: SettingsError.self) {
+            _ = try await Authmock(options: ServerOptions(host: "0.0.0.0", signingKey: .random()))
+        }
+        var options = ServerOptions(host: "0.0.0.0", signingKey: .random())
+        options.adminToken = "set"
+        _ = try await Authmock(options: options)
+    }
+
+    /// Every documented control error has a request that produces it.
+    @Test func everyControlErrorIsReachable() async throws {
+        let produced: [(ControlError, String, HTTPRequest.Method, String?)] = [
+            (.invalidJSON, "/clock/advance", .post, "nope"),
+            (.unknownField, "/clock/set", .post, #"{"offset": 1}"#),
+            (.missingField, "/clock/set", .post, "{}"),
+            (.invalidValue, "/clock/set", .post, #"{"offsetSeconds": "x"}"#),
+            (.notFound, "/clocks", .get, nil),
+        ]
+        try await TestServer.run { server in
+            for (error, path, method, body) in produced {
+                let response = try await server.control(method, path, body)
+                #expect(response.status.code == error.row.status && response.errorCode == error.row.code, "\(path): \(response.text)")
+            }
+        }
+        let covered = Set(produced.map(\.0)).union([.adminTokenRequired])
+        #expect(covered == Set(ControlError.allCases))
+    }
+}

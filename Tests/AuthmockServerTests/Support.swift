@@ -10,7 +10,7 @@ import Testing
 
 /// A mock server in memory (Hummingbird's router test client), plus helpers
 /// that speak its protocols. Options default to the CLI's defaults.
-struct TestServer {
+struct TestServer: Sendable {
     let mock: Authmock
     let client: any TestClientProtocol
 

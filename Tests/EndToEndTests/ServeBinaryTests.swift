@@ -112,3 +112,56 @@ import Testing
         }
     }
 }
+
+/// `authmock ctl` against the real server binary.
+@Suite(.serialized) struct CtlBinaryTests {
+    @Test func advancePastTheTTLThenTheJournalSaysExpired() async throws {
+        let server = try ServingBinary()
+        let environment = ["AUTHMOCK_URL": server.baseURL]
+        let access = try await server.withClient { client in
+            try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland").json()["access_token"] as? String
+        }
+        let token = try #require(access)
+        let advance = try runAuthmock(["ctl", "advance", "301s"], environment: environment)
+        #expect(advance.status == 0, "\(advance.stderr)")
+        #expect(advance.stdout.contains(#""offsetSeconds" : 301"#), "\(advance.stdout)")
+
+        let me = try await server.withClient { client in
+            try await client.get("/api/me", headers: [.authorization: "Bearer \(token)"])
+        }
+        #expect(me.status == .unauthorized)
+        #expect(me.headers[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
+
+        let table = try runAuthmock(["ctl", "journal", "--kind", "resource"], environment: environment)
+        #expect(table.status == 0)
+        #expect(table.stdout.contains("expired") && table.stdout.contains("invalid_token"), "\(table.stdout)")
+        let json = try runAuthmock(["ctl", "journal", "--kind", "resource", "--json"], environment: environment)
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let entry = try #require((page["entries"] as? [[String: Any]])?.first)
+        #expect((entry["accessToken"] as? [String: Any])?["state"] as? String == "expired")
+        #expect(entry["status"] as? Int == 401)
+
+        let count = try runAuthmock(["ctl", "journal", "count", "--kind", "token"], environment: environment)
+        #expect(count.stdout.contains(#""count" : 1"#))
+        let bad = try runAuthmock(["ctl", "expire", "--kind", "acess"], environment: environment)
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("must be one of access, refresh, all"), "\(bad.stderr)")
+        #expect(server.interrupt().status == 0)
+    }
+
+    @Test func ctlNeedsTheAdminTokenWhenTheServerHasOne() async throws {
+        let server = try ServingBinary(["--admin-token", "let-me-in"])
+        let denied = try runAuthmock(["ctl", "clock", "--url", server.baseURL])
+        #expect(denied.status == 1)
+        #expect(denied.stderr.contains("admin_token_required"))
+        let allowed = try runAuthmock(["ctl", "clock", "--url", server.baseURL], environment: ["AUTHMOCK_ADMIN_TOKEN": "let-me-in"])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        _ = server.interrupt()
+    }
+
+    @Test func nonLoopbackServeWithoutAdminTokenRefusesToStart() throws {
+        let result = try runAuthmock(["serve", "--host", "0.0.0.0", "--port", "0"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--admin-token"))
+    }
+}

@@ -1,0 +1,226 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// `authmock ctl`: the control API for people at a shell. Each subcommand is
+/// one HTTP call to `/_authmock/` on a running server.
+struct CtlCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ctl",
+        abstract: "Steer a running server: clock, tokens, faults, journal.",
+        discussion: "The server is --url (or AUTHMOCK_URL, default http://127.0.0.1:8080); the admin token, when the server needs one, is --admin-token or AUTHMOCK_ADMIN_TOKEN.",
+        subcommands: [Routes.self, Reset.self, Clock.self, Advance.self, SetClock.self, Tokens.self, Expire.self, Revoke.self, Faults.self, Journal.self]
+    )
+
+    struct Connection: ParsableArguments {
+        @Option(help: "Base URL of the server (default: AUTHMOCK_URL or http://127.0.0.1:8080).") var url: String?
+        @Option(name: .customLong("admin-token"), help: "Admin token (default: AUTHMOCK_ADMIN_TOKEN).") var adminToken: String?
+
+        /// Sends one control request; prints the answer on success, fails with it otherwise.
+        func call(_ method: HTTPMethod, _ path: String, body: String? = nil) async throws -> Data {
+            let environment = ProcessInfo.processInfo.environment
+            let base = (url ?? environment["AUTHMOCK_URL"] ?? "http://127.0.0.1:8080").trimmingCharacters(in: ["/"])
+            var request = HTTPClientRequest(url: base + "/_authmock" + path)
+            request.method = method
+            if let token = adminToken ?? environment["AUTHMOCK_ADMIN_TOKEN"], !token.isEmpty {
+                request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            }
+            if let body {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(string: body))
+            }
+            let response: HTTPClientResponse
+            do {
+                response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            } catch {
+                throw CtlError("cannot reach \(base): \(error)")
+            }
+            let data = Data(buffer: try await response.body.collect(upTo: 64 << 20))
+            guard (200..<300).contains(response.status.code) else {
+                throw CtlError("\(method) /_authmock\(path) answered \(response.status.code): \(String(decoding: data, as: UTF8.self))")
+            }
+            return data
+        }
+
+        func show(_ method: HTTPMethod, _ path: String, body: String? = nil) async throws {
+            printJSON(try await call(method, path, body: body))
+        }
+    }
+
+    struct Routes: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "routes", abstract: "List the control routes.")
+        @OptionGroup var connection: Connection
+        func run() async throws { try await connection.show(.GET, "") }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Drop all tokens, fault rules and the journal; clock back to real time.")
+        @OptionGroup var connection: Connection
+        func run() async throws { try await connection.show(.POST, "/reset") }
+    }
+
+    struct Clock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the server clock.")
+        @OptionGroup var connection: Connection
+        func run() async throws { try await connection.show(.GET, "/clock") }
+    }
+
+    struct Advance: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move the server clock forward, e.g. `advance 61s`, `advance 5m`, `advance 1h`.")
+        @Argument(help: "A duration: seconds, or a number with s, m, h or d.") var duration: String
+        @OptionGroup var connection: Connection
+        func run() async throws {
+            try await connection.show(.POST, "/clock/advance", body: #"{"seconds": \#(try parseDuration(duration))}"#)
+        }
+    }
+
+    struct SetClock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set-clock", abstract: "Set the clock's offset from real time, e.g. `set-clock 0` or `set-clock -- -30s`.")
+        @Argument(help: "Offset: seconds, or a number with s, m, h or d; may be negative.") var offset: String
+        @OptionGroup var connection: Connection
+        func run() async throws {
+            try await connection.show(.POST, "/clock/set", body: #"{"offsetSeconds": \#(try parseDuration(offset, allowNegative: true))}"#)
+        }
+    }
+
+    struct Tokens: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List families, access and refresh tokens with their state.")
+        @OptionGroup var connection: Connection
+        func run() async throws { try await connection.show(.GET, "/tokens") }
+    }
+
+    struct Selector: ParsableArguments {
+        @Option(help: "access, refresh or all (default all).") var kind: String?
+        @Option(help: "Only tokens of this user.") var subject: String?
+        @Option(help: "Only tokens of this family (login), e.g. fam_1a2b.") var family: String?
+        @Option(help: "Only the token with this jti (access) or id (refresh).") var jti: String?
+
+        var json: String {
+            let fields = [("kind", kind), ("subject", subject), ("family", family), ("jti", jti)].compactMap { key, value in
+                value.map { "\"\(key)\": \(jsonString($0))" }
+            }
+            return "{" + fields.joined(separator: ", ") + "}"
+        }
+    }
+
+    struct Expire: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Expire the selected tokens now.")
+        @OptionGroup var selector: Selector
+        @OptionGroup var connection: Connection
+        func run() async throws { try await connection.show(.POST, "/tokens/expire", body: selector.json) }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke the selected tokens.")
+        @OptionGroup var selector: Selector
+        @OptionGroup var connection: Connection
+        func run() async throws { try await connection.show(.POST, "/tokens/revoke", body: selector.json) }
+    }
+
+    struct Faults: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List, add or clear fault rules.",
+            discussion: #"Example: authmock ctl faults add '{"match": {"kind": "refresh"}, "action": {"type": "respond", "status": 503, "headers": {"Retry-After": "2"}}}'"#)
+        @Argument(help: "list, add or clear.") var action: String = "list"
+        @Argument(help: "For add: the rule as JSON (see docs/control-api.md).") var rule: String?
+        @OptionGroup var connection: Connection
+        func run() async throws {
+            switch action {
+            case "list": try await connection.show(.GET, "/faults")
+            case "clear": try await connection.show(.DELETE, "/faults")
+            case "add":
+                guard let rule else { throw ValidationError("faults add needs the rule as JSON") }
+                try await connection.show(.POST, "/faults", body: rule)
+            default: throw ValidationError("faults takes list, add or clear; got '\(action)'")
+            }
+        }
+    }
+
+    struct Journal: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show recorded requests (a table; --json for the raw answer), or `journal count`.")
+        @Argument(help: "`count` to print only how many requests match.") var count: String?
+        @Option(help: "Route kinds, comma-separated: login, refresh, token, resource, ...") var kind: String?
+        @Option(help: "Only attempts of this X-Authmock-Call.") var call: String?
+        @Option(help: "Only entries after this sequence number.") var since: Int?
+        @Flag(help: "Print the JSON answer instead of a table.") var json = false
+        @OptionGroup var connection: Connection
+
+        func run() async throws {
+            var query: [String] = []
+            if let kind { query.append("kind=\(kind)") }
+            if let call { query.append("call=\(call.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? call)") }
+            if let since { query.append("since=\(since)") }
+            let suffix = query.isEmpty ? "" : "?" + query.joined(separator: "&")
+            if let count {
+                guard count == "count" else { throw ValidationError("journal takes only `count` as an argument; got '\(count)'") }
+                return try await connection.show(.GET, "/journal/count" + suffix)
+            }
+            let data = try await connection.call(.GET, "/journal" + suffix)
+            if json { return printJSON(data) }
+            printJournalTable(data)
+        }
+    }
+}
+
+/// A failure of the server or the network (not of the command line): no usage text, exit status 1.
+struct CtlError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Seconds in "61", "61s", "1.5m", "2h", "1d" (and a leading minus when allowed).
+func parseDuration(_ text: String, allowNegative: Bool = false) throws -> Double {
+    var body = Substring(text.trimmingCharacters(in: .whitespaces))
+    var sign = 1.0
+    if body.hasPrefix("-") {
+        guard allowNegative else { throw ValidationError("'\(text)': the clock only moves forward here; use set-clock for a negative offset") }
+        sign = -1
+        body = body.dropFirst()
+    }
+    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+    var factor = 1.0
+    if let last = body.last, let unit = units[last] {
+        factor = unit
+        body = body.dropLast()
+    }
+    guard let value = Double(body), value.isFinite, value >= 0 else {
+        throw ValidationError("'\(text)' is not a duration: use seconds or a number with s, m, h or d (e.g. 61s, 5m)")
+    }
+    return sign * value * factor
+}
+
+func jsonString(_ text: String) -> String {
+    String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+}
+
+func printJSON(_ data: Data) {
+    if let object = try? JSONSerialization.jsonObject(with: data),
+        let pretty = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    {
+        print(String(decoding: pretty, as: UTF8.self))
+    } else {
+        print(String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// One line per request: what a person scanning for "which call used which token" wants.
+func printJournalTable(_ data: Data) {
+    guard let page = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        let entries = page["entries"] as? [[String: Any]]
+    else { return printJSON(data) }
+    print("seq   virtual time              kind      request                        credential                       status  error")
+    for entry in entries {
+        let token = (entry["refreshToken"] ?? entry["accessToken"]) as? [String: Any]
+        let credential = token.map { "\($0["kind"] ?? "") \(($0["id"] as? String).map { String($0.prefix(12)) } ?? "?") \($0["state"] ?? "")" } ?? "\(entry["scheme"] ?? "")"
+        let request = "\(entry["method"] ?? "") \(entry["path"] ?? "")" + ((entry["call"] as? String).map { " #\($0)" } ?? "")
+        var status = "\(entry["status"] ?? "")"
+        if entry["undelivered"] as? Bool == true { status += "!" }
+        if let fault = entry["fault"] { status += " f\(fault)" }
+        func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
+        print(pad("\(entry["seq"] ?? "")", 6) + pad("\(entry["virtualTime"] ?? "")", 26) + pad("\(entry["kind"] ?? "")", 10)
+            + pad(request, 31) + pad(credential, 33) + pad(status, 8) + "\(entry["errorCode"] ?? "")")
+    }
+    if let dropped = page["dropped"] as? Int, dropped > 0 { print("(\(dropped) older entries were dropped: the journal is full)") }
+}
