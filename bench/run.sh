@@ -24,9 +24,10 @@ fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 echo "building release binaries..." >&2
-swift build -c release --product authmock >/dev/null
+build() { "$@" > "${TMPDIR:-/tmp}/authmock-bench-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/authmock-bench-build.log" >&2; exit 1; }; }
+build swift build -c release --product authmock
 AUTHMOCK="$(swift build -c release --show-bin-path)/authmock"
-(cd bench/hello && swift build -c release >/dev/null)
+(cd bench/hello && build swift build -c release)
 HELLO="$(cd bench/hello && swift build -c release --show-bin-path)/hello"
 
 work=$(mktemp -d)

@@ -136,17 +136,162 @@ public enum ControlError: String, ErrorCatalog {
     }
 }
 
+/// What rfc-lax changes in the oauth2 profile: the vendor mistakes real
+/// servers make, which a robust client must survive.
+public enum OAuth2LaxError: ErrorCatalog {
+    case deadRefreshToken, tokenEndpointStatus, noChallenge
+
+    public static let profile = "oauth2 (rfc-lax)"
+
+    public var row: ErrorRow {
+        switch self {
+        case .deadRefreshToken: make(401, "invalid_request", "Refresh token is invalid", when: "instead of `invalid_grant`: a refresh token that is unknown, expired, revoked or reused")
+        case .tokenEndpointStatus: make(401, "(as strict)", "(as strict)", when: "every error of the token endpoint answers 401 instead of 400, with the strict code and description")
+        case .noChallenge: make(401, "(as strict)", "(as strict)", when: "resource 401s carry no `WWW-Authenticate` header")
+        }
+    }
+}
+
+/// The `envelope` dialect: `{"success": false, "data": null, "error": {"code": N, "message": ...}}`
+/// with HTTP status = code / 100. A client should refresh on 40101 only.
+public enum EnvelopeError: ErrorCatalog {
+    case wrongCredentials, accessExpired, refreshExpired
+    case accessInvalid, accessRevoked, refreshUnknown, refreshRevoked, refreshReused
+    case malformedToken, missingToken, refreshAsAccess, accessAsRefresh, unsupportedToken
+    case missingParameter, invalidParameter, malformedJSON, accessDenied
+    case notFound, methodNotAllowed, payloadTooLarge, internalError
+
+    public static let profile = "envelope"
+
+    public var row: ErrorRow {
+        switch self {
+        case .wrongCredentials: make(401, "40100", "Wrong username or password", when: "`POST /auth/login` with credentials that match no user")
+        case .accessExpired: make(401, "40101", "Expired token", when: "a resource request with an expired access token: the only code a client should refresh on")
+        case .refreshExpired: make(401, "40101", "Expired token", when: "`POST /auth/refresh` with an expired refresh token: the refresh endpoint's own 40101 means sign in again, never refresh again")
+        case .accessInvalid: make(401, "40102", "Invalid token", when: "an access token with a bad signature, for another audience, or not valid yet")
+        case .accessRevoked: make(401, "40102", "Invalid token", when: "a revoked access token (directly or through its family)")
+        case .refreshUnknown: make(401, "40102", "Invalid token", when: "`POST /auth/refresh` with a refresh token this server never issued")
+        case .refreshRevoked: make(401, "40102", "Invalid token", when: "`POST /auth/refresh` with a revoked refresh token")
+        case .refreshReused: make(401, "40102", "Invalid token", when: "`POST /auth/refresh` with an already rotated refresh token: the family is revoked")
+        case .malformedToken: make(401, "40103", "Malformed token", when: "an access token that is not a JWT at all")
+        case .missingToken: make(401, "40104", "Token type mismatch or missing", when: "no `Authorization: Bearer` on a resource")
+        case .refreshAsAccess: make(401, "40104", "Token type mismatch or missing", when: "a refresh token sent as the Bearer access token")
+        case .accessAsRefresh: make(401, "40104", "Token type mismatch or missing", when: "an access token sent as `refreshToken` to `/auth/refresh`")
+        case .unsupportedToken: make(401, "40105", "Unsupported token", when: "a JWT whose `alg` is not HS256 (`none` included)")
+        case .missingParameter: make(400, "40000", "Missing parameter", when: "a required JSON field (`username`, `password`, `refreshToken`) is absent")
+        case .invalidParameter: make(400, "40002", "Invalid parameter format", when: "a JSON field of the wrong type, or a body that is not a JSON object")
+        case .malformedJSON: make(400, "40007", "Malformed JSON", when: "a body that does not parse as JSON")
+        case .accessDenied: make(403, "40300", "Access denied", when: "the access token lacks the scope the resource needs")
+        case .notFound: make(404, "40400", "Unknown endpoint", when: "a path no route serves")
+        case .methodNotAllowed: make(405, "40500", "Method not allowed", when: "`/auth/login` or `/auth/refresh` with a method other than POST")
+        case .payloadTooLarge: make(413, "41300", "Payload too large", when: "a body over `--max-body` bytes")
+        case .internalError: make(500, "50000", "Internal error", when: "a bug in authmock; no client input should produce it")
+        }
+    }
+}
+
+/// Errors shared by the `reissue`, `renewal` and `header-rotation` dialects,
+/// encoded as `{"error": code, "message": ...}`.
+public enum BackendError: ErrorCatalog {
+    case wrongCredentials, missingField, invalidField, malformedJSON
+    case missingToken, tokenExpired, tokenRevoked, tokenInvalid, refreshAsAccess, accessDenied
+
+    public static let profile = "reissue, renewal, header-rotation"
+
+    public var row: ErrorRow {
+        switch self {
+        case .wrongCredentials: make(401, "bad_credentials", "Wrong username or password", when: "`POST /auth/login` with credentials that match no user")
+        case .missingField: make(400, "missing_field", "Missing required field", when: "a required JSON field is absent; the message names it")
+        case .invalidField: make(400, "invalid_field", "Field has the wrong type", when: "a JSON field that is not a string, or a body that is not a JSON object")
+        case .malformedJSON: make(400, "malformed_json", "Body is not valid JSON", when: "a body that does not parse as JSON")
+        case .missingToken: make(401, "token_missing", "No access token", when: "a resource request without `Authorization: Bearer`")
+        case .tokenExpired: make(401, "token_expired", "Access token expired", when: "a resource request with an expired access token: refresh and retry")
+        case .tokenRevoked: make(401, "token_revoked", "Access token revoked", when: "a revoked access token, or one whose family was revoked")
+        case .tokenInvalid: make(401, "token_invalid", "Access token invalid", when: "malformed, forged, `alg: none`, other audience, or not valid yet")
+        case .refreshAsAccess: make(401, "token_invalid", "A refresh token is not an access token", when: "a refresh token sent as the Bearer token (not in header-rotation, where that is how refresh works)")
+        case .accessDenied: make(403, "access_denied", "Access token lacks the required scope", when: "the token lacks the scope the resource needs")
+        }
+    }
+}
+
+/// `POST /auth/reissue` failures: 406 by default, which apps treat as "log out".
+public enum ReissueError: ErrorCatalog {
+    case refreshExpired, refreshRevoked, refreshReused, refreshUnknown, accessMismatch
+
+    public static let profile = "reissue"
+
+    public var row: ErrorRow {
+        switch self {
+        case .refreshExpired: make(406, "refresh_token_expired", "Refresh token expired: sign in again", when: "the refresh token is past its lifetime (status configurable: `refresh_failure_status`)")
+        case .refreshRevoked: make(406, "refresh_token_revoked", "Refresh token revoked: sign in again", when: "the refresh token or its family was revoked")
+        case .refreshReused: make(406, "refresh_token_reused", "Refresh token already used: sign in again", when: "an already rotated refresh token; the family is revoked")
+        case .refreshUnknown: make(406, "refresh_token_invalid", "Refresh token invalid: sign in again", when: "a refresh token this server never issued")
+        case .accessMismatch: make(406, "access_token_mismatch", "Access token does not belong to this refresh token", when: "`accessToken` is not a JWT signed by this server, or belongs to another family (it may be expired)")
+        }
+    }
+}
+
+/// `POST /auth/refresh` failures in the renewal dialect: 401, the same status
+/// as an expired access token, which is what makes recursion bugs show.
+public enum RenewalError: ErrorCatalog {
+    case refreshExpired, refreshRevoked, refreshReused, refreshUnknown, accessMismatch, missingAuthorization
+
+    public static let profile = "renewal"
+
+    public var row: ErrorRow {
+        switch self {
+        case .refreshExpired: make(401, "refresh_token_expired", "Refresh token expired", when: "the refresh token is past its lifetime (status configurable: `refresh_failure_status`)")
+        case .refreshRevoked: make(401, "refresh_token_revoked", "Refresh token revoked", when: "the refresh token or its family was revoked")
+        case .refreshReused: make(401, "refresh_token_reused", "Refresh token already used", when: "an already rotated refresh token; the family is revoked")
+        case .refreshUnknown: make(401, "refresh_token_invalid", "Refresh token invalid", when: "a refresh token this server never issued")
+        case .accessMismatch: make(401, "access_token_mismatch", "Access token does not match the refresh token", when: "the Bearer token and `accessToken` differ, are not signed by this server, or belong to another family")
+        case .missingAuthorization: make(401, "token_missing", "Send the old access token as Bearer", when: "`POST /auth/refresh` without `Authorization: Bearer <old access token>`")
+        }
+    }
+}
+
+/// The header-rotation dialect: the refresh token travels in `Authorization`
+/// on an ordinary request; these are its failures.
+public enum HeaderRotationError: ErrorCatalog {
+    case refreshExpired, refreshRevoked, refreshUnknown
+
+    public static let profile = "header-rotation"
+
+    public var row: ErrorRow {
+        switch self {
+        case .refreshExpired: make(401, "refresh_token_expired", "Refresh token expired: sign in again", when: "a request presenting an expired refresh token in `Authorization`")
+        case .refreshRevoked: make(401, "refresh_token_revoked", "Refresh token revoked: sign in again", when: "a request presenting a revoked refresh token")
+        case .refreshUnknown: make(401, "refresh_token_invalid", "Refresh token invalid: sign in again", when: "an opaque token in `Authorization` that this server never issued")
+        }
+    }
+}
+
 /// Every documented error, in the order the docs list them.
 public enum ErrorTable {
     public static var catalogs: [(profile: String, rows: [ErrorRow])] {
         [
             (CommonError.profile, CommonError.allCases.map(\.row)),
             (OAuth2Error.profile, OAuth2Error.allCases.map(\.row)),
+            (OAuth2LaxError.profile, OAuth2LaxError.allCases.map(\.row)),
+            (EnvelopeError.profile, EnvelopeError.allCases.map(\.row)),
+            (BackendError.profile, BackendError.allCases.map(\.row)),
+            (ReissueError.profile, ReissueError.allCases.map(\.row)),
+            (RenewalError.profile, RenewalError.allCases.map(\.row)),
+            (HeaderRotationError.profile, HeaderRotationError.allCases.map(\.row)),
             (ControlError.profile, ControlError.allCases.map(\.row)),
         ]
     }
 
     public static var all: [ErrorRow] { catalogs.flatMap(\.rows) }
+
+    /// Which catalogs a client of each profile can meet, in the order its page lists them.
+    static let includes: [String: [String]] = [
+        "oauth2": [OAuth2Error.profile, OAuth2LaxError.profile, CommonError.profile],
+        "envelope": [EnvelopeError.profile],
+        "reissue": [ReissueError.profile, BackendError.profile, CommonError.profile],
+        "renewal": [RenewalError.profile, BackendError.profile, CommonError.profile],
+        "header-rotation": [HeaderRotationError.profile, BackendError.profile, CommonError.profile],
+    ]
 
     /// The Markdown page `authmock errors` prints and `docs/errors.md` holds.
     public static func markdown() -> String {
@@ -157,7 +302,9 @@ public enum ErrorTable {
             from the table in `Sources/AuthmockCore/ErrorTable.swift`; do not edit by hand \
             (a test fails when this page and the code differ).
 
-            Rows under **all** are answered by every profile, in that profile's own error encoding.
+            Rows under **all** are answered by the `oauth2`, `reissue`, `renewal` and \
+            `header-rotation` profiles (`envelope` has its own codes for them); rows under \
+            **control** by the control API of every profile.
 
             """
         for (profile, rows) in catalogs {
@@ -166,16 +313,18 @@ public enum ErrorTable {
         return out
     }
 
-    /// The rows a client of `profile` can meet: the profile's own, then the shared ones.
-    public static func rows(forProfile profile: String) -> [ErrorRow] {
-        all.filter { $0.profile == profile } + all.filter { $0.profile == CommonError.profile }
+    /// The rows a client of `profile` can meet, nil for an unknown profile.
+    public static func rows(forProfile profile: String) -> [ErrorRow]? {
+        guard let names = includes[profile] else { return nil }
+        return names.flatMap { name in all.filter { $0.profile == name } }
     }
 
     /// A Markdown table of `rows`, as embedded in each profile's page.
     public static func table(_ rows: [ErrorRow]) -> String {
-        var out = "| HTTP | code | message | when |\n| --- | --- | --- | --- |\n"
+        let showProfile = Set(rows.map(\.profile)).count > 1
+        var out = showProfile ? "| from | HTTP | code | message | when |\n| --- | --- | --- | --- | --- |\n" : "| HTTP | code | message | when |\n| --- | --- | --- | --- |\n"
         for row in rows {
-            out += "| \(row.status) | `\(row.code)` | \(escape(row.message)) | \(escape(row.when)) |\n"
+            out += (showProfile ? "| \(row.profile) " : "") + "| \(row.status) | `\(row.code)` | \(escape(row.message)) | \(escape(row.when)) |\n"
         }
         return out
     }

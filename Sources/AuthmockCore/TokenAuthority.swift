@@ -107,7 +107,8 @@ public final class TokenAuthority: Sendable {
     /// Exchanges a refresh token. `clientID` nil skips the client check (for
     /// dialects without client authentication). On reuse of a rotated token
     /// past the grace window the whole family is revoked.
-    public func refresh(_ token: String, clientID: String?) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
+    /// `rotate` overrides the server setting (header rotation keeps its refresh token).
+    public func refresh(_ token: String, clientID: String?, rotate: Bool? = nil) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
         let now = clock.now()
         let outcome: Result<(AccessRecord, RefreshRecord?, String), RefreshTokenFailure> = state.withLock { state in
             guard let record = state.refreshByValue[token] else { return .failure(.unknown) }
@@ -118,7 +119,7 @@ public final class TokenAuthority: Sendable {
             let family = state.families[record.familyID]!
             if let clientID, family.clientID != clientID { return .failure(.clientMismatch) }
             var next: RefreshRecord? = nil
-            if settings.rotateRefreshTokens {
+            if rotate ?? settings.rotateRefreshTokens {
                 if case .live = record.state { state.refreshByID[record.id]?.state = .rotated(at: now) }
                 next = state.newRefreshToken(family: family.id, at: now, ttl: settings.refreshTTL)
             }
@@ -229,6 +230,15 @@ public final class TokenAuthority: Sendable {
         } catch {
             return .failure(RejectedSignature(failure: .malformed, tokenID: jti))
         }
+    }
+
+    /// The claims of an access token signed by this server, whatever its
+    /// expiry or revocation (dialects that accept an expired token as proof
+    /// of which login a refresh belongs to); nil when the signature fails.
+    public func signedClaims(_ token: String) async -> AccessTokenClaims? {
+        if let known = verifiedTokens.withLock({ $0[token] }) { return known }
+        if case .success(let claims) = await checkSignature(token) { return claims }
+        return nil
     }
 
     /// What a refresh token is, without spending it (for journals and introspection).

@@ -129,6 +129,17 @@ extension TokenAuthority {
         }
     }
 
+    /// Access tokens of `family` other than `keep` stop working `grace`
+    /// seconds from now: they were superseded by a rotated token.
+    public func supersedeAccessTokens(family: String, keep: String, graceSeconds: Int) {
+        let deadline = clock.now().addingTimeInterval(Double(graceSeconds))
+        withState { state in
+            for (jti, record) in state.accessByID where record.familyID == family && jti != keep && record.expiresAt > deadline {
+                state.accessByID[jti]?.expiresAt = deadline
+            }
+        }
+    }
+
     /// Forgets every token, family and code.
     public func reset() {
         withState { $0 = TokenState() }

@@ -13,7 +13,8 @@ public final class Authmock: Sendable {
     private let baseURLBox: Mutex<String>
 
     public init(options: ServerOptions, clock: VirtualClock = VirtualClock()) async throws {
-        guard let profile = Profiles.named(options.profile) else {
+        try options.profileOptions.validate()
+        guard let profile = Profiles.make(options.profile, options: options.profileOptions) else {
             throw SettingsError("unknown profile '\(options.profile)'; known profiles: \(Profiles.names.joined(separator: ", "))")
         }
         try options.tokens.validate()

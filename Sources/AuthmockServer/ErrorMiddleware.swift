@@ -17,15 +17,15 @@ struct ErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as HTTPError {
             switch error.status {
-            case .notFound: return profile.fail(CommonError.notFound, detail: "\(request.method) \(request.uri.path)", context: context)
-            case .contentTooLarge: return profile.fail(CommonError.payloadTooLarge, detail: "limit \(maxBodyBytes) bytes", context: context)
+            case .notFound: return profile.fail(common: .notFound, detail: "\(request.method) \(request.uri.path)", context: context)
+            case .contentTooLarge: return profile.fail(common: .payloadTooLarge, detail: "limit \(maxBodyBytes) bytes", context: context)
             default:
                 context.logger.error("unexpected HTTP error \(error.status.code) for \(request.method) \(request.uri.path)")
-                return profile.fail(CommonError.internalError, context: context)
+                return profile.fail(common: .internalError, context: context)
             }
         } catch {
             context.logger.error("internal error for \(request.method) \(request.uri.path): \(error)")
-            return profile.fail(CommonError.internalError, context: context)
+            return profile.fail(common: .internalError, context: context)
         }
     }
 }

@@ -23,9 +23,10 @@ struct ObservationMiddleware: RouterMiddleware {
         let profile = mock.profile
         let limit = mock.options.maxBodyBytes
         var request = request
+        let presented = PresentedCredential(request.headers)
         var entry = JournalEntry(
             seq: arrival.seq, virtualTime: arrival.virtual, realTime: arrival.real,
-            method: request.method.rawValue, path: path, kind: .other, scheme: PresentedCredential(request.headers).scheme,
+            method: request.method.rawValue, path: path, kind: .other, scheme: presented.scheme,
             call: request.headers[.authmockCall], bodyBytes: 0, status: 0, undelivered: false, durationMs: 0)
         func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false) -> Response? {
             entry.status = response.map { Int($0.status.code) } ?? 0
@@ -44,12 +45,12 @@ struct ObservationMiddleware: RouterMiddleware {
         // so it can be hashed, classified and limited in one place.
         let body: ByteBuffer
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            return record(profile.fail(CommonError.payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))!
+            return record(profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))!
         }
         do {
             body = try await request.collectBody(upTo: limit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            return record(profile.fail(CommonError.payloadTooLarge, detail: "limit \(limit) bytes", context: context))!
+            return record(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))!
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes
@@ -59,7 +60,7 @@ struct ObservationMiddleware: RouterMiddleware {
         let route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)
         entry.kind = route.kind
         entry.grantType = route.grantType
-        if case .bearer(let token) = PresentedCredential(request.headers) {
+        if case .bearer(let token) = presented {
             let verification = await mock.authority.verifyAccessToken(token)
             context.notes.verification = verification
             entry.accessToken = PresentedToken(verification)

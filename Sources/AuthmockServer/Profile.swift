@@ -8,12 +8,16 @@ public enum ResourceRefusal: Error, Equatable {
     /// `Authorization` missing, or not in the Bearer scheme.
     case noBearer(notBearer: Bool)
     case token(AccessTokenFailure)
+    /// A refresh token where an access token belongs.
+    case refreshTokenAsAccessToken
+    /// A refresh token presented to a resource (header-rotation) that cannot be used.
+    case refresh(RefreshTokenFailure)
     case insufficientScope(required: String)
 }
 
 /// A server dialect: its own routes and encodings over the shared core.
-/// Resources, health, errors for unknown routes and (later) the control API
-/// are the same for all; a profile adds only what its backends do differently.
+/// Resources, health, the journal, faults and the control API are the same
+/// for all; a profile adds only what its backends do differently.
 public protocol Profile: Sendable {
     var name: String { get }
     /// One sentence for `--help` and the docs.
@@ -23,24 +27,92 @@ public protocol Profile: Sendable {
     func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification
     /// Encodes a documented error the way this dialect's backends do.
     func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response
+    /// The row this dialect answers for a shared error (unknown route, oversize body, bug).
+    func row(for common: CommonError) -> ErrorRow
     /// Encodes a refused resource request (and notes its code, via `fail`).
     func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response
+    /// A successful JSON answer (the envelope dialect wraps it).
+    func success<Body: Encodable>(_ body: Body, status: HTTPResponse.Status, headers: HTTPFields) -> Response
+    /// Judges the credentials of a resource request.
+    func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal>
+    /// Last look at a successful resource answer (header rotation adds a token here).
+    func finishResource(_ response: Response, grant: AccessGrant, context: AuthmockRequestContext, mock: Authmock) async throws -> Response
     /// Lines printed at start: how to sign in and refresh with curl.
     func startupHints(baseURL: String, directory: Directory) -> [String]
 }
 
 extension Profile {
-    /// Builds the answer for `error` and notes its code for the request log.
+    public func row(for common: CommonError) -> ErrorRow { common.row }
+
+    public func success<Body: Encodable>(_ body: Body, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        JSONResponse.encode(body, status: status, headers: headers)
+    }
+
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
+        await Resources.authorizeBearer(request, context: context, mock: mock)
+    }
+
+    public func finishResource(_ response: Response, grant: AccessGrant, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
+        response
+    }
+
+    /// Builds the answer for `error` and notes its code for the journal and log.
     func fail(_ error: some ErrorCatalog, detail: String? = nil, headers: HTTPFields = [:], context: AuthmockRequestContext) -> Response {
-        let row = error.row
+        fail(row: error.row, detail: detail, headers: headers, context: context)
+    }
+
+    func fail(common error: CommonError, detail: String? = nil, context: AuthmockRequestContext) -> Response {
+        fail(row: row(for: error), detail: detail, headers: [:], context: context)
+    }
+
+    func fail(row: ErrorRow, detail: String?, headers: HTTPFields, context: AuthmockRequestContext) -> Response {
         context.notes.errorCode = row.code
         return errorResponse(row, detail: detail, headers: headers)
     }
 }
 
+/// Options that only some profiles read; each is documented on its page.
+public struct ProfileOptions: Sendable, Equatable {
+    /// oauth2: `strict` or `rfc-lax` error behaviour.
+    public var oauth2Errors: OAuth2ErrorStyle = .strict
+    /// header-rotation: response header carrying a new access token.
+    public var rotationHeader: String = "Authorization"
+    /// header-rotation: every Nth successful resource answer rotates the access token.
+    public var rotateEvery: Int? = nil
+    /// header-rotation: seconds a rotated-away access token keeps working.
+    public var rotationGraceSeconds: Int = 0
+    /// reissue (default 406) and renewal (default 401): status of a failed refresh.
+    public var refreshFailureStatus: Int? = nil
+
+    public init() {}
+
+    public func validate() throws(SettingsError) {
+        if let every = rotateEvery, every < 1 { throw SettingsError("rotate_every must be at least 1, got \(every)") }
+        if rotationGraceSeconds < 0 { throw SettingsError("rotation_grace must not be negative") }
+        if HTTPField.Name(rotationHeader) == nil { throw SettingsError("rotation header '\(rotationHeader)' is not a valid header name") }
+        if let status = refreshFailureStatus, !(400...499).contains(status) {
+            throw SettingsError("refresh_failure_status must be a 4xx status, got \(status)")
+        }
+    }
+}
+
+public enum OAuth2ErrorStyle: String, Sendable, CaseIterable {
+    case strict
+    case rfcLax = "rfc-lax"
+}
+
 /// The profiles `--profile` accepts.
 public enum Profiles {
-    public static let all: [any Profile] = [OAuth2Profile()]
-    public static var names: [String] { all.map(\.name) }
-    public static func named(_ name: String) -> (any Profile)? { all.first { $0.name == name } }
+    public static let names = ["oauth2", "envelope", "reissue", "renewal", "header-rotation"]
+
+    public static func make(_ name: String, options: ProfileOptions) -> (any Profile)? {
+        switch name {
+        case "oauth2": OAuth2Profile(errors: options.oauth2Errors)
+        case "envelope": EnvelopeProfile()
+        case "reissue": ReissueProfile(failureStatus: options.refreshFailureStatus ?? 406)
+        case "renewal": RenewalProfile(failureStatus: options.refreshFailureStatus ?? 401)
+        case "header-rotation": HeaderRotationProfile(options: options)
+        default: nil
+        }
+    }
 }

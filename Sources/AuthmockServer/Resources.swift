@@ -5,35 +5,38 @@ import Hummingbird
 
 /// The protected API every profile serves under `/api/`: `/api/me` tells who
 /// the token belongs to; anything else echoes the request back, so a test can
-/// see what the client sent on each attempt.
+/// see what the client sent on each attempt. The profile judges credentials
+/// and encodes answers; the routes are the same for all.
 enum Resources {
     static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete]
 
     static func add(to router: Router<AuthmockRequestContext>, mock: Authmock) {
+        let profile = mock.profile
         router.get("/api/me") { request, context in
-            let grant: AccessGrant
-            switch await authorize(request, context: context, mock: mock) {
-            case .failure(let refusal): return mock.profile.resourceRefusal(refusal, context: context)
-            case .success(let granted): grant = granted
+            switch await profile.authorizeResource(request, context: context, mock: mock) {
+            case .failure(let refusal): return profile.resourceRefusal(refusal, context: context)
+            case .success(let grant):
+                let c = grant.claims
+                let me = Me(
+                    sub: grant.subject, clientID: c.clientID, scope: c.scope,
+                    claims: .init(iss: c.iss.value, sub: c.sub.value, aud: c.aud.value,
+                                  exp: Int(c.exp.value.timeIntervalSince1970), iat: Int(c.iat.value.timeIntervalSince1970),
+                                  jti: c.jti.value, clientID: c.clientID, scope: c.scope, sid: c.sid))
+                return try await profile.finishResource(profile.success(me, status: .ok, headers: [:]), grant: grant, context: context, mock: mock)
             }
-            let claims = grant.claims
-            return JSONResponse.encode(
-                Me(sub: grant.subject, clientID: claims.clientID, scope: claims.scope,
-                   claims: .init(iss: claims.iss.value, sub: claims.sub.value, aud: claims.aud.value,
-                                 exp: Int(claims.exp.value.timeIntervalSince1970), iat: Int(claims.iat.value.timeIntervalSince1970),
-                                 jti: claims.jti.value, clientID: claims.clientID, scope: claims.scope, sid: claims.sid)))
         }
         for method in methods {
             router.on("/api/**", method: method) { request, context in
                 var request = request
-                switch await authorize(request, context: context, mock: mock) {
-                case .failure(let refusal): return mock.profile.resourceRefusal(refusal, context: context)
+                switch await profile.authorizeResource(request, context: context, mock: mock) {
+                case .failure(let refusal): return profile.resourceRefusal(refusal, context: context)
                 case .success(let grant):
                     let body = try await request.collectText(limit: mock.options.maxBodyBytes)
-                    return JSONResponse.encode(Echo(
+                    let echo = Echo(
                         method: request.method.rawValue, path: request.uri.path,
                         query: request.uri.query, body: body.isEmpty ? nil : body,
-                        call: request.headers[.authmockCall], sub: grant.subject))
+                        call: request.headers[.authmockCall], sub: grant.subject)
+                    return try await profile.finishResource(profile.success(echo, status: .ok, headers: [:]), grant: grant, context: context, mock: mock)
                 }
             }
         }
@@ -46,8 +49,9 @@ enum Resources {
         return method == .get || method == .head ? "read" : "write"
     }
 
-    /// Checks the bearer token and scope, noting the credential for the log.
-    static func authorize(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
+    /// The standard check: a Bearer access token, valid now, with the scope
+    /// the route needs. A refresh token in its place is named as such.
+    static func authorizeBearer(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
         let token: String
         switch PresentedCredential(request.headers) {
         case .bearer(let value): token = value
@@ -58,7 +62,12 @@ enum Resources {
             context.notes.credential = "scheme \(other.scheme)"
             return .failure(.noBearer(notBearer: true))
         }
-        // The observation middleware already judged the token on arrival.
+        return await authorize(token: token, request: request, context: context, mock: mock)
+    }
+
+    /// Judges an access token string (verified once on arrival by the
+    /// observation middleware) and the scope.
+    static func authorize(token: String, request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
         let verification: AccessVerification
         if let known = context.notes.verification {
             verification = known
@@ -68,6 +77,7 @@ enum Resources {
         switch verification {
         case .invalid(let failure, let jti):
             context.notes.credential = "access \(jti ?? "?") \(failure.rawValue)"
+            if failure == .malformed, mock.authority.inspectRefreshToken(token) != nil { return .failure(.refreshTokenAsAccessToken) }
             return .failure(.token(failure))
         case .valid(let grant):
             context.notes.credential = "access \(grant.tokenID) valid"

@@ -20,6 +20,8 @@ public struct ServerOptions: Sendable {
     /// Required as `Authorization: Bearer` on `/_authmock/` when set; must be
     /// set when listening on anything but loopback.
     public var adminToken: String?
+    /// Options only some profiles read (header names, rotation, error styles).
+    public var profileOptions: ProfileOptions = ProfileOptions()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",

@@ -25,8 +25,7 @@ struct ErrorsCommand: ParsableCommand {
             print(ErrorTable.markdown(), terminator: "")
             return
         }
-        let rows = ErrorTable.rows(forProfile: profile)
-        guard rows.contains(where: { $0.profile == profile }) else {
+        guard let rows = ErrorTable.rows(forProfile: profile) else {
             throw ValidationError("unknown profile '\(profile)'")
         }
         print(ErrorTable.table(rows), terminator: "")

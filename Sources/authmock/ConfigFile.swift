@@ -18,6 +18,11 @@ struct ConfigFile: Decodable {
     var signingKey: String?
     var journalLimit: Int?
     var adminToken: String?
+    var oauth2Errors: String?
+    var rotationHeader: String?
+    var rotateEvery: Int?
+    var rotationGrace: Int?
+    var refreshFailureStatus: Int?
     var users: [User]?
     var clients: [Client]?
 
@@ -26,6 +31,8 @@ struct ConfigFile: Decodable {
         case accessTTL = "access_ttl", refreshTTL = "refresh_ttl", rotateRefresh = "rotate_refresh"
         case reuseGrace = "reuse_grace", publicURL = "public_url", maxBody = "max_body", signingKey = "signing_key"
         case journalLimit = "journal_limit", adminToken = "admin_token"
+        case oauth2Errors = "oauth2_errors", rotationHeader = "rotation_header", rotateEvery = "rotate_every"
+        case rotationGrace = "rotation_grace", refreshFailureStatus = "refresh_failure_status"
     }
 
     static func load(path: String) throws -> ConfigFile {

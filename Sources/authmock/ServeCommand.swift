@@ -30,6 +30,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("signing-key-file"), help: "File holding the HS256 secret (trailing newline ignored).") var signingKeyFile: String?
     @Option(name: .customLong("journal-limit"), help: "Most requests the journal keeps; older ones are dropped and counted (default 100000).") var journalLimit: Int?
     @Option(name: .customLong("admin-token"), help: "Bearer token the control API (/_authmock/) requires; mandatory off loopback. AUTHMOCK_ADMIN_TOKEN works too.") var adminToken: String?
+    @Option(name: .customLong("oauth2-errors"), help: "oauth2 profile: strict (default) or rfc-lax (vendor-style error mistakes).") var oauth2Errors: String?
+    @Option(name: .customLong("rotation-header"), help: "header-rotation profile: response header carrying a new access token (default Authorization).") var rotationHeader: String?
+    @Option(name: .customLong("rotate-every"), help: "header-rotation profile: rotate the access token on every Nth successful answer.") var rotateEvery: Int?
+    @Option(name: .customLong("rotation-grace"), help: "header-rotation profile: seconds a rotated-away access token still works (default 0).") var rotationGrace: Int?
+    @Option(name: .customLong("refresh-failure-status"), help: "reissue (default 406) and renewal (default 401) profiles: status of a failed refresh.") var refreshFailureStatus: Int?
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).") var logLevel: String = "info"
 
@@ -81,6 +86,14 @@ struct ServeCommand: AsyncParsableCommand {
         options.publicURL = publicURL ?? file.publicURL
         options.maxBodyBytes = maxBody ?? file.maxBody ?? options.maxBodyBytes
         options.journalLimit = journalLimit ?? file.journalLimit ?? options.journalLimit
+        if let style = oauth2Errors ?? file.oauth2Errors {
+            guard let parsed = OAuth2ErrorStyle(rawValue: style) else { throw ConfigError("oauth2 errors must be strict or rfc-lax, got '\(style)'") }
+            options.profileOptions.oauth2Errors = parsed
+        }
+        options.profileOptions.rotationHeader = rotationHeader ?? file.rotationHeader ?? options.profileOptions.rotationHeader
+        options.profileOptions.rotateEvery = rotateEvery ?? file.rotateEvery
+        options.profileOptions.rotationGraceSeconds = rotationGrace ?? file.rotationGrace ?? 0
+        options.profileOptions.refreshFailureStatus = refreshFailureStatus ?? file.refreshFailureStatus
         if let users = file.users { options.directory.users = users }
         if let clients = file.clients { options.directory.clients = clients }
         guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }

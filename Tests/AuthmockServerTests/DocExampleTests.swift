@@ -34,6 +34,8 @@ struct DocExampleTests {
                 for (name, value) in example.expectedHeaders {
                     let actual = response.headers[HTTPField.Name(name)!]
                     #expect(DocExample.matches(value, actual), "\(label): header \(name) is \(actual ?? "absent")")
+                    // A wildcard header becomes a variable named after it, e.g. {{authorization}}.
+                    if let actual, value.hasPrefix("<") { DocExample.set(name.lowercased().replacingOccurrences(of: "-", with: "_"), actual, in: &variables) }
                 }
                 if let expected = example.expectedBody {
                     let actual = try JSONSerialization.jsonObject(with: Data(buffer: response.body))
@@ -48,7 +50,7 @@ struct DocExampleTests {
     @Test(arguments: Profiles.names)
     func errorTableIsCurrent(profile: String) throws {
         let page = try Self.page(profile)
-        let table = ErrorTable.table(ErrorTable.rows(forProfile: profile))
+        let table = ErrorTable.table(try #require(ErrorTable.rows(forProfile: profile)))
         #expect(page.contains("<!-- errors:begin -->\n\(table)<!-- errors:end -->"),
                 "docs/profiles/\(profile).md error table is stale: run scripts/regen-docs.sh")
     }
@@ -124,12 +126,18 @@ struct DocExample {
         }
     }
 
-    /// Top-level strings (and those inside an envelope's `data`) become variables.
+    /// Top-level strings (and those inside an envelope's `data`) become
+    /// variables; the value a name had before is kept as `previous_<name>`.
     static func capture(_ json: Any, into variables: inout [String: String]) {
         guard let object = json as? [String: Any] else { return }
         for (key, value) in object {
-            if let text = value as? String { variables[key] = text }
+            if let text = value as? String { set(key, text, in: &variables) }
         }
         if let data = object["data"] { capture(data, into: &variables) }
+    }
+
+    static func set(_ name: String, _ value: String, in variables: inout [String: String]) {
+        if let old = variables[name], old != value { variables["previous_\(name)"] = old }
+        variables[name] = value
     }
 }

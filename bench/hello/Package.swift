@@ -8,8 +8,12 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
-        .executableTarget(name: "hello", dependencies: [.product(name: "Hummingbird", package: "hummingbird")]),
+        .executableTarget(name: "hello", dependencies: [
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
     ]
 )

@@ -10,13 +10,20 @@ enum PresentedCredential: Sendable, Equatable {
     case other(scheme: String)
 
     init(_ fields: HTTPFields) {
-        guard let header = fields[.authorization]?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+        // On the hot path of every resource request: plain Substring work,
+        // no Foundation trimming (which goes through UTF-16 on Linux).
+        guard let raw = fields[.authorization] else {
+            self = .none
+            return
+        }
+        let header = raw.trimmedSpaces
+        guard !header.isEmpty else {
             self = .none
             return
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         let scheme = parts[0].lowercased()
-        let value = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+        let value = parts.count > 1 ? String(parts[1].trimmedSpaces) : ""
         switch scheme {
         case "bearer":
             self = .bearer(value)
@@ -46,5 +53,16 @@ enum PresentedCredential: Sendable, Equatable {
         case .basic: "Basic"
         case .other(let scheme): scheme
         }
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs.
+    var trimmedSpaces: Substring {
+        let text = self[...]
+        guard let first = text.firstIndex(where: { $0 != " " && $0 != "\t" }),
+            let last = text.lastIndex(where: { $0 != " " && $0 != "\t" })
+        else { return "" }
+        return Substring(text[first...last])
     }
 }

@@ -7,20 +7,27 @@ import NIOCore
 /// The standards dialect: RFC 6749 token endpoint (password, client
 /// credentials, refresh token, authorization code with PKCE), RFC 7009
 /// revocation, RFC 7662 introspection, RFC 8414 metadata, RFC 6750 errors.
+/// With `errors: .rfcLax` it makes the mistakes vendor servers make.
 public struct OAuth2Profile: Profile {
     public let name = "oauth2"
     public let summary = "Standard OAuth 2.0: /oauth/token, /oauth/authorize (PKCE), /oauth/revoke, /oauth/introspect"
+    public let errors: OAuth2ErrorStyle
 
-    public init() {}
+    public init(errors: OAuth2ErrorStyle = .strict) {
+        self.errors = errors
+    }
 
     public func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock) {
         router.get("/.well-known/oauth-authorization-server") { _, _ in metadata(mock, openID: false) }
         router.get("/.well-known/openid-configuration") { _, _ in metadata(mock, openID: true) }
         router.get("/oauth/authorize") { request, context in authorize(request, context: context, mock: mock) }
         router.post("/oauth/token") { request, context in
-            try await withForm(request, context: context, mock: mock) { form, client in
+            var response = try await withForm(request, context: context, mock: mock) { form, client in
                 try await token(form: form, client: client, context: context, mock: mock)
             }
+            // rfc-lax: some vendors answer every token endpoint error with 401.
+            if errors == .rfcLax, response.status == .badRequest { response.status = .unauthorized }
+            return response
         }
         router.post("/oauth/revoke") { request, context in
             try await withForm(request, context: context, mock: mock) { form, _ in
@@ -63,12 +70,22 @@ public struct OAuth2Profile: Profile {
     /// RFC 6750 section 3: a challenge without `error` when no token was
     /// sent, `invalid_token` or `insufficient_scope` otherwise.
     public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
+        var response = strictRefusal(refusal, context: context)
+        if errors == .rfcLax, response.status == .unauthorized { response.headers[.wwwAuthenticate] = nil }
+        return response
+    }
+
+    private func strictRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
         let bare = #"Bearer realm="authmock""#
         switch refusal {
         case .noBearer(let notBearer):
             return fail(notBearer ? OAuth2Error.resourceNotBearer : .resourceMissingToken, headers: [.wwwAuthenticate: bare], context: context)
         case .token(.missing):
             return fail(OAuth2Error.resourceToken(.missing), headers: [.wwwAuthenticate: bare], context: context)
+        case .refreshTokenAsAccessToken, .refresh:
+            let error = OAuth2Error.resourceToken(.malformed)
+            let challenge = bare + #", error="invalid_token", error_description="\#(error.row.message)""#
+            return fail(error, detail: "a refresh token is not an access token", headers: [.wwwAuthenticate: challenge], context: context)
         case .token(let failure):
             let error = OAuth2Error.resourceToken(failure)
             let challenge = bare + #", error="invalid_token", error_description="\#(error.row.message)""#
@@ -120,7 +137,9 @@ public struct OAuth2Profile: Profile {
             }
             switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
             case .success(let issued): return success(issued, context: context)
-            case .failure(let failure): return fail(OAuth2Error.refresh(failure), context: context)
+            case .failure(let failure):
+                if errors == .rfcLax { return fail(OAuth2LaxError.deadRefreshToken, detail: OAuth2Error.refresh(failure).row.message, context: context) }
+                return fail(OAuth2Error.refresh(failure), context: context)
             }
         case "authorization_code":
             guard let code = form["code"] else { return fail(OAuth2Error.missingParameter, detail: "code", context: context) }

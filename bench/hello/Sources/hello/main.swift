@@ -1,4 +1,5 @@
 import Hummingbird
+import Logging
 
 // Port from the first argument; answers GET /hello with a small JSON body
 // (about the size of authmock's /api/me answer is not the point: this is

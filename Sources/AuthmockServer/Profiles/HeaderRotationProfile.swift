@@ -1,0 +1,140 @@
+import AuthmockCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// No refresh endpoint. (a) After a 401 for an expired access token, the
+/// client repeats the request with its refresh token in `Authorization`;
+/// the answer is served normally and carries a new access token in a
+/// response header. (b) With `rotate_every: N`, every Nth successful answer
+/// of a login carries a new access token too, and older ones stop working
+/// after the rotation grace window. The header always carries the newest
+/// token of the login, so out-of-order answers never hand out an older one.
+public struct HeaderRotationProfile: PlainErrorProfile {
+    public let name = "header-rotation"
+    public let summary = "No refresh endpoint: send the refresh token in Authorization, get the new access token in a response header"
+    let header: HTTPField.Name
+    let rotateEvery: Int?
+    let graceSeconds: Int
+    private let rotations = RotationState()
+
+    init(options: ProfileOptions) {
+        header = HTTPField.Name(options.rotationHeader) ?? .authorization
+        rotateEvery = options.rotateEvery
+        graceSeconds = options.rotationGraceSeconds
+    }
+
+    public func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock) {
+        addLogin(to: router, mock: mock)
+    }
+
+    /// The token in `Authorization`, with or without `Bearer `.
+    static func presentedToken(_ headers: HTTPFields) -> String? {
+        guard var value = headers[.authorization]?.trimmedSpaces, !value.isEmpty else { return nil }
+        if value.lowercased().hasPrefix("bearer ") { value = value.dropFirst(7).trimmedSpaces }
+        return value.isEmpty ? nil : String(value)
+    }
+
+    /// A JWT has three dot-separated parts; refresh tokens are opaque.
+    static func isRefreshToken(_ token: String) -> Bool { !token.contains(".") }
+
+    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+        var route = BackendDialect.classify(path: path, body: body, refreshPath: nil)
+        if route.kind == .resource, let token = Self.presentedToken(headers), Self.isRefreshToken(token) {
+            route = .init(kind: .refresh, refreshToken: token)
+        }
+        return route
+    }
+
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
+        guard let token = Self.presentedToken(request.headers), Self.isRefreshToken(token) else {
+            return await Resources.authorizeBearer(request, context: context, mock: mock)
+        }
+        // The refresh token stays the same here; only the access token is renewed.
+        let issued: IssuedTokens
+        do {
+            switch try await mock.authority.refresh(token, clientID: nil, rotate: false) {
+            case .failure(let failure):
+                context.notes.credential = "refresh \(failure.rawValue)"
+                return .failure(.refresh(failure))
+            case .success(let tokens): issued = tokens
+            }
+        } catch {
+            return .failure(.refresh(.unknown))
+        }
+        context.notes.issued = issued
+        context.notes.credential = "refresh valid"
+        guard case .valid(let grant) = await mock.authority.verifyAccessToken(issued.accessToken) else {
+            return .failure(.refresh(.revoked))
+        }
+        if let family = issued.familyID {
+            rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())
+            mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
+        }
+        let scope = Resources.requiredScope(method: request.method, path: request.uri.path)
+        guard grant.scopes.contains(scope) else { return .failure(.insufficientScope(required: scope)) }
+        return .success(grant)
+    }
+
+    public func finishResource(_ response: Response, grant: AccessGrant, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
+        var response = response
+        let family = grant.claims.sid
+        if context.notes.issued == nil, let every = rotateEvery, !family.isEmpty, rotations.countSuccess(family: family) % every == 0,
+            let issued = try await mock.authority.reissueAccessToken(familyID: family)
+        {
+            context.notes.issued = issued
+            rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())
+            mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
+        }
+        if context.notes.issued != nil, let newest = rotations.newest(family: family) {
+            response.headers[header] = header == .authorization ? "Bearer \(newest)" : newest
+        }
+        return response
+    }
+
+    public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
+        plainRefusal(refusal, context: context)
+    }
+
+    public func startupHints(baseURL: String, directory: Directory) -> [String] {
+        BackendDialect.loginHints(baseURL: baseURL, directory: directory) + [
+            "Refresh (after a 401, repeat the request with the refresh token; the new access token comes back in \(header)):",
+            "  curl -si -H \"Authorization: Bearer $REFRESH_TOKEN\" \(baseURL)/api/me",
+        ]
+    }
+}
+
+/// Per login: successful answers counted, and the newest access token.
+private final class RotationState: Sendable {
+    private struct Family {
+        var successes = 0
+        var newest: String?
+        var newestIssuedAt = Date.distantPast
+    }
+    private let families = Mutex([String: Family]())
+
+    func countSuccess(family: String) -> Int {
+        families.withLock { families in
+            families[family, default: Family()].successes += 1
+            return families[family]!.successes
+        }
+    }
+
+    /// Keeps `token` only if it is not older than the newest one known.
+    func record(family: String, token: String, issuedAt: Date) {
+        families.withLock { families in
+            var entry = families[family, default: Family()]
+            if issuedAt >= entry.newestIssuedAt {
+                entry.newest = token
+                entry.newestIssuedAt = issuedAt
+            }
+            families[family] = entry
+        }
+    }
+
+    func newest(family: String) -> String? {
+        families.withLock { $0[family]?.newest }
+    }
+}
