@@ -10,6 +10,8 @@ public final class Authmock: Sendable {
     public let profile: any Profile
     public let journal: RequestJournal
     public let faults = FaultRules()
+    /// Encoded `/api/me` answers by token id.
+    let meAnswers = ResponseCache(limit: 10_000)
     private let baseURLBox: Mutex<String>
 
     public init(options: ServerOptions, clock: VirtualClock = VirtualClock()) async throws {

@@ -31,7 +31,7 @@ struct ErrorMiddleware: RouterMiddleware {
 }
 
 /// One line per request at info level. Paths only (no query), and never a
-/// token: the credential is summarised by the handler as kind, id and state.
+/// token: credentials appear as kind, id and state from the journal entry.
 struct RequestLogMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: AuthmockRequestContext,
@@ -43,7 +43,12 @@ struct RequestLogMiddleware: RouterMiddleware {
             let elapsed = ContinuousClock.now - start
             var line = "\(request.method) \(request.uri.path) -> \(response.status.code)"
             if let code = context.notes.errorCode { line += " \(code)" }
-            if let credential = context.notes.credential { line += " [\(credential)]" }
+            if let entry = context.notes.entry {
+                for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {
+                    line += " [\(token.kind) \(token.id ?? "?") \(token.state)]"
+                }
+                if let fault = entry.fault { line += " fault \(fault)" }
+            }
             let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
             line += " (\(String(format: "%.1f", ms)) ms)"
             context.logger.info("\(line)")

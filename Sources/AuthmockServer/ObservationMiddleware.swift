@@ -38,6 +38,7 @@ struct ObservationMiddleware: RouterMiddleware {
             let elapsed = ContinuousClock.now - arrival.start
             entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
             mock.journal.append(entry)
+            if context.logger.logLevel <= .info { context.notes.entry = entry }
             return response
         }
 

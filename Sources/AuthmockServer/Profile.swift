@@ -31,8 +31,8 @@ public protocol Profile: Sendable {
     func row(for common: CommonError) -> ErrorRow
     /// Encodes a refused resource request (and notes its code, via `fail`).
     func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response
-    /// A successful JSON answer (the envelope dialect wraps it).
-    func success<Body: Encodable>(_ body: Body, status: HTTPResponse.Status, headers: HTTPFields) -> Response
+    /// The bytes of a successful JSON answer (the envelope dialect wraps it).
+    func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer
     /// Judges the credentials of a resource request.
     func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal>
     /// Last look at a successful resource answer (header rotation adds a token here).
@@ -44,8 +44,13 @@ public protocol Profile: Sendable {
 extension Profile {
     public func row(for common: CommonError) -> ErrorRow { common.row }
 
-    public func success<Body: Encodable>(_ body: Body, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        JSONResponse.encode(body, status: status, headers: headers)
+    public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
+        JSONResponse.bytes(body)
+    }
+
+    /// A successful JSON answer in this dialect's shape.
+    func success<Body: Encodable>(_ body: Body, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        JSONResponse.response(successBody(body), status: status, headers: headers)
     }
 
     public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {

@@ -16,13 +16,18 @@ enum Resources {
             switch await profile.authorizeResource(request, context: context, mock: mock) {
             case .failure(let refusal): return profile.resourceRefusal(refusal, context: context)
             case .success(let grant):
-                let c = grant.claims
-                let me = Me(
-                    sub: grant.subject, clientID: c.clientID, scope: c.scope,
-                    claims: .init(iss: c.iss.value, sub: c.sub.value, aud: c.aud.value,
-                                  exp: Int(c.exp.value.timeIntervalSince1970), iat: Int(c.iat.value.timeIntervalSince1970),
-                                  jti: c.jti.value, clientID: c.clientID, scope: c.scope, sid: c.sid))
-                return try await profile.finishResource(profile.success(me, status: .ok, headers: [:]), grant: grant, context: context, mock: mock)
+                // A token's claims never change, so neither does its /api/me
+                // answer: encode it once per token, not once per request.
+                let body = mock.meAnswers.body(for: grant.tokenID) {
+                    let c = grant.claims
+                    let me = Me(
+                        sub: grant.subject, clientID: c.clientID, scope: c.scope,
+                        claims: .init(iss: c.iss.value, sub: c.sub.value, aud: c.aud.value,
+                                      exp: Int(c.exp.value.timeIntervalSince1970), iat: Int(c.iat.value.timeIntervalSince1970),
+                                      jti: c.jti.value, clientID: c.clientID, scope: c.scope, sid: c.sid))
+                    return profile.successBody(me)
+                }
+                return try await profile.finishResource(JSONResponse.response(body), grant: grant, context: context, mock: mock)
             }
         }
         for method in methods {
@@ -56,10 +61,8 @@ enum Resources {
         switch PresentedCredential(request.headers) {
         case .bearer(let value): token = value
         case .none:
-            context.notes.credential = "none"
             return .failure(.noBearer(notBearer: false))
         case let other:
-            context.notes.credential = "scheme \(other.scheme)"
             return .failure(.noBearer(notBearer: true))
         }
         return await authorize(token: token, request: request, context: context, mock: mock)
@@ -76,11 +79,9 @@ enum Resources {
         }
         switch verification {
         case .invalid(let failure, let jti):
-            context.notes.credential = "access \(jti ?? "?") \(failure.rawValue)"
             if failure == .malformed, mock.authority.inspectRefreshToken(token) != nil { return .failure(.refreshTokenAsAccessToken) }
             return .failure(.token(failure))
         case .valid(let grant):
-            context.notes.credential = "access \(grant.tokenID) valid"
             let scope = requiredScope(method: request.method, path: request.uri.path)
             guard grant.scopes.contains(scope) else { return .failure(.insufficientScope(required: scope)) }
             return .success(grant)

@@ -14,25 +14,29 @@ enum JSONResponse {
     static func encode(
         _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], encoder: JSONEncoder = encoder
     ) -> Response {
+        response(bytes(value, encoder: encoder), status: status, headers: headers)
+    }
+
+    static func bytes(_ value: some Encodable, encoder: JSONEncoder = encoder) -> ByteBuffer {
         // Encoding our own Codable types cannot fail; a failure is a bug and
         // still answers with well-formed JSON.
-        let data = (try? encoder.encode(value)) ?? Data(#"{"error":"server_error"}"#.utf8)
-        return make(data, status: status, headers: headers)
+        ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data(#"{"error":"server_error"}"#.utf8))
+    }
+
+    /// A JSON answer around already encoded bytes.
+    static func response(_ body: ByteBuffer, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        if headers[.pragma] == nil { headers[.pragma] = "no-cache" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
     }
 
     /// For bodies whose shape is open-ended (echoed claims and request data).
     static func object(_ object: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data(#"{"error":"server_error"}"#.utf8)
-        return make(data, status: status, headers: headers)
-    }
-
-    private static func make(_ data: Data, status: HTTPResponse.Status, headers: HTTPFields) -> Response {
-        var headers = headers
-        headers[.contentType] = "application/json"
-        headers[.cacheControl] = "no-store"
-        if headers[.pragma] == nil { headers[.pragma] = "no-cache" }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return response(ByteBuffer(bytes: data), status: status, headers: headers)
     }
 }
 

@@ -11,7 +11,7 @@ import Synchronization
 public final class RequestNotes: Sendable {
     struct Values: Sendable {
         var errorCode: String?
-        var credential: String?
+        var entry: JournalEntry?
         var verification: AccessVerification?
         var issued: IssuedTokens?
     }
@@ -22,10 +22,10 @@ public final class RequestNotes: Sendable {
         set { values.withLock { $0.errorCode = newValue } }
     }
 
-    /// Short description of the presented credential for the log, e.g. `access <jti> expired`.
-    var credential: String? {
-        get { values.withLock { $0.credential } }
-        set { values.withLock { $0.credential = newValue } }
+    /// The journal entry of this request, for the log line.
+    var entry: JournalEntry? {
+        get { values.withLock { $0.entry } }
+        set { values.withLock { $0.entry = newValue } }
     }
 
     /// The Bearer token's verification, done once on arrival.

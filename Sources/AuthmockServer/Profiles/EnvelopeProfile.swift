@@ -74,8 +74,8 @@ public struct EnvelopeProfile: Profile {
         var code: Int, message: String
     }
 
-    public func success<Body: Encodable>(_ body: Body, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        JSONResponse.encode(Envelope(data: body, error: nil), status: status, headers: headers)
+    public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
+        JSONResponse.bytes(Envelope(data: body, error: nil))
     }
 
     public func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response {

@@ -57,7 +57,6 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         do {
             switch try await mock.authority.refresh(token, clientID: nil, rotate: false) {
             case .failure(let failure):
-                context.notes.credential = "refresh \(failure.rawValue)"
                 return .failure(.refresh(failure))
             case .success(let tokens): issued = tokens
             }
@@ -65,7 +64,6 @@ public struct HeaderRotationProfile: PlainErrorProfile {
             return .failure(.refresh(.unknown))
         }
         context.notes.issued = issued
-        context.notes.credential = "refresh valid"
         guard case .valid(let grant) = await mock.authority.verifyAccessToken(issued.accessToken) else {
             return .failure(.refresh(.revoked))
         }

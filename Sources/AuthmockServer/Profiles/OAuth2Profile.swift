@@ -130,11 +130,6 @@ public struct OAuth2Profile: Profile {
             return success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context)
         case "refresh_token":
             guard let refreshToken = form["refresh_token"] else { return fail(OAuth2Error.missingParameter, detail: "refresh_token", context: context) }
-            if let info = mock.authority.inspectRefreshToken(refreshToken) {
-                context.notes.credential = "refresh \(info.id) \(info.failure?.rawValue ?? "valid")"
-            } else {
-                context.notes.credential = "refresh unknown"
-            }
             switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
             case .success(let issued): return success(issued, context: context)
             case .failure(let failure):
