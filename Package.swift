@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "authmock", targets: ["authmock"]),
+        .executable(name: "authmock-reference-driver", targets: ["authmock-reference-driver"]),
+        .library(name: "DriverKit", targets: ["DriverKit"]),
         .library(name: "AuthmockCore", targets: ["AuthmockCore"]),
         .library(name: "AuthmockServer", targets: ["AuthmockServer"]),
     ],
@@ -19,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
     ],
     targets: [
         // Token core: clock, keys, token and family state, the error table. No HTTP.
@@ -39,12 +42,36 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Scenario model (YAML), the runner that replays it against a driver, and reports.
+        .target(
+            name: "AuthmockScenario",
+            dependencies: [
+                "AuthmockCore",
+                "AuthmockServer",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The driver protocol for Swift drivers: wrap a client in ~30 lines.
+        .target(name: "DriverKit"),
+        // A correct token-refresh client for every profile (and, behind a
+        // switch, the classic bugs), on AsyncHTTPClient.
+        .target(
+            name: "ReferenceClient",
+            dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")]
+        ),
+        .executableTarget(
+            name: "authmock-reference-driver",
+            dependencies: ["DriverKit", "ReferenceClient"]
+        ),
         // Thin CLI over the modules above.
         .executableTarget(
             name: "authmock",
             dependencies: [
                 "AuthmockCore",
                 "AuthmockServer",
+                "AuthmockScenario",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -63,11 +90,16 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
+        .testTarget(
+            name: "AuthmockScenarioTests",
+            dependencies: ["AuthmockScenario", "DriverKit", "ReferenceClient", "authmock-reference-driver"]
+        ),
         // Starts the real `authmock` binary and talks to it over sockets.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
                 "authmock",
+                "authmock-reference-driver",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

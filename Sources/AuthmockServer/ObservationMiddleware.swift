@@ -61,7 +61,8 @@ struct ObservationMiddleware: RouterMiddleware {
         let route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)
         entry.kind = route.kind
         entry.grantType = route.grantType
-        if case .bearer(let token) = presented {
+        // A refresh token sent as Bearer (header rotation) is judged as a refresh token only.
+        if case .bearer(let token) = presented, token != route.refreshToken {
             let verification = await mock.authority.verifyAccessToken(token)
             context.notes.verification = verification
             entry.accessToken = PresentedToken(verification)

@@ -1,0 +1,73 @@
+import AuthmockServer
+import Foundation
+
+/// A case's verdict, in the vocabulary of conformance suites.
+public enum Verdict: String, Sendable, Codable, CaseIterable {
+    case pass = "PASS"
+    /// A `must` expectation broke.
+    case fail = "FAIL"
+    /// Only `should` expectations broke.
+    case nonStrict = "NON-STRICT"
+    /// Not run: the driver does not speak the profile, or a known failure.
+    case skip = "SKIP"
+    /// The harness or the driver failed: crash, hang, garbage output.
+    case error = "ERROR"
+}
+
+/// One checked expectation.
+public struct Finding: Sendable, Codable, Equatable {
+    /// The expectation's key in the scenario file, e.g. `refreshes`.
+    public var expectation: String
+    public var passed: Bool
+    /// Expected against observed, in a sentence.
+    public var message: String
+    /// Journal lines and driver outcomes that show it.
+    public var evidence: [String]
+}
+
+/// What the application saw for one call.
+public struct CallOutcome: Sendable, Codable, Equatable {
+    public var call: String
+    public var request: String
+    public var outcome: String
+    public var status: Int?
+    public var message: String?
+}
+
+public struct CaseResult: Sendable, Codable {
+    public var id: String
+    public var name: String
+    public var profile: String
+    public var level: String
+    public var file: String
+    public var verdict: Verdict
+    /// Why it was skipped or errored; for a known failure, the listed reason.
+    public var reason: String?
+    public var findings: [Finding]
+    public var calls: [CallOutcome]
+    /// The whole journal of the case, one line per request.
+    public var journal: [String]
+    public var driverStderr: String
+    public var seconds: Double
+
+    /// `1.1 [oauth2]`: how reports name a case run.
+    public var label: String { "\(id) [\(profile)]" }
+    public var failedFindings: [Finding] { findings.filter { !$0.passed } }
+}
+
+/// One journal entry as a line of evidence.
+func describe(_ entry: JournalEntry, start: Date) -> String {
+    var line = "#\(entry.seq) +\(String(format: "%.3f", entry.realTime.timeIntervalSince(start)))s \(entry.method) \(entry.path) [\(entry.kind.rawValue)]"
+    if let call = entry.call { line += " call=\(call)" }
+    if entry.scheme != "Bearer" && entry.scheme != "none" || entry.accessToken == nil && entry.refreshToken == nil { line += " auth=\(entry.scheme)" }
+    for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {
+        line += " \(token.kind) \(token.id.map { String($0.prefix(10)) } ?? "?") \(token.state)"
+    }
+    line += entry.status == 0 ? " -> no answer" : " -> \(entry.status)"
+    if let code = entry.errorCode { line += " \(code)" }
+    if let access = entry.issuedAccess { line += " issued access \(access.prefix(10))" }
+    if let refresh = entry.issuedRefresh { line += " issued refresh \(refresh.prefix(10))" }
+    if let fault = entry.fault { line += " (fault \(fault))" }
+    if entry.undelivered { line += " (not delivered)" }
+    return line
+}

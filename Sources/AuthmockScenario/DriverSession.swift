@@ -1,0 +1,191 @@
+import Foundation
+import Subprocess
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One answer a driver sent, decoded from its JSON line.
+public struct DriverAnswer: Sendable {
+    public var id: String
+    public var ok: Bool
+    public var outcome: String?
+    public var status: Int?
+    public var message: String?
+    public var fields: [String: String]
+    /// hello: the dialects the driver's library can talk to.
+    public var profiles: [String]?
+    public var line: String
+}
+
+/// Why a driver conversation broke: the runner reports these as ERROR.
+public enum DriverFailure: Error, CustomStringConvertible, Equatable {
+    case exitedEarly(status: String)
+    case notJSON(line: String)
+    case badAnswer(line: String, problem: String)
+    case unanswered(id: String, op: String, seconds: Double)
+    case cannotStart(String)
+
+    public var description: String {
+        switch self {
+        case .exitedEarly(let status): "the driver exited before the scenario finished (\(status))"
+        case .notJSON(let line): "the driver printed a line that is not JSON: \(line.prefix(200))"
+        case .badAnswer(let line, let problem): "the driver sent an answer the protocol does not allow (\(problem)): \(line.prefix(200))"
+        case .unanswered(let id, let op, let seconds): "the driver left \(op) id \(id) unanswered for \(String(format: "%.1f", seconds)) s"
+        case .cannotStart(let reason): "the driver could not be started: \(reason)"
+        }
+    }
+}
+
+/// The runner's side of one driver conversation (protocol version 1):
+/// numbered JSON lines out, answers matched by id, in any order.
+actor DriverChannel {
+    private var nextID = 0
+    private var waiting: [String: CheckedContinuation<DriverAnswer, any Error>] = [:]
+    private var answered: [String: DriverAnswer] = [:]
+    private var sentOps: [String: String] = [:]
+    private(set) var failure: DriverFailure?
+    private var stderrTail: [String] = []
+    private let send: @Sendable (String) async throws -> Void
+
+    init(send: @escaping @Sendable (String) async throws -> Void) {
+        self.send = send
+    }
+
+    /// Sends a message; returns its id. `fields` must be JSON-serialisable.
+    func post(_ op: String, _ fields: [String: any Sendable] = [:]) async throws -> String {
+        if let failure { throw failure }
+        let id = "\(nextID)"
+        nextID += 1
+        var message: [String: Any] = fields
+        message["id"] = id
+        message["op"] = op
+        let data = try JSONSerialization.data(withJSONObject: message, options: [.sortedKeys, .withoutEscapingSlashes])
+        sentOps[id] = op
+        try await send(String(decoding: data, as: UTF8.self) + "\n")
+        return id
+    }
+
+    /// The answer to `id`, or the reason there will be none by `deadline`.
+    func answer(_ id: String, deadline: ContinuousClock.Instant) async throws -> DriverAnswer {
+        if let done = answered[id] { return done }
+        if let failure { throw failure }
+        let start = ContinuousClock.now
+        let timer = Task { [weak self] in
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            let seconds = ContinuousClock.now - start
+            await self?.timeout(id, after: Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18)
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            waiting[id] = continuation
+        }
+    }
+
+    private func timeout(_ id: String, after seconds: Double) {
+        guard let continuation = waiting.removeValue(forKey: id) else { return }
+        continuation.resume(throwing: DriverFailure.unanswered(id: id, op: sentOps[id] ?? "?", seconds: seconds))
+    }
+
+    /// A line the driver printed on stdout.
+    func received(_ line: String) {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else {
+            return fail(.notJSON(line: trimmed))
+        }
+        guard let id = object["id"] as? String else { return fail(.badAnswer(line: trimmed, problem: "no string id")) }
+        guard sentOps[id] != nil else { return fail(.badAnswer(line: trimmed, problem: "id \(id) was never sent")) }
+        guard answered[id] == nil else { return fail(.badAnswer(line: trimmed, problem: "id \(id) answered twice")) }
+        guard let ok = object["ok"] as? Bool else { return fail(.badAnswer(line: trimmed, problem: "no boolean ok")) }
+        var fields: [String: String] = [:]
+        for (key, value) in object where value is String { fields[key] = value as? String }
+        let answer = DriverAnswer(
+            id: id, ok: ok, outcome: object["outcome"] as? String, status: object["status"] as? Int,
+            message: object["message"] as? String, fields: fields, profiles: object["profiles"] as? [String], line: trimmed)
+        answered[id] = answer
+        waiting.removeValue(forKey: id)?.resume(returning: answer)
+    }
+
+    func stderr(_ line: String) {
+        stderrTail.append(line)
+        if stderrTail.count > 200 { stderrTail.removeFirst(stderrTail.count - 200) }
+    }
+
+    var stderrText: String { stderrTail.joined(separator: "\n") }
+
+    func ended(status: String) {
+        fail(.exitedEarly(status: status))
+    }
+
+    func fail(_ failure: DriverFailure) {
+        guard self.failure == nil else { return }
+        self.failure = failure
+        for (_, continuation) in waiting { continuation.resume(throwing: failure) }
+        waiting.removeAll()
+    }
+}
+
+/// Starts a driver command in its own process group, runs `body` with the
+/// channel, then shuts the driver down and kills whatever is left of its group.
+enum DriverProcess {
+    static func with<T: Sendable>(
+        command: String, environment: [String: String], stderrLog: @escaping @Sendable (String) -> Void = { _ in },
+        _ body: @escaping @Sendable (DriverChannel) async throws -> T
+    ) async throws -> (result: T, stderr: String) {
+        var options = PlatformOptions()
+        options.processGroupID = 0
+        options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))]
+        var updates: [Environment.Key: String?] = [:]
+        for (key, value) in environment { updates[Environment.Key(stringLiteral: key)] = value }
+        let configuration = Configuration(
+            executable: .path("/bin/sh"), arguments: ["-c", command],
+            environment: .inherit.updating(updates), platformOptions: options)
+        let box = ResultBox<T>()
+        do {
+            _ = try await run(configuration, input: .inputWriter, output: .sequence, error: .sequence) { execution in
+                let writer = execution.standardInputWriter
+                let channel = DriverChannel { line in _ = try await writer.write(line) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await line in execution.standardOutput.strings() { await channel.received(line) }
+                        await channel.ended(status: "its standard output closed")
+                    }
+                    group.addTask {
+                        for try await line in execution.standardError.strings() {
+                            await channel.stderr(line)
+                            stderrLog(line)
+                        }
+                    }
+                    do {
+                        box.value = try await body(channel)
+                    } catch {
+                        box.error = error
+                    }
+                    box.stderr = await channel.stderrText
+                    try? await writer.finish()
+                    // Whatever the driver left running (children included) goes with its group.
+                    await execution.teardown(using: [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))])
+                    group.cancelAll()
+                }
+            }
+        } catch let error as DriverFailure {
+            throw error
+        } catch {
+            if box.value == nil && box.error == nil { throw DriverFailure.cannotStart("\(error)") }
+        }
+        if let error = box.error { throw error }
+        guard let value = box.value else { throw DriverFailure.cannotStart("no result") }
+        return (value, box.stderr)
+    }
+}
+
+/// Carries the body's result out of the subprocess closure.
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _value: T?
+    private var _error: (any Error)?
+    private var _stderr = ""
+    var value: T? { get { lock.withLock { _value } } set { lock.withLock { _value = newValue } } }
+    var error: (any Error)? { get { lock.withLock { _error } } set { lock.withLock { _error = newValue } } }
+    var stderr: String { get { lock.withLock { _stderr } } set { lock.withLock { _stderr = newValue } } }
+}

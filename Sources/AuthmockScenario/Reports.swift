@@ -1,0 +1,99 @@
+import Foundation
+
+/// Console, JUnit and JSON forms of a run's results.
+public enum Reports {
+    /// One progress line per finished case.
+    public static func progressLine(_ result: CaseResult) -> String {
+        let seconds = String(format: "%.2f s", result.seconds)
+        var line = "\(result.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(result.label.padding(toLength: 24, withPad: " ", startingAt: 0)) \(result.name) (\(seconds))"
+        if let reason = result.reason, result.verdict != .pass { line += "\n           \(reason)" }
+        return line
+    }
+
+    /// What a person fixing their client reads: each broken expectation with its evidence.
+    public static func details(_ result: CaseResult) -> String {
+        guard [.fail, .nonStrict, .error].contains(result.verdict) else { return "" }
+        var out = "\n\(result.verdict.rawValue) \(result.label) \(result.name)  (\(result.file))\n"
+        if let reason = result.reason { out += "  \(reason)\n" }
+        for finding in result.failedFindings {
+            out += "  x \(finding.expectation): \(finding.message)\n"
+            for line in finding.evidence { out += "      \(line)\n" }
+        }
+        if result.verdict == .error, !result.driverStderr.isEmpty {
+            out += "  driver stderr (last lines):\n" + result.driverStderr.split(separator: "\n").suffix(15).map { "      \($0)\n" }.joined()
+        }
+        return out
+    }
+
+    public static func summary(_ results: [CaseResult], seconds: Double) -> String {
+        var counts: [Verdict: Int] = [:]
+        for result in results { counts[result.verdict, default: 0] += 1 }
+        var out = "\n" + "verdict     count\n"
+        for verdict in Verdict.allCases { out += "\(verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))\(counts[verdict] ?? 0)\n" }
+        out += String(format: "%d cases in %.1f s\n", results.count, seconds)
+        // A closing line test harnesses recognise.
+        out += "\(counts[.pass] ?? 0) passed, \((counts[.fail] ?? 0) + (counts[.error] ?? 0)) failed, \((counts[.skip] ?? 0) + (counts[.nonStrict] ?? 0)) skipped\n"
+        return out
+    }
+
+    /// JUnit XML: one test case per (case, profile); FAIL and ERROR map to
+    /// failure and error, SKIP and NON-STRICT to skipped.
+    public static func junit(_ results: [CaseResult], seconds: Double) -> String {
+        let failures = results.filter { $0.verdict == .fail }.count
+        let errors = results.filter { $0.verdict == .error }.count
+        let skipped = results.filter { $0.verdict == .skip || $0.verdict == .nonStrict }.count
+        var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        xml += #"<testsuites name="authmock" tests="\#(results.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(String(format: "%.3f", seconds))">"# + "\n"
+        for (profile, group) in Dictionary(grouping: results, by: \.profile).sorted(by: { $0.key < $1.key }) {
+            xml += #"  <testsuite name="authmock.\#(escape(profile))" tests="\#(group.count)" failures="\#(group.filter { $0.verdict == .fail }.count)" errors="\#(group.filter { $0.verdict == .error }.count)" skipped="\#(group.filter { $0.verdict == .skip || $0.verdict == .nonStrict }.count)">"# + "\n"
+            for result in group {
+                xml += #"    <testcase classname="authmock.\#(escape(profile))" name="\#(escape("\(result.id) \(result.name)"))" file="\#(escape(result.file))" time="\#(String(format: "%.3f", result.seconds))">"#
+                let text = escape(details(result))
+                switch result.verdict {
+                case .fail: xml += "\n" + #"      <failure message="\#(escape(result.failedFindings.first?.message ?? "failed"))">\#(text)</failure>"# + "\n    "
+                case .error: xml += "\n" + #"      <error message="\#(escape(result.reason ?? "error"))">\#(text)</error>"# + "\n    "
+                case .skip: xml += "\n" + #"      <skipped message="\#(escape(result.reason ?? "skipped"))"/>"# + "\n    "
+                case .nonStrict: xml += "\n" + #"      <skipped message="NON-STRICT: \#(escape(result.failedFindings.first?.message ?? ""))"/>"# + "\n    "
+                case .pass: break
+                }
+                if !result.driverStderr.isEmpty { xml += "\n      <system-err>\(escape(String(result.driverStderr.suffix(4000))))</system-err>\n    " }
+                xml += "</testcase>\n"
+            }
+            xml += "  </testsuite>\n"
+        }
+        return xml + "</testsuites>\n"
+    }
+
+    public static func json(_ results: [CaseResult], seconds: Double, driver: String) -> String {
+        struct Report: Encodable {
+            var tool = "authmock"
+            var driver: String
+            var seconds: Double
+            var summary: [String: Int]
+            var cases: [CaseResult]
+        }
+        var summary: [String: Int] = [:]
+        for result in results { summary[result.verdict.rawValue, default: 0] += 1 }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(Report(driver: driver, seconds: seconds, summary: summary, cases: results))) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "\n", "\t", "\r": out.unicodeScalars.append(scalar)
+            default:
+                // XML 1.0 forbids most control characters, whatever a driver printed.
+                if scalar.value < 0x20 { out += "?" } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,194 @@
+import AuthmockCore
+import AuthmockServer
+import Foundation
+import Yams
+
+/// Reads scenario files: YAML checked against `ScenarioFormat`, then built
+/// into `Scenario` values. Every error names file:line:column.
+public enum ScenarioLoader {
+    /// Every `.yaml`/`.yml` file under the paths (directories recursively), sorted.
+    public static func files(in paths: [String]) throws -> [String] {
+        var found: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ScenarioError(file: path, line: 1, column: 1, message: "no such file or directory")
+            }
+            if isDirectory.boolValue {
+                let enumerator = FileManager.default.enumerator(atPath: path)
+                while let entry = enumerator?.nextObject() as? String {
+                    if entry.hasSuffix(".yaml") || entry.hasSuffix(".yml") { found.append((path as NSString).appendingPathComponent(entry)) }
+                }
+            } else {
+                found.append(path)
+            }
+        }
+        return found.sorted()
+    }
+
+    public static func load(file: String) throws(ScenarioError) -> Scenario {
+        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+            throw ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")
+        }
+        return try parse(text, file: file)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ScenarioError) -> Scenario {
+        let node: Node
+        do {
+            guard let composed = try Yams.compose(yaml: text) else {
+                throw ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected a scenario mapping")
+            }
+            node = composed
+        } catch let error as ScenarioError {
+            throw error
+        } catch let error as YamlError {
+            throw yamlError(error, file: file)
+        } catch {
+            throw ScenarioError(file: file, line: 1, column: 1, message: "\(error)")
+        }
+        let checker = SpecChecker(file: file)
+        let value = try checker.check(node, .object(ScenarioFormat.scenario), "")
+        return try Builder(checker: checker, file: file).scenario(value)
+    }
+
+    private static func yamlError(_ error: YamlError, file: String) -> ScenarioError {
+        switch error {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
+            return ScenarioError(file: file, line: mark.line, column: mark.column, message: "invalid YAML: \(problem)\(context.map { " \($0.text)" } ?? "")")
+        default:
+            return ScenarioError(file: file, line: 1, column: 1, message: "invalid YAML: \(error)")
+        }
+    }
+}
+
+/// Builds the model from checked values; what remains are cross-field rules.
+private struct Builder {
+    let checker: SpecChecker
+    let file: String
+
+    func scenario(_ value: SpecValue) throws(ScenarioError) -> Scenario {
+        let o = value.object!
+        var profiles: [String]
+        switch (o["profile"], o["profiles"]) {
+        case (let one?, nil): profiles = [one.string!]
+        case (nil, let many?):
+            profiles = many.array!.map { $0.string! }
+            guard !profiles.isEmpty else { throw checker.error(at: many.mark, "profiles: list at least one profile") }
+        case (nil, nil): profiles = ["oauth2"]
+        case (_, let many?): throw checker.error(at: many.mark, "give either profile or profiles, not both")
+        }
+        profiles = profiles.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+        let steps = try o["steps"]!.array!.map { step throws(ScenarioError) in try self.step(step) }
+        guard !steps.isEmpty else { throw checker.error(at: o["steps"]?.mark, "steps: a scenario needs at least one step") }
+        let expect = try expectations(o["expect"]!)
+        return Scenario(
+            id: o["id"]!.string!, name: o["name"]!.string!, description: o["description"]!.string!,
+            profiles: profiles, level: o["level"]?.string == "should" ? .should : .must,
+            server: try server(o["server"]), steps: steps, expect: expect,
+            timeout: o["timeout"]?.number ?? 20, file: file)
+    }
+
+    func server(_ value: SpecValue?) throws(ScenarioError) -> ServerSettings {
+        var settings = ServerSettings()
+        guard let o = value?.object else { return settings }
+        settings.accessTTL = o["access_ttl"]?.integer
+        settings.refreshTTL = o["refresh_ttl"]?.integer
+        settings.rotateRefresh = o["rotate_refresh"]?.boolean
+        settings.reuseGrace = o["reuse_grace"]?.integer
+        if let style = o["oauth2_errors"]?.string { settings.profileOptions.oauth2Errors = OAuth2ErrorStyle(rawValue: style)! }
+        if let header = o["rotation_header"]?.string { settings.profileOptions.rotationHeader = header }
+        settings.profileOptions.rotateEvery = o["rotate_every"]?.integer
+        if let grace = o["rotation_grace"]?.integer { settings.profileOptions.rotationGraceSeconds = grace }
+        settings.profileOptions.refreshFailureStatus = o["refresh_failure_status"]?.integer
+        do {
+            try settings.profileOptions.validate()
+        } catch {
+            throw checker.error(at: value?.mark, "server: \(error.description)")
+        }
+        return settings
+    }
+
+    func call(_ value: SpecValue) -> CallSpec {
+        let o = value.object!
+        return CallSpec(
+            method: (o["method"]?.string ?? "GET").uppercased(), path: o["path"]!.string!,
+            headers: o["headers"]?.object?.compactMapValues(\.string) ?? [:], body: o["body"]?.string)
+    }
+
+    func step(_ value: SpecValue) throws(ScenarioError) -> Step {
+        let (name, body) = value.object!.first!
+        switch name {
+        case "login":
+            let o = body.object!
+            return .login(username: o["username"]?.string ?? Directory.defaultUser.username, password: o["password"]?.string ?? Directory.defaultUser.password)
+        case "request":
+            guard body.object!["path"]!.string!.hasPrefix("/") else { throw checker.error(at: body.mark, "request.path must start with /") }
+            return .request(call(body), wait: body.object!["wait"]?.boolean ?? true)
+        case "parallel":
+            let o = body.object!
+            switch (o["count"], o["request"], o["requests"]) {
+            case (let count?, let request?, nil): return .parallel(Array(repeating: call(request), count: count.integer!))
+            case (nil, nil, let list?):
+                guard !(list.array!.isEmpty) else { throw checker.error(at: list.mark, "parallel.requests: list at least one request") }
+                return .parallel(list.array!.map(call))
+            case (nil, let request?, nil): return .parallel([call(request)])
+            default: throw checker.error(at: body.mark, "parallel: give count with request, or a list of requests")
+            }
+        case "advance_clock": return .advanceClock(seconds: body.number!)
+        case "sleep":
+            guard body.number! <= 30 else { throw checker.error(at: body.mark, "sleep: at most 30 seconds (keep real waits to the minimum)") }
+            return .sleep(seconds: body.number!)
+        case "expire", "revoke":
+            let selector: TokenSelector
+            do {
+                selector = try TokenSelector(StrictObject(body.plain as! [String: Any], path: name))
+            } catch {
+                throw checker.error(at: body.mark, error.message)
+            }
+            return name == "expire" ? .expire(selector) : .revoke(selector)
+        case "fault":
+            do {
+                return .fault(try FaultRule(StrictObject(body.plain as! [String: Any], path: "fault")))
+            } catch {
+                throw checker.error(at: body.mark, error.message)
+            }
+        case "wait_for":
+            if body.string == "all" { return .waitFor(.allCalls) }
+            let o = body.object!
+            return .waitFor(.journal(kinds: RouteKind.parseMatch(o["kind"]!.string!)!, count: o["count"]!.integer!))
+        case "check": return .check(try expectations(body))
+        default: throw checker.error(at: value.mark, "unknown step \(name)")
+        }
+    }
+
+    func range(_ value: SpecValue?) throws(ScenarioError) -> Expectations.Range? {
+        guard let value else { return nil }
+        if let exact = value.integer { return .init(min: exact, max: exact) }
+        let o = value.object!
+        let range = Expectations.Range(min: o["min"]?.integer, max: o["max"]?.integer)
+        if let min = range.min, let max = range.max, min > max { throw checker.error(at: value.mark, "min \(min) is greater than max \(max)") }
+        if range.min == nil && range.max == nil { throw checker.error(at: value.mark, "give min, max or both") }
+        return range
+    }
+
+    func expectations(_ value: SpecValue) throws(ScenarioError) -> Expectations {
+        let o = value.object!
+        var expect = Expectations()
+        expect.refreshes = try range(o["refreshes"])
+        expect.logins = try range(o["logins"])
+        expect.attemptsPerCall = try range(o["attempts_per_call"])
+        expect.refreshTokenReuse = try range(o["refresh_token_reuse"])
+        expect.staleTokenUses = try range(o["stale_token_uses"])
+        expect.maxRequests = o["max_requests"]?.integer
+        expect.sameBodyOnRetry = o["same_body_on_retry"]?.boolean
+        expect.retriedWithNewToken = o["retried_with_new_token"]?.boolean
+        if let rule = o["every_attempt"]?.object?["authorization"]?.string { expect.everyAttempt = .init(rawValue: rule) }
+        expect.retryAfterSeconds = o["retry_after"]?.object?["min_seconds"]?.number
+        for (kind, count) in o["outcomes"]?.object ?? [:] {
+            expect.outcomes[kind] = count.string == "all" ? .all : .exactly(count.integer!)
+        }
+        if expect.isEmpty { throw checker.error(at: value.mark, "expect: state at least one expectation") }
+        return expect
+    }
+}

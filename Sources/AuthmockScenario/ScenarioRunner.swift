@@ -1,0 +1,256 @@
+import AuthmockCore
+import AuthmockServer
+import Foundation
+import Hummingbird
+import Logging
+
+/// How `authmock run` runs the suite.
+public struct RunOptions: Sendable {
+    /// Shell command that starts the driver.
+    public var driver: String
+    /// Cases run at once; each has its own server and driver.
+    public var jobs: Int
+    /// Case ids (`1.1`, or `1.1 [envelope]`) the driver is known to fail, with the reason.
+    public var expectedFailures: [String: String]
+    public var environment: [String: String]
+
+    public init(driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:], environment: [String: String] = [:]) {
+        self.driver = driver
+        self.jobs = max(1, jobs)
+        self.expectedFailures = expectedFailures
+        self.environment = environment
+    }
+}
+
+/// Replays scenarios against a driver: a fresh in-process server and a fresh
+/// driver process per case, steps executed in order, then the expectations
+/// judged from the server's journal and the outcomes the driver reported.
+public enum ScenarioRunner {
+    /// Runs every (scenario, profile) pair, `jobs` at a time; results come
+    /// back in the order given, whatever order they finished in.
+    public static func run(
+        _ cases: [(Scenario, String)], options: RunOptions,
+        progress: @escaping @Sendable (CaseResult) -> Void = { _ in }
+    ) async -> [CaseResult] {
+        await withTaskGroup(of: (Int, CaseResult).self) { group in
+            var results = [CaseResult?](repeating: nil, count: cases.count)
+            var next = 0
+            func launch() {
+                guard next < cases.count else { return }
+                let index = next
+                let (scenario, profile) = cases[index]
+                next += 1
+                group.addTask { (index, await runCase(scenario, profile: profile, options: options)) }
+            }
+            for _ in 0..<min(options.jobs, cases.count) { launch() }
+            while let (index, result) = await group.next() {
+                results[index] = result
+                progress(result)
+                launch()
+            }
+            return results.compactMap { $0 }
+        }
+    }
+
+    public static func runCase(_ scenario: Scenario, profile: String, options: RunOptions) async -> CaseResult {
+        let started = ContinuousClock.now
+        let wallStart = Date()
+        var result = CaseResult(
+            id: scenario.id, name: scenario.name, profile: profile, level: scenario.level.rawValue, file: scenario.file,
+            verdict: .error, findings: [], calls: [], journal: [], driverStderr: "", seconds: 0)
+        var serverOptions = ServerOptions(port: 0, profile: profile, signingKey: .random())
+        scenario.server.apply(to: &serverOptions)
+        let mock: Authmock
+        do {
+            mock = try await Authmock(options: serverOptions)
+        } catch {
+            result.reason = "the scenario's server settings were refused: \(error)"
+            return result
+        }
+        var logger = Logger(label: "authmock-run")
+        logger.logLevel = .critical
+        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
+            portContinuation.yield(port)
+            portContinuation.finish()
+        }
+        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
+        defer { server.cancel() }
+        var iterator = portStream.makeAsyncIterator()
+        guard await iterator.next() != nil else {
+            result.reason = "the in-process server did not start"
+            return result
+        }
+
+        let deadline = started + .milliseconds(Int(scenario.timeout * 1000))
+        let client = mock.directory.clients.first ?? Directory.defaultClient
+        var environment = options.environment
+        environment["AUTHMOCK_BASE_URL"] = mock.baseURL
+        environment["AUTHMOCK_PROFILE"] = profile
+        environment["AUTHMOCK_CLIENT_ID"] = client.id
+        environment["AUTHMOCK_CLIENT_SECRET"] = client.secret ?? ""
+        let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
+        do {
+            let (outcome, stderr) = try await DriverProcess.with(command: options.driver, environment: environment) { channel in
+                try await play.run(channel, hello: [
+                    "protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? "",
+                ])
+            }
+            result.driverStderr = stderr
+            result.calls = outcome.calls.map(\.summary)
+            switch outcome.stop {
+            case .unsupported(let profiles):
+                result.verdict = .skip
+                result.reason = "the driver does not speak \(profile) (it lists \(profiles.joined(separator: ", ")))"
+            case .none, .failed:
+                result.findings = outcome.findings
+            }
+        } catch let failure as DriverFailure {
+            result.verdict = .error
+            result.reason = failure.description
+        } catch {
+            result.verdict = .error
+            result.reason = "\(error)"
+        }
+        let entries = mock.journal.entries().entries
+        result.journal = entries.map { describe($0, start: wallStart) }
+        if result.verdict != .skip && result.reason == nil {
+            let failed = result.findings.contains { !$0.passed }
+            result.verdict = failed ? (scenario.level == .should ? .nonStrict : .fail) : .pass
+        }
+        // A listed known failure stays visible, but does not fail the run.
+        if let reason = options.expectedFailures[result.label] ?? options.expectedFailures[result.id] {
+            if result.verdict == .fail || result.verdict == .nonStrict {
+                result.verdict = .skip
+                result.reason = "known failure: \(reason)"
+            } else if result.verdict == .pass {
+                result.reason = "listed as a known failure (\(reason)) but passed: remove it from the expected-failures file"
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return result
+    }
+}
+
+/// One case's steps against one driver conversation.
+private struct Play: Sendable {
+    let scenario: Scenario
+    let profile: String
+    let mock: Authmock
+    let deadline: ContinuousClock.Instant
+    let start: Date
+
+    enum Stop: Sendable {
+        case unsupported([String])
+        case failed
+    }
+
+    struct Outcome: Sendable {
+        var calls: [CallRecord]
+        var findings: [Finding]
+        var stop: Stop?
+    }
+
+    func run(_ channel: DriverChannel, hello: [String: any Sendable]) async throws -> Outcome {
+        var outcome = Outcome(calls: [], findings: [])
+        let helloID = try await channel.post("hello", hello)
+        let greeting = try await channel.answer(helloID, deadline: deadline)
+        guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
+        if let profiles = greeting.profiles, !profiles.contains(profile) {
+            outcome.stop = .unsupported(profiles)
+            try? await shutdown(channel)
+            return outcome
+        }
+        var nextCall = 1
+        func send(_ spec: CallSpec) async throws -> Int {
+            let call = "c\(nextCall)"
+            nextCall += 1
+            var headers = spec.headers
+            headers["X-Authmock-Call"] = call
+            var fields: [String: any Sendable] = ["method": spec.method, "path": spec.path, "headers": headers]
+            if let body = spec.body { fields["body"] = body }
+            let id = try await channel.post("request", fields)
+            outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec))
+            return outcome.calls.count - 1
+        }
+        func collect(_ index: Int) async throws {
+            guard outcome.calls[index].answer == nil else { return }
+            outcome.calls[index].answer = try await channel.answer(outcome.calls[index].driverID, deadline: deadline)
+        }
+        func collectAll() async throws {
+            for index in outcome.calls.indices { try await collect(index) }
+        }
+
+        steps: for (number, step) in scenario.steps.enumerated() {
+            switch step {
+            case .login(let username, let password):
+                let id = try await channel.post("login", ["username": username, "password": password])
+                let answer = try await channel.answer(id, deadline: deadline)
+                if !answer.ok {
+                    outcome.findings.append(Finding(
+                        expectation: "login", passed: false,
+                        message: "step \(number + 1): the client could not sign in: \(answer.outcome ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")",
+                        evidence: [answer.line]))
+                    outcome.stop = .failed
+                    break steps
+                }
+            case .request(let spec, let wait):
+                let index = try await send(spec)
+                if wait { try await collect(index) }
+            case .parallel(let specs):
+                for spec in specs { _ = try await send(spec) }
+            case .advanceClock(let seconds):
+                mock.clock.advance(seconds: seconds)
+            case .expire(let selector):
+                _ = mock.control.expire(selector)
+            case .revoke(let selector):
+                _ = mock.control.revoke(selector)
+            case .fault(let rule):
+                mock.control.addFault(rule)
+            case .waitFor(.allCalls):
+                try await collectAll()
+            case .waitFor(.journal(let kinds, let count)):
+                while mock.journal.count(JournalFilter(kinds: kinds)) < count {
+                    guard ContinuousClock.now < deadline else {
+                        outcome.findings.append(Finding(
+                            expectation: "wait_for", passed: false,
+                            message: "step \(number + 1): waited for \(count) \(kinds.map(\.rawValue).sorted().joined(separator: "/")) request(s); the client sent \(mock.journal.count(JournalFilter(kinds: kinds))) before the case timed out",
+                            evidence: []))
+                        outcome.stop = .failed
+                        break steps
+                    }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            case .sleep(let seconds):
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            case .check(let expect):
+                try await collectAll()
+                outcome.findings += evaluator(outcome.calls).evaluate(expect).map { finding in
+                    var finding = finding
+                    finding.message = "at step \(number + 1): " + finding.message
+                    finding.expectation = "check.\(finding.expectation)"
+                    return finding
+                }
+            }
+        }
+        if outcome.stop == nil {
+            try await collectAll()
+            outcome.findings += evaluator(outcome.calls).evaluate(scenario.expect)
+        }
+        try await shutdown(channel)
+        return outcome
+    }
+
+    func evaluator(_ calls: [CallRecord]) -> Evaluator {
+        let snapshot = mock.control.tokens()
+        var families: [String: String] = [:]
+        for token in snapshot.access { if let family = token.family { families[token.id] = family } }
+        return Evaluator(entries: mock.journal.entries().entries, calls: calls, families: families, start: start)
+    }
+
+    func shutdown(_ channel: DriverChannel) async throws {
+        let id = try await channel.post("shutdown")
+        _ = try await channel.answer(id, deadline: min(deadline, .now + .seconds(3)))
+    }
+}

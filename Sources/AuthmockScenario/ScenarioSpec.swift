@@ -1,0 +1,264 @@
+import AuthmockCore
+import Foundation
+import Yams
+
+/// A YAML value after validation, still carrying where it was written.
+public indirect enum SpecValue: Sendable {
+    case string(String, Mark?)
+    case integer(Int, Mark?)
+    case number(Double, Mark?)
+    case boolean(Bool, Mark?)
+    case object([String: SpecValue], Mark?)
+    case array([SpecValue], Mark?)
+
+    public var mark: Mark? {
+        switch self {
+        case .string(_, let m), .integer(_, let m), .number(_, let m), .boolean(_, let m), .object(_, let m), .array(_, let m): m
+        }
+    }
+    var string: String? { if case .string(let s, _) = self { return s }; return nil }
+    var integer: Int? { if case .integer(let i, _) = self { return i }; return nil }
+    var number: Double? {
+        switch self {
+        case .number(let d, _): return d
+        case .integer(let i, _): return Double(i)
+        default: return nil
+        }
+    }
+    var boolean: Bool? { if case .boolean(let b, _) = self { return b }; return nil }
+    var object: [String: SpecValue]? { if case .object(let o, _) = self { return o }; return nil }
+    var array: [SpecValue]? { if case .array(let a, _) = self { return a }; return nil }
+
+    /// Plain Foundation values (for the control API's parsers).
+    var plain: Any {
+        switch self {
+        case .string(let s, _): s
+        case .integer(let i, _): i
+        case .number(let d, _): d
+        case .boolean(let b, _): b
+        case .object(let o, _): o.mapValues(\.plain)
+        case .array(let a, _): a.map(\.plain)
+        }
+    }
+}
+
+/// The shape a value must have. The decoder checks YAML against these, and
+/// the JSON Schema is generated from the same tables, so they cannot drift.
+public indirect enum Shape: Sendable {
+    case string(oneOf: [String]? = nil)
+    case integer(minimum: Int? = nil)
+    case number(minimum: Double? = nil)
+    case boolean
+    /// Seconds as a number, or a string like `90s`, `5m`, `1h`.
+    case duration
+    /// A whole number, or `all`.
+    case countOrAll
+    case object(ObjectSpec)
+    case array(Shape)
+    /// An object of free keys with values of one shape (headers, outcome counts).
+    case map(Shape, keys: [String]? = nil)
+    /// The first alternative the value fits.
+    case oneOf([Shape])
+    /// An object with exactly one of the given keys (a step).
+    case choice([Field])
+}
+
+public struct Field: Sendable {
+    public let name: String
+    public let shape: Shape
+    public let required: Bool
+    public let doc: String
+
+    public init(_ name: String, _ shape: Shape, required: Bool = false, _ doc: String) {
+        self.name = name
+        self.shape = shape
+        self.required = required
+        self.doc = doc
+    }
+}
+
+public struct ObjectSpec: Sendable {
+    public let name: String
+    public let fields: [Field]
+
+    public init(_ name: String, _ fields: [Field]) {
+        self.name = name
+        self.fields = fields
+    }
+}
+
+/// A problem in a scenario file, at a place in it.
+public struct ScenarioError: Error, CustomStringConvertible, Equatable {
+    public let file: String
+    public let line: Int
+    public let column: Int
+    public let message: String
+
+    public var description: String { "\(file):\(line):\(column): \(message)" }
+}
+
+/// Checks YAML nodes against shapes, collecting the first error with its place.
+struct SpecChecker {
+    let file: String
+
+    func error(_ node: Node?, _ message: String) -> ScenarioError {
+        ScenarioError(file: file, line: node?.mark?.line ?? 1, column: node?.mark?.column ?? 1, message: message)
+    }
+
+    func error(at mark: Mark?, _ message: String) -> ScenarioError {
+        ScenarioError(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, message: message)
+    }
+
+    func check(_ node: Node, _ shape: Shape, _ path: String) throws(ScenarioError) -> SpecValue {
+        switch shape {
+        case .string(let allowed):
+            guard case .scalar(let scalar) = node, !node.isTag(.null) else { throw error(node, "\(path): expected a string, got \(describe(node))") }
+            if let allowed, !allowed.contains(scalar.string) {
+                throw error(node, "\(path): '\(scalar.string)' is not one of \(allowed.joined(separator: ", "))\(Suggestion.hint(for: scalar.string, in: allowed))")
+            }
+            return .string(scalar.string, node.mark)
+        case .integer(let minimum):
+            guard node.isTag(.int), let value = node.int else { throw error(node, "\(path): expected a whole number, got \(describe(node))") }
+            if let minimum, value < minimum { throw error(node, "\(path): must be at least \(minimum), got \(value)") }
+            return .integer(value, node.mark)
+        case .number(let minimum):
+            guard node.isTag(.int) || node.isTag(.float), let value = node.float ?? node.int.map(Double.init) else {
+                throw error(node, "\(path): expected a number, got \(describe(node))")
+            }
+            if let minimum, value < minimum { throw error(node, "\(path): must be at least \(minimum), got \(value)") }
+            return .number(value, node.mark)
+        case .boolean:
+            guard node.isTag(.bool), let value = node.bool else { throw error(node, "\(path): expected true or false, got \(describe(node))") }
+            return .boolean(value, node.mark)
+        case .duration:
+            if node.isTag(.int) || node.isTag(.float), let value = node.float ?? node.int.map(Double.init), value >= 0 {
+                return .number(value, node.mark)
+            }
+            if case .scalar(let scalar) = node, let seconds = Self.seconds(scalar.string) { return .number(seconds, node.mark) }
+            throw error(node, "\(path): expected a duration (seconds, or a number with s, m, h or d such as 90s), got \(describe(node))")
+        case .countOrAll:
+            if node.isTag(.int), let value = node.int, value >= 0 { return .integer(value, node.mark) }
+            if case .scalar(let scalar) = node, scalar.string == "all" { return .string("all", node.mark) }
+            throw error(node, "\(path): expected a whole number or 'all', got \(describe(node))")
+        case .object(let spec):
+            guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping (\(spec.name)), got \(describe(node))") }
+            var result: [String: SpecValue] = [:]
+            let names = spec.fields.map(\.name)
+            for (key, value) in mapping {
+                guard let name = key.string, let field = spec.fields.first(where: { $0.name == name }) else {
+                    throw error(key, "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))")
+                }
+                guard result[name] == nil else { throw error(key, "\(path): '\(name)' appears twice") }
+                result[name] = try check(value, field.shape, path.isEmpty ? name : "\(path).\(name)")
+            }
+            for field in spec.fields where field.required && result[field.name] == nil {
+                throw error(node, "\(path.isEmpty ? spec.name : path): missing required key '\(field.name)' (\(field.doc))")
+            }
+            return .object(result, node.mark)
+        case .array(let element):
+            guard case .sequence(let sequence) = node else { throw error(node, "\(path): expected a list, got \(describe(node))") }
+            var items: [SpecValue] = []
+            for (index, item) in sequence.enumerated() { items.append(try check(item, element, "\(path)[\(index)]")) }
+            return .array(items, node.mark)
+        case .map(let valueShape, let keys):
+            guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping, got \(describe(node))") }
+            var result: [String: SpecValue] = [:]
+            for (key, value) in mapping {
+                let name = key.string ?? ""
+                if let keys, !keys.contains(name) {
+                    throw error(key, "\(path): unknown key '\(name)'\(Suggestion.hint(for: name, in: keys)); expected one of: \(keys.joined(separator: ", "))")
+                }
+                result[name] = try check(value, valueShape, "\(path).\(name)")
+            }
+            return .object(result, node.mark)
+        case .oneOf(let shapes):
+            var first: ScenarioError? = nil
+            for candidate in shapes {
+                do { return try check(node, candidate, path) } catch { if first == nil { first = error } }
+            }
+            throw first ?? error(node, "\(path): unexpected value")
+        case .choice(let fields):
+            let names = fields.map(\.name)
+            // A bare word (`- wait_for_all`) is not a step; a step is `- name: value`.
+            guard case .mapping(let mapping) = node, mapping.count == 1, let key = mapping.first?.key, let value = mapping.first?.value else {
+                throw error(node, "\(path): a step is a mapping with exactly one key, one of: \(names.joined(separator: ", "))")
+            }
+            guard let name = key.string, let field = fields.first(where: { $0.name == name }) else {
+                throw error(key, "\(path): unknown step '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))")
+            }
+            return .object([name: try check(value, field.shape, "\(path).\(name)")], node.mark)
+        }
+    }
+
+    func describe(_ node: Node) -> String {
+        switch node {
+        case .mapping: "a mapping"
+        case .sequence: "a list"
+        case .scalar(let scalar):
+            node.isTag(.null) ? "nothing (null)"
+                : node.isTag(.int) || node.isTag(.float) ? "the number \(scalar.string)"
+                : node.isTag(.bool) ? scalar.string
+                : "the string '\(scalar.string)'"
+        case .alias: "an alias"
+        }
+    }
+
+    /// "90", "90s", "1.5m", "2h", "1d".
+    static func seconds(_ text: String) -> Double? {
+        var body = Substring(text.trimmingCharacters(in: .whitespaces))
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var factor = 1.0
+        if let last = body.last, let unit = units[last] {
+            factor = unit
+            body = body.dropLast()
+        }
+        guard let value = Double(body), value >= 0, value.isFinite else { return nil }
+        return value * factor
+    }
+}
+
+/// JSON Schema (draft 2020-12) for the scenario format, generated from the specs.
+enum SchemaWriter {
+    static func schema(_ shape: Shape, doc: String? = nil) -> [String: Any] {
+        var out: [String: Any]
+        switch shape {
+        case .string(let allowed):
+            out = ["type": ["string", "number"]]
+            if let allowed { out = ["enum": allowed] }
+        case .integer(let minimum):
+            out = ["type": "integer"]
+            if let minimum { out["minimum"] = minimum }
+        case .number(let minimum):
+            out = ["type": "number"]
+            if let minimum { out["minimum"] = minimum }
+        case .boolean: out = ["type": "boolean"]
+        case .duration:
+            out = ["oneOf": [["type": "number", "minimum": 0], ["type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?[smhd]?$"]]]
+        case .countOrAll:
+            out = ["oneOf": [["type": "integer", "minimum": 0], ["const": "all"]]]
+        case .object(let spec):
+            var properties: [String: Any] = [:]
+            for field in spec.fields { properties[field.name] = schema(field.shape, doc: field.doc) }
+            out = ["type": "object", "properties": properties, "additionalProperties": false]
+            let required = spec.fields.filter(\.required).map(\.name)
+            if !required.isEmpty { out["required"] = required }
+        case .array(let element): out = ["type": "array", "items": schema(element)]
+        case .map(let value, let keys):
+            out = ["type": "object", "additionalProperties": schema(value)]
+            if let keys { out["propertyNames"] = ["enum": keys] }
+        case .oneOf(let shapes): out = ["oneOf": shapes.map { schema($0) }]
+        case .choice(let fields):
+            out = ["oneOf": fields.map { field in
+                ["type": "object", "properties": [field.name: schema(field.shape, doc: field.doc)],
+                 "required": [field.name], "additionalProperties": false, "description": field.doc] as [String: Any]
+            }]
+        }
+        if let doc { out["description"] = doc }
+        return out
+    }
+}
+
+extension Node {
+    /// Whether the resolved tag is `name` (Yams keeps `Tag.name` internal).
+    func isTag(_ name: Tag.Name) -> Bool { tag.rawValue == name.rawValue }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// The values `hello` brings: where the server is and who the client is.
+public struct Hello: Sendable {
+    public var baseURL: String
+    public var profile: String
+    public var clientID: String
+    public var clientSecret: String
+}
+
+/// One application call the runner asks for.
+public struct DriverRequest: Sendable {
+    public var method: String
+    public var path: String
+    /// Forward every one of these on every attempt, retries included.
+    public var headers: [String: String]
+    public var body: String?
+}
+
+/// What the application finally saw.
+public struct DriverOutcome: Sendable {
+    public enum Kind: String, Sendable {
+        case ok, httpError = "http_error", reauthRequired = "reauth_required", transportError = "transport_error", unsupported
+    }
+    public var kind: Kind
+    public var status: Int?
+    public var body: String?
+    public var message: String?
+
+    public init(_ kind: Kind, status: Int? = nil, body: String? = nil, message: String? = nil) {
+        self.kind = kind
+        self.status = status
+        self.body = body
+        self.message = message
+    }
+
+    public static func ok(status: Int, body: String?) -> Self { .init(.ok, status: status, body: body) }
+}
+
+/// What a driver wraps: one client library, signed in through `login` and
+/// making the runner's calls through `request`. Calls arrive concurrently.
+public protocol DriverClient: Sendable {
+    func login(username: String, password: String) async -> DriverOutcome
+    func request(_ request: DriverRequest) async -> DriverOutcome
+}
+
+/// The driver side of the stdio protocol (version 1): reads JSON lines from
+/// stdin, runs requests concurrently, answers each id exactly once on stdout,
+/// and exits after `shutdown`. A driver is `Driver.run(...)` plus a client.
+public enum Driver {
+    public static func run(
+        name: String, version: String, profiles: [String],
+        makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient
+    ) async {
+        let output = LineWriter()
+        let lines = AsyncStream<String> { continuation in
+            Thread.detachNewThread {
+                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
+                continuation.finish()
+            }
+        }
+        var client: (any DriverClient)?
+        await withTaskGroup(of: Void.self) { group in
+            for await line in lines {
+                guard let message = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                    let id = message["id"] as? String, let op = message["op"] as? String
+                else {
+                    log("ignoring a line that is not a protocol message: \(line.prefix(200))")
+                    continue
+                }
+                switch op {
+                case "hello":
+                    let hello = Hello(
+                        baseURL: message["baseURL"] as? String ?? ProcessInfo.processInfo.environment["AUTHMOCK_BASE_URL"] ?? "",
+                        profile: message["profile"] as? String ?? ProcessInfo.processInfo.environment["AUTHMOCK_PROFILE"] ?? "oauth2",
+                        clientID: message["clientId"] as? String ?? "demo", clientSecret: message["clientSecret"] as? String ?? "")
+                    do {
+                        client = try await makeClient(hello)
+                        output.send(["id": id, "ok": true, "driver": name, "version": version, "profiles": profiles])
+                    } catch {
+                        output.send(["id": id, "ok": false, "message": "cannot create the client: \(error)"])
+                    }
+                case "login", "request":
+                    guard let client else {
+                        output.send(["id": id, "ok": false, "outcome": "unsupported", "message": "\(op) before hello"])
+                        continue
+                    }
+                    let request = DriverRequest(
+                        method: message["method"] as? String ?? "GET", path: message["path"] as? String ?? "/",
+                        headers: message["headers"] as? [String: String] ?? [:], body: message["body"] as? String)
+                    let username = message["username"] as? String ?? "alice", password = message["password"] as? String ?? ""
+                    group.addTask {
+                        let outcome = op == "login" ? await client.login(username: username, password: password) : await client.request(request)
+                        output.send(answer(id: id, outcome))
+                    }
+                case "shutdown":
+                    await group.waitForAll()
+                    output.send(["id": id, "ok": true])
+                    exit(0)
+                default:
+                    output.send(["id": id, "ok": false, "outcome": "unsupported", "message": "unknown op \(op)"])
+                }
+            }
+        }
+    }
+
+    static func answer(id: String, _ outcome: DriverOutcome) -> [String: Any] {
+        var message: [String: Any] = ["id": id, "ok": outcome.kind == .ok, "outcome": outcome.kind.rawValue]
+        if let status = outcome.status { message["status"] = status }
+        if let body = outcome.body { message["body"] = body }
+        if let text = outcome.message { message["message"] = text }
+        return message
+    }
+
+    /// Free-form diagnostics: stderr is the driver's log.
+    public static func log(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Writes whole JSON lines to stdout, one at a time.
+private final class LineWriter: Sendable {
+    private let lock = NSLock()
+
+    func send(_ message: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        lock.withLock { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+    }
+}

@@ -1,0 +1,151 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+
+/// What the application sees, independent of the driver protocol's encoding.
+public struct ClientOutcome: Sendable {
+    public enum Kind: String, Sendable { case ok, httpError = "http_error", reauthRequired = "reauth_required", transportError = "transport_error" }
+    public var kind: Kind
+    public var status: Int?
+    public var body: String?
+    public var message: String?
+}
+
+extension ReferenceClient {
+    // MARK: Sign-in
+
+    public func login(username: String, password: String) async -> ClientOutcome {
+        do {
+            let answer: Answer
+            if profile == "oauth2" {
+                answer = try await send("POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
+                                        body: Self.form([("grant_type", "password"), ("username", username), ("password", password)]))
+            } else {
+                answer = try await send("POST", "/auth/login", headers: [("Content-Type", "application/json")],
+                                        body: json(["username": username, "password": password]))
+            }
+            let (access, refresh) = Self.tokens(answer)
+            guard (200..<300).contains(answer.status), let access else {
+                return ClientOutcome(kind: .httpError, status: answer.status, body: answer.body, message: "sign-in failed")
+            }
+            await store.signIn(access: access, refresh: refresh)
+            return ClientOutcome(kind: .ok, status: answer.status, body: nil)
+        } catch {
+            return ClientOutcome(kind: .transportError, message: "\(error)")
+        }
+    }
+
+    // MARK: Calls
+
+    /// One application call: attach the token, refresh once on the dialect's
+    /// "expired" signal, retry once, and say `reauth_required` when the
+    /// refresh is refused.
+    public func request(method: String, path: String, headers: [String: String], body: String?) async -> ClientOutcome {
+        let waitForRefresh = !faults.contains(.sendWithoutTokenDuringRefresh)
+        let (token, generation, signedOut) = await store.current(waitForRefresh: waitForRefresh)
+        if let signedOut { return outcome(for: signedOut) }
+        guard token != nil || faults.contains(.sendWithoutTokenDuringRefresh) else {
+            return ClientOutcome(kind: .reauthRequired, message: "not signed in")
+        }
+        do {
+            var answer = try await attempt(method, path, headers, body, token: token, retry: false)
+            answer = try await honourRetryAfter(answer, method, path, headers, body, token: token)
+            var refreshes = 0
+            var seen = generation
+            while needsRefresh(answer, path: path) {
+                let result = await refresh(after: seen, triggering: (method, path, headers, body))
+                switch result.result {
+                case .refreshed:
+                    // Header rotation: the refresh was this very request, answered already.
+                    if let served = result.answer { return finish(served) }
+                case .rejected, .unavailable:
+                    return outcome(for: result.result)
+                }
+                let (newToken, newGeneration, _) = await store.current()
+                seen = newGeneration
+                answer = try await attempt(method, path, headers, body, token: newToken, retry: true)
+                refreshes += 1
+                // One refresh and one retry per call; only the broken variant keeps going.
+                if !faults.contains(.retryForever) || refreshes >= 25 { break }
+            }
+            return finish(answer)
+        } catch {
+            return ClientOutcome(kind: .transportError, message: "\(error)")
+        }
+    }
+
+    private func finish(_ answer: Answer) -> ClientOutcome {
+        ClientOutcome(kind: (200..<300).contains(answer.status) ? .ok : .httpError, status: answer.status, body: answer.body)
+    }
+
+    private func outcome(for result: TokenStore.RefreshResult) -> ClientOutcome {
+        switch result {
+        case .refreshed: ClientOutcome(kind: .ok)
+        case .rejected(let status, let message): ClientOutcome(kind: .reauthRequired, status: status, message: message)
+        case .unavailable(let status, let message): ClientOutcome(kind: status == nil ? .transportError : .httpError, status: status, message: message)
+        }
+    }
+
+    /// One attempt of a call with `token`, adopting any access token the answer rotates in.
+    func attempt(_ method: String, _ path: String, _ appHeaders: [String: String], _ body: String?, token: String?, retry: Bool, bearer override: String? = nil) async throws -> Answer {
+        var headers: [(String, String)] = []
+        for (name, value) in appHeaders where !(retry && faults.contains(.dropCallHeaderOnRetry) && name.lowercased() == "x-authmock-call") {
+            headers.append((name, value))
+        }
+        if let credential = override ?? token, ownsURL(path) || faults.contains(.bearerToAnyHost) {
+            headers.append(("Authorization", faults.contains(.noBearerPrefix) ? credential : "Bearer \(credential)"))
+        }
+        let sentBody = retry && faults.contains(.dropBodyOnRetry) ? nil : body
+        let answer = try await send(method, path, headers: headers, body: sentBody)
+        await adoptRotatedToken(from: answer)
+        return answer
+    }
+
+    /// The bearer token goes only to this server: relative paths and absolute
+    /// URLs on the base URL's origin.
+    func ownsURL(_ path: String) -> Bool {
+        !path.hasPrefix("http") || path.hasPrefix(baseURL + "/") || path == baseURL
+    }
+
+    /// Header rotation: a response may carry a new access token.
+    func adoptRotatedToken(from answer: Answer) async {
+        guard profile == "header-rotation", !faults.contains(.ignoreRotatedHeader) else { return }
+        for name in ["Authorization", "X-Access-Token"] {
+            guard var value = answer.headers.first(name: name) else { continue }
+            if value.lowercased().hasPrefix("bearer ") { value = String(value.dropFirst(7)) }
+            await store.adoptRotated(value, acceptOlder: faults.contains(.olderHeaderWins))
+        }
+    }
+
+    /// The dialect's signal that the access token needs refreshing.
+    func needsRefresh(_ answer: Answer, path: String) -> Bool {
+        if answer.status == 403 { return faults.contains(.refreshOn403) }
+        guard answer.status == 401 else { return false }
+        // Another server's 401 is not about our token.
+        if !ownsURL(path) { return faults.contains(.refreshOnAny401) }
+        switch profile {
+        case "envelope":
+            // Only 40101 means "expired, refresh"; 40102/40103 mean sign in again.
+            let code = (answer.json?["error"] as? [String: Any])?["code"] as? Int
+            return code == 40101 || faults.contains(.refreshOnAny401)
+        case "oauth2":
+            // A challenge in another scheme (Basic) is not ours to refresh.
+            if let challenge = answer.headers.first(name: "WWW-Authenticate"), !challenge.lowercased().hasPrefix("bearer") {
+                return faults.contains(.refreshOnAny401)
+            }
+            return true
+        default:
+            return true
+        }
+    }
+
+    /// 429/503 with Retry-After: wait (up to a cap) and try once more, without refreshing.
+    func honourRetryAfter(_ answer: Answer, _ method: String, _ path: String, _ headers: [String: String], _ body: String?, token: String?) async throws -> Answer {
+        guard [429, 503].contains(answer.status), let value = answer.headers.first(name: "Retry-After"), let seconds = Double(value) else { return answer }
+        if !faults.contains(.ignoreRetryAfter) {
+            try await Task.sleep(for: .milliseconds(Int(min(seconds, Self.retryAfterCap) * 1000)))
+        }
+        let (current, _, _) = await store.current()
+        return try await attempt(method, path, headers, body, token: current ?? token, retry: true)
+    }
+}

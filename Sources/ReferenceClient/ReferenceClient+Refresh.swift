@@ -1,0 +1,81 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+
+extension ReferenceClient {
+    typealias Triggering = (method: String, path: String, headers: [String: String], body: String?)
+
+    /// One refresh for every call that saw generation `seen` fail; the answer
+    /// is set only for the call whose own request was the refresh (header rotation).
+    func refresh(after seen: Int, triggering call: Triggering) async -> (result: TokenStore.RefreshResult, answer: Answer?) {
+        let served = AnswerBox()
+        var seen = seen
+        // Without the late-401 check, every 401 asks for a refresh of the current tokens.
+        if faults.contains(.noLate401Check) { seen = await store.generation }
+        let original = await store.refresh
+        let result = await store.refresh(after: seen, singleFlight: !faults.contains(.refreshPer401)) { access, refresh in
+            await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)
+        }
+        if faults.contains(.keepFirstRefreshToken), case .refreshed = result { await store.restoreRefresh(original) }
+        return (result, served.answer)
+    }
+
+    /// The dialect's refresh request. Never goes through the retrying call
+    /// path, so a 401 from the refresh endpoint cannot recurse (unless the
+    /// `recursive-refresh` fault says so).
+    func performRefresh(access: String?, refresh: String?, call: Triggering, served: AnswerBox, depth: Int) async -> (TokenStore.RefreshResult, access: String?, refresh: String?) {
+        guard let refresh else { return (.rejected(status: nil, message: "no refresh token"), nil, nil) }
+        do {
+            let answer: Answer
+            switch profile {
+            case "oauth2":
+                answer = try await send("POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
+                                        body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
+            case "envelope":
+                answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json")], body: json(["refreshToken": refresh]))
+            case "reissue":
+                answer = try await send("POST", "/auth/reissue", headers: [("Content-Type", "application/json")],
+                                        body: json(["accessToken": access ?? "", "refreshToken": refresh]))
+            case "renewal":
+                answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(access ?? "")")],
+                                        body: json(["accessToken": access ?? "", "refreshToken": refresh]))
+            case "header-rotation":
+                // The refresh is the call itself, repeated with the refresh token.
+                answer = try await attempt(call.method, call.path, call.headers, call.body, token: nil, retry: true, bearer: refresh)
+                if (200..<300).contains(answer.status) {
+                    served.answer = answer
+                    let rotated = answer.headers.first(name: "Authorization").map { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : $0 }
+                        ?? answer.headers.first(name: "X-Access-Token")
+                    return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : rotated, nil)
+                }
+            default:
+                return (.rejected(status: nil, message: "unknown profile \(profile)"), nil, nil)
+            }
+            if (200..<300).contains(answer.status) {
+                let (newAccess, newRefresh) = Self.tokens(answer)
+                guard let newAccess else { return (.unavailable(status: answer.status, message: "refresh answer without an access token"), nil, nil) }
+                return (.refreshed, newAccess, newRefresh)
+            }
+            if answer.status == 401, faults.contains(.recursiveRefresh), depth < 20 {
+                // The bug: the refresh call's own 401 goes back into the refresh logic.
+                return await performRefresh(access: access, refresh: refresh, call: call, served: served, depth: depth + 1)
+            }
+            if answer.status >= 500 || answer.status == 429 {
+                return (.unavailable(status: answer.status, message: "refresh endpoint failed"), nil, nil)
+            }
+            return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil)
+        } catch {
+            return (.unavailable(status: nil, message: "refresh request failed: \(error)"), nil, nil)
+        }
+    }
+}
+
+/// The answer a header-rotation refresh produced, for the call that made it.
+final class AnswerBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Answer?
+    var answer: Answer? {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}

@@ -1,0 +1,106 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The classic token-refresh bugs, one switch each. The reference client is
+/// correct with none set; the conformance suite must catch every one of them.
+public enum ClientFault: String, Sendable, CaseIterable {
+    case refreshPer401 = "refresh-per-401"
+    case retryForever = "retry-forever"
+    case keepFirstRefreshToken = "keep-first-refresh-token"
+    case refreshOn403 = "refresh-on-403"
+    case dropCallHeaderOnRetry = "drop-call-header-on-retry"
+    case dropBodyOnRetry = "drop-body-on-retry"
+    case noBearerPrefix = "no-bearer-prefix"
+    case ignoreRotatedHeader = "ignore-rotated-header"
+    case olderHeaderWins = "older-header-wins"
+    case recursiveRefresh = "recursive-refresh"
+    case noLate401Check = "no-late-401-check"
+    case sendWithoutTokenDuringRefresh = "send-without-token-during-refresh"
+    case ignoreRetryAfter = "ignore-retry-after"
+    case refreshOnAny401 = "refresh-on-any-401"
+    case bearerToAnyHost = "bearer-to-any-host"
+}
+
+/// An HTTP answer, reduced to what refresh logic looks at.
+struct Answer: Sendable {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: String
+
+    var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] }
+}
+
+/// A token-refresh client done right, for every authmock profile: one
+/// refresh for any number of concurrent 401s, a late 401 retried without a
+/// second refresh, one retry per call, `reauth_required` once the refresh is
+/// refused, rotated refresh tokens kept, header-rotated access tokens adopted
+/// (never an older one), the body replayed byte for byte, and the bearer
+/// token sent only to the server it belongs to. Built on AsyncHTTPClient:
+/// URLSession on Linux has no per-host connection limit control and its
+/// async API arrived late, while AsyncHTTPClient is what server-side Swift uses.
+public final class ReferenceClient: Sendable {
+    public let baseURL: String
+    public let profile: String
+    let clientID: String
+    let clientSecret: String
+    let faults: Set<ClientFault>
+    let http: HTTPClient
+    let store = TokenStore()
+    /// Longest Retry-After the client honours.
+    static let retryAfterCap = 10.0
+
+    public init(baseURL: String, profile: String, clientID: String, clientSecret: String, faults: Set<ClientFault> = []) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.profile = profile
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.faults = faults
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+        configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    public static let profiles = ["oauth2", "envelope", "reissue", "renewal", "header-rotation"]
+
+    // MARK: HTTP
+
+    func send(_ method: String, _ pathOrURL: String, headers: [(String, String)] = [], body: String? = nil) async throws -> Answer {
+        let url = pathOrURL.hasPrefix("http") ? pathOrURL : baseURL + pathOrURL
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body {
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let buffer = try await response.body.collect(upTo: 16 << 20)
+        return Answer(status: Int(response.status.code), headers: response.headers, body: String(buffer: buffer))
+    }
+
+    func json(_ object: [String: String]) -> String {
+        String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
+    }
+
+    var basic: (String, String) {
+        ("Authorization", "Basic " + Data("\(clientID):\(clientSecret)".utf8).base64EncodedString())
+    }
+
+    static func form(_ fields: [(String, String)]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }.joined(separator: "&")
+    }
+
+    /// Token fields from a sign-in or refresh answer, wherever the dialect puts them.
+    static func tokens(_ answer: Answer) -> (access: String?, refresh: String?) {
+        guard var object = answer.json else { return (nil, nil) }
+        if let data = object["data"] as? [String: Any] { object = data }
+        let access = object["access_token"] as? String ?? object["accessToken"] as? String
+        let refresh = object["refresh_token"] as? String ?? object["refreshToken"] as? String
+        return (access, refresh)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// The client's tokens and its one refresh at a time.
+///
+/// Every refresh bumps `generation`. A call remembers the generation its
+/// token came from; when it gets a 401 and a newer generation already exists,
+/// the refresh it would ask for has happened (a late 401), so it only
+/// retries. Concurrent 401s of one generation share one refresh task.
+actor TokenStore {
+    enum RefreshResult: Sendable, Equatable {
+        /// New tokens are in place (now or by an earlier refresh).
+        case refreshed
+        /// The server refused the refresh: the user must sign in again.
+        case rejected(status: Int?, message: String)
+        /// The refresh endpoint was unreachable or failing: try later, keep the session.
+        case unavailable(status: Int?, message: String)
+    }
+
+    private(set) var access: String?
+    private(set) var refresh: String?
+    private(set) var generation = 0
+    private var accessIssuedAt = 0
+    private var inFlight: Task<RefreshResult, Never>?
+    /// Once a refresh is refused, every later call is told to sign in again.
+    private var signedOut: RefreshResult?
+
+    func signIn(access: String, refresh: String?) {
+        self.access = access
+        self.refresh = refresh
+        accessIssuedAt = Self.issuedAt(access)
+        generation += 1
+        signedOut = nil
+    }
+
+    /// The current token; waits for a refresh in flight, so a call started
+    /// during a refresh goes out with the new token, never without one.
+    func current(waitForRefresh: Bool = true) async -> (token: String?, generation: Int, signedOut: RefreshResult?) {
+        if waitForRefresh, let inFlight { _ = await inFlight.value }
+        return (access, generation, signedOut)
+    }
+
+    /// Refreshes once for all calls that saw `generation` fail.
+    func refresh(after seen: Int, singleFlight: Bool = true, perform: @escaping @Sendable (_ access: String?, _ refresh: String?) async -> (RefreshResult, access: String?, refresh: String?)) async -> RefreshResult {
+        if let signedOut { return signedOut }
+        if singleFlight {
+            if generation > seen { return .refreshed }
+            if let inFlight { return await inFlight.value }
+        }
+        let (access, refresh) = (self.access, self.refresh)
+        let task = Task { await perform(access, refresh) }
+        let completion = Task<RefreshResult, Never> {
+            let (result, newAccess, newRefresh) = await task.value
+            await self.finish(result, access: newAccess, refresh: newRefresh)
+            return result
+        }
+        inFlight = completion
+        return await completion.value
+    }
+
+    private func finish(_ result: RefreshResult, access newAccess: String?, refresh newRefresh: String?) {
+        inFlight = nil
+        switch result {
+        case .refreshed:
+            if let newAccess {
+                access = newAccess
+                accessIssuedAt = Self.issuedAt(newAccess)
+            }
+            // RFC 6749 section 6: no refresh_token in the answer means keep the old one.
+            if let newRefresh { refresh = newRefresh }
+            generation += 1
+        case .rejected:
+            signedOut = result
+        case .unavailable:
+            break
+        }
+    }
+
+    /// A token handed out in a response header: adopted unless it is older
+    /// than the one held (answers can arrive out of order).
+    func adoptRotated(_ token: String, acceptOlder: Bool = false) {
+        let issued = Self.issuedAt(token)
+        guard token != access, acceptOlder || issued >= accessIssuedAt else { return }
+        access = token
+        accessIssuedAt = issued
+        generation += 1
+    }
+
+    /// Keeps the refresh token the client started with (a bug, behind a fault switch).
+    func restoreRefresh(_ token: String?) { refresh = token }
+
+    /// `iat` of a JWT, 0 when unreadable.
+    static func issuedAt(_ token: String) -> Int {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3 else { return 0 }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64),
+            let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return 0 }
+        return (claims["iat"] as? Int) ?? Int((claims["iat"] as? Double) ?? 0)
+    }
+}
