@@ -26,7 +26,12 @@ struct Evaluator {
     /// Seconds of slack before a delivered token counts as known to the client.
     static let deliveryMargin = 0.05
 
-    var resources: [JournalEntry] { entries.filter { $0.kind == .resource } }
+    /// The host name the server has for third parties (`//foreign/` paths).
+    static let foreignHost = "localhost"
+
+    func isForeign(_ entry: JournalEntry) -> Bool { entry.host?.hasPrefix(Self.foreignHost + ":") == true }
+
+    var resources: [JournalEntry] { entries.filter { $0.kind == .resource && !isForeign($0) } }
     var refreshes: [JournalEntry] { entries.filter { $0.kind == .refresh } }
 
     func lines(_ selected: [JournalEntry], limit: Int = 12) -> [String] {
@@ -40,7 +45,11 @@ struct Evaluator {
         return selected.count > limit ? list + ", ..." : list
     }
 
-    func attempts(of call: String) -> [JournalEntry] { resources.filter { $0.call == call } }
+    /// Attempts of an application call: its requests to the API, including
+    /// a header-rotation refresh, which is the call repeated with the refresh token.
+    func attempts(of call: String) -> [JournalEntry] {
+        entries.filter { $0.call == call && !isForeign($0) && ($0.kind == .resource || $0.kind == .refresh && $0.path.hasPrefix("/api/")) }
+    }
 
     func evaluate(_ expect: Expectations) -> [Finding] {
         var findings: [Finding] = []
@@ -98,6 +107,11 @@ struct Evaluator {
             add("stale_token_uses", range.admits(stale.count),
                 "expected \(range.text) requests with an access token older than one the client had already received, saw \(stale.count)"
                     + (stale.isEmpty ? "" : ": journal \(seqs(stale))"), lines(stale))
+        }
+        if let range = expect.foreignRequestsWithToken {
+            let leaked = entries.filter { isForeign($0) && $0.scheme != "none" }
+            add("foreign_requests_with_token", range.admits(leaked.count),
+                "expected \(range.text) requests to another host carrying Authorization, saw \(leaked.count)", lines(leaked))
         }
         if let max = expect.maxRequests {
             add("max_requests", entries.count <= max, "expected at most \(max) requests in all (a loop guard), saw \(entries.count)", lines(entries))

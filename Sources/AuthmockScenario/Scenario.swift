@@ -104,11 +104,12 @@ public struct Expectations: Sendable {
     public var retryAfterSeconds: Double?
     public var retriedWithNewToken: Bool?
     public var logins: Range?
+    public var foreignRequestsWithToken: Range?
 
     public var isEmpty: Bool {
         refreshes == nil && outcomes.isEmpty && attemptsPerCall == nil && refreshTokenReuse == nil && staleTokenUses == nil
             && maxRequests == nil && sameBodyOnRetry == nil && everyAttempt == nil && retryAfterSeconds == nil
-            && retriedWithNewToken == nil && logins == nil
+            && retriedWithNewToken == nil && logins == nil && foreignRequestsWithToken == nil
     }
 }
 
@@ -126,7 +127,7 @@ public enum ScenarioFormat {
 
     static let request = ObjectSpec("request", [
         Field("method", .string(), "HTTP method (default GET)"),
-        Field("path", .string(), required: true, "path under the server, e.g. /api/items"),
+        Field("path", .string(), required: true, "path under the server, e.g. /api/items; //foreign/... is the same server under another host name (a third party)"),
         Field("headers", .map(.string()), "headers the application sets; X-Authmock-Call is added by the runner"),
         Field("body", .string(), "request body, sent as is"),
         Field("wait", .boolean, "false: send and go on without waiting for the answer (default true)"),
@@ -151,11 +152,11 @@ public enum ScenarioFormat {
         ])), "which requests the rule fires on"),
         Field("times", .oneOf([.integer(minimum: 1), .string(oneOf: ["unlimited"])]), "how many times it fires (default 1)"),
         Field("action", .object(ObjectSpec("action", [
-            Field("type", .string(oneOf: ["respond", "delay", "close-connection", "drop-response"]), required: true, "what the server does"),
+            Field("type", .string(oneOf: ["respond", "delay", "delay-response", "close-connection", "drop-response"]), required: true, "what the server does"),
             Field("status", .integer(minimum: 100), "respond: the status"),
             Field("headers", .map(.string()), "respond: headers"),
             Field("body", .string(), "respond: body"),
-            Field("ms", .integer(minimum: 0), "delay: milliseconds of real time"),
+            Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time"),
         ])), required: true, "what happens instead of the normal answer"),
     ])
 
@@ -175,6 +176,7 @@ public enum ScenarioFormat {
             Field("min_seconds", .number(minimum: 0), required: true, "server-clock seconds between an answer with Retry-After and the next attempt of that call"),
         ])), "Retry-After is respected"),
         Field("retried_with_new_token", .boolean, "a call retried after a 401 carries a different access token on the retry"),
+        Field("foreign_requests_with_token", range, "requests to another host (//foreign/...) that carried an Authorization header"),
     ])
 
     static let server = ObjectSpec("server", [

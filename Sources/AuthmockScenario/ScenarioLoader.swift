@@ -123,7 +123,7 @@ private struct Builder {
             let o = body.object!
             return .login(username: o["username"]?.string ?? Directory.defaultUser.username, password: o["password"]?.string ?? Directory.defaultUser.password)
         case "request":
-            guard body.object!["path"]!.string!.hasPrefix("/") else { throw checker.error(at: body.mark, "request.path must start with /") }
+            guard body.object!["path"]!.string!.hasPrefix("/") else { throw checker.error(at: body.mark, "request.path must start with / (or //foreign/ for another host)") }
             return .request(call(body), wait: body.object!["wait"]?.boolean ?? true)
         case "parallel":
             let o = body.object!
@@ -177,6 +177,7 @@ private struct Builder {
         var expect = Expectations()
         expect.refreshes = try range(o["refreshes"])
         expect.logins = try range(o["logins"])
+        expect.foreignRequestsWithToken = try range(o["foreign_requests_with_token"])
         expect.attemptsPerCall = try range(o["attempts_per_call"])
         expect.refreshTokenReuse = try range(o["refresh_token_reuse"])
         expect.staleTokenUses = try range(o["stale_token_uses"])

@@ -168,7 +168,12 @@ private struct Play: Sendable {
             nextCall += 1
             var headers = spec.headers
             headers["X-Authmock-Call"] = call
-            var fields: [String: any Sendable] = ["method": spec.method, "path": spec.path, "headers": headers]
+            // `//foreign/...`: the same server under another name, standing in for a third party.
+            var path = spec.path
+            if path.hasPrefix("//foreign/"), let port = mock.baseURL.split(separator: ":").last {
+                path = "http://\(Evaluator.foreignHost):\(port)" + path.dropFirst("//foreign".count)
+            }
+            var fields: [String: any Sendable] = ["method": spec.method, "path": path, "headers": headers]
             if let body = spec.body { fields["body"] = body }
             let id = try await channel.post("request", fields)
             outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec))

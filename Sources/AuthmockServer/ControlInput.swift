@@ -19,7 +19,7 @@ extension TokenSelector {
 extension FaultRule {
     public static let fields = ["match", "times", "action"]
     static let matchFields = ["method", "pathPrefix", "kind", "header"]
-    static let actionTypes = ["respond", "delay", "close-connection", "drop-response"]
+    static let actionTypes = ["respond", "delay", "delay-response", "close-connection", "drop-response"]
 
     public init(_ object: StrictObject) throws(ControlInputError) {
         try object.allow(Self.fields)
@@ -62,13 +62,13 @@ extension FaultRule {
                 throw ControlInputError(.invalidValue, "field '\(action.name("status"))' must be an HTTP status from 100 to 599, got \(status)")
             }
             parsed = .respond(status: status, headers: try action.stringMap("headers") ?? [:], body: try action.string("body"))
-        case "delay":
+        case "delay", "delay-response":
             try action.allow(["type", "ms"])
             let ms = try action.required(try action.int("ms"), "ms")
             guard (0...60_000).contains(ms) else {
                 throw ControlInputError(.invalidValue, "field '\(action.name("ms"))' must be 0 to 60000 milliseconds, got \(ms)")
             }
-            parsed = .delay(milliseconds: ms)
+            parsed = type == "delay" ? .delay(milliseconds: ms) : .delayResponse(milliseconds: ms)
         case "close-connection":
             try action.allow(["type"])
             parsed = .closeConnection
@@ -104,6 +104,7 @@ struct FaultRuleView: Encodable {
         switch rule.action {
         case .respond(let status, let headers, let body): action = Action(type: "respond", status: status, headers: headers, body: body)
         case .delay(let ms): action = Action(type: "delay", ms: ms)
+        case .delayResponse(let ms): action = Action(type: "delay-response", ms: ms)
         case .closeConnection: action = Action(type: "close-connection")
         case .dropResponse: action = Action(type: "drop-response")
         }

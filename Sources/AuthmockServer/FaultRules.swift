@@ -41,6 +41,9 @@ public struct FaultRule: Sendable, Equatable {
         case respond(status: Int, headers: [String: String], body: String?)
         /// Wait this long (real time), then answer normally.
         case delay(milliseconds: Int)
+        /// Answer normally at once (tokens rotate now) but hold the answer
+        /// this long: answers then arrive in another order than they were made.
+        case delayResponse(milliseconds: Int)
         /// Close the connection without any answer.
         case closeConnection
         /// Handle the request (tokens rotate), then close the connection

@@ -23,6 +23,8 @@ public struct JournalEntry: Sendable, Codable, Equatable {
     public var realTime: Date
     public var method: String
     public var path: String
+    /// The `Host` the client addressed (tells the server's own name from another).
+    public var host: String?
     public var kind: RouteKind
     /// `Authorization` scheme as sent: Bearer, Basic, none, or what else was there.
     public var scheme: String

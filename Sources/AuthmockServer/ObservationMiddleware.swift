@@ -26,7 +26,7 @@ struct ObservationMiddleware: RouterMiddleware {
         let presented = PresentedCredential(request.headers)
         var entry = JournalEntry(
             seq: arrival.seq, virtualTime: arrival.virtual, realTime: arrival.real,
-            method: request.method.rawValue, path: path, kind: .other, scheme: presented.scheme,
+            method: request.method.rawValue, path: path, host: request.head.authority, kind: .other, scheme: presented.scheme,
             call: request.headers[.authmockCall], bodyBytes: 0, status: 0, undelivered: false, durationMs: 0)
         func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false) -> Response? {
             entry.status = response.map { Int($0.status.code) } ?? 0
@@ -84,6 +84,10 @@ struct ObservationMiddleware: RouterMiddleware {
         case .delay(let milliseconds):
             try await Task.sleep(for: .milliseconds(milliseconds))
             return record(try await next(request, context), fault: fault.id)!
+        case .delayResponse(let milliseconds):
+            let response = record(try await next(request, context), fault: fault.id)!
+            try await Task.sleep(for: .milliseconds(milliseconds))
+            return response
         case .closeConnection:
             _ = record(nil, fault: fault.id, undelivered: true)
             try await context.channel.close()

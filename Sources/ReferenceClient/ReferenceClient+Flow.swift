@@ -28,7 +28,7 @@ extension ReferenceClient {
             guard (200..<300).contains(answer.status), let access else {
                 return ClientOutcome(kind: .httpError, status: answer.status, body: answer.body, message: "sign-in failed")
             }
-            await store.signIn(access: access, refresh: refresh)
+            await store.signIn(access: access, refresh: refresh, lifetime: Self.lifetime(answer))
             return ClientOutcome(kind: .ok, status: answer.status, body: nil)
         } catch {
             return ClientOutcome(kind: .transportError, message: "\(error)")
@@ -42,6 +42,12 @@ extension ReferenceClient {
     /// refresh is refused.
     public func request(method: String, path: String, headers: [String: String], body: String?) async -> ClientOutcome {
         let waitForRefresh = !faults.contains(.sendWithoutTokenDuringRefresh)
+        // Proactive refresh: the client's own clock says the token is (nearly) expired.
+        if !faults.contains(.noProactiveRefresh) || faults.contains(.refreshOnlyByExpiry), let due = await store.dueGeneration() {
+            let result = await refresh(after: due, triggering: (method, path, headers, body))
+            if let served = result.answer { return finish(served) }
+            if case .rejected = result.result { return outcome(for: result.result) }
+        }
         let (token, generation, signedOut) = await store.current(waitForRefresh: waitForRefresh)
         if let signedOut { return outcome(for: signedOut) }
         guard token != nil || faults.contains(.sendWithoutTokenDuringRefresh) else {
@@ -121,6 +127,8 @@ extension ReferenceClient {
     func needsRefresh(_ answer: Answer, path: String) -> Bool {
         if answer.status == 403 { return faults.contains(.refreshOn403) }
         guard answer.status == 401 else { return false }
+        if faults.contains(.refreshOnlyByExpiry) { return false }
+        if faults.contains(.needsErrorBody), answer.body.isEmpty { return false }
         // Another server's 401 is not about our token.
         if !ownsURL(path) { return faults.contains(.refreshOnAny401) }
         switch profile {

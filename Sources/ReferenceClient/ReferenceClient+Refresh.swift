@@ -13,7 +13,7 @@ extension ReferenceClient {
         // Without the late-401 check, every 401 asks for a refresh of the current tokens.
         if faults.contains(.noLate401Check) { seen = await store.generation }
         let original = await store.refresh
-        let result = await store.refresh(after: seen, singleFlight: !faults.contains(.refreshPer401)) { access, refresh in
+        let result = await store.refresh(after: seen, singleFlight: !faults.contains(.refreshPer401), keepAbsentRefresh: !faults.contains(.forgetRefreshTokenWhenAbsent)) { access, refresh in
             await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)
         }
         if faults.contains(.keepFirstRefreshToken), case .refreshed = result { await store.restoreRefresh(original) }
@@ -23,8 +23,8 @@ extension ReferenceClient {
     /// The dialect's refresh request. Never goes through the retrying call
     /// path, so a 401 from the refresh endpoint cannot recurse (unless the
     /// `recursive-refresh` fault says so).
-    func performRefresh(access: String?, refresh: String?, call: Triggering, served: AnswerBox, depth: Int) async -> (TokenStore.RefreshResult, access: String?, refresh: String?) {
-        guard let refresh else { return (.rejected(status: nil, message: "no refresh token"), nil, nil) }
+    func performRefresh(access: String?, refresh: String?, call: Triggering, served: AnswerBox, depth: Int) async -> (TokenStore.RefreshResult, access: String?, refresh: String?, lifetime: Double?) {
+        guard let refresh else { return (.rejected(status: nil, message: "no refresh token"), nil, nil, nil) }
         do {
             let answer: Answer
             switch profile {
@@ -46,26 +46,26 @@ extension ReferenceClient {
                     served.answer = answer
                     let rotated = answer.headers.first(name: "Authorization").map { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : $0 }
                         ?? answer.headers.first(name: "X-Access-Token")
-                    return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : rotated, nil)
+                    return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : rotated, nil, nil)
                 }
             default:
-                return (.rejected(status: nil, message: "unknown profile \(profile)"), nil, nil)
+                return (.rejected(status: nil, message: "unknown profile \(profile)"), nil, nil, nil)
             }
             if (200..<300).contains(answer.status) {
                 let (newAccess, newRefresh) = Self.tokens(answer)
-                guard let newAccess else { return (.unavailable(status: answer.status, message: "refresh answer without an access token"), nil, nil) }
-                return (.refreshed, newAccess, newRefresh)
+                guard let newAccess else { return (.unavailable(status: answer.status, message: "refresh answer without an access token"), nil, nil, nil) }
+                return (.refreshed, newAccess, newRefresh, Self.lifetime(answer))
             }
             if answer.status == 401, faults.contains(.recursiveRefresh), depth < 20 {
                 // The bug: the refresh call's own 401 goes back into the refresh logic.
                 return await performRefresh(access: access, refresh: refresh, call: call, served: served, depth: depth + 1)
             }
             if answer.status >= 500 || answer.status == 429 {
-                return (.unavailable(status: answer.status, message: "refresh endpoint failed"), nil, nil)
+                return (.unavailable(status: answer.status, message: "refresh endpoint failed"), nil, nil, nil)
             }
-            return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil)
+            return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil, nil)
         } catch {
-            return (.unavailable(status: nil, message: "refresh request failed: \(error)"), nil, nil)
+            return (.unavailable(status: nil, message: "refresh request failed: \(error)"), nil, nil, nil)
         }
     }
 }

@@ -21,6 +21,14 @@ public enum ClientFault: String, Sendable, CaseIterable {
     case ignoreRetryAfter = "ignore-retry-after"
     case refreshOnAny401 = "refresh-on-any-401"
     case bearerToAnyHost = "bearer-to-any-host"
+    /// Treats a 401 as "expired" only when its body says so (Alamofire's retrier behind `validate()`).
+    case needsErrorBody = "needs-error-body"
+    /// Never refreshes ahead of expiry: every expiry costs a 401 first.
+    case noProactiveRefresh = "no-proactive-refresh"
+    /// Refreshes only when its own clock says the token expired, never on a 401 (golang.org/x/oauth2).
+    case refreshOnlyByExpiry = "refresh-only-by-expiry"
+    /// Drops the refresh token when a refresh answer has none, instead of keeping it.
+    case forgetRefreshTokenWhenAbsent = "forget-refresh-token-when-absent"
 }
 
 /// An HTTP answer, reduced to what refresh logic looks at.
@@ -102,5 +110,13 @@ public final class ReferenceClient: Sendable {
         let access = object["access_token"] as? String ?? object["accessToken"] as? String
         let refresh = object["refresh_token"] as? String ?? object["refreshToken"] as? String
         return (access, refresh)
+    }
+
+    /// The token lifetime an answer announces, in seconds.
+    static func lifetime(_ answer: Answer) -> Double? {
+        guard var object = answer.json else { return nil }
+        if let data = object["data"] as? [String: Any] { object = data }
+        let value = object["expires_in"] ?? object["expiresIn"] ?? object["accessTokenExpiresIn"]
+        return (value as? Int).map(Double.init) ?? (value as? Double)
     }
 }

@@ -20,27 +20,52 @@ actor TokenStore {
     private(set) var refresh: String?
     private(set) var generation = 0
     private var accessIssuedAt = 0
+    /// When the client's own clock considers the access token expired.
+    private(set) var expiresAt: ContinuousClock.Instant?
+    private var lifetime: Double?
     private var inFlight: Task<RefreshResult, Never>?
     /// Once a refresh is refused, every later call is told to sign in again.
     private var signedOut: RefreshResult?
 
-    func signIn(access: String, refresh: String?) {
+    func signIn(access: String, refresh: String?, lifetime: Double?) {
         self.access = access
         self.refresh = refresh
         accessIssuedAt = Self.issuedAt(access)
         generation += 1
         signedOut = nil
+        setLifetime(lifetime)
+    }
+
+    /// A refresh answer may leave out the lifetime: the previous one still holds.
+    private func setLifetime(_ seconds: Double?) {
+        if let seconds { lifetime = seconds }
+        expiresAt = lifetime.map { .now + .milliseconds(Int($0 * 1000)) }
+    }
+
+    /// Refresh ahead of expiry this long before it (golang.org/x/oauth2 uses
+    /// 10 s; short-lived tokens get a quarter of their lifetime).
+    /// The generation to refresh after when the token is due, read in one
+    /// step with the due check so concurrent calls agree on one refresh.
+    func dueGeneration() -> Int? {
+        dueForRefresh && signedOut == nil ? generation : nil
+    }
+
+    var dueForRefresh: Bool {
+        guard let expiresAt, let lifetime else { return false }
+        return .now + .milliseconds(Int(min(10, lifetime / 4) * 1000)) >= expiresAt
     }
 
     /// The current token; waits for a refresh in flight, so a call started
     /// during a refresh goes out with the new token, never without one.
     func current(waitForRefresh: Bool = true) async -> (token: String?, generation: Int, signedOut: RefreshResult?) {
         if waitForRefresh, let inFlight { _ = await inFlight.value }
+        // The broken variant clears its token while refreshing and sends without one.
+        if !waitForRefresh, inFlight != nil { return (nil, generation, signedOut) }
         return (access, generation, signedOut)
     }
 
     /// Refreshes once for all calls that saw `generation` fail.
-    func refresh(after seen: Int, singleFlight: Bool = true, perform: @escaping @Sendable (_ access: String?, _ refresh: String?) async -> (RefreshResult, access: String?, refresh: String?)) async -> RefreshResult {
+    func refresh(after seen: Int, singleFlight: Bool = true, keepAbsentRefresh: Bool = true, perform: @escaping @Sendable (_ access: String?, _ refresh: String?) async -> (RefreshResult, access: String?, refresh: String?, lifetime: Double?)) async -> RefreshResult {
         if let signedOut { return signedOut }
         if singleFlight {
             if generation > seen { return .refreshed }
@@ -49,24 +74,25 @@ actor TokenStore {
         let (access, refresh) = (self.access, self.refresh)
         let task = Task { await perform(access, refresh) }
         let completion = Task<RefreshResult, Never> {
-            let (result, newAccess, newRefresh) = await task.value
-            await self.finish(result, access: newAccess, refresh: newRefresh)
+            let (result, newAccess, newRefresh, lifetime) = await task.value
+            await self.finish(result, access: newAccess, refresh: newRefresh, lifetime: lifetime, keepAbsentRefresh: keepAbsentRefresh)
             return result
         }
         inFlight = completion
         return await completion.value
     }
 
-    private func finish(_ result: RefreshResult, access newAccess: String?, refresh newRefresh: String?) {
+    private func finish(_ result: RefreshResult, access newAccess: String?, refresh newRefresh: String?, lifetime: Double?, keepAbsentRefresh: Bool) {
         inFlight = nil
         switch result {
         case .refreshed:
             if let newAccess {
                 access = newAccess
                 accessIssuedAt = Self.issuedAt(newAccess)
+                setLifetime(lifetime)
             }
             // RFC 6749 section 6: no refresh_token in the answer means keep the old one.
-            if let newRefresh { refresh = newRefresh }
+            if let newRefresh { refresh = newRefresh } else if !keepAbsentRefresh { refresh = nil }
             generation += 1
         case .rejected:
             signedOut = result
