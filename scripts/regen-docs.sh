@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 swift build --product authmock >/dev/null
 bin="$(swift build --show-bin-path)/authmock"
 "$bin" errors > docs/errors.md
+"$bin" schema > docs/scenario.schema.json
 for page in docs/profiles/*.md; do
   profile="$(basename "$page" .md)"
   table="$("$bin" errors --profile "$profile")"

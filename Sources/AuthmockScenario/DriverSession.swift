@@ -131,7 +131,7 @@ enum DriverProcess {
     static func with<T: Sendable>(
         command: String, environment: [String: String], stderrLog: @escaping @Sendable (String) -> Void = { _ in },
         _ body: @escaping @Sendable (DriverChannel) async throws -> T
-    ) async throws -> (result: T, stderr: String) {
+    ) async -> (result: Result<T, any Error>, stderr: String) {
         var options = PlatformOptions()
         options.processGroupID = 0
         options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))]
@@ -161,21 +161,24 @@ enum DriverProcess {
                     } catch {
                         box.error = error
                     }
-                    box.stderr = await channel.stderrText
                     try? await writer.finish()
                     // Whatever the driver left running (children included) goes with its group.
                     await execution.teardown(using: [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))])
+                    // Let the readers drain what the driver wrote last (its dying words),
+                    // but not wait on a pipe some escaped grandchild still holds.
+                    group.addTask { try await Task.sleep(for: .seconds(1)); throw CancellationError() }
+                    _ = try? await group.next()
+                    _ = try? await group.next()
                     group.cancelAll()
+                    box.stderr = await channel.stderrText
                 }
             }
-        } catch let error as DriverFailure {
-            throw error
         } catch {
-            if box.value == nil && box.error == nil { throw DriverFailure.cannotStart("\(error)") }
+            if box.value == nil && box.error == nil { return (.failure(DriverFailure.cannotStart("\(error)")), box.stderr) }
         }
-        if let error = box.error { throw error }
-        guard let value = box.value else { throw DriverFailure.cannotStart("no result") }
-        return (value, box.stderr)
+        if let error = box.error { return (.failure(error), box.stderr) }
+        guard let value = box.value else { return (.failure(DriverFailure.cannotStart("no result")), box.stderr) }
+        return (.success(value), box.stderr)
     }
 }
 

@@ -90,13 +90,14 @@ public enum ScenarioRunner {
         environment["AUTHMOCK_CLIENT_ID"] = client.id
         environment["AUTHMOCK_CLIENT_SECRET"] = client.secret ?? ""
         let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
+        let (conversation, stderr) = await DriverProcess.with(command: options.driver, environment: environment) { channel in
+            try await play.run(channel, hello: [
+                "protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? "",
+            ])
+        }
+        result.driverStderr = stderr
         do {
-            let (outcome, stderr) = try await DriverProcess.with(command: options.driver, environment: environment) { channel in
-                try await play.run(channel, hello: [
-                    "protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? "",
-                ])
-            }
-            result.driverStderr = stderr
+            let outcome = try conversation.get()
             result.calls = outcome.calls.map(\.summary)
             switch outcome.stop {
             case .unsupported(let profiles):

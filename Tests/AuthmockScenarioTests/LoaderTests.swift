@@ -1,0 +1,111 @@
+import AuthmockScenario
+import Foundation
+import Testing
+
+struct LoaderTests {
+    static let valid = """
+        id: "9.1"
+        name: sample
+        description: a sample
+        profiles: [oauth2, envelope]
+        server: {access_ttl: 60}
+        steps:
+          - login: {}
+          - advance_clock: 5m
+          - parallel: {count: 3, request: {path: /api/x}}
+          - wait_for: all
+        expect:
+          refreshes: {min: 1, max: 2}
+          outcomes: {ok: all}
+        """
+
+    @Test func aValidScenarioParses() throws {
+        let parsed = try scenario(Self.valid)
+        #expect(parsed.id == "9.1")
+        #expect(parsed.profiles == ["oauth2", "envelope"])
+        #expect(parsed.steps.count == 4)
+        #expect(parsed.server.accessTTL == 60)
+        #expect(parsed.expect.refreshes?.min == 1 && parsed.expect.refreshes?.max == 2)
+        if case .advanceClock(let seconds) = parsed.steps[1] { #expect(seconds == 300) } else { Issue.record("step 2 is not advance_clock") }
+    }
+
+    @Test func everyBuiltInScenarioIsValid() throws {
+        let files = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path])
+        #expect(files.count >= 20)
+        var ids = Set<String>()
+        for file in files {
+            let parsed = try ScenarioLoader.load(file: file)
+            #expect(ids.insert(parsed.id).inserted, "duplicate id \(parsed.id)")
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(text.hasPrefix("# yaml-language-server: $schema=../docs/scenario.schema.json"), "\(file) lacks the schema comment")
+            #expect(parsed.description.count > 80, "\(file): the description must say what the case is about")
+        }
+    }
+
+    @Test(arguments: [
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshs: 1\n", "test.yaml:7:3", "unknown key 'refreshs' in expect (did you mean 'refreshes'?)"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - logn: {}\nexpect:\n  refreshes: 1\n", "test.yaml:5:5", "unknown step 'logn' (did you mean 'login'?)"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - advance_clock: soon\nexpect:\n  refreshes: 1\n", "test.yaml:5:20", "expected a duration"),
+        ("id: \"1\"\nname: x\ndescription: y\nprofile: oath2\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:4:10", "'oath2' is not one of"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshes: one\n", "test.yaml:7:14", "expected a whole number"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n", "test.yaml:1:1", "missing required key 'expect'"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - parallel: {count: 2}\nexpect:\n  refreshes: 1\n", "test.yaml:6:15", "parallel: give count with request"),
+        ("id: \"1\"\nname: x\ndescription: y\nprofile: oauth2\nprofiles: [envelope]\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:5:11", "give either profile or profiles"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: respond, status: 999}}\nexpect:\n  refreshes: 1\n", "test.yaml:5:12", "100 to 599"),
+        ("id: \"1\"\nname: [x\n", "test.yaml:3:1", "invalid YAML"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshes: {min: 3, max: 1}\n", "test.yaml:7:14", "min 3 is greater than max 1"),
+    ])
+    func errorsSayWhereAndWhat(yaml: String, place: String, fragment: String) {
+        do throws(ScenarioError) {
+            _ = try ScenarioLoader.parse(yaml, file: "test.yaml")
+            Issue.record("accepted invalid scenario: \(yaml)")
+        } catch {
+            #expect(error.description.hasPrefix(place + ":"), "\(error.description)")
+            #expect(error.description.contains(fragment), "\(error.description)")
+        }
+    }
+}
+
+struct SchemaTests {
+    /// The schema is generated from the same tables the loader checks with;
+    /// the published copy must be the generated one.
+    @Test func publishedSchemaIsCurrent() throws {
+        let published = try String(contentsOf: packageRoot.appendingPathComponent("docs/scenario.schema.json"), encoding: .utf8)
+        #expect(published == ScenarioFormat.jsonSchema(), "docs/scenario.schema.json is stale: run scripts/regen-docs.sh")
+    }
+
+    /// Every key the loader accepts appears in the schema, and nothing else.
+    @Test func schemaNamesEveryKey() throws {
+        let schema = try #require(try JSONSerialization.jsonObject(with: Data(ScenarioFormat.jsonSchema().utf8)) as? [String: Any])
+        let properties = try #require(schema["properties"] as? [String: Any])
+        #expect(Set(properties.keys) == Set(ScenarioFormat.scenario.fields.map(\.name)))
+        #expect(schema["additionalProperties"] as? Bool == false)
+    }
+
+    /// The built-in scenarios validate against the published schema with an
+    /// independent validator (Python's jsonschema), so editors agree with the loader.
+    @Test func builtInScenariosValidateAgainstTheSchema() throws {
+        let script = """
+            import json, sys, glob, yaml, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            bad = 0
+            for path in sorted(glob.glob(sys.argv[2] + "/*.yaml")):
+                try:
+                    jsonschema.validate(yaml.safe_load(open(path)), schema)
+                except jsonschema.ValidationError as error:
+                    bad += 1
+                    print(path, error.message)
+            sys.exit(1 if bad else 0)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, packageRoot.appendingPathComponent("docs/scenario.schema.json").path, packageRoot.appendingPathComponent("scenarios").path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+    }
+}

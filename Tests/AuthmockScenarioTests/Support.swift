@@ -1,0 +1,28 @@
+import AuthmockScenario
+import Foundation
+import Testing
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The reference driver binary built next to the test bundle.
+func referenceDriver() throws -> String {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+    for candidate in [directory, directory.deletingLastPathComponent()] {
+        let binary = candidate.appendingPathComponent("authmock-reference-driver")
+        if FileManager.default.isExecutableFile(atPath: binary.path) { return binary.path }
+    }
+    throw DriverMissing()
+}
+
+struct DriverMissing: Error {}
+
+/// Every built-in scenario, once per profile it names.
+func builtInCases() throws -> [(Scenario, String)] {
+    let files = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path])
+    return try files.map { try ScenarioLoader.load(file: $0) }.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
+}
+
+func scenario(_ yaml: String, file: String = "test.yaml") throws -> Scenario {
+    try ScenarioLoader.parse(yaml, file: file)
+}
