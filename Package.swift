@@ -51,6 +51,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The driver protocol for Swift drivers: wrap a client in ~30 lines.

@@ -3,6 +3,7 @@ import AuthmockServer
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// How `authmock run` runs the suite.
 public struct RunOptions: Sendable {
@@ -74,63 +75,72 @@ public enum ScenarioRunner {
             portContinuation.yield(port)
             portContinuation.finish()
         }
-        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
-        defer { server.cancel() }
+        // Stopped gracefully (listener closed first, then open connections
+        // drained), never by cancellation, which can race a late connection.
+        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let server = Task { try await services.run() }
         var iterator = portStream.makeAsyncIterator()
-        guard await iterator.next() != nil else {
+        if await iterator.next() == nil {
             result.reason = "the in-process server did not start"
-            return result
+        } else {
+            await converse(&result)
         }
-
-        let deadline = started + .milliseconds(Int(scenario.timeout * 1000))
-        let client = mock.directory.clients.first ?? Directory.defaultClient
-        var environment = options.environment
-        environment["AUTHMOCK_BASE_URL"] = mock.baseURL
-        environment["AUTHMOCK_PROFILE"] = profile
-        environment["AUTHMOCK_CLIENT_ID"] = client.id
-        environment["AUTHMOCK_CLIENT_SECRET"] = client.secret ?? ""
-        let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
-        let (conversation, stderr) = await DriverProcess.with(command: options.driver, environment: environment) { channel in
-            try await play.run(channel, hello: [
-                "protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? "",
-            ])
-        }
-        result.driverStderr = stderr
-        do {
-            let outcome = try conversation.get()
-            result.calls = outcome.calls.map(\.summary)
-            switch outcome.stop {
-            case .unsupported(let profiles):
-                result.verdict = .skip
-                result.reason = "the driver does not speak \(profile) (it lists \(profiles.joined(separator: ", ")))"
-            case .none, .failed:
-                result.findings = outcome.findings
-            }
-        } catch let failure as DriverFailure {
-            result.verdict = .error
-            result.reason = failure.description
-        } catch {
-            result.verdict = .error
-            result.reason = "\(error)"
-        }
-        let entries = mock.journal.entries().entries
-        result.journal = entries.map { describe($0, start: wallStart) }
-        if result.verdict != .skip && result.reason == nil {
-            let failed = result.findings.contains { !$0.passed }
-            result.verdict = failed ? (scenario.level == .should ? .nonStrict : .fail) : .pass
-        }
-        // A listed known failure stays visible, but does not fail the run.
-        if let reason = options.expectedFailures[result.label] ?? options.expectedFailures[result.id] {
-            if result.verdict == .fail || result.verdict == .nonStrict {
-                result.verdict = .skip
-                result.reason = "known failure: \(reason)"
-            } else if result.verdict == .pass {
-                result.reason = "listed as a known failure (\(reason)) but passed: remove it from the expected-failures file"
-            }
-        }
+        await services.triggerGracefulShutdown()
+        _ = await server.result
         let elapsed = ContinuousClock.now - started
         result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return result
+
+        /// The case proper, while the server runs.
+        func converse(_ result: inout CaseResult) async {
+
+            let deadline = started + .milliseconds(Int(scenario.timeout * 1000))
+            let client = mock.directory.clients.first ?? Directory.defaultClient
+            var environment = options.environment
+            environment["AUTHMOCK_BASE_URL"] = mock.baseURL
+            environment["AUTHMOCK_PROFILE"] = profile
+            environment["AUTHMOCK_CLIENT_ID"] = client.id
+            environment["AUTHMOCK_CLIENT_SECRET"] = client.secret ?? ""
+            let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
+            let (conversation, stderr) = await DriverProcess.with(command: options.driver, environment: environment) { channel in
+                try await play.run(channel, hello: [
+                    "protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? "",
+                ])
+            }
+            result.driverStderr = stderr
+            do {
+                let outcome = try conversation.get()
+                result.calls = outcome.calls.map(\.summary)
+                switch outcome.stop {
+                case .unsupported(let profiles):
+                    result.verdict = .skip
+                    result.reason = "the driver does not speak \(profile) (it lists \(profiles.joined(separator: ", ")))"
+                case .none, .failed:
+                    result.findings = outcome.findings
+                }
+            } catch let failure as DriverFailure {
+                result.verdict = .error
+                result.reason = failure.description
+            } catch {
+                result.verdict = .error
+                result.reason = "\(error)"
+            }
+            let entries = mock.journal.entries().entries
+            result.journal = entries.map { describe($0, start: wallStart) }
+            if result.verdict != .skip && result.reason == nil {
+                let failed = result.findings.contains { !$0.passed }
+                result.verdict = failed ? (scenario.level == .should ? .nonStrict : .fail) : .pass
+            }
+            // A listed known failure stays visible, but does not fail the run.
+            if let reason = options.expectedFailures[result.label] ?? options.expectedFailures[result.id] {
+                if result.verdict == .fail || result.verdict == .nonStrict {
+                    result.verdict = .skip
+                    result.reason = "known failure: \(reason)"
+                } else if result.verdict == .pass {
+                    result.reason = "listed as a known failure (\(reason)) but passed: remove it from the expected-failures file"
+                }
+            }
+        }
     }
 }
 
