@@ -17,7 +17,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     exit 1
   fi
 fi
-command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 6.0 or later" >&2; exit 1; }
+command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 6.2 or later" >&2; exit 1; }
+
+# Python packages the tests use: an independent JSON Schema validator for the
+# scenario schema, and YAML to read scenario files with it.
+if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
+  python3 -m pip install --quiet pyyaml jsonschema 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages pyyaml jsonschema
+fi
 
 swift build --build-tests
 swift test --skip-build
