@@ -8,6 +8,7 @@ swift build --product authmock >/dev/null
 bin="$(swift build --show-bin-path)/authmock"
 "$bin" errors > docs/errors.md
 "$bin" schema > docs/scenario.schema.json
+"$bin" cases > docs/cases.md
 for page in docs/profiles/*.md; do
   profile="$(basename "$page" .md)"
   table="$("$bin" errors --profile "$profile")"

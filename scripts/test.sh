@@ -27,4 +27,6 @@ if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
 fi
 
 swift build --build-tests
-swift test --skip-build
+# Serial: the conformance tests measure concurrency in the clients they run,
+# and must not compete with each other for the two cores.
+swift test --skip-build --no-parallel

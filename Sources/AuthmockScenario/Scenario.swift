@@ -67,8 +67,9 @@ public enum Step: Sendable {
 public enum WaitCondition: Sendable {
     /// Every call sent so far has been answered.
     case allCalls
-    /// The journal holds at least this many requests of the kinds.
-    case journal(kinds: Set<RouteKind>, count: Int)
+    /// At least this many requests of the kinds have arrived at the server
+    /// (`answered`: and the server has made its answer, sent or held).
+    case journal(kinds: Set<RouteKind>, count: Int, answered: Bool)
 }
 
 /// What a correct client does, checked against the journal and the outcomes.
@@ -152,11 +153,12 @@ public enum ScenarioFormat {
         ])), "which requests the rule fires on"),
         Field("times", .oneOf([.integer(minimum: 1), .string(oneOf: ["unlimited"])]), "how many times it fires (default 1)"),
         Field("action", .object(ObjectSpec("action", [
-            Field("type", .string(oneOf: ["respond", "delay", "delay-response", "close-connection", "drop-response"]), required: true, "what the server does"),
+            Field("type", .string(oneOf: ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response"]), required: true, "what the server does"),
             Field("status", .integer(minimum: 100), "respond: the status"),
             Field("headers", .map(.string()), "respond: headers"),
             Field("body", .string(), "respond: body"),
-            Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time"),
+            Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time; gather: the longest hold (default 5000)"),
+            Field("count", .integer(minimum: 1), "gather: hold matching requests until this many have arrived"),
         ])), required: true, "what happens instead of the normal answer"),
     ])
 
@@ -211,8 +213,9 @@ public enum ScenarioFormat {
             .object(ObjectSpec("wait_for", [
                 Field("kind", .string(oneOf: RouteKind.matchNames), required: true, "route kind to count in the journal"),
                 Field("count", .integer(minimum: 1), required: true, "how many requests of that kind"),
+                Field("answered", .boolean, "true: wait until the server has made its answers too (sent, or held by delay-response); default false: arrival is enough"),
             ])),
-        ]), "all: until every call sent so far is answered; or until the journal holds count requests of kind"),
+        ]), "all: until every call sent so far is answered; or until count requests of kind have arrived (answered or not; at most 5 s)"),
         Field("sleep", .duration, "real time; only for cases about the client's own clock"),
         Field("check", .object(expectations), "expectations checked at this point"),
     ]

@@ -17,7 +17,11 @@ public enum ScenarioLoader {
             if isDirectory.boolValue {
                 let enumerator = FileManager.default.enumerator(atPath: path)
                 while let entry = enumerator?.nextObject() as? String {
-                    if entry.hasSuffix(".yaml") || entry.hasSuffix(".yml") { found.append((path as NSString).appendingPathComponent(entry)) }
+                    // Files whose name starts with `_` hold data about the suite, not cases.
+                    let name = (entry as NSString).lastPathComponent
+                    if (entry.hasSuffix(".yaml") || entry.hasSuffix(".yml")) && !name.hasPrefix("_") {
+                        found.append((path as NSString).appendingPathComponent(entry))
+                    }
                 }
             } else {
                 found.append(path)
@@ -156,7 +160,7 @@ private struct Builder {
         case "wait_for":
             if body.string == "all" { return .waitFor(.allCalls) }
             let o = body.object!
-            return .waitFor(.journal(kinds: RouteKind.parseMatch(o["kind"]!.string!)!, count: o["count"]!.integer!))
+            return .waitFor(.journal(kinds: RouteKind.parseMatch(o["kind"]!.string!)!, count: o["count"]!.integer!, answered: o["answered"]?.boolean ?? false))
         case "check": return .check(try expectations(body))
         default: throw checker.error(at: value.mark, "unknown step \(name)")
         }

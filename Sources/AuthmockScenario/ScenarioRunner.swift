@@ -226,12 +226,15 @@ private struct Play: Sendable {
                 mock.control.addFault(rule)
             case .waitFor(.allCalls):
                 try await collectAll()
-            case .waitFor(.journal(let kinds, let count)):
-                while mock.journal.count(JournalFilter(kinds: kinds)) < count {
-                    guard ContinuousClock.now < deadline else {
+            case .waitFor(.journal(let kinds, let count, let answered)):
+                // By default counted on arrival: a request held by a delay fault counts while it is held.
+                let waitUntil = min(deadline, .now + .seconds(5))
+                let seen = { answered ? mock.journal.count(JournalFilter(kinds: kinds)) : mock.journal.arrivals(kinds) }
+                while seen() < count {
+                    guard ContinuousClock.now < waitUntil else {
                         outcome.findings.append(Finding(
                             expectation: "wait_for", passed: false,
-                            message: "step \(number + 1): waited for \(count) \(kinds.map(\.rawValue).sorted().joined(separator: "/")) request(s); the client sent \(mock.journal.count(JournalFilter(kinds: kinds))) before the case timed out",
+                            message: "step \(number + 1): waited 5 s for \(count) \(kinds.map(\.rawValue).sorted().joined(separator: "/")) request(s); the client sent \(mock.journal.arrivals(kinds))",
                             evidence: []))
                         outcome.stop = .failed
                         break steps
@@ -267,6 +270,6 @@ private struct Play: Sendable {
 
     func shutdown(_ channel: DriverChannel) async throws {
         let id = try await channel.post("shutdown")
-        _ = try await channel.answer(id, deadline: min(deadline, .now + .seconds(3)))
+        _ = try await channel.answer(id, deadline: .now + .seconds(3))
     }
 }

@@ -19,7 +19,7 @@ extension TokenSelector {
 extension FaultRule {
     public static let fields = ["match", "times", "action"]
     static let matchFields = ["method", "pathPrefix", "kind", "header"]
-    static let actionTypes = ["respond", "delay", "delay-response", "close-connection", "drop-response"]
+    static let actionTypes = ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response"]
 
     public init(_ object: StrictObject) throws(ControlInputError) {
         try object.allow(Self.fields)
@@ -69,6 +69,15 @@ extension FaultRule {
                 throw ControlInputError(.invalidValue, "field '\(action.name("ms"))' must be 0 to 60000 milliseconds, got \(ms)")
             }
             parsed = type == "delay" ? .delay(milliseconds: ms) : .delayResponse(milliseconds: ms)
+        case "gather":
+            try action.allow(["type", "count", "ms"])
+            let count = try action.required(try action.int("count"), "count")
+            guard count >= 1 else { throw ControlInputError(.invalidValue, "field '\(action.name("count"))' must be at least 1") }
+            let ms = try action.int("ms") ?? 5_000
+            guard (0...60_000).contains(ms) else {
+                throw ControlInputError(.invalidValue, "field '\(action.name("ms"))' must be 0 to 60000 milliseconds, got \(ms)")
+            }
+            parsed = .gather(count: count, milliseconds: ms)
         case "close-connection":
             try action.allow(["type"])
             parsed = .closeConnection
@@ -88,7 +97,7 @@ struct FaultRuleView: Encodable {
         var method: String?, pathPrefix: String?, kind: [String]?, header: [String: String]?
     }
     struct Action: Encodable {
-        var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil
+        var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil, count: Int? = nil
     }
     var id: Int, fired: Int, exhausted: Bool, times: Int?, match: Match, action: Action
 
@@ -105,6 +114,7 @@ struct FaultRuleView: Encodable {
         case .respond(let status, let headers, let body): action = Action(type: "respond", status: status, headers: headers, body: body)
         case .delay(let ms): action = Action(type: "delay", ms: ms)
         case .delayResponse(let ms): action = Action(type: "delay-response", ms: ms)
+        case .gather(let count, let ms): action = Action(type: "gather", ms: ms, count: count)
         case .closeConnection: action = Action(type: "close-connection")
         case .dropResponse: action = Action(type: "drop-response")
         }

@@ -49,6 +49,10 @@ public struct FaultRule: Sendable, Equatable {
         /// Handle the request (tokens rotate), then close the connection
         /// instead of answering: the client loses the response.
         case dropResponse
+        /// Hold matching requests until `count` of them have arrived (at most
+        /// `milliseconds`), then answer them all normally: concurrency made
+        /// deterministic, so N calls really meet one expired token together.
+        case gather(count: Int, milliseconds: Int)
     }
 
     public var match: Match
@@ -77,6 +81,8 @@ public final class FaultRules: Sendable {
     private struct State {
         var rules: [Installed] = []
         var nextID = 1
+        /// Requests held so far by each gather rule.
+        var gathered: [Int: Int] = [:]
     }
     private let state = Mutex(State())
 
@@ -104,6 +110,15 @@ public final class FaultRules: Sendable {
     }
 
     public func reset() { state.withLock { $0 = State() } }
+
+    /// Waits until `count` requests have reached gather rule `id`, or the time is up.
+    func gather(rule id: Int, count: Int, milliseconds: Int) async throws {
+        state.withLock { $0.gathered[id, default: 0] += 1 }
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        while state.withLock({ $0.gathered[id, default: 0] }) < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
 
     /// The rule that fires for this request, if any, counted as fired.
     func fire(method: String, path: String, kind: RouteKind, headers: HTTPFields) -> Installed? {

@@ -80,6 +80,8 @@ public final class RequestJournal: Sendable {
         var head = 0
         var nextSeq = 1
         var dropped = 0
+        /// Requests by kind as they arrive, before they are answered.
+        var arrivals: [RouteKind: Int] = [:]
     }
     private let state = Mutex(State())
 
@@ -93,6 +95,17 @@ public final class RequestJournal: Sendable {
             defer { state.nextSeq += 1 }
             return state.nextSeq
         }
+    }
+
+    /// Counts a request the moment its kind is known, so a test can wait
+    /// for a request that is still being answered (a refresh held by a delay).
+    func noteArrival(_ kind: RouteKind) {
+        state.withLock { $0.arrivals[kind, default: 0] += 1 }
+    }
+
+    /// Requests of these kinds that have arrived, answered or not.
+    public func arrivals(_ kinds: Set<RouteKind>) -> Int {
+        state.withLock { state in kinds.reduce(0) { $0 + state.arrivals[$1, default: 0] } }
     }
 
     func append(_ entry: JournalEntry) {

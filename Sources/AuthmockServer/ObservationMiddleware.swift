@@ -61,6 +61,7 @@ struct ObservationMiddleware: RouterMiddleware {
         let route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)
         entry.kind = route.kind
         entry.grantType = route.grantType
+        mock.journal.noteArrival(route.kind)
         // A refresh token sent as Bearer (header rotation) is judged as a refresh token only.
         if case .bearer(let token) = presented, token != route.refreshToken {
             let verification = await mock.authority.verifyAccessToken(token)
@@ -83,6 +84,9 @@ struct ObservationMiddleware: RouterMiddleware {
             return record(response, fault: fault.id)!
         case .delay(let milliseconds):
             try await Task.sleep(for: .milliseconds(milliseconds))
+            return record(try await next(request, context), fault: fault.id)!
+        case .gather(let count, let milliseconds):
+            try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds)
             return record(try await next(request, context), fault: fault.id)!
         case .delayResponse(let milliseconds):
             let response = record(try await next(request, context), fault: fault.id)!

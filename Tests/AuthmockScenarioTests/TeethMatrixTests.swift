@@ -1,0 +1,45 @@
+import AuthmockScenario
+import Foundation
+import ReferenceClient
+import Testing
+
+/// The suite has teeth: every fault switch of the reference driver is caught
+/// by the cases the matrix names, every other case passes, every case
+/// catches something, and the correct client passes everything.
+@Suite(.serialized) struct TeethMatrixTests {
+    static let matrixPath = packageRoot.appendingPathComponent("scenarios/_teeth.yaml").path
+
+    @Test func everyFaultAndEveryCaseIsInTheMatrix() throws {
+        let matrix = try TeethMatrix.load(path: Self.matrixPath)
+        #expect(Set(matrix.faults.map(\.name)) == Set(ClientFault.allCases.map(\.rawValue)), "the matrix must name every fault switch")
+        for (name, cells) in matrix.faults {
+            #expect(!cells.fail.isEmpty, "fault \(name) is caught by no case")
+        }
+        let caught = Set(matrix.faults.flatMap { $0.cells.fail.keys })
+        for (scenario, _) in try builtInCases() {
+            #expect(caught.contains(scenario.id), "case \(scenario.id) catches no fault: fix it or remove it")
+        }
+    }
+
+    /// The whole matrix: faults x case runs, compared cell by cell.
+    @Test func theMatrixHolds() async throws {
+        let matrix = try TeethMatrix.load(path: Self.matrixPath)
+        let cases = try builtInCases()
+        let driver = try referenceDriver()
+        let started = ContinuousClock.now
+        var differences: [String] = []
+        for fault in [nil] + matrix.faults.map(\.name) {
+            let command = fault.map { "\(driver) --fault \($0)" } ?? driver
+            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: 8))
+            differences += matrix.differences(fault: fault, results: results)
+        }
+        for difference in differences { Issue.record("teeth matrix cell differs: \(difference)") }
+        print("teeth matrix: \(matrix.faults.count + 1) clients x \(cases.count) case runs in \(ContinuousClock.now - started)")
+    }
+
+    @Test func casesPageIsCurrent() throws {
+        let scenarios = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path]).map { try ScenarioLoader.load(file: $0) }
+        let page = try String(contentsOf: packageRoot.appendingPathComponent("docs/cases.md"), encoding: .utf8)
+        #expect(page == CasesPage.markdown(scenarios, matrix: try TeethMatrix.load(path: Self.matrixPath)), "docs/cases.md is stale: run scripts/regen-docs.sh")
+    }
+}
