@@ -89,7 +89,7 @@ struct SchemaTests {
             import json, sys, glob, yaml, jsonschema
             schema = json.load(open(sys.argv[1]))
             bad = 0
-            for path in sorted(glob.glob(sys.argv[2] + "/*.yaml")):
+            for path in sorted(p for p in glob.glob(sys.argv[2] + "/*.yaml") if not p.split("/")[-1].startswith("_")):
                 try:
                     jsonschema.validate(yaml.safe_load(open(path)), schema)
                 except jsonschema.ValidationError as error:
