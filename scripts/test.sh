@@ -20,10 +20,12 @@ fi
 command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 6.2 or later" >&2; exit 1; }
 
 # Python packages the tests use: an independent JSON Schema validator for the
-# scenario schema, and YAML to read scenario files with it.
-if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
-  python3 -m pip install --quiet pyyaml jsonschema 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages pyyaml jsonschema
+# scenario schema (with YAML to read scenarios), and the client libraries the
+# drivers in drivers/ wrap.
+if ! python3 -c "import yaml, jsonschema, authlib, httpx, requests_oauthlib" 2>/dev/null; then
+  packages=(pyyaml jsonschema authlib httpx requests-oauthlib)
+  python3 -m pip install --quiet "${packages[@]}" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "${packages[@]}"
 fi
 
 swift build --build-tests

@@ -49,6 +49,9 @@ public struct CaseResult: Sendable, Codable {
     public var journal: [String]
     public var driverStderr: String
     public var seconds: Double
+    /// What the driver said it wraps, from its `hello` answer.
+    public var driver: String?
+    public var driverVersion: String?
 
     /// `1.1 [oauth2]`: how reports name a case run.
     public var label: String { "\(id) [\(profile)]" }

@@ -58,7 +58,7 @@ public enum ScenarioRunner {
         let wallStart = Date()
         var result = CaseResult(
             id: scenario.id, name: scenario.name, profile: profile, level: scenario.level.rawValue, file: scenario.file,
-            verdict: .error, findings: [], calls: [], journal: [], driverStderr: "", seconds: 0)
+            verdict: .error, findings: [], calls: [], journal: [], driverStderr: "", seconds: 0, driver: nil, driverVersion: nil)
         var serverOptions = ServerOptions(port: 0, profile: profile, signingKey: .random())
         scenario.server.apply(to: &serverOptions)
         let mock: Authmock
@@ -111,6 +111,8 @@ public enum ScenarioRunner {
             do {
                 let outcome = try conversation.get()
                 result.calls = outcome.calls.map(\.summary)
+                result.driver = outcome.driver
+                result.driverVersion = outcome.version
                 switch outcome.stop {
                 case .unsupported(let profiles):
                     result.verdict = .skip
@@ -161,6 +163,8 @@ private struct Play: Sendable {
         var calls: [CallRecord]
         var findings: [Finding]
         var stop: Stop?
+        var driver: String?
+        var version: String?
     }
 
     func run(_ channel: DriverChannel, hello: [String: any Sendable]) async throws -> Outcome {
@@ -168,6 +172,8 @@ private struct Play: Sendable {
         let helloID = try await channel.post("hello", hello)
         let greeting = try await channel.answer(helloID, deadline: deadline)
         guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
+        outcome.driver = greeting.fields["driver"]
+        outcome.version = greeting.fields["version"]
         if let profiles = greeting.profiles, !profiles.contains(profile) {
             outcome.stop = .unsupported(profiles)
             try? await shutdown(channel)

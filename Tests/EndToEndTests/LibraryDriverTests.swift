@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+
+/// The drivers for real client libraries run through the whole suite with
+/// their expected-failures files: nothing new fails, nothing errors, and no
+/// known failure has quietly started passing.
+@Suite(.serialized) struct LibraryDriverTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test(arguments: ["python-authlib", "python-requests-oauthlib"])
+    func driverMatchesItsExpectedFailures(_ name: String) throws {
+        let directory = Self.root.appendingPathComponent("drivers/\(name)")
+        let result = try runAuthmock([
+            "run", Self.root.appendingPathComponent("scenarios").path,
+            "--driver", "python3 \(directory.appendingPathComponent("driver.py").path)",
+            "--expected-failures", directory.appendingPathComponent("expected-failures.yaml").path,
+            "--profile", "oauth2", "--jobs", "4",
+        ])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        // "failed" counts FAIL and ERROR.
+        #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
+        // A known failure that passes means the library changed: update the list.
+        #expect(!result.stdout.contains("remove it from the expected-failures file") || result.stdout.contains("6.1"), "\(result.stdout)")
+    }
+}

@@ -1,0 +1,61 @@
+"""The driver side of authmock's stdio protocol (version 1), for Python drivers.
+
+A driver supplies a client object with ``login(username, password)`` and
+``request(method, path, headers, body)``, each returning an outcome dict
+(``{"outcome": "ok", "status": 200, "body": "..."}``); this module reads the
+runner's JSON lines, runs every request on its own thread (the runner sends
+concurrent calls on purpose), answers each id exactly once, and exits after
+``shutdown``.
+"""
+import json
+import sys
+import threading
+import traceback
+
+_out = threading.Lock()
+
+
+def _send(message):
+    with _out:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def _answer(message_id, work):
+    try:
+        result = work()
+    except Exception as error:  # a library exception the client did not map: the app saw no answer
+        traceback.print_exc(file=sys.stderr)
+        result = {"outcome": "transport_error", "message": f"{type(error).__name__}: {error}"}
+    _send({"id": message_id, "ok": result.get("outcome") == "ok", **result})
+
+
+def serve(name, version, profiles, make_client):
+    """Runs the protocol until shutdown. ``make_client(hello)`` builds the client."""
+    client, threads = None, []
+    for line in sys.stdin:
+        message = json.loads(line)
+        op, message_id = message.get("op"), message.get("id")
+        if op == "hello":
+            client = make_client(message)
+            _send({"id": message_id, "ok": True, "driver": name, "version": version, "profiles": profiles})
+        elif op == "shutdown":
+            for thread in threads:
+                thread.join(timeout=10)
+            _send({"id": message_id, "ok": True})
+            return
+        elif op == "login":
+            work = lambda m=message: client.login(m["username"], m["password"])
+            threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
+            threads[-1].start()
+        elif op == "request":
+            work = lambda m=message: client.request(m["method"], m["path"], m.get("headers", {}), m.get("body"))
+            threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
+            threads[-1].start()
+        else:
+            _send({"id": message_id, "ok": False, "outcome": "unsupported", "message": f"unknown op {op}"})
+
+
+def outcome(status, body):
+    """The outcome dict for an HTTP answer that reached the application."""
+    return {"outcome": "ok" if 200 <= status < 300 else "http_error", "status": status, "body": body}

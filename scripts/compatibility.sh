@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Regenerates docs/compatibility.md and docs/compatibility.html: every driver
+# in drivers/ that can run on this machine, plus the reference client, through
+# the whole suite. Installs the Python libraries it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -c "import authlib, httpx, requests_oauthlib" 2>/dev/null \
+  || python3 -m pip install --quiet authlib httpx requests-oauthlib
+swift build --product authmock --product authmock-reference-driver >/dev/null
+bin="$(swift build --show-bin-path)"
+args=(--driver "reference=$bin/authmock-reference-driver")
+for dir in drivers/python-*/; do
+  name="$(basename "$dir")"
+  [ -f "$dir/driver.py" ] || continue
+  args+=(--driver "$name=python3 $dir/driver.py")
+  [ -f "$dir/expected-failures.yaml" ] && args+=(--expected-failures "$name=$dir/expected-failures.yaml")
+done
+"$bin/authmock" matrix scenarios/ "${args[@]}" --markdown docs/compatibility.md --html docs/compatibility.html
