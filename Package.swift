@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "authmock", targets: ["authmock"]),
         .executable(name: "authmock-reference-driver", targets: ["authmock-reference-driver"]),
+        .executable(name: "authmock-urlsession-driver", targets: ["authmock-urlsession-driver"]),
         .library(name: "DriverKit", targets: ["DriverKit"]),
         .library(name: "AuthmockCore", targets: ["AuthmockCore"]),
         .library(name: "AuthmockServer", targets: ["AuthmockServer"]),
@@ -66,6 +67,13 @@ let package = Package(
             name: "authmock-reference-driver",
             dependencies: ["DriverKit", "ReferenceClient"]
         ),
+        // A driver for URLSession with the refresh pattern of iOS blog posts.
+        .executableTarget(
+            name: "authmock-urlsession-driver",
+            dependencies: ["DriverKit"],
+            path: "drivers/swift-urlsession",
+            exclude: ["README.md", "expected-failures.yaml"]
+        ),
         // Thin CLI over the modules above.
         .executableTarget(
             name: "authmock",
@@ -101,6 +109,7 @@ let package = Package(
             dependencies: [
                 "authmock",
                 "authmock-reference-driver",
+                "authmock-urlsession-driver",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

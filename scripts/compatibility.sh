@@ -6,9 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -c "import authlib, httpx, requests_oauthlib" 2>/dev/null \
   || python3 -m pip install --quiet authlib httpx requests-oauthlib
-swift build --product authmock --product authmock-reference-driver >/dev/null
+swift build --product authmock >/dev/null
+swift build --product authmock-reference-driver >/dev/null
+swift build --product authmock-urlsession-driver >/dev/null
 bin="$(swift build --show-bin-path)"
-args=(--driver "reference=$bin/authmock-reference-driver")
+args=(--driver "reference=$bin/authmock-reference-driver"
+      --driver "swift-urlsession=$bin/authmock-urlsession-driver"
+      --expected-failures "swift-urlsession=drivers/swift-urlsession/expected-failures.yaml")
 for dir in drivers/python-*/; do
   name="$(basename "$dir")"
   [ -f "$dir/driver.py" ] || continue

@@ -157,7 +157,7 @@ public enum ScenarioFormat {
             Field("status", .integer(minimum: 100), "respond: the status"),
             Field("headers", .map(.string()), "respond: headers"),
             Field("body", .string(), "respond: body"),
-            Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time; gather: the longest hold (default 5000)"),
+            Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
             Field("count", .integer(minimum: 1), "gather: hold matching requests until this many have arrived"),
         ])), required: true, "what happens instead of the normal answer"),
     ])

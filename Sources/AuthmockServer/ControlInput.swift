@@ -73,7 +73,7 @@ extension FaultRule {
             try action.allow(["type", "count", "ms"])
             let count = try action.required(try action.int("count"), "count")
             guard count >= 1 else { throw ControlInputError(.invalidValue, "field '\(action.name("count"))' must be at least 1") }
-            let ms = try action.int("ms") ?? 5_000
+            let ms = try action.int("ms") ?? 2_000
             guard (0...60_000).contains(ms) else {
                 throw ControlInputError(.invalidValue, "field '\(action.name("ms"))' must be 0 to 60000 milliseconds, got \(ms)")
             }

@@ -81,8 +81,8 @@ public final class FaultRules: Sendable {
     private struct State {
         var rules: [Installed] = []
         var nextID = 1
-        /// Requests held so far by each gather rule.
-        var gathered: [Int: Int] = [:]
+        /// Requests held so far by each gather rule, and when the first arrived.
+        var gathered: [Int: (count: Int, first: ContinuousClock.Instant)] = [:]
     }
     private let state = Mutex(State())
 
@@ -111,11 +111,18 @@ public final class FaultRules: Sendable {
 
     public func reset() { state.withLock { $0 = State() } }
 
-    /// Waits until `count` requests have reached gather rule `id`, or the time is up.
+    /// Waits until `count` requests have reached gather rule `id`, or until
+    /// `milliseconds` after the first one arrived: a client that never sends
+    /// them all at once (a connection limit) is held once, not per request.
     func gather(rule id: Int, count: Int, milliseconds: Int) async throws {
-        state.withLock { $0.gathered[id, default: 0] += 1 }
-        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
-        while state.withLock({ $0.gathered[id, default: 0] }) < count, ContinuousClock.now < deadline {
+        let first = state.withLock { state in
+            var entry = state.gathered[id] ?? (0, ContinuousClock.now)
+            entry.count += 1
+            state.gathered[id] = entry
+            return entry.first
+        }
+        let deadline = first + .milliseconds(milliseconds)
+        while state.withLock({ $0.gathered[id]?.count ?? 0 }) < count, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(2))
         }
     }
