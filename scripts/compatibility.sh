@@ -10,9 +10,12 @@ swift build --product authmock >/dev/null
 swift build --product authmock-reference-driver >/dev/null
 swift build --product authmock-urlsession-driver >/dev/null
 bin="$(swift build --show-bin-path)"
+go_driver="$(scripts/build-go-driver.sh)"
 args=(--driver "reference=$bin/authmock-reference-driver"
       --driver "swift-urlsession=$bin/authmock-urlsession-driver"
-      --expected-failures "swift-urlsession=drivers/swift-urlsession/expected-failures.yaml")
+      --expected-failures "swift-urlsession=drivers/swift-urlsession/expected-failures.yaml"
+      --driver "go-oauth2=$go_driver"
+      --expected-failures "go-oauth2=drivers/go-oauth2/expected-failures.yaml")
 for dir in drivers/python-*/; do
   name="$(basename "$dir")"
   [ -f "$dir/driver.py" ] || continue

@@ -6,12 +6,12 @@ cd "$(dirname "$0")/.."
 
 # System packages the suite uses, installed only when missing.
 need_apt=()
-for pair in "git:git" "python3:python3" "curl:curl"; do
+for pair in "git:git" "python3:python3" "curl:curl" "go:golang-go"; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" golang-golang-x-oauth2-dev
   else
     echo "missing: ${need_apt[*]} (install them, or run as root to let this script do it)" >&2
     exit 1
@@ -29,6 +29,8 @@ if ! python3 -c "import yaml, jsonschema, authlib, httpx, requests_oauthlib" 2>/
 fi
 
 swift build --build-tests
+# The Go driver is built from Debian's golang.org/x/oauth2 (the tests run it).
+scripts/build-go-driver.sh
 # Serial: the conformance tests measure concurrency in the clients they run,
 # and must not compete with each other for the two cores.
 swift test --skip-build --no-parallel

@@ -36,13 +36,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("rotation-grace"), help: "header-rotation profile: seconds a rotated-away access token still works (default 0).") var rotationGrace: Int?
     @Option(name: .customLong("refresh-failure-status"), help: "reissue (default 406) and renewal (default 401) profiles: status of a failed refresh.") var refreshFailureStatus: Int?
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
+    @Option(name: .customLong("log-format"), help: "text (default, for people) or json (one object per line, for log collectors).") var logFormat: String = "text"
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).") var logLevel: String = "info"
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        guard logFormat == "text" || logFormat == "json" else { throw ValidationError("--log-format must be text or json") }
+        let json = logFormat == "json"
         LoggingSystem.bootstrap { label in
+            if json { return JSONLogHandler(label: label, logLevel: level) }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

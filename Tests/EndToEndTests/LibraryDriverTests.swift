@@ -37,3 +37,18 @@ extension LibraryDriverTests {
         #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
     }
 }
+
+extension LibraryDriverTests {
+    /// Built by scripts/build-go-driver.sh (scripts/test.sh runs it first).
+    @Test func goDriverMatchesItsExpectedFailures() throws {
+        let binary = Self.root.appendingPathComponent(".build/authmock-go-oauth2-driver")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "run scripts/build-go-driver.sh first")
+        let result = try runAuthmock([
+            "run", Self.root.appendingPathComponent("scenarios").path, "--driver", binary.path,
+            "--expected-failures", Self.root.appendingPathComponent("drivers/go-oauth2/expected-failures.yaml").path,
+            "--profile", "oauth2", "--jobs", "4",
+        ])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
+    }
+}

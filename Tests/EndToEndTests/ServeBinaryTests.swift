@@ -165,3 +165,18 @@ import Testing
         #expect(result.stderr.contains("--admin-token"))
     }
 }
+
+struct JSONLogTests {
+    @Test func jsonLogsAreOneObjectPerLine() async throws {
+        let server = try ServingBinary(["--log-format", "json"])
+        _ = try await server.withClient { client in try await client.get("/api/me") }
+        let exit = server.interrupt()
+        let lines = exit.stderr.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["level"] != nil && object?["message"] != nil, "\(line)")
+        }
+        #expect(exit.stderr.contains("GET /api/me -> 401"))
+    }
+}

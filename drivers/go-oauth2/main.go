@@ -1,0 +1,128 @@
+// authmock driver for golang.org/x/oauth2.
+//
+// Recipe, as the package documents it: an oauth2.Config with the token
+// endpoint, PasswordCredentialsToken to sign in, and Config.Client, whose
+// transport attaches the token and refreshes it through a ReuseTokenSource
+// when the token is expired by its own clock (with a 10 s early margin).
+// The package never refreshes on a 401. A refused refresh surfaces as an
+// error from the request, which the app turns into "sign in again".
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/oauth2"
+)
+
+type message struct {
+	ID, Op, BaseURL, ClientID, ClientSecret, Username, Password, Method, Path string
+	Headers                                                                   map[string]string
+	Body                                                                      *string
+}
+
+var (
+	out    sync.Mutex
+	config *oauth2.Config
+	client *http.Client
+	mu     sync.RWMutex
+	base   string
+)
+
+func answer(fields map[string]interface{}) {
+	line, _ := json.Marshal(fields)
+	out.Lock()
+	defer out.Unlock()
+	os.Stdout.Write(append(line, '\n'))
+}
+
+func login(m message) map[string]interface{} {
+	token, err := config.PasswordCredentialsToken(context.Background(), m.Username, m.Password)
+	if err != nil {
+		return map[string]interface{}{"ok": false, "outcome": "http_error", "message": err.Error()}
+	}
+	mu.Lock()
+	client = config.Client(context.Background(), token)
+	mu.Unlock()
+	return map[string]interface{}{"ok": true, "outcome": "ok"}
+}
+
+func request(m message) map[string]interface{} {
+	url := m.Path
+	if !strings.HasPrefix(url, "http") {
+		url = base + m.Path
+	}
+	var body io.Reader
+	if m.Body != nil {
+		body = strings.NewReader(*m.Body)
+	}
+	req, err := http.NewRequest(m.Method, url, body)
+	if err != nil {
+		return map[string]interface{}{"ok": false, "outcome": "unsupported", "message": err.Error()}
+	}
+	for name, value := range m.Headers {
+		req.Header.Set(name, value)
+	}
+	mu.RLock()
+	c := client
+	mu.RUnlock()
+	resp, err := c.Do(req)
+	if err != nil {
+		var refused *oauth2.RetrieveError
+		if errors.As(err, &refused) {
+			return map[string]interface{}{"ok": false, "outcome": "reauth_required", "status": refused.Response.StatusCode, "message": err.Error()}
+		}
+		return map[string]interface{}{"ok": false, "outcome": "transport_error", "message": err.Error()}
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	outcome := "http_error"
+	if ok {
+		outcome = "ok"
+	}
+	return map[string]interface{}{"ok": ok, "outcome": outcome, "status": resp.StatusCode, "body": string(text)}
+}
+
+func main() {
+	scanner := bufio.NewScanner(os.Stdin)
+	scanner.Buffer(make([]byte, 1<<20), 16<<20)
+	var work sync.WaitGroup
+	for scanner.Scan() {
+		var m message
+		if err := json.Unmarshal(scanner.Bytes(), &m); err != nil {
+			continue
+		}
+		switch m.Op {
+		case "hello":
+			base = m.BaseURL
+			config = &oauth2.Config{ClientID: m.ClientID, ClientSecret: m.ClientSecret,
+				Endpoint: oauth2.Endpoint{TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
+			answer(map[string]interface{}{"id": m.ID, "ok": true, "driver": "golang.org/x/oauth2", "version": "0.3.0 (Debian)", "profiles": []string{"oauth2"}})
+		case "shutdown":
+			work.Wait()
+			answer(map[string]interface{}{"id": m.ID, "ok": true})
+			return
+		case "login", "request":
+			work.Add(1)
+			go func(m message) {
+				defer work.Done()
+				var result map[string]interface{}
+				if m.Op == "login" {
+					result = login(m)
+				} else {
+					result = request(m)
+				}
+				result["id"] = m.ID
+				answer(result)
+			}(m)
+		}
+	}
+}
