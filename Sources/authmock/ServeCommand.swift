@@ -68,8 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as SettingsError {
             throw ValidationError(error.description)
         }
-        let app = AuthmockApplication.make(mock: mock, logger: logger) { _ in
-            printBanner(mock)
+        let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
+            printBanner(mock, port: port)
         }
         let group = ServiceGroup(configuration: .init(
             services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -78,31 +78,44 @@ struct ServeCommand: AsyncParsableCommand {
 
     func resolveOptions() throws -> ServerOptions {
         let file = try config.map(ConfigFile.load(path:)) ?? ConfigFile()
-        var options = ServerOptions()
-        options.host = host ?? file.host ?? options.host
-        options.port = port ?? file.port ?? options.port
-        options.profile = profile ?? file.profile ?? options.profile
-        options.tokens.accessTTL = accessTTL ?? file.accessTTL ?? options.tokens.accessTTL
-        options.tokens.refreshTTL = refreshTTL ?? file.refreshTTL ?? options.tokens.refreshTTL
-        options.tokens.rotateRefreshTokens = rotateRefresh ?? file.rotateRefresh ?? options.tokens.rotateRefreshTokens
-        options.tokens.reuseGraceSeconds = reuseGrace ?? file.reuseGrace ?? options.tokens.reuseGraceSeconds
-        options.tokens.audience = audience ?? file.audience ?? options.tokens.audience
-        options.publicURL = publicURL ?? file.publicURL
-        options.maxBodyBytes = maxBody ?? file.maxBody ?? options.maxBodyBytes
-        options.journalLimit = journalLimit ?? file.journalLimit ?? options.journalLimit
-        if let style = oauth2Errors ?? file.oauth2Errors {
-            guard let parsed = OAuth2ErrorStyle(rawValue: style) else { throw ConfigError("oauth2 errors must be strict or rfc-lax, got '\(style)'") }
-            options.profileOptions.oauth2Errors = parsed
+        // Every flag has an environment variable, AUTHMOCK_ and the flag's
+        // name (AUTHMOCK_ACCESS_TTL for --access-ttl): containers are
+        // configured that way. Precedence: flag, environment, file, default.
+        let environment = ProcessInfo.processInfo.environment
+        func env(_ name: String) -> String? { environment["AUTHMOCK_" + name].flatMap { $0.isEmpty ? nil : $0 } }
+        func envInt(_ name: String) throws -> Int? {
+            guard let text = env(name) else { return nil }
+            guard let value = Int(text) else { throw ConfigError("AUTHMOCK_\(name) must be a whole number, got '\(text)'") }
+            return value
         }
-        options.profileOptions.rotationHeader = rotationHeader ?? file.rotationHeader ?? options.profileOptions.rotationHeader
-        options.profileOptions.rotateEvery = rotateEvery ?? file.rotateEvery
-        options.profileOptions.rotationGraceSeconds = rotationGrace ?? file.rotationGrace ?? 0
-        options.profileOptions.refreshFailureStatus = refreshFailureStatus ?? file.refreshFailureStatus
+        func envBool(_ name: String) throws -> Bool? {
+            guard let text = env(name) else { return nil }
+            guard let value = Bool(text.lowercased()) else { throw ConfigError("AUTHMOCK_\(name) must be true or false, got '\(text)'") }
+            return value
+        }
+        var options = ServerOptions()
+        options.host = host ?? env("HOST") ?? file.host ?? options.host
+        options.port = try port ?? envInt("PORT") ?? file.port ?? options.port
+        options.profile = profile ?? env("PROFILE") ?? file.profile ?? options.profile
+        options.tokens.accessTTL = try accessTTL ?? envInt("ACCESS_TTL") ?? file.accessTTL ?? options.tokens.accessTTL
+        options.tokens.refreshTTL = try refreshTTL ?? envInt("REFRESH_TTL") ?? file.refreshTTL ?? options.tokens.refreshTTL
+        options.tokens.rotateRefreshTokens = try rotateRefresh ?? envBool("ROTATE_REFRESH") ?? file.rotateRefresh ?? options.tokens.rotateRefreshTokens
+        options.tokens.reuseGraceSeconds = try reuseGrace ?? envInt("REUSE_GRACE") ?? file.reuseGrace ?? options.tokens.reuseGraceSeconds
+        options.tokens.audience = audience ?? env("AUDIENCE") ?? file.audience ?? options.tokens.audience
+        options.publicURL = publicURL ?? env("PUBLIC_URL") ?? file.publicURL
+        options.maxBodyBytes = try maxBody ?? envInt("MAX_BODY") ?? file.maxBody ?? options.maxBodyBytes
         if let users = file.users { options.directory.users = users }
         if let clients = file.clients { options.directory.clients = clients }
         guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }
-
-        let environment = ProcessInfo.processInfo.environment
+        options.journalLimit = try journalLimit ?? envInt("JOURNAL_LIMIT") ?? file.journalLimit ?? options.journalLimit
+        if let style = oauth2Errors ?? env("OAUTH2_ERRORS") ?? file.oauth2Errors {
+            guard let parsed = OAuth2ErrorStyle(rawValue: style) else { throw ConfigError("oauth2 errors must be strict or rfc-lax, got '\(style)'") }
+            options.profileOptions.oauth2Errors = parsed
+        }
+        options.profileOptions.rotationHeader = rotationHeader ?? env("ROTATION_HEADER") ?? file.rotationHeader ?? options.profileOptions.rotationHeader
+        options.profileOptions.rotateEvery = try rotateEvery ?? envInt("ROTATE_EVERY") ?? file.rotateEvery
+        options.profileOptions.rotationGraceSeconds = try rotationGrace ?? envInt("ROTATION_GRACE") ?? file.rotationGrace ?? 0
+        options.profileOptions.refreshFailureStatus = try refreshFailureStatus ?? envInt("REFRESH_FAILURE_STATUS") ?? file.refreshFailureStatus
         options.adminToken = adminToken ?? environment["AUTHMOCK_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file.adminToken
         if let signingKey {
             options.signingKey = try SigningKey(secret: signingKey)
@@ -122,16 +135,19 @@ struct ServeCommand: AsyncParsableCommand {
 
 /// What a developer needs at start: where the server is, and a curl line to
 /// paste. The key itself is never printed, only its id.
-private func printBanner(_ mock: Authmock) {
+private func printBanner(_ mock: Authmock, port: Int) {
     let options = mock.options
+    let host = options.host.contains(":") ? "[\(options.host)]" : options.host
     var lines = [
-        "authmock \(AuthmockVersion.current) listening on \(mock.baseURL) (profile \(options.profile))",
+        "authmock \(AuthmockVersion.current) listening on http://\(host):\(port) (profile \(options.profile))",
         "access tokens: HS256, \(options.tokens.accessTTL) s, kid \(options.signingKey.id)"
             + (options.signingKey.isRandom ? " (random key: set AUTHMOCK_SIGNING_KEY to keep tokens valid across restarts)" : ""),
+        options.publicURL == nil ? "" : "public URL (issuer and metadata): \(mock.baseURL)",
         "refresh tokens: \(options.tokens.refreshTTL) s, rotation \(options.tokens.rotateRefreshTokens ? "on" : "off"), reuse grace \(options.tokens.reuseGraceSeconds) s",
     ]
     lines.append("control API: \(mock.baseURL)/_authmock/ (or `authmock ctl`)" + (options.adminToken != nil ? ", admin token required" : ""))
     lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: options.directory)
+    lines.removeAll { $0.isEmpty }
     // Written straight to the descriptor: a test or script reading the banner
     // through a pipe must not wait for a stdio buffer to fill.
     FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))

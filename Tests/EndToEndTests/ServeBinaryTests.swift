@@ -180,3 +180,21 @@ struct JSONLogTests {
         #expect(exit.stderr.contains("GET /api/me -> 401"))
     }
 }
+
+struct EnvironmentConfigurationTests {
+    /// Containers configure by environment; the public URL keeps the issuer
+    /// right behind port mapping and proxies.
+    @Test func environmentMirrorsTheFlagsAndPublicURLSetsTheIssuer() async throws {
+        let server = try ServingBinary(environment: ["AUTHMOCK_ACCESS_TTL": "7", "AUTHMOCK_PUBLIC_URL": "https://auth.example.test/"])
+        try await server.withClient { client in
+            let metadata = try await client.get("/.well-known/oauth-authorization-server").json()
+            #expect(metadata["issuer"] as? String == "https://auth.example.test")
+            #expect(metadata["token_endpoint"] as? String == "https://auth.example.test/oauth/token")
+            let login = try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland").json()
+            #expect(login["expires_in"] as? Int == 7)
+        }
+        #expect(server.interrupt().status == 0)
+        let bad = try runAuthmock(["serve", "--port", "0"], environment: ["AUTHMOCK_ACCESS_TTL": "soon"])
+        #expect(bad.status != 0 && bad.stderr.contains("AUTHMOCK_ACCESS_TTL must be a whole number"))
+    }
+}

@@ -21,3 +21,39 @@ struct WritingADriverTests {
         #expect(result.stdout.contains("6 passed, 0 failed"), "\(result.stdout)")
     }
 }
+
+/// `authmock init`: what it writes validates, and its driver runs.
+struct InitTests {
+    @Test func scaffoldValidatesAndItsDriverRuns() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-init-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let made = try runAuthmock(["init", "--dir", dir.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let again = try runAuthmock(["init", "--dir", dir.path])
+        #expect(again.status != 0 && again.stderr.contains("use --force"), "init must not overwrite silently")
+
+        let validate = try runAuthmock(["validate", dir.appendingPathComponent("scenarios").path])
+        #expect(validate.status == 0, "\(validate.stdout)")
+        let scenario = try String(contentsOf: dir.appendingPathComponent("scenarios/my-first-case.yaml"), encoding: .utf8)
+        #expect(scenario.hasPrefix("# yaml-language-server: $schema=../scenario.schema.json"))
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("scenario.schema.json").path))
+
+        // The scaffolded driver is the documented one, and it runs against the suite.
+        let driver = try String(contentsOf: dir.appendingPathComponent("driver/driver.py"), encoding: .utf8)
+        let page = try String(contentsOf: root.appendingPathComponent("docs/writing-a-driver.md"), encoding: .utf8)
+        #expect(page.contains("```python\n" + driver + "```"), "init's Python driver and the documented one differ")
+        let run = try runAuthmock([
+            "run", dir.appendingPathComponent("scenarios").path, root.appendingPathComponent("scenarios").path,
+            "--driver", "python3 \(dir.appendingPathComponent("driver/driver.py").path)",
+            "--case", "100.1", "--case", "1.1", "--case", "2.1", "--profile", "oauth2",
+        ])
+        #expect(run.status == 0, "\(run.stdout)")
+        #expect(run.stdout.contains("3 passed, 0 failed"), "\(run.stdout)")
+
+        let swift = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-init-swift-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: swift) }
+        #expect(try runAuthmock(["init", "--dir", swift.path, "--language", "swift"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: swift.appendingPathComponent("driver/Sources/my-authmock-driver/main.swift").path))
+    }
+}

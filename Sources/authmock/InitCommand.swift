@@ -1,0 +1,54 @@
+import ArgumentParser
+import AuthmockScenario
+import Foundation
+
+/// `authmock init`: a scenario to start from, the schema for editors, and a
+/// driver template for the user's own client.
+struct InitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Scaffold a scenario file and a driver template for your own client.",
+        discussion: """
+            Writes DIR/scenarios/my-first-case.yaml, DIR/scenario.schema.json (for editors) and a driver: \
+            DIR/driver/driver.py for --language python (a complete, working driver around a minimal \
+            refresh-on-401 client, to replace with yours), or a Swift package in DIR/driver/ on \
+            authmock's DriverKit for --language swift.
+            """
+    )
+
+    @Option(help: "Directory to write into (default: authmock-tests).") var dir = "authmock-tests"
+    @Option(help: "Driver template: python or swift.") var language = "python"
+    @Option(name: .customLong("authmock-path"), help: "swift: path of your authmock checkout, for the DriverKit dependency.") var authmockPath = "../authmock"
+    @Flag(help: "Overwrite files that exist.") var force = false
+
+    func run() throws {
+        guard ["python", "swift"].contains(language) else { throw ValidationError("--language takes python or swift") }
+        var files: [(String, String)] = [
+            ("scenario.schema.json", ScenarioFormat.jsonSchema()),
+            ("scenarios/my-first-case.yaml", Templates.scenario(schemaPath: "../scenario.schema.json")),
+        ]
+        if language == "python" {
+            files.append(("driver/driver.py", Templates.pythonDriver))
+        } else {
+            files.append(("driver/Package.swift", Templates.swiftPackage(authmockPath: authmockPath)))
+            files.append(("driver/Sources/my-authmock-driver/main.swift", Templates.swiftDriver))
+        }
+        let manager = FileManager.default
+        for (path, _) in files where !force && manager.fileExists(atPath: (dir as NSString).appendingPathComponent(path)) {
+            throw ValidationError("\((dir as NSString).appendingPathComponent(path)) exists; use --force to overwrite")
+        }
+        for (path, content) in files {
+            let full = (dir as NSString).appendingPathComponent(path)
+            try manager.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try content.write(toFile: full, atomically: true, encoding: .utf8)
+            print("wrote \(full)")
+        }
+        let driver = language == "python" ? "python3 \(dir)/driver/driver.py" : "\(dir)/driver/.build/debug/my-authmock-driver"
+        print("""
+
+            Next:
+              authmock validate \(dir)/scenarios
+              \(language == "swift" ? "swift build --package-path \(dir)/driver && " : "")authmock run \(dir)/scenarios scenarios/ --driver "\(driver)"
+            """)
+    }
+}
