@@ -15,6 +15,11 @@ public enum AuthmockApplication {
         router.get("/health") { _, _ in
             JSONResponse.encode(["status": "ok"])
         }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: mock.metrics.exposition())))
+        }
         mock.profile.addRoutes(to: router, mock: mock)
         Resources.add(to: router, mock: mock)
         ControlRoutes.add(to: router, mock: mock)

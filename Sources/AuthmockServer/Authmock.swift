@@ -10,6 +10,7 @@ public final class Authmock: Sendable {
     public let profile: any Profile
     public let journal: RequestJournal
     public let faults = FaultRules()
+    public let metrics = ServerMetrics()
     /// Encoded `/api/me` answers by token id.
     let meAnswers = ResponseCache(limit: 10_000)
     private let baseURLBox: Mutex<String>

@@ -16,7 +16,8 @@ struct ObservationMiddleware: RouterMiddleware {
         next: (Request, AuthmockRequestContext) async throws -> Response
     ) async throws -> Response {
         let path = request.uri.path
-        if path == ControlRoutes.prefix || path.hasPrefix(ControlRoutes.prefix + "/") {
+        // The control API and the metrics endpoint are about the mock, not the client under test.
+        if path == ControlRoutes.prefix || path.hasPrefix(ControlRoutes.prefix + "/") || path == "/metrics" {
             return try await next(request, context)
         }
         let arrival = (seq: mock.journal.nextSequence(), virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
@@ -38,6 +39,7 @@ struct ObservationMiddleware: RouterMiddleware {
             let elapsed = ContinuousClock.now - arrival.start
             entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
             mock.journal.append(entry)
+            mock.metrics.record(entry)
             if context.logger.logLevel <= .info { context.notes.entry = entry }
             return response
         }
