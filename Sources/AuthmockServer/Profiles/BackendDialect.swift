@@ -63,6 +63,24 @@ enum BackendDialect {
         }
     }
 
+    /// Why a refresh that sends both tokens failed.
+    enum PairedRefreshFailure: Error {
+        /// The access token is not a JWT signed by this server.
+        case accessNotOurs
+        /// The access token belongs to another login than the refresh token.
+        case accessOfAnotherLogin
+        case refresh(RefreshTokenFailure)
+    }
+
+    /// Refresh for the dialects that send both tokens (reissue, renewal): the
+    /// access token may be expired, but it must be ours and of the same login.
+    static func refreshPair(access: String, refresh: String, mock: Authmock) async throws -> Result<IssuedTokens, PairedRefreshFailure> {
+        guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessNotOurs) }
+        guard let info = mock.authority.inspectRefreshToken(refresh) else { return .failure(.refresh(.unknown)) }
+        guard info.familyID == claims.sid else { return .failure(.accessOfAnotherLogin) }
+        return try await mock.authority.refresh(refresh, clientID: nil).mapError { .refresh($0) }
+    }
+
     /// Classification shared by the dialects: login and resources by path,
     /// plus the profile's refresh route with the JSON field holding the token.
     static func classify(path: String, body: ByteBuffer, refreshPath: String?, refreshField: String = "refreshToken") -> RouteClassification {

@@ -18,27 +18,25 @@ public struct ReissueProfile: PlainErrorProfile {
             case .failure(let problem): return bodyProblem(problem, context: context)
             case .success(let parsed): fields = parsed
             }
-            // The access token may be expired, but it must be ours and of the same login.
-            guard let claims = await mock.authority.signedClaims(fields["accessToken"]!) else {
-                return refreshFailed(.accessMismatch, detail: "accessToken is not signed by this server", context: context)
-            }
-            guard let info = mock.authority.inspectRefreshToken(fields["refreshToken"]!) else {
-                return refreshFailed(.refreshUnknown, context: context)
-            }
-            guard info.familyID == claims.sid else { return refreshFailed(.accessMismatch, context: context) }
-            switch try await mock.authority.refresh(fields["refreshToken"]!, clientID: nil) {
+            switch try await BackendDialect.refreshPair(access: fields["accessToken"]!, refresh: fields["refreshToken"]!, mock: mock) {
             case .success(let issued):
                 context.notes.issued = issued
                 return JSONResponse.encode(BackendDialect.TokenPair(issued))
-            case .failure(.expired): return refreshFailed(.refreshExpired, context: context)
-            case .failure(.reused): return refreshFailed(.refreshReused, context: context)
-            case .failure(.unknown): return refreshFailed(.refreshUnknown, context: context)
-            case .failure(.revoked), .failure(.clientMismatch): return refreshFailed(.refreshRevoked, context: context)
+            case .failure(let failure):
+                return refreshFailed(failure, context: context)
             }
         }
     }
 
-    private func refreshFailed(_ error: ReissueError, detail: String? = nil, context: AuthmockRequestContext) -> Response {
+    private func refreshFailed(_ failure: BackendDialect.PairedRefreshFailure, context: AuthmockRequestContext) -> Response {
+        let (error, detail): (ReissueError, String?) = switch failure {
+        case .accessNotOurs: (.accessMismatch, "accessToken is not signed by this server")
+        case .accessOfAnotherLogin: (.accessMismatch, nil)
+        case .refresh(.expired): (.refreshExpired, nil)
+        case .refresh(.reused): (.refreshReused, nil)
+        case .refresh(.unknown): (.refreshUnknown, nil)
+        case .refresh(.revoked), .refresh(.clientMismatch): (.refreshRevoked, nil)
+        }
         var response = fail(error, detail: detail, context: context)
         response.status = .init(code: failureStatus)
         return response

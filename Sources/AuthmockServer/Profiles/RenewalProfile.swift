@@ -25,22 +25,21 @@ public struct RenewalProfile: PlainErrorProfile {
             guard presented == fields["accessToken"] else {
                 return refreshFailed(.accessMismatch, detail: "the Bearer token and accessToken differ", context: context)
             }
-            guard let claims = await mock.authority.signedClaims(presented) else {
-                return refreshFailed(.accessMismatch, detail: "accessToken is not signed by this server", context: context)
-            }
-            guard let info = mock.authority.inspectRefreshToken(fields["refreshToken"]!) else {
-                return refreshFailed(.refreshUnknown, context: context)
-            }
-            guard info.familyID == claims.sid else { return refreshFailed(.accessMismatch, context: context) }
-            switch try await mock.authority.refresh(fields["refreshToken"]!, clientID: nil) {
+            switch try await BackendDialect.refreshPair(access: presented, refresh: fields["refreshToken"]!, mock: mock) {
             case .success(let issued):
                 context.notes.issued = issued
                 // With rotation off the answer has no refreshToken: the client keeps its own.
                 return JSONResponse.encode(Renewed(accessToken: issued.accessToken, refreshToken: issued.refreshToken))
-            case .failure(.expired): return refreshFailed(.refreshExpired, context: context)
-            case .failure(.reused): return refreshFailed(.refreshReused, context: context)
-            case .failure(.unknown): return refreshFailed(.refreshUnknown, context: context)
-            case .failure(.revoked), .failure(.clientMismatch): return refreshFailed(.refreshRevoked, context: context)
+            case .failure(let failure):
+                let (error, detail): (RenewalError, String?) = switch failure {
+                case .accessNotOurs: (.accessMismatch, "accessToken is not signed by this server")
+                case .accessOfAnotherLogin: (.accessMismatch, nil)
+                case .refresh(.expired): (.refreshExpired, nil)
+                case .refresh(.reused): (.refreshReused, nil)
+                case .refresh(.unknown): (.refreshUnknown, nil)
+                case .refresh(.revoked), .refresh(.clientMismatch): (.refreshRevoked, nil)
+                }
+                return refreshFailed(error, detail: detail, context: context)
             }
         }
     }
