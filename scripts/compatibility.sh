@@ -11,11 +11,14 @@ swift build --product authmock-reference-driver >/dev/null
 swift build --product authmock-urlsession-driver >/dev/null
 bin="$(swift build --show-bin-path)"
 go_driver="$(scripts/build-go-driver.sh)"
+java_driver="$(scripts/build-java-driver.sh)"
 args=(--driver "reference=$bin/authmock-reference-driver"
       --driver "swift-urlsession=$bin/authmock-urlsession-driver"
       --expected-failures "swift-urlsession=drivers/swift-urlsession/expected-failures.yaml"
       --driver "go-oauth2=$go_driver"
-      --expected-failures "go-oauth2=drivers/go-oauth2/expected-failures.yaml")
+      --expected-failures "go-oauth2=drivers/go-oauth2/expected-failures.yaml"
+      --driver "java-okhttp=$java_driver"
+      --expected-failures "java-okhttp=drivers/java-okhttp/expected-failures.yaml")
 for dir in drivers/python-*/; do
   name="$(basename "$dir")"
   [ -f "$dir/driver.py" ] || continue

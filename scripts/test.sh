@@ -29,8 +29,9 @@ if ! python3 -c "import yaml, jsonschema, authlib, httpx, requests_oauthlib" 2>/
 fi
 
 swift build --build-tests
-# The Go driver is built from Debian's golang.org/x/oauth2 (the tests run it).
+# The Go and Java drivers are built from Debian's packages (the tests run them).
 scripts/build-go-driver.sh
+scripts/build-java-driver.sh
 # Serial: the conformance tests measure concurrency in the clients they run,
 # and must not compete with each other for the two cores.
 swift test --skip-build --no-parallel

@@ -52,3 +52,20 @@ extension LibraryDriverTests {
         #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
     }
 }
+
+extension LibraryDriverTests {
+    /// Built by scripts/build-java-driver.sh (scripts/test.sh runs it first).
+    @Test func javaDriverMatchesItsExpectedFailures() throws {
+        let classes = Self.root.appendingPathComponent(".build/java-okhttp/Driver.class")
+        try #require(FileManager.default.fileExists(atPath: classes.path), "run scripts/build-java-driver.sh first")
+        let jars = ["okhttp", "okio", "gson"].map { "/usr/share/java/\($0).jar" }.joined(separator: ":")
+        let result = try runAuthmock([
+            "run", Self.root.appendingPathComponent("scenarios").path,
+            "--driver", "java -cp \(Self.root.appendingPathComponent(".build/java-okhttp").path):\(jars) Driver",
+            "--expected-failures", Self.root.appendingPathComponent("drivers/java-okhttp/expected-failures.yaml").path,
+            "--profile", "oauth2", "--jobs", "2",
+        ])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
+    }
+}

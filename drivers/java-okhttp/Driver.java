@@ -1,0 +1,173 @@
+// authmock driver for OkHttp 3 with an Authenticator.
+//
+// Recipe, as OkHttp's documentation ("Handling authentication") and the
+// common Retrofit answers write it: an interceptor adds the bearer token to
+// every request; an Authenticator, called by OkHttp on a 401, refreshes the
+// token under a lock (skipping the refresh when another call already
+// replaced the token the failed request carried), gives up after one retry,
+// and returns the request with the new token. The refresh call uses a
+// separate client without the Authenticator, so its own 401 cannot recurse.
+import com.google.gson.Gson;
+import com.google.gson.JsonObject;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import okhttp3.*;
+
+public final class Driver {
+    static final Gson gson = new Gson();
+    static final Object out = new Object();
+    static final Object tokenLock = new Object();
+    static volatile String access, refresh;
+    static volatile boolean signedOut;
+    static String base, basic;
+    static final OkHttpClient plain = new OkHttpClient();
+    static OkHttpClient client;
+
+    static void answer(JsonObject message) {
+        synchronized (out) {
+            System.out.println(gson.toJson(message));
+            System.out.flush();
+        }
+    }
+
+    /** The token grant; true when new tokens are in place. Caller holds tokenLock. */
+    static boolean grant(FormBody form) throws Exception {
+        Request request = new Request.Builder().url(base + "/oauth/token").header("Authorization", basic).post(form).build();
+        try (Response response = plain.newCall(request).execute()) {
+            if (response.code() != 200) return false;
+            JsonObject tokens = gson.fromJson(response.body().string(), JsonObject.class);
+            access = tokens.get("access_token").getAsString();
+            if (tokens.has("refresh_token")) refresh = tokens.get("refresh_token").getAsString();
+            return true;
+        }
+    }
+
+    static int priorResponses(Response response) {
+        int count = 1;
+        while ((response = response.priorResponse()) != null) count++;
+        return count;
+    }
+
+    static void hello(JsonObject m) {
+        base = m.get("baseURL").getAsString();
+        basic = Credentials.basic(m.get("clientId").getAsString(), m.get("clientSecret").getAsString());
+        client = new OkHttpClient.Builder()
+            .addInterceptor(chain -> {
+                Request request = chain.request();
+                boolean ours = request.url().toString().startsWith(base + "/");
+                if (!ours || request.header("Authorization") != null || access == null) return chain.proceed(request);
+                return chain.proceed(request.newBuilder().header("Authorization", "Bearer " + access).build());
+            })
+            .authenticator((route, response) -> {
+                if (priorResponses(response) >= 2) return null; // one retry per call
+                String used = response.request().header("Authorization");
+                synchronized (tokenLock) {
+                    // Another call refreshed while this one was out: just retry with the new token.
+                    if (used != null && !used.equals("Bearer " + access)) {
+                        return response.request().newBuilder().header("Authorization", "Bearer " + access).build();
+                    }
+                    try {
+                        if (signedOut || refresh == null || !grant(new FormBody.Builder().add("grant_type", "refresh_token").add("refresh_token", refresh).build())) {
+                            signedOut = true;
+                            return null;
+                        }
+                    } catch (Exception e) {
+                        return null;
+                    }
+                    return response.request().newBuilder().header("Authorization", "Bearer " + access).build();
+                }
+            })
+            .readTimeout(30, TimeUnit.SECONDS)
+            .build();
+        client.dispatcher().setMaxRequestsPerHost(256);
+    }
+
+    static JsonObject login(JsonObject m) throws Exception {
+        JsonObject result = new JsonObject();
+        boolean ok;
+        synchronized (tokenLock) {
+            ok = grant(new FormBody.Builder().add("grant_type", "password")
+                .add("username", m.get("username").getAsString()).add("password", m.get("password").getAsString()).build());
+            signedOut = !ok;
+        }
+        result.addProperty("ok", ok);
+        result.addProperty("outcome", ok ? "ok" : "http_error");
+        return result;
+    }
+
+    static JsonObject request(JsonObject m) throws Exception {
+        String path = m.get("path").getAsString();
+        String method = m.get("method").getAsString();
+        RequestBody body = m.has("body") && !m.get("body").isJsonNull()
+            ? RequestBody.create(null, m.get("body").getAsString().getBytes("UTF-8"))
+            : (okhttp3.internal.http.HttpMethod.requiresRequestBody(method) ? RequestBody.create(null, new byte[0]) : null);
+        Request.Builder builder = new Request.Builder().url(path.startsWith("http") ? path : base + path).method(method, body);
+        if (m.has("headers")) {
+            for (Map.Entry<String, com.google.gson.JsonElement> header : m.getAsJsonObject("headers").entrySet()) {
+                builder.header(header.getKey(), header.getValue().getAsString());
+            }
+        }
+        JsonObject result = new JsonObject();
+        try (Response response = client.newCall(builder.build()).execute()) {
+            int status = response.code();
+            boolean ok = status >= 200 && status < 300;
+            // The app's glue: a 401 after a refused refresh means "sign in again".
+            String outcome = ok ? "ok" : (status == 401 && signedOut ? "reauth_required" : "http_error");
+            result.addProperty("ok", ok);
+            result.addProperty("outcome", outcome);
+            result.addProperty("status", status);
+            result.addProperty("body", response.body().string());
+        } catch (java.io.IOException e) {
+            result.addProperty("ok", false);
+            result.addProperty("outcome", "transport_error");
+            result.addProperty("message", e.toString());
+        }
+        return result;
+    }
+
+    public static void main(String[] args) throws Exception {
+        ExecutorService pool = Executors.newCachedThreadPool();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+        String line;
+        while ((line = in.readLine()) != null) {
+            JsonObject m = gson.fromJson(line, JsonObject.class);
+            String id = m.get("id").getAsString(), op = m.get("op").getAsString();
+            if (op.equals("hello")) {
+                hello(m);
+                JsonObject result = new JsonObject();
+                result.addProperty("id", id);
+                result.addProperty("ok", true);
+                result.addProperty("driver", "okhttp-authenticator");
+                result.addProperty("version", "3.13.1 (Debian)");
+                result.add("profiles", gson.toJsonTree(new String[] {"oauth2"}));
+                answer(result);
+            } else if (op.equals("shutdown")) {
+                pool.shutdown();
+                pool.awaitTermination(10, TimeUnit.SECONDS);
+                JsonObject result = new JsonObject();
+                result.addProperty("id", id);
+                result.addProperty("ok", true);
+                answer(result);
+                System.exit(0);
+            } else {
+                pool.submit(() -> {
+                    JsonObject result;
+                    try {
+                        result = op.equals("login") ? login(m) : request(m);
+                    } catch (Exception e) {
+                        result = new JsonObject();
+                        result.addProperty("ok", false);
+                        result.addProperty("outcome", "transport_error");
+                        result.addProperty("message", e.toString());
+                    }
+                    result.addProperty("id", id);
+                    answer(result);
+                });
+            }
+        }
+    }
+}
