@@ -1,6 +1,8 @@
 import AuthmockCore
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 
 /// Assembles the HTTP application of one mock.
@@ -32,8 +34,11 @@ public enum AuthmockApplication {
         mock: Authmock, logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        Application(
+        // The TLS configuration was built (and checked) when the mock was made.
+        let server: HTTPServerBuilder = mock.tlsConfiguration.flatMap { try? .tls(.http1(), tlsConfiguration: $0) } ?? .http1()
+        return Application(
             router: router(for: mock),
+            server: server,
             configuration: .init(address: .hostname(mock.options.host, port: mock.options.port), serverName: "authmock"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? mock.options.port

@@ -1,5 +1,6 @@
 import AuthmockCore
 import Foundation
+import NIOSSL
 import Synchronization
 
 /// One running mock: its token authority, directory and options. Routes of
@@ -13,6 +14,8 @@ public final class Authmock: Sendable {
     public let metrics = ServerMetrics()
     /// Encoded `/api/me` answers by token id.
     let meAnswers = ResponseCache(limit: 10_000)
+    /// Built from `options.tls` at start, so a bad certificate fails before listening.
+    let tlsConfiguration: TLSConfiguration?
     private let baseURLBox: Mutex<String>
 
     public init(options: ServerOptions, clock: VirtualClock = VirtualClock()) async throws {
@@ -28,8 +31,15 @@ public final class Authmock: Sendable {
                 "listening on \(options.host) exposes the control API (/_authmock/) beyond this machine: set --admin-token or AUTHMOCK_ADMIN_TOKEN")
         }
         var settings = options.tokens
-        let base = (options.publicURL ?? "http://\(Self.urlHost(options.host)):\(options.port)")
+        let base = (options.publicURL ?? "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.host)):\(options.port)")
         settings.issuer = Self.trimmed(base)
+        do {
+            self.tlsConfiguration = try options.tls?.serverConfiguration()
+        } catch let error as TLSSetupError {
+            throw SettingsError(error.description)
+        } catch {
+            throw SettingsError("the TLS certificate or key cannot be used: \(error)")
+        }
         self.options = options
         self.profile = profile
         self.baseURLBox = Mutex(settings.issuer)
@@ -49,7 +59,7 @@ public final class Authmock: Sendable {
     /// Tokens carry the issuer of the moment they were issued; none exist yet.
     func serverBound(port: Int) {
         guard options.publicURL == nil else { return }
-        let url = "http://\(Self.urlHost(options.host)):\(port)"
+        let url = "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.host)):\(port)"
         baseURLBox.withLock { $0 = url }
         authority.setIssuer(url)
     }

@@ -20,6 +20,8 @@ public struct ServerOptions: Sendable {
     /// Required as `Authorization: Bearer` on `/_authmock/` when set; must be
     /// set when listening on anything but loopback.
     public var adminToken: String?
+    /// Serve HTTPS with this certificate and key instead of plain HTTP.
+    public var tls: TLSIdentity? = nil
     /// Options only some profiles read (header names, rotation, error styles).
     public var profileOptions: ProfileOptions = ProfileOptions()
 

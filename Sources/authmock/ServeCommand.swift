@@ -36,6 +36,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("rotation-grace"), help: "header-rotation profile: seconds a rotated-away access token still works (default 0).") var rotationGrace: Int?
     @Option(name: .customLong("refresh-failure-status"), help: "reissue (default 406) and renewal (default 401) profiles: status of a failed refresh.") var refreshFailureStatus: Int?
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
+    @Flag(help: "Serve HTTPS. Without --tls-cert/--tls-key a self-signed certificate for localhost and 127.0.0.1 is generated and its path printed.") var tls = false
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate (chain) for --tls.") var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls.") var tlsKey: String?
+    @Option(name: .customLong("tls-dir"), help: "Where a generated certificate is written (default .authmock-tls).") var tlsDir = ".authmock-tls"
+    @Option(name: .customLong("tls-name"), help: "Extra host name or IPv4 address for a generated certificate (e.g. 10.0.2.2 for the Android emulator); repeatable.") var tlsName: [String] = []
     @Option(name: .customLong("log-format"), help: "text (default, for people) or json (one object per line, for log collectors).") var logFormat: String = "text"
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).") var logLevel: String = "info"
 
@@ -61,6 +66,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         } catch let error as SettingsError {
             throw ValidationError(error.description)
+        } catch let error as TLSSetupError {
+            throw ValidationError(error.description)
         }
         let mock: Authmock
         do {
@@ -68,8 +75,10 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as SettingsError {
             throw ValidationError(error.description)
         }
+        let certificate = options.tls == nil ? nil
+            : URL(fileURLWithPath: tlsCert ?? ProcessInfo.processInfo.environment["AUTHMOCK_TLS_CERT"] ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")).standardizedFileURL.path
         let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
-            printBanner(mock, port: port)
+            printBanner(mock, port: port, certificate: certificate)
         }
         let group = ServiceGroup(configuration: .init(
             services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -129,20 +138,48 @@ struct ServeCommand: AsyncParsableCommand {
         } else if let key = file.signingKey {
             options.signingKey = try SigningKey(secret: key)
         }
+        let tlsFromEnvironment = try envBool("TLS") ?? false
+        if tls || tlsFromEnvironment {
+            options.tls = try tlsIdentity(cert: tlsCert ?? env("TLS_CERT"), key: tlsKey ?? env("TLS_KEY"))
+        }
         return options
+    }
+
+    /// The configured certificate, or a self-signed one written to --tls-dir
+    /// (kept across restarts, so a simulator trusts it once).
+    func tlsIdentity(cert: String?, key: String?) throws -> TLSIdentity {
+        switch (cert, key) {
+        case let (cert?, key?):
+            return try TLSIdentity.load(certificate: cert, key: key)
+        case (nil, nil):
+            let certPath = (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")
+            let keyPath = (tlsDir as NSString).appendingPathComponent("authmock-localhost.key")
+            if FileManager.default.fileExists(atPath: certPath), FileManager.default.fileExists(atPath: keyPath), tlsName.isEmpty {
+                return try TLSIdentity.load(certificate: certPath, key: keyPath)
+            }
+            let identity = try TLSIdentity.selfSigned(extraNames: tlsName)
+            try FileManager.default.createDirectory(atPath: tlsDir, withIntermediateDirectories: true)
+            try identity.certificatePEM.write(toFile: certPath, atomically: true, encoding: .utf8)
+            try identity.privateKeyPEM.write(toFile: keyPath, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyPath)
+            return identity
+        default:
+            throw ConfigError("--tls-cert and --tls-key go together")
+        }
     }
 }
 
 /// What a developer needs at start: where the server is, and a curl line to
 /// paste. The key itself is never printed, only its id.
-private func printBanner(_ mock: Authmock, port: Int) {
+private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     let options = mock.options
     let host = options.host.contains(":") ? "[\(options.host)]" : options.host
     var lines = [
-        "authmock \(AuthmockVersion.current) listening on http://\(host):\(port) (profile \(options.profile))",
+        "authmock \(AuthmockVersion.current) listening on \(options.tls == nil ? "http" : "https")://\(host):\(port) (profile \(options.profile))",
         "access tokens: HS256, \(options.tokens.accessTTL) s, kid \(options.signingKey.id)"
             + (options.signingKey.isRandom ? " (random key: set AUTHMOCK_SIGNING_KEY to keep tokens valid across restarts)" : ""),
         options.publicURL == nil ? "" : "public URL (issuer and metadata): \(mock.baseURL)",
+        certificate.map { "TLS certificate (trust it in your simulator or emulator, see docs/tls.md): \($0)" } ?? "",
         "refresh tokens: \(options.tokens.refreshTTL) s, rotation \(options.tokens.rotateRefreshTokens ? "on" : "off"), reuse grace \(options.tokens.reuseGraceSeconds) s",
     ]
     lines.append("control API: \(mock.baseURL)/_authmock/ (or `authmock ctl`)" + (options.adminToken != nil ? ", admin token required" : ""))

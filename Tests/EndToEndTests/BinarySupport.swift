@@ -65,7 +65,7 @@ final class ServingBinary: @unchecked Sendable {
             text += String(decoding: chunk, as: UTF8.self)
         }
         banner = text
-        guard let match = text.firstMatch(of: /listening on http:\/\/127\.0\.0\.1:(\d+)/), let port = Int(match.1) else {
+        guard let match = text.firstMatch(of: /listening on https?:\/\/127\.0\.0\.1:(\d+)/), let port = Int(match.1) else {
             process.terminate()
             throw BinaryError("no port in banner: \(text)")
         }

@@ -198,3 +198,49 @@ struct EnvironmentConfigurationTests {
         #expect(bad.status != 0 && bad.stderr.contains("AUTHMOCK_ACCESS_TTL must be a whole number"))
     }
 }
+
+/// HTTPS with a generated certificate, checked by a real client (curl) that
+/// trusts exactly that certificate.
+struct TLSTests {
+    func curl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["curl", "-sS"] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    @Test func generatedCertificateServesHTTPSToAClientThatTrustsIt() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-tls-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let server = try ServingBinary(["--tls", "--tls-dir", dir.path, "--tls-name", "10.0.2.2"])
+        defer { _ = server.interrupt() }
+        let certificate = dir.appendingPathComponent("authmock-localhost.crt").path
+        #expect(server.banner.contains("listening on https://127.0.0.1:\(server.port)"))
+        #expect(server.banner.contains(certificate), "the banner must print the certificate's path")
+        for host in ["127.0.0.1", "localhost"] {
+            let health = try curl(["--cacert", certificate, "https://\(host):\(server.port)/health"])
+            #expect(health.status == 0 && health.output.contains(#""status":"ok""#), "\(host): \(health.output)")
+        }
+        let login = try curl(["--cacert", certificate, "-u", "demo:demo-secret", "-d", "grant_type=password", "-d", "username=alice", "-d", "password=wonderland", "https://localhost:\(server.port)/oauth/token"])
+        #expect(login.output.contains("access_token"), "\(login.output)")
+        let metadata = try curl(["--cacert", certificate, "https://127.0.0.1:\(server.port)/.well-known/oauth-authorization-server"])
+        #expect(metadata.output.contains(#""issuer":"https://127.0.0.1:\#(server.port)""#), "\(metadata.output)")
+        // Without trusting the certificate, verification fails: this is real TLS.
+        #expect(try curl(["https://127.0.0.1:\(server.port)/health"]).status != 0)
+        // And plain HTTP is not served on the TLS port.
+        #expect(!(try curl(["http://127.0.0.1:\(server.port)/health"]).output.contains("ok")))
+    }
+
+    @Test func mismatchedTLSFlagsAreRefused() throws {
+        let result = try runAuthmock(["serve", "--port", "0", "--tls", "--tls-cert", "/nonexistent.crt"])
+        #expect(result.status != 0 && result.stderr.contains("--tls-cert and --tls-key go together"), "\(result.stderr)")
+        let missing = try runAuthmock(["serve", "--port", "0", "--tls", "--tls-cert", "/nonexistent.crt", "--tls-key", "/nonexistent.key"])
+        #expect(missing.status != 0 && missing.stderr.contains("cannot read the certificate file"), "\(missing.stderr)")
+    }
+}
