@@ -72,6 +72,20 @@ enum BackendDialect {
         case refresh(RefreshTokenFailure)
     }
 
+    /// The dialect's documented error for a paired-refresh failure, and a detail.
+    static func error<E: ErrorCatalog>(
+        for failure: PairedRefreshFailure, accessMismatch: E, expired: E, reused: E, unknown: E, revoked: E
+    ) -> (E, String?) {
+        switch failure {
+        case .accessNotOurs: (accessMismatch, "accessToken is not signed by this server")
+        case .accessOfAnotherLogin: (accessMismatch, nil)
+        case .refresh(.expired): (expired, nil)
+        case .refresh(.reused): (reused, nil)
+        case .refresh(.unknown): (unknown, nil)
+        case .refresh(.revoked), .refresh(.clientMismatch): (revoked, nil)
+        }
+    }
+
     /// Refresh for the dialects that send both tokens (reissue, renewal): the
     /// access token may be expired, but it must be ours and of the same login.
     static func refreshPair(access: String, refresh: String, mock: Authmock) async throws -> Result<IssuedTokens, PairedRefreshFailure> {

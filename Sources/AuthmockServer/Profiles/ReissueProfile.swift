@@ -29,14 +29,9 @@ public struct ReissueProfile: PlainErrorProfile {
     }
 
     private func refreshFailed(_ failure: BackendDialect.PairedRefreshFailure, context: AuthmockRequestContext) -> Response {
-        let (error, detail): (ReissueError, String?) = switch failure {
-        case .accessNotOurs: (.accessMismatch, "accessToken is not signed by this server")
-        case .accessOfAnotherLogin: (.accessMismatch, nil)
-        case .refresh(.expired): (.refreshExpired, nil)
-        case .refresh(.reused): (.refreshReused, nil)
-        case .refresh(.unknown): (.refreshUnknown, nil)
-        case .refresh(.revoked), .refresh(.clientMismatch): (.refreshRevoked, nil)
-        }
+        let (error, detail) = BackendDialect.error(
+            for: failure, accessMismatch: ReissueError.accessMismatch, expired: .refreshExpired, reused: .refreshReused,
+            unknown: .refreshUnknown, revoked: .refreshRevoked)
         var response = fail(error, detail: detail, context: context)
         response.status = .init(code: failureStatus)
         return response

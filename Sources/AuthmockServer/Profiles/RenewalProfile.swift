@@ -31,14 +31,9 @@ public struct RenewalProfile: PlainErrorProfile {
                 // With rotation off the answer has no refreshToken: the client keeps its own.
                 return JSONResponse.encode(Renewed(accessToken: issued.accessToken, refreshToken: issued.refreshToken))
             case .failure(let failure):
-                let (error, detail): (RenewalError, String?) = switch failure {
-                case .accessNotOurs: (.accessMismatch, "accessToken is not signed by this server")
-                case .accessOfAnotherLogin: (.accessMismatch, nil)
-                case .refresh(.expired): (.refreshExpired, nil)
-                case .refresh(.reused): (.refreshReused, nil)
-                case .refresh(.unknown): (.refreshUnknown, nil)
-                case .refresh(.revoked), .refresh(.clientMismatch): (.refreshRevoked, nil)
-                }
+                let (error, detail) = BackendDialect.error(
+                    for: failure, accessMismatch: RenewalError.accessMismatch, expired: .refreshExpired, reused: .refreshReused,
+                    unknown: .refreshUnknown, revoked: .refreshRevoked)
                 return refreshFailed(error, detail: detail, context: context)
             }
         }
