@@ -41,10 +41,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: "PEM private key for --tls.") var tlsKey: String?
     @Option(name: .customLong("tls-dir"), help: "Where a generated certificate is written (default .authmock-tls).") var tlsDir = ".authmock-tls"
     @Option(name: .customLong("tls-name"), help: "Extra host name or IPv4 address for a generated certificate (e.g. 10.0.2.2 for the Android emulator); repeatable.") var tlsName: [String] = []
-    @Option(name: .customLong("log-format"), help: "text (default, for people) or json (one object per line, for log collectors).") var logFormat: String = "text"
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).") var logLevel: String = "info"
+    @Option(name: .customLong("log-format"), help: "text (default, for people) or json (one object per line, for log collectors).") var logFormat: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).") var logLevel: String?
 
     func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let logLevel = self.logLevel ?? environment["AUTHMOCK_LOG_LEVEL"] ?? "info"
+        let logFormat = self.logFormat ?? environment["AUTHMOCK_LOG_FORMAT"] ?? "text"
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -86,7 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func resolveOptions() throws -> ServerOptions {
-        let file = try config.map(ConfigFile.load(path:)) ?? ConfigFile()
+        let file = try (config ?? ProcessInfo.processInfo.environment["AUTHMOCK_CONFIG"]).map(ConfigFile.load(path:)) ?? ConfigFile()
         // Every flag has an environment variable, AUTHMOCK_ and the flag's
         // name (AUTHMOCK_ACCESS_TTL for --access-ttl): containers are
         // configured that way. Precedence: flag, environment, file, default.

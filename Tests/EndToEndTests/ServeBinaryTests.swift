@@ -244,3 +244,13 @@ struct TLSTests {
         #expect(missing.status != 0 && missing.stderr.contains("cannot read the certificate file"), "\(missing.stderr)")
     }
 }
+
+extension JSONLogTests {
+    @Test func logFormatFromTheEnvironment() async throws {
+        let server = try ServingBinary(environment: ["AUTHMOCK_LOG_FORMAT": "json", "AUTHMOCK_LOG_LEVEL": "info"])
+        _ = try await server.withClient { client in try await client.get("/health") }
+        let exit = server.interrupt()
+        let first = try #require(exit.stderr.split(separator: "\n").first)
+        #expect((try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])?["level"] as? String == "info", "\(exit.stderr)")
+    }
+}
