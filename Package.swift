@@ -57,6 +57,7 @@ let package = Package(
             dependencies: [
                 "AuthmockCore",
                 "AuthmockServer",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "Logging", package: "swift-log"),

@@ -89,7 +89,8 @@ public final class TokenAuthority: Sendable {
         let (family, refresh, access) = state.withLock { state in
             let family = state.newFamily(subject: subject, clientID: clientID, scope: scope, at: now)
             let refresh = state.newRefreshToken(family: family, at: now, ttl: settings.refreshTTL)
-            let access = state.newAccessToken(subject: subject, clientID: clientID, scope: scope, family: family, at: now, ttl: settings.accessTTL)
+            let access = state.newAccessToken(
+                subject: subject, clientID: clientID, scope: scope, family: family, at: now, ttl: settings.signInAccessTTL ?? settings.accessTTL)
             return (family, refresh, access)
         }
         return try await tokens(access: access, refresh: refresh, familyID: family)
@@ -173,7 +174,7 @@ public final class TokenAuthority: Sendable {
         let tail = String(jwt.suffix(6))
         state.withLock { $0.accessByID[access.jti]?.tokenTail = tail }
         return IssuedTokens(
-            accessToken: jwt, accessTokenID: access.jti, expiresIn: settings.accessTTL,
+            accessToken: jwt, accessTokenID: access.jti, expiresIn: Int(access.expiresAt.timeIntervalSince(access.issuedAt).rounded()),
             refreshToken: refresh?.value, refreshTokenID: refresh?.id, scope: access.scope, familyID: familyID)
     }
 

@@ -2,6 +2,11 @@
 public struct TokenSettings: Sendable, Equatable {
     /// Access-token lifetime in seconds (at least 1).
     public var accessTTL: Int
+    /// Lifetime of the access token handed out at sign-in, when it differs:
+    /// a case about the client's own clock signs in with a short-lived token
+    /// and gets long-lived ones from every refresh, so it measures the
+    /// client's refresh logic rather than its early-refresh margin.
+    public var signInAccessTTL: Int?
     /// Refresh-token lifetime in seconds.
     public var refreshTTL: Int
     /// Each refresh returns a new refresh token and retires the presented one.
@@ -33,6 +38,9 @@ public struct TokenSettings: Sendable, Equatable {
     /// Rejects settings the server cannot honour, with a sentence a person can act on.
     public func validate() throws(SettingsError) {
         guard accessTTL >= 1 else { throw SettingsError("access token lifetime must be at least 1 second, got \(accessTTL)") }
+        if let signInAccessTTL, signInAccessTTL < 1 {
+            throw SettingsError("sign-in access token lifetime must be at least 1 second, got \(signInAccessTTL)")
+        }
         guard refreshTTL >= 1 else { throw SettingsError("refresh token lifetime must be at least 1 second, got \(refreshTTL)") }
         guard reuseGraceSeconds >= 0 else { throw SettingsError("refresh reuse grace must not be negative, got \(reuseGraceSeconds)") }
         guard authorizationCodeTTL >= 1 else { throw SettingsError("authorization code lifetime must be at least 1 second") }

@@ -23,6 +23,22 @@ public struct Finding: Sendable, Codable, Equatable {
     public var message: String
     /// Journal lines and driver outcomes that show it.
     public var evidence: [String]
+    /// The rule it checks: an RFC section, the driver protocol, or the case's public reports.
+    public var rule: String?
+    /// `must` (a breach FAILs the case) or `should` (a breach is NON-STRICT).
+    public var level: String?
+
+    public init(expectation: String, passed: Bool, message: String, evidence: [String], rule: String? = nil, level: String? = "must") {
+        self.expectation = expectation
+        self.passed = passed
+        self.message = message
+        self.evidence = evidence
+        self.rule = rule
+        self.level = level
+    }
+
+    /// Whether breaking it fails the case (rather than making it NON-STRICT).
+    public var isMust: Bool { level != Scenario.Level.should.rawValue }
 }
 
 /// What the application saw for one call.
@@ -52,6 +68,8 @@ public struct CaseResult: Sendable, Codable {
     /// What the driver said it wraps, from its `hello` answer.
     public var driver: String?
     public var driverVersion: String?
+    /// SHA-256 of the scenario file the case came from.
+    public var digest: String?
 
     /// `1.1 [oauth2]`: how reports name a case run.
     public var label: String { "\(id) [\(profile)]" }
@@ -61,6 +79,8 @@ public struct CaseResult: Sendable, Codable {
 /// One journal entry as a line of evidence.
 func describe(_ entry: JournalEntry, start: Date) -> String {
     var line = "#\(entry.seq) +\(String(format: "%.3f", entry.realTime.timeIntervalSince(start)))s \(entry.method) \(entry.path) [\(entry.kind.rawValue)]"
+    // Another host (a third party) is named, so evidence shows who got what.
+    if Observation.isForeign(entry), let host = entry.host { line += " host=\(host)" }
     if let call = entry.call { line += " call=\(call)" }
     if entry.scheme != "Bearer" && entry.scheme != "none" || entry.accessToken == nil && entry.refreshToken == nil { line += " auth=\(entry.scheme)" }
     for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {

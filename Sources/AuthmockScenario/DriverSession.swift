@@ -14,7 +14,11 @@ public struct DriverAnswer: Sendable {
     public var fields: [String: String]
     /// hello: the dialects the driver's library can talk to.
     public var profiles: [String]?
+    /// hello: optional protocol extensions the driver implements (e.g. `url`).
+    public var capabilities: [String]?
     public var line: String
+    /// When the runner read it (wall clock): ties untagged requests to calls.
+    public var receivedAt: Date
 }
 
 /// Why a driver conversation broke: the runner reports these as ERROR.
@@ -101,7 +105,8 @@ actor DriverChannel {
         for (key, value) in object where value is String { fields[key] = value as? String }
         let answer = DriverAnswer(
             id: id, ok: ok, outcome: object["outcome"] as? String, status: object["status"] as? Int,
-            message: object["message"] as? String, fields: fields, profiles: object["profiles"] as? [String], line: trimmed)
+            message: object["message"] as? String, fields: fields, profiles: object["profiles"] as? [String],
+            capabilities: object["capabilities"] as? [String], line: trimmed, receivedAt: Date())
         answered[id] = answer
         waiting.removeValue(forKey: id)?.resume(returning: answer)
     }

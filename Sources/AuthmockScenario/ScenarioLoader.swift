@@ -1,5 +1,6 @@
 import AuthmockCore
 import AuthmockServer
+import Crypto
 import Foundation
 import Yams
 
@@ -53,7 +54,9 @@ public enum ScenarioLoader {
         }
         let checker = SpecChecker(file: file)
         let value = try checker.check(node, .object(ScenarioFormat.scenario), "")
-        return try Builder(checker: checker, file: file).scenario(value)
+        var scenario = try Builder(checker: checker, file: file).scenario(value)
+        scenario.digest = SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        return scenario
     }
 
     private static func yamlError(_ error: YamlError, file: String) -> ScenarioError {
@@ -86,10 +89,12 @@ private struct Builder {
         let steps = try o["steps"]!.array!.map { step throws(ScenarioError) in try self.step(step) }
         guard !steps.isEmpty else { throw checker.error(at: o["steps"]?.mark, "steps: a scenario needs at least one step") }
         let expect = try expectations(o["expect"]!)
+        let should = try o["should"].map { value throws(ScenarioError) in try expectations(value) }
         return Scenario(
             id: o["id"]!.string!, name: o["name"]!.string!, description: o["description"]!.string!,
             profiles: profiles, level: o["level"]?.string == "should" ? .should : .must,
-            server: try server(o["server"]), steps: steps, expect: expect,
+            server: try server(o["server"]), steps: steps, expect: expect, should: should,
+            reports: o["reports"]?.array?.compactMap(\.string) ?? [],
             timeout: o["timeout"]?.number ?? 20, file: file)
     }
 
@@ -97,6 +102,7 @@ private struct Builder {
         var settings = ServerSettings()
         guard let o = value?.object else { return settings }
         settings.accessTTL = o["access_ttl"]?.integer
+        settings.signInAccessTTL = o["sign_in_access_ttl"]?.integer
         settings.refreshTTL = o["refresh_ttl"]?.integer
         settings.rotateRefresh = o["rotate_refresh"]?.boolean
         settings.reuseGrace = o["reuse_grace"]?.integer
@@ -166,34 +172,7 @@ private struct Builder {
         }
     }
 
-    func range(_ value: SpecValue?) throws(ScenarioError) -> Expectations.Range? {
-        guard let value else { return nil }
-        if let exact = value.integer { return .init(min: exact, max: exact) }
-        let o = value.object!
-        let range = Expectations.Range(min: o["min"]?.integer, max: o["max"]?.integer)
-        if let min = range.min, let max = range.max, min > max { throw checker.error(at: value.mark, "min \(min) is greater than max \(max)") }
-        if range.min == nil && range.max == nil { throw checker.error(at: value.mark, "give min, max or both") }
-        return range
-    }
-
     func expectations(_ value: SpecValue) throws(ScenarioError) -> Expectations {
-        let o = value.object!
-        var expect = Expectations()
-        expect.refreshes = try range(o["refreshes"])
-        expect.logins = try range(o["logins"])
-        expect.foreignRequestsWithToken = try range(o["foreign_requests_with_token"])
-        expect.attemptsPerCall = try range(o["attempts_per_call"])
-        expect.refreshTokenReuse = try range(o["refresh_token_reuse"])
-        expect.staleTokenUses = try range(o["stale_token_uses"])
-        expect.maxRequests = o["max_requests"]?.integer
-        expect.sameBodyOnRetry = o["same_body_on_retry"]?.boolean
-        expect.retriedWithNewToken = o["retried_with_new_token"]?.boolean
-        if let rule = o["every_attempt"]?.object?["authorization"]?.string { expect.everyAttempt = .init(rawValue: rule) }
-        expect.retryAfterSeconds = o["retry_after"]?.object?["min_seconds"]?.number
-        for (kind, count) in o["outcomes"]?.object ?? [:] {
-            expect.outcomes[kind] = count.string == "all" ? .all : .exactly(count.integer!)
-        }
-        if expect.isEmpty { throw checker.error(at: value.mark, "expect: state at least one expectation") }
-        return expect
+        try Expectations.build(value, checker: checker)
     }
 }

@@ -14,12 +14,51 @@ public struct RunOptions: Sendable {
     /// Case ids (`1.1`, or `1.1 [envelope]`) the driver is known to fail, with the reason.
     public var expectedFailures: [String: String]
     public var environment: [String: String]
+    /// What the driver said in `hello`, learnt once per run: cases it cannot
+    /// run are SKIP without starting it again.
+    public var driverInfo: DriverInfo?
 
     public init(driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:], environment: [String: String] = [:]) {
         self.driver = driver
         self.jobs = max(1, jobs)
         self.expectedFailures = expectedFailures
         self.environment = environment
+    }
+}
+
+/// A driver's `hello` answer: what it wraps and what it can do.
+public struct DriverInfo: Sendable, Equatable {
+    public var name: String?
+    public var version: String?
+    /// nil: the driver did not say (every profile is tried).
+    public var profiles: [String]?
+    public var capabilities: [String]
+
+    /// Protocol extension: requests to another host carry the full URL in `url`.
+    public static let urlCapability = "url"
+
+    /// Why this driver cannot run the case in this profile, or nil.
+    func cannotRun(_ scenario: Scenario, profile: String) -> String? {
+        if let profiles, !profiles.contains(profile) {
+            return "the driver does not speak \(profile) (it lists \(profiles.joined(separator: ", ")))"
+        }
+        if scenario.callsAnotherHost && !capabilities.contains(Self.urlCapability) {
+            return "the case calls another host, and the driver does not declare the `url` capability in hello (docs/driver-protocol.md)"
+        }
+        return nil
+    }
+}
+
+extension Scenario {
+    /// Whether a step sends a request to another host (`//foreign/...`).
+    var callsAnotherHost: Bool {
+        steps.contains { step in
+            switch step {
+            case .request(let spec, _): Observation.target(of: spec.path).foreign
+            case .parallel(let specs): specs.contains { Observation.target(of: $0.path).foreign }
+            default: false
+            }
+        }
     }
 }
 
@@ -33,7 +72,10 @@ public enum ScenarioRunner {
         _ cases: [(Scenario, String)], options: RunOptions,
         progress: @escaping @Sendable (CaseResult) -> Void = { _ in }
     ) async -> [CaseResult] {
-        await withTaskGroup(of: (Int, CaseResult).self) { group in
+        var probed = options
+        if probed.driverInfo == nil, let first = cases.first { probed.driverInfo = await probe(options, profile: first.1) }
+        let options = probed
+        return await withTaskGroup(of: (Int, CaseResult).self) { group in
             var results = [CaseResult?](repeating: nil, count: cases.count)
             var next = 0
             func launch() {
@@ -53,12 +95,76 @@ public enum ScenarioRunner {
         }
     }
 
+    /// Starts the driver once and asks `hello`, against a server of `profile`.
+    /// nil when the driver cannot even do that (every case will say why).
+    public static func probe(_ options: RunOptions, profile: String) async -> DriverInfo? {
+        var serverOptions = ServerOptions(port: 0, profile: profile, signingKey: .random())
+        serverOptions.journalLimit = 100
+        let deadline = ContinuousClock.now + .seconds(20)
+        return await serving(serverOptions) { mock in
+            let client = mock.directory.clients.first ?? Directory.defaultClient
+            let (result, _) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
+                let id = try await channel.post("hello", hello(mock: mock, profile: profile, client: client))
+                let greeting = try await channel.answer(id, deadline: deadline)
+                let shutdownID = try await channel.post("shutdown")
+                _ = try? await channel.answer(shutdownID, deadline: .now + .seconds(3))
+                guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
+                return DriverInfo(name: greeting.fields["driver"], version: greeting.fields["version"], profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
+            }
+            return try? result.get()
+        } ?? nil
+    }
+
+    static func environment(_ options: RunOptions, mock: Authmock, profile: String) -> [String: String] {
+        let client = mock.directory.clients.first ?? Directory.defaultClient
+        var environment = options.environment
+        environment["AUTHMOCK_BASE_URL"] = mock.baseURL
+        environment["AUTHMOCK_PROFILE"] = profile
+        environment["AUTHMOCK_CLIENT_ID"] = client.id
+        environment["AUTHMOCK_CLIENT_SECRET"] = client.secret ?? ""
+        return environment
+    }
+
+    static func hello(mock: Authmock, profile: String, client: Client) -> [String: any Sendable] {
+        ["protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? ""]
+    }
+
+    /// Runs `body` while an in-process server with `options` serves; nil when it cannot start.
+    static func serving<T: Sendable>(_ options: ServerOptions, _ body: (Authmock) async -> T) async -> T? {
+        guard let mock = try? await Authmock(options: options) else { return nil }
+        var logger = Logger(label: "authmock-run")
+        logger.logLevel = .critical
+        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
+            portContinuation.yield(port)
+            portContinuation.finish()
+        }
+        // Stopped gracefully (listener closed first, then open connections
+        // drained), never by cancellation, which can race a late connection.
+        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let server = Task { try await services.run() }
+        var iterator = portStream.makeAsyncIterator()
+        let started = await iterator.next() != nil
+        let value = started ? await body(mock) : nil
+        await services.triggerGracefulShutdown()
+        _ = await server.result
+        return value
+    }
+
     public static func runCase(_ scenario: Scenario, profile: String, options: RunOptions) async -> CaseResult {
         let started = ContinuousClock.now
         let wallStart = Date()
         var result = CaseResult(
             id: scenario.id, name: scenario.name, profile: profile, level: scenario.level.rawValue, file: scenario.file,
-            verdict: .error, findings: [], calls: [], journal: [], driverStderr: "", seconds: 0, driver: nil, driverVersion: nil)
+            verdict: .error, findings: [], calls: [], journal: [], driverStderr: "", seconds: 0,
+            driver: options.driverInfo?.name, driverVersion: options.driverInfo?.version)
+        result.digest = scenario.digest
+        // Known from the run's one hello: no driver process for a case it cannot run.
+        if let reason = options.driverInfo?.cannotRun(scenario, profile: profile) {
+            result.verdict = .skip
+            result.reason = reason
+            return result
+        }
         var serverOptions = ServerOptions(port: 0, profile: profile, signingKey: .random())
         scenario.server.apply(to: &serverOptions)
         let mock: Authmock
@@ -96,16 +202,9 @@ public enum ScenarioRunner {
 
             let deadline = started + .milliseconds(Int(scenario.timeout * 1000))
             let client = mock.directory.clients.first ?? Directory.defaultClient
-            var environment = options.environment
-            environment["AUTHMOCK_BASE_URL"] = mock.baseURL
-            environment["AUTHMOCK_PROFILE"] = profile
-            environment["AUTHMOCK_CLIENT_ID"] = client.id
-            environment["AUTHMOCK_CLIENT_SECRET"] = client.secret ?? ""
             let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
-            let (conversation, stderr) = await DriverProcess.with(command: options.driver, environment: environment) { channel in
-                try await play.run(channel, hello: [
-                    "protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? "",
-                ])
+            let (conversation, stderr) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
+                try await play.run(channel, hello: hello(mock: mock, profile: profile, client: client))
             }
             result.driverStderr = stderr
             do {
@@ -114,9 +213,9 @@ public enum ScenarioRunner {
                 result.driver = outcome.driver
                 result.driverVersion = outcome.version
                 switch outcome.stop {
-                case .unsupported(let profiles):
+                case .unsupported(let reason):
                     result.verdict = .skip
-                    result.reason = "the driver does not speak \(profile) (it lists \(profiles.joined(separator: ", ")))"
+                    result.reason = reason
                 case .none, .failed:
                     result.findings = outcome.findings
                 }
@@ -130,8 +229,8 @@ public enum ScenarioRunner {
             let entries = mock.journal.entries().entries
             result.journal = entries.map { describe($0, start: wallStart) }
             if result.verdict != .skip && result.reason == nil {
-                let failed = result.findings.contains { !$0.passed }
-                result.verdict = failed ? (scenario.level == .should ? .nonStrict : .fail) : .pass
+                let failed = result.failedFindings
+                result.verdict = failed.contains(where: \.isMust) ? .fail : failed.isEmpty ? .pass : .nonStrict
             }
             // A listed known failure stays visible, but does not fail the run.
             if let reason = options.expectedFailures[result.label] ?? options.expectedFailures[result.id] {
@@ -155,7 +254,8 @@ private struct Play: Sendable {
     let start: Date
 
     enum Stop: Sendable {
-        case unsupported([String])
+        /// The driver cannot run this case: the reason.
+        case unsupported(String)
         case failed
     }
 
@@ -174,8 +274,9 @@ private struct Play: Sendable {
         guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
         outcome.driver = greeting.fields["driver"]
         outcome.version = greeting.fields["version"]
-        if let profiles = greeting.profiles, !profiles.contains(profile) {
-            outcome.stop = .unsupported(profiles)
+        let info = DriverInfo(name: outcome.driver, version: outcome.version, profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
+        if let reason = info.cannotRun(scenario, profile: profile) {
+            outcome.stop = .unsupported(reason)
             try? await shutdown(channel)
             return outcome
         }
@@ -185,15 +286,19 @@ private struct Play: Sendable {
             nextCall += 1
             var headers = spec.headers
             headers["X-Authmock-Call"] = call
-            // `//foreign/...`: the same server under another name, standing in for a third party.
-            var path = spec.path
-            if path.hasPrefix("//foreign/"), let port = mock.baseURL.split(separator: ":").last {
-                path = "http://\(Evaluator.foreignHost):\(port)" + path.dropFirst("//foreign".count)
+            // `//foreign/...`: the same server under another name, standing in
+            // for a third party. `path` stays a server path; the full URL goes
+            // in `url` (the `url` capability, declared in hello).
+            var fields: [String: any Sendable] = ["method": spec.method, "path": spec.path, "headers": headers]
+            if spec.path.hasPrefix("//foreign/"), let port = mock.baseURL.split(separator: ":").last {
+                let path = String(spec.path.dropFirst("//foreign".count))
+                fields["path"] = path
+                fields["url"] = "http://\(Observation.foreignHost):\(port)" + path
             }
-            var fields: [String: any Sendable] = ["method": spec.method, "path": path, "headers": headers]
             if let body = spec.body { fields["body"] = body }
+            let sentAt = Date()
             let id = try await channel.post("request", fields)
-            outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec))
+            outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec, sentAt: sentAt))
             return outcome.calls.count - 1
         }
         func collect(_ index: Int) async throws {
@@ -251,7 +356,7 @@ private struct Play: Sendable {
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             case .check(let expect):
                 try await collectAll()
-                outcome.findings += evaluator(outcome.calls).evaluate(expect).map { finding in
+                outcome.findings += expect.evaluate(observation(outcome.calls), level: .must).map { finding in
                     var finding = finding
                     finding.message = "at step \(number + 1): " + finding.message
                     finding.expectation = "check.\(finding.expectation)"
@@ -261,17 +366,23 @@ private struct Play: Sendable {
         }
         if outcome.stop == nil {
             try await collectAll()
-            outcome.findings += evaluator(outcome.calls).evaluate(scenario.expect)
+            let seen = observation(outcome.calls)
+            outcome.findings += scenario.expect.evaluate(seen, level: scenario.level)
+            outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []
+            outcome.findings += CallEvidence.findings(seen)
+        }
+        // A finding that cites "the case's reports" names them.
+        if !scenario.reports.isEmpty {
+            for index in outcome.findings.indices where outcome.findings[index].rule == Rules.caseReports {
+                outcome.findings[index].rule = "the case's reports: " + scenario.reports.joined(separator: ", ")
+            }
         }
         try await shutdown(channel)
         return outcome
     }
 
-    func evaluator(_ calls: [CallRecord]) -> Evaluator {
-        let snapshot = mock.control.tokens()
-        var families: [String: String] = [:]
-        for token in snapshot.access { if let family = token.family { families[token.id] = family } }
-        return Evaluator(entries: mock.journal.entries().entries, calls: calls, families: families, start: start)
+    func observation(_ calls: [CallRecord]) -> Observation {
+        Observation(entries: mock.journal.entries().entries, calls: calls, tokens: TokenFacts(mock.control.tokens()), start: start)
     }
 
     func shutdown(_ channel: DriverChannel) async throws {

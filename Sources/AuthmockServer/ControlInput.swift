@@ -70,14 +70,15 @@ extension FaultRule {
             }
             parsed = type == "delay" ? .delay(milliseconds: ms) : .delayResponse(milliseconds: ms)
         case "gather":
-            try action.allow(["type", "count", "ms"])
+            try action.allow(["type", "count", "ms", "quiet_ms"])
             let count = try action.required(try action.int("count"), "count")
             guard count >= 1 else { throw ControlInputError(.invalidValue, "field '\(action.name("count"))' must be at least 1") }
             let ms = try action.int("ms") ?? 2_000
-            guard (0...60_000).contains(ms) else {
-                throw ControlInputError(.invalidValue, "field '\(action.name("ms"))' must be 0 to 60000 milliseconds, got \(ms)")
+            let quiet = try action.int("quiet_ms") ?? FaultRule.defaultQuietMilliseconds
+            for (key, value) in [("ms", ms), ("quiet_ms", quiet)] where !(0...60_000).contains(value) {
+                throw ControlInputError(.invalidValue, "field '\(action.name(key))' must be 0 to 60000 milliseconds, got \(value)")
             }
-            parsed = .gather(count: count, milliseconds: ms)
+            parsed = .gather(count: count, milliseconds: ms, quietMilliseconds: quiet)
         case "close-connection":
             try action.allow(["type"])
             parsed = .closeConnection
@@ -98,6 +99,7 @@ struct FaultRuleView: Encodable {
     }
     struct Action: Encodable {
         var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil, count: Int? = nil
+        var quiet_ms: Int? = nil
     }
     var id: Int, fired: Int, exhausted: Bool, times: Int?, match: Match, action: Action
 
@@ -114,7 +116,7 @@ struct FaultRuleView: Encodable {
         case .respond(let status, let headers, let body): action = Action(type: "respond", status: status, headers: headers, body: body)
         case .delay(let ms): action = Action(type: "delay", ms: ms)
         case .delayResponse(let ms): action = Action(type: "delay-response", ms: ms)
-        case .gather(let count, let ms): action = Action(type: "gather", ms: ms, count: count)
+        case .gather(let count, let ms, let quiet): action = Action(type: "gather", ms: ms, count: count, quiet_ms: quiet)
         case .closeConnection: action = Action(type: "close-connection")
         case .dropResponse: action = Action(type: "drop-response")
         }

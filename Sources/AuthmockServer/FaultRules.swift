@@ -49,16 +49,33 @@ public struct FaultRule: Sendable, Equatable {
         /// Handle the request (tokens rotate), then close the connection
         /// instead of answering: the client loses the response.
         case dropResponse
-        /// Hold matching requests until `count` of them have arrived (at most
-        /// `milliseconds`), then answer them all normally: concurrency made
-        /// deterministic, so N calls really meet one expired token together.
-        case gather(count: Int, milliseconds: Int)
+        /// Hold matching requests until `count` of them have arrived, or no
+        /// new one has arrived for `quietMilliseconds` (a client whose
+        /// connection pool holds the rest back), or `milliseconds` after the
+        /// first; then answer them all normally: concurrency made
+        /// deterministic, so N calls really meet one expired token together,
+        /// and a pool-limited client is held only a short quiet period.
+        case gather(count: Int, milliseconds: Int, quietMilliseconds: Int)
+
+        /// Holding actions wait and then pass the request on: a later rule
+        /// that matches may act on it too (gather, then delay one call).
+        public var holds: Bool {
+            switch self {
+            case .delay, .gather: true
+            default: false
+            }
+        }
     }
 
     public var match: Match
     /// nil: fires on every matching request.
     public var times: Int?
     public var action: Action
+
+    /// How long a gather waits for another arrival before it lets the held
+    /// requests go: long enough for any client to put its concurrent calls
+    /// on the wire, short enough that no token of a case expires meanwhile.
+    public static let defaultQuietMilliseconds = 150
 
     public init(match: Match = Match(), times: Int? = 1, action: Action) {
         self.match = match
@@ -81,8 +98,13 @@ public final class FaultRules: Sendable {
     private struct State {
         var rules: [Installed] = []
         var nextID = 1
-        /// Requests held so far by each gather rule, and when the first arrived.
-        var gathered: [Int: (count: Int, first: ContinuousClock.Instant)] = [:]
+        /// Requests held so far by each gather rule, when the first and the latest arrived.
+        var gathered: [Int: Gathered] = [:]
+    }
+    private struct Gathered {
+        var count = 0
+        var first: ContinuousClock.Instant
+        var latest: ContinuousClock.Instant
     }
     private let state = Mutex(State())
 
@@ -111,27 +133,36 @@ public final class FaultRules: Sendable {
 
     public func reset() { state.withLock { $0 = State() } }
 
-    /// Waits until `count` requests have reached gather rule `id`, or until
-    /// `milliseconds` after the first one arrived: a client that never sends
-    /// them all at once (a connection limit) is held once, not per request.
-    func gather(rule id: Int, count: Int, milliseconds: Int) async throws {
+    /// Waits until `count` requests have reached gather rule `id`, until no
+    /// new one has arrived for `quiet` milliseconds, or until `milliseconds`
+    /// after the first one arrived. A client that never sends them all at
+    /// once (a connection pool smaller than the batch) is held one quiet
+    /// period, not until the cap: holding it longer would let tokens issued
+    /// meanwhile expire and blame the client for the suite's timing.
+    func gather(rule id: Int, count: Int, milliseconds: Int, quiet: Int) async throws {
+        let now = ContinuousClock.now
         let first = state.withLock { state in
-            var entry = state.gathered[id] ?? (0, ContinuousClock.now)
+            var entry = state.gathered[id] ?? Gathered(first: now, latest: now)
             entry.count += 1
+            entry.latest = now
             state.gathered[id] = entry
             return entry.first
         }
         let deadline = first + .milliseconds(milliseconds)
-        while state.withLock({ $0.gathered[id]?.count ?? 0 }) < count, ContinuousClock.now < deadline {
+        while true {
+            let (arrived, latest) = state.withLock { ($0.gathered[id]?.count ?? 0, $0.gathered[id]?.latest ?? now) }
+            let clock = ContinuousClock.now
+            if arrived >= count || clock >= deadline || clock >= latest + .milliseconds(quiet) { return }
             try await Task.sleep(for: .milliseconds(2))
         }
     }
 
     /// The rule that fires for this request, if any, counted as fired.
-    func fire(method: String, path: String, kind: RouteKind, headers: HTTPFields) -> Installed? {
+    /// `excluding`: rules that already acted on it (after a hold).
+    func fire(method: String, path: String, kind: RouteKind, headers: HTTPFields, excluding: Set<Int> = []) -> Installed? {
         state.withLock { state in
             guard !state.rules.isEmpty else { return nil }
-            for index in state.rules.indices where !state.rules[index].exhausted
+            for index in state.rules.indices where !state.rules[index].exhausted && !excluding.contains(state.rules[index].id)
                 && state.rules[index].rule.match.admits(method: method, path: path, kind: kind, headers: headers)
             {
                 state.rules[index].fired += 1

@@ -29,7 +29,7 @@ struct ObservationMiddleware: RouterMiddleware {
             seq: arrival.seq, virtualTime: arrival.virtual, realTime: arrival.real,
             method: request.method.rawValue, path: path, host: request.head.authority, kind: .other, scheme: presented.scheme,
             call: request.headers[.authmockCall], bodyBytes: 0, status: 0, undelivered: false, durationMs: 0)
-        func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false) -> Response? {
+        func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0) -> Response? {
             entry.status = response.map { Int($0.status.code) } ?? 0
             entry.errorCode = context.notes.errorCode
             entry.issuedAccess = context.notes.issued?.accessTokenID
@@ -37,7 +37,7 @@ struct ObservationMiddleware: RouterMiddleware {
             entry.fault = fault
             entry.undelivered = undelivered
             let elapsed = ContinuousClock.now - arrival.start
-            entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15 + heldMs
             mock.journal.append(entry)
             mock.metrics.record(entry)
             if context.logger.logLevel <= .info { context.notes.entry = entry }
@@ -74,36 +74,42 @@ struct ObservationMiddleware: RouterMiddleware {
             entry.refreshToken = PresentedToken(refresh: mock.authority.inspectRefreshToken(refresh))
         }
 
-        guard let fault = mock.faults.fire(method: request.method.rawValue, path: path, kind: route.kind, headers: request.headers) else {
-            return record(try await next(request, context))!
+        // Fault rules: holding actions (delay, gather) wait and pass the
+        // request on, so a later rule may act on it too; the first other
+        // action that fires decides the answer.
+        var acted: Set<Int> = []
+        var lastFault: Int? = nil
+        while let fault = mock.faults.fire(method: request.method.rawValue, path: path, kind: route.kind, headers: request.headers, excluding: acted) {
+            acted.insert(fault.id)
+            lastFault = fault.id
+            context.logger.info("fault rule \(fault.id) fires on \(request.method) \(path)")
+            switch fault.rule.action {
+            case .respond(let status, let headers, let text):
+                var fields = HTTPFields()
+                for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
+                let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
+                return record(response, fault: fault.id)!
+            case .delay(let milliseconds):
+                try await Task.sleep(for: .milliseconds(milliseconds))
+            case .gather(let count, let milliseconds, let quiet):
+                try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds, quiet: quiet)
+            case .delayResponse(let milliseconds):
+                // The entry's duration includes the hold: it says when the client got the answer.
+                let response = record(try await next(request, context), fault: fault.id, heldMs: Double(milliseconds))!
+                try await Task.sleep(for: .milliseconds(milliseconds))
+                return response
+            case .closeConnection:
+                _ = record(nil, fault: fault.id, undelivered: true)
+                try await context.channel.close()
+                throw ConnectionClosedByFault()
+            case .dropResponse:
+                let response = try await next(request, context)
+                _ = record(response, fault: fault.id, undelivered: true)
+                try await context.channel.close()
+                throw ConnectionClosedByFault()
+            }
         }
-        context.logger.info("fault rule \(fault.id) fires on \(request.method) \(path)")
-        switch fault.rule.action {
-        case .respond(let status, let headers, let text):
-            var fields = HTTPFields()
-            for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
-            let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
-            return record(response, fault: fault.id)!
-        case .delay(let milliseconds):
-            try await Task.sleep(for: .milliseconds(milliseconds))
-            return record(try await next(request, context), fault: fault.id)!
-        case .gather(let count, let milliseconds):
-            try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds)
-            return record(try await next(request, context), fault: fault.id)!
-        case .delayResponse(let milliseconds):
-            let response = record(try await next(request, context), fault: fault.id)!
-            try await Task.sleep(for: .milliseconds(milliseconds))
-            return response
-        case .closeConnection:
-            _ = record(nil, fault: fault.id, undelivered: true)
-            try await context.channel.close()
-            throw ConnectionClosedByFault()
-        case .dropResponse:
-            let response = try await next(request, context)
-            _ = record(response, fault: fault.id, undelivered: true)
-            try await context.channel.close()
-            throw ConnectionClosedByFault()
-        }
+        return record(try await next(request, context), fault: lastFault)!
     }
 }
 

@@ -9,6 +9,7 @@ struct ConfigFile: Decodable {
     var host: String?
     var port: Int?
     var accessTTL: Int?
+    var signInAccessTTL: Int?
     var refreshTTL: Int?
     var rotateRefresh: Bool?
     var reuseGrace: Int?
@@ -28,7 +29,7 @@ struct ConfigFile: Decodable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case profile, host, port, audience, users, clients
-        case accessTTL = "access_ttl", refreshTTL = "refresh_ttl", rotateRefresh = "rotate_refresh"
+        case accessTTL = "access_ttl", signInAccessTTL = "sign_in_access_ttl", refreshTTL = "refresh_ttl", rotateRefresh = "rotate_refresh"
         case reuseGrace = "reuse_grace", publicURL = "public_url", maxBody = "max_body", signingKey = "signing_key"
         case journalLimit = "journal_limit", adminToken = "admin_token"
         case oauth2Errors = "oauth2_errors", rotationHeader = "rotation_header", rotateEvery = "rotate_every"

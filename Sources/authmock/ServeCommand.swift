@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on; 0 picks a free port (the real one is printed).") var port: Int?
     @Option(help: "Server dialect: \(Profiles.names.joined(separator: ", ")).") var profile: String?
     @Option(name: .customLong("access-ttl"), help: "Access-token lifetime in seconds (default 300, minimum 1).") var accessTTL: Int?
+    @Option(name: .customLong("sign-in-access-ttl"), help: "Lifetime in seconds of the access token issued at sign-in, when it should differ from --access-ttl (refreshed tokens keep --access-ttl).") var signInAccessTTL: Int?
     @Option(name: .customLong("refresh-ttl"), help: "Refresh-token lifetime in seconds (default 86400).") var refreshTTL: Int?
     @Option(name: .customLong("rotate-refresh"), help: "Rotate refresh tokens on every use: true or false (default true).") var rotateRefresh: Bool?
     @Option(name: .customLong("reuse-grace"), help: "Seconds a just-rotated refresh token still works (default 0: any reuse revokes the family).") var reuseGrace: Int?
@@ -110,6 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.port = try port ?? envInt("PORT") ?? file.port ?? options.port
         options.profile = profile ?? env("PROFILE") ?? file.profile ?? options.profile
         options.tokens.accessTTL = try accessTTL ?? envInt("ACCESS_TTL") ?? file.accessTTL ?? options.tokens.accessTTL
+        options.tokens.signInAccessTTL = try signInAccessTTL ?? envInt("SIGN_IN_ACCESS_TTL") ?? file.signInAccessTTL
         options.tokens.refreshTTL = try refreshTTL ?? envInt("REFRESH_TTL") ?? file.refreshTTL ?? options.tokens.refreshTTL
         options.tokens.rotateRefreshTokens = try rotateRefresh ?? envBool("ROTATE_REFRESH") ?? file.rotateRefresh ?? options.tokens.rotateRefreshTokens
         options.tokens.reuseGraceSeconds = try reuseGrace ?? envInt("REUSE_GRACE") ?? file.reuseGrace ?? options.tokens.reuseGraceSeconds

@@ -1,0 +1,139 @@
+import AuthmockCore
+import AuthmockServer
+import Foundation
+
+/// A call the runner made, and what the driver answered.
+struct CallRecord: Sendable {
+    var call: String
+    var driverID: String
+    var spec: CallSpec
+    var answer: DriverAnswer?
+    /// When the runner sent it (wall clock).
+    var sentAt: Date
+
+    var outcome: String { answer?.outcome ?? (answer == nil ? "unanswered" : (answer!.ok ? "ok" : "unknown")) }
+
+    var summary: CallOutcome {
+        CallOutcome(call: call, request: "\(spec.method) \(spec.path)", outcome: outcome, status: answer?.status, message: answer?.message)
+    }
+}
+
+/// What the server's token core knows about the tokens of a case, for
+/// judging the journal: which login each token belongs to and when each
+/// access token expires (pulled forward when a step expired it).
+struct TokenFacts: Sendable {
+    var accessFamily: [String: String] = [:]
+    var accessExpiry: [String: Date] = [:]
+    var refreshFamily: [String: String] = [:]
+
+    init() {}
+
+    init(_ snapshot: TokenSnapshot) {
+        for token in snapshot.access {
+            if let family = token.family { accessFamily[token.id] = family }
+            accessExpiry[token.id] = token.expiresAt
+        }
+        for token in snapshot.refresh { if let family = token.family { refreshFamily[token.id] = family } }
+    }
+}
+
+/// Everything a case's expectations are judged from: the journal, the
+/// calls and their outcomes, and the token facts. Requests that lost their
+/// `X-Authmock-Call` header are attributed to their call where the timing
+/// and the request line leave only one candidate.
+struct Observation {
+    let entries: [JournalEntry]
+    let calls: [CallRecord]
+    let tokens: TokenFacts
+    let start: Date
+    /// seq of an untagged request -> the call it was attributed to.
+    let attributed: [Int: String]
+
+    /// Seconds of slack before a delivered token counts as known to the client.
+    static let deliveryMargin = 0.05
+
+    /// The host name the server has for third parties (`//foreign/` paths).
+    static let foreignHost = "localhost"
+
+    init(entries: [JournalEntry], calls: [CallRecord], tokens: TokenFacts, start: Date) {
+        self.entries = entries
+        self.calls = calls
+        self.tokens = tokens
+        self.start = start
+        attributed = Self.attribute(entries, calls)
+    }
+
+    static func isForeign(_ entry: JournalEntry) -> Bool { entry.host?.hasPrefix(foreignHost + ":") == true }
+    func isForeign(_ entry: JournalEntry) -> Bool { Self.isForeign(entry) }
+
+    /// Requests the application's calls make: to the API (a header-rotation
+    /// refresh is the call repeated with the refresh token).
+    static func isCallAttempt(_ entry: JournalEntry) -> Bool {
+        entry.kind == .resource || entry.kind == .refresh && entry.path.hasPrefix("/api/")
+    }
+
+    var resources: [JournalEntry] { entries.filter { $0.kind == .resource && !isForeign($0) } }
+    var refreshes: [JournalEntry] { entries.filter { $0.kind == .refresh && !isForeign($0) } }
+
+    /// The call an entry belongs to: its header, or the attribution.
+    func call(of entry: JournalEntry) -> String? { entry.call ?? attributed[entry.seq] }
+
+    /// Attempts of an application call on its own server, in arrival order.
+    func attempts(of call: String) -> [JournalEntry] {
+        entries.filter { self.call(of: $0) == call && !isForeign($0) && Self.isCallAttempt($0) }
+    }
+
+    /// Attempts of a call on any host (a call to a third party included).
+    func anyAttempts(of call: String) -> [JournalEntry] {
+        entries.filter { self.call(of: $0) == call && Self.isCallAttempt($0) }
+    }
+
+    /// Call attempts that arrived without the `X-Authmock-Call` header the
+    /// application gave them: the client dropped the app's headers.
+    var untagged: [JournalEntry] { entries.filter { $0.call == nil && Self.isCallAttempt($0) } }
+
+    /// When the client had the whole answer: arrival, handling and any hold.
+    static func end(_ entry: JournalEntry) -> Date { entry.realTime.addingTimeInterval(entry.durationMs / 1000) }
+
+    func lines(_ selected: [JournalEntry], limit: Int = 12) -> [String] {
+        var out = selected.prefix(limit).map(line)
+        if selected.count > limit { out.append("... and \(selected.count - limit) more") }
+        return out
+    }
+
+    func line(_ entry: JournalEntry) -> String {
+        var text = describe(entry, start: start)
+        if entry.call == nil, let call = attributed[entry.seq] { text += " (no call header; attributed to \(call))" }
+        return text
+    }
+
+    func seqs(_ selected: [JournalEntry], limit: Int = 10) -> String {
+        let list = selected.prefix(limit).map { "#\($0.seq)" }.joined(separator: ", ")
+        return selected.count > limit ? list + ", ..." : list
+    }
+
+    /// An untagged attempt belongs to the one call that was in flight when
+    /// it arrived and asks for the same method and path, if there is one.
+    private static func attribute(_ entries: [JournalEntry], _ calls: [CallRecord]) -> [Int: String] {
+        var out: [Int: String] = [:]
+        for entry in entries where entry.call == nil && isCallAttempt(entry) {
+            let candidates = calls.filter { record in
+                let (foreign, path) = target(of: record.spec.path)
+                guard foreign == isForeign(entry), path == entry.path, record.spec.method == entry.method else { return false }
+                guard record.sentAt <= entry.realTime else { return false }
+                return record.answer.map { $0.receivedAt >= entry.realTime } ?? true
+            }
+            if candidates.count == 1 { out[entry.seq] = candidates[0].call }
+        }
+        return out
+    }
+
+    /// Whether a scenario path is for another host, and the server path it asks for.
+    static func target(of specPath: String) -> (foreign: Bool, path: String) {
+        var path = Substring(specPath)
+        let foreign = path.hasPrefix("//foreign/")
+        if foreign { path = path.dropFirst("//foreign".count) }
+        if let query = path.firstIndex(of: "?") { path = path[..<query] }
+        return (foreign, String(path))
+    }
+}

@@ -1,0 +1,36 @@
+import AuthmockServer
+
+/// `refresh_token_reuse`: every request that presented a refresh token
+/// another request had already exchanged, and that the server did not
+/// accept (a presentation inside the reuse grace window is accepted).
+struct RefreshTokenReuseExpectation: CountingExpectation {
+    static let key = "refresh_token_reuse"
+    static let shape = CountRange.shape
+    static let doc = "refresh requests presenting a refresh token another request had already exchanged (each one makes the server revoke the login)"
+    static let rule = Rules.rotation
+    let range: CountRange
+
+    /// Every presentation of a spent refresh token: the token was rotated by
+    /// one request, and this one presented it too and got nothing for it.
+    /// Judged from the answers, not from the state at arrival, so requests
+    /// that raced the rotating one and every later one are all counted.
+    static func reuses(in entries: [JournalEntry]) -> [JournalEntry] {
+        var rotatedBy: [String: Int] = [:]
+        for entry in entries where entry.kind == .refresh && entry.status < 300 {
+            if let id = entry.refreshToken?.id, let next = entry.issuedRefresh, next != id, rotatedBy[id] == nil { rotatedBy[id] = entry.seq }
+        }
+        return entries.filter { entry in
+            guard entry.kind == .refresh, let id = entry.refreshToken?.id, let winner = rotatedBy[id], winner != entry.seq else { return false }
+            return entry.issuedAccess == nil
+        }
+    }
+
+    func judge(_ observation: Observation) -> Judgement {
+        let reused = Self.reuses(in: observation.entries)
+        return Judgement(
+            passed: range.admits(reused.count),
+            message: "expected \(range.text) refresh requests with an already rotated refresh token, saw \(reused.count)"
+                + (reused.isEmpty ? "" : ": journal \(observation.seqs(reused)); reuse detection revoked the login"),
+            evidence: observation.lines(reused))
+    }
+}

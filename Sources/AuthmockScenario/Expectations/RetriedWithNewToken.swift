@@ -1,0 +1,25 @@
+import AuthmockServer
+/// `retried_with_new_token`: a call retried after a 401 carries a different access token.
+struct RetriedWithNewTokenExpectation: Expectation {
+    static let key = "retried_with_new_token"
+    static let shape = Shape.boolean
+    static let doc = "a call retried after a 401 carries a different access token on the retry"
+    static let rule = Rules.caseReports
+    let required: Bool
+
+    init(_ value: SpecValue, checker: SpecChecker) throws(ScenarioError) { required = value.boolean ?? true }
+
+    func judge(_ observation: Observation) -> Judgement {
+        guard required else { return Judgement(passed: true, message: "not required") }
+        var broken: [JournalEntry] = []
+        for record in observation.calls {
+            let tries = observation.attempts(of: record.call)
+            guard tries.count >= 2, tries.dropLast().contains(where: { $0.status == 401 }) else { continue }
+            if tries.last?.accessToken?.id == tries.first?.accessToken?.id { broken.append(contentsOf: tries) }
+        }
+        return Judgement(
+            passed: broken.isEmpty,
+            message: broken.isEmpty ? "every retry after a 401 carried a new access token" : "a call was retried with the same access token that got 401",
+            evidence: observation.lines(broken))
+    }
+}

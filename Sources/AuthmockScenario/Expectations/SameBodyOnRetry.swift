@@ -1,0 +1,31 @@
+import AuthmockServer
+/// `same_body_on_retry`: every attempt of a call carries the byte-identical body.
+struct SameBodyOnRetryExpectation: Expectation {
+    static let key = "same_body_on_retry"
+    static let shape = Shape.boolean
+    static let doc = "every attempt of a call carries the byte-identical body, and the call was retried at least once"
+    static let rule = Rules.replay
+    let required: Bool
+
+    init(_ value: SpecValue, checker: SpecChecker) throws(ScenarioError) { required = value.boolean ?? true }
+
+    func judge(_ observation: Observation) -> Judgement {
+        guard required else { return Judgement(passed: true, message: "not required") }
+        let withBody = observation.calls.filter { $0.spec.body != nil }
+        let retried = withBody.filter { observation.attempts(of: $0.call).count >= 2 }
+        // The rule is about a retry: without one there is nothing to judge.
+        guard !retried.isEmpty else {
+            return Judgement(
+                passed: false, message: "no call with a body was sent twice, so no retry could be compared",
+                evidence: observation.lines(withBody.flatMap { observation.attempts(of: $0.call) }))
+        }
+        let broken = retried.filter { Set(observation.attempts(of: $0.call).map { $0.bodySHA256 ?? "(no body)" }).count > 1 }
+        return Judgement(
+            passed: broken.isEmpty,
+            message: broken.isEmpty ? "every retry carried the byte-identical body"
+                : "the body changed between attempts of " + broken.map(\.call).joined(separator: ", ") + " (compare bodySHA256 and bodyBytes)",
+            evidence: broken.flatMap { observation.attempts(of: $0.call) }.map {
+                observation.line($0) + " body=\($0.bodyBytes) bytes sha256=\(($0.bodySHA256 ?? "none").prefix(12))"
+            })
+    }
+}

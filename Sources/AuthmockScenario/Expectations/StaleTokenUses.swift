@@ -1,0 +1,40 @@
+import AuthmockServer
+import Foundation
+
+/// `stale_token_uses`: requests to the API with an access token older than
+/// one the server had already delivered to the client, for the same login.
+struct StaleTokenUsesExpectation: CountingExpectation {
+    static let key = "stale_token_uses"
+    static let shape = CountRange.shape
+    static let doc = "resource requests sent with an access token older than one the client had already received"
+    static let rule = Rules.caseReports
+    let range: CountRange
+
+    static func staleUses(_ observation: Observation) -> [JournalEntry] {
+        struct Issue { var jti: String; var seq: Int; var deliveredAt: Date? }
+        var issuesByFamily: [String: [Issue]] = [:]
+        var issueSeq: [String: Int] = [:]
+        let families = observation.tokens.accessFamily
+        for entry in observation.entries {
+            guard let jti = entry.issuedAccess, let family = families[jti] else { continue }
+            let delivered = entry.undelivered || entry.status >= 300 ? nil : Observation.end(entry).addingTimeInterval(Observation.deliveryMargin)
+            issuesByFamily[family, default: []].append(Issue(jti: jti, seq: entry.seq, deliveredAt: delivered))
+            issueSeq[jti] = entry.seq
+        }
+        return observation.resources.filter { entry in
+            guard let jti = entry.accessToken?.id, let family = families[jti], let mine = issueSeq[jti] else { return false }
+            return issuesByFamily[family, default: []].contains { issue in
+                issue.seq > mine && (issue.deliveredAt.map { $0 < entry.realTime } ?? false)
+            }
+        }
+    }
+
+    func judge(_ observation: Observation) -> Judgement {
+        let stale = Self.staleUses(observation)
+        return Judgement(
+            passed: range.admits(stale.count),
+            message: "expected \(range.text) requests with an access token older than one the client had already received, saw \(stale.count)"
+                + (stale.isEmpty ? "" : ": journal \(observation.seqs(stale))"),
+            evidence: observation.lines(stale))
+    }
+}
