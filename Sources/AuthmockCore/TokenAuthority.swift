@@ -174,7 +174,7 @@ public final class TokenAuthority: Sendable {
         let tail = String(jwt.suffix(6))
         state.withLock { $0.accessByID[access.jti]?.tokenTail = tail }
         return IssuedTokens(
-            accessToken: jwt, accessTokenID: access.jti, expiresIn: Int(access.expiresAt.timeIntervalSince(access.issuedAt).rounded()),
+            accessToken: jwt, accessTokenID: access.jti, expiresIn: Int(access.lifetime),
             refreshToken: refresh?.value, refreshTokenID: refresh?.id, scope: access.scope, familyID: familyID)
     }
 

@@ -48,6 +48,10 @@ public struct TokenSnapshot: Sendable, Codable, Equatable {
     }
     public struct Token: Sendable, Codable, Equatable {
         public var id: String, family: String?, subject: String, state: String, expiresAt: Date, tokenTail: String
+        /// When it was issued, and the lifetime it was issued with (`expires_in`):
+        /// `expiresAt` is earlier when a step or a rotation retired it early.
+        public var issuedAt: Date?
+        public var lifetimeSeconds: Double?
     }
     public var families: [Family]
     public var access: [Token]
@@ -112,7 +116,9 @@ extension TokenAuthority {
             let access = state.accessByID.values.sorted { ($0.issuedAt, $0.jti) < ($1.issuedAt, $1.jti) }.map { record in
                 let familyRevoked = record.familyID.flatMap { state.families[$0]?.revokedAt } != nil
                 let status = record.revokedAt != nil || familyRevoked ? "revoked" : record.expiresAt <= now ? "expired" : "live"
-                return TokenSnapshot.Token(id: record.jti, family: record.familyID, subject: record.subject, state: status, expiresAt: record.expiresAt, tokenTail: record.tokenTail)
+                return TokenSnapshot.Token(
+                    id: record.jti, family: record.familyID, subject: record.subject, state: status, expiresAt: record.expiresAt,
+                    tokenTail: record.tokenTail, issuedAt: record.issuedAt, lifetimeSeconds: record.lifetime)
             }
             let refresh = state.refreshByID.values.sorted { ($0.issuedAt, $0.id) < ($1.issuedAt, $1.id) }.map { record in
                 let status: String

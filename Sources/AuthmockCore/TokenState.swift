@@ -44,6 +44,8 @@ struct AccessRecord: Sendable {
     var issuedAt: Date
     /// May be pulled forward by a forced expiry; the JWT's `exp` cannot change.
     var expiresAt: Date
+    /// Seconds it was issued to live (what `expires_in` said).
+    var lifetime: Double
     var revokedAt: Date?
     /// Last characters of the signed JWT, for listings.
     var tokenTail: String = ""
@@ -91,7 +93,7 @@ struct TokenState: Sendable {
     ) -> AccessRecord {
         let record = AccessRecord(
             jti: UUID().uuidString.lowercased(), familyID: family, subject: subject, clientID: clientID,
-            scope: scope, issuedAt: now, expiresAt: now.addingTimeInterval(Double(ttl)))
+            scope: scope, issuedAt: now, expiresAt: now.addingTimeInterval(Double(ttl)), lifetime: Double(ttl))
         accessByID[record.jti] = record
         return record
     }

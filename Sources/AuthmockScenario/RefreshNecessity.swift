@@ -28,13 +28,14 @@ enum RefreshNecessity {
     /// of real libraries (golang.org/x/oauth2 10 s, authlib 60 s) fit inside.
     static let earlyWindowFloor = 60.0
 
-    static func judge(_ entries: [JournalEntry], tokens: TokenFacts) -> [RefreshJudgement] {
-        let own = entries.filter { !Observation.isForeign($0) }
+    static func judge(_ observation: Observation) -> [RefreshJudgement] {
+        let tokens = observation.tokens
+        let own = observation.entries.filter { !Observation.isForeign($0) }
         // Tokens handed to the client: the answer carried an access token and arrived.
         struct Issue { var jti: String; var family: String; var entry: JournalEntry; var deliveredAt: Date }
         let issues: [Issue] = own.compactMap { entry in
-            guard let jti = entry.issuedAccess, let family = tokens.accessFamily[jti], entry.status < 300, !entry.undelivered else { return nil }
-            return Issue(jti: jti, family: family, entry: entry, deliveredAt: Observation.end(entry).addingTimeInterval(Observation.deliveryMargin))
+            guard let jti = entry.issuedAccess, let family = tokens.accessFamily[jti], let delivered = observation.deliveredAt(entry) else { return nil }
+            return Issue(jti: jti, family: family, entry: entry, deliveredAt: delivered)
         }
         let refreshes = own.filter { $0.kind == .refresh }
         func familyOf(_ entry: JournalEntry) -> String? {
@@ -62,9 +63,9 @@ enum RefreshNecessity {
                 return RefreshJudgement(entry: refresh, kind: .necessary, reason: "the client had been handed no access token of this login yet")
             }
             let token = "the newest access token the client held (\(newest.jti.prefix(10)), issued by #\(newest.entry.seq))"
-            let left = expiry.timeIntervalSince(refresh.virtualTime)
-            if left <= 0 {
-                return RefreshJudgement(entry: refresh, kind: .necessary, reason: "\(token) had expired \(String(format: "%.1f", -left)) s before")
+            let expiredFor = refresh.virtualTime.timeIntervalSince(expiry)
+            if expiredFor >= 0 {
+                return RefreshJudgement(entry: refresh, kind: .necessary, reason: "\(token) had expired \(String(format: "%.1f", expiredFor)) s before")
             }
             if let rejection = own.first(where: { entry in
                 entry.kind == .resource && entry.accessToken?.id == newest.jti && entry.status == 401 && !entry.undelivered
@@ -72,7 +73,12 @@ enum RefreshNecessity {
             }) {
                 return RefreshJudgement(entry: refresh, kind: .necessary, reason: "\(token) had been rejected (#\(rejection.seq) -> 401)")
             }
-            let lifetime = expiry.timeIntervalSince(newest.entry.virtualTime)
+            // The window is measured against the lifetime the token was issued
+            // with: a later retirement (a rotation) pulls `expiry` forward, but
+            // the client knew only `expires_in`.
+            let lifetime = tokens.accessLifetime[newest.jti] ?? expiry.timeIntervalSince(newest.entry.virtualTime)
+            let issued = tokens.accessIssued[newest.jti] ?? newest.entry.virtualTime
+            let left = issued.addingTimeInterval(lifetime).timeIntervalSince(refresh.virtualTime)
             let window = max(earlyWindowFloor, lifetime / 2)
             let life = String(format: "%.0f s left of %.0f s", left, lifetime)
             if left <= window {

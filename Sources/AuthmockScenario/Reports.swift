@@ -1,3 +1,4 @@
+import AuthmockCore
 import Foundation
 
 /// Console, JUnit and JSON forms of a run's results.
@@ -64,19 +65,42 @@ public enum Reports {
         return xml + "</testsuites>\n"
     }
 
+    /// Version of the JSON report's shape (docs/report.schema.json); it
+    /// changes only when a field changes meaning or goes away.
+    public static let reportVersion = 1
+
+    /// The JSON report (docs/report.schema.json): the run, the suite it ran
+    /// (authmock version and a digest of every case file, so results of
+    /// different versions are compared only where a case is the same), and
+    /// every case with its findings, the rule each checks, and the journal.
     public static func json(_ results: [CaseResult], seconds: Double, driver: String) -> String {
+        struct Suite: Encodable {
+            var version = AuthmockVersion.current
+            /// Case file -> SHA-256 of its text.
+            var digests: [String: String]
+        }
         struct Report: Encodable {
+            var reportVersion = Reports.reportVersion
             var tool = "authmock"
+            var suite: Suite
             var driver: String
+            var driverName: String?
+            var driverVersion: String?
             var seconds: Double
             var summary: [String: Int]
             var cases: [CaseResult]
         }
         var summary: [String: Int] = [:]
+        for verdict in Verdict.allCases { summary[verdict.rawValue] = 0 }
         for result in results { summary[result.verdict.rawValue, default: 0] += 1 }
+        var digests: [String: String] = [:]
+        for result in results { if let digest = result.digest { digests[result.file] = digest } }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(Report(driver: driver, seconds: seconds, summary: summary, cases: results))) ?? Data()
+        let report = Report(
+            suite: Suite(digests: digests), driver: driver, driverName: results.lazy.compactMap(\.driver).first,
+            driverVersion: results.lazy.compactMap(\.driverVersion).first, seconds: seconds, summary: summary, cases: results)
+        let data = (try? encoder.encode(report)) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 

@@ -38,7 +38,43 @@ public enum ScenarioLoader {
         return try parse(text, file: file)
     }
 
+    /// Every problem of a file, in file order (empty when it is valid).
+    public static func problems(file: String) -> [ScenarioError] {
+        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+            return [ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")]
+        }
+        return problems(text, file: file)
+    }
+
+    public static func problems(_ text: String, file: String) -> [ScenarioError] {
+        switch parseAll(text, file: file) {
+        case .success: []
+        case .failure(let problems): problems.list
+        }
+    }
+
     public static func parse(_ text: String, file: String) throws(ScenarioError) -> Scenario {
+        switch parseAll(text, file: file) {
+        case .success(let scenario): return scenario
+        case .failure(let problems): throw problems.list[0]
+        }
+    }
+
+    struct Problems: Error { var list: [ScenarioError] }
+
+    static func parseAll(_ text: String, file: String) -> Result<Scenario, Problems> {
+        do {
+            return .success(try parseFirst(text, file: file))
+        } catch let problems as Problems {
+            return .failure(problems)
+        } catch let error as ScenarioError {
+            return .failure(Problems(list: [error]))
+        } catch {
+            return .failure(Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: "\(error)")]))
+        }
+    }
+
+    private static func parseFirst(_ text: String, file: String) throws -> Scenario {
         let node: Node
         do {
             guard let composed = try Yams.compose(yaml: text) else {
@@ -54,6 +90,9 @@ public enum ScenarioLoader {
         }
         let checker = SpecChecker(file: file)
         let value = try checker.check(node, .object(ScenarioFormat.scenario), "")
+        // Shape problems first, all of them; the model is built only from a sound tree.
+        let found = checker.found.problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
+        if !found.isEmpty { throw Problems(list: found) }
         var scenario = try Builder(checker: checker, file: file).scenario(value)
         scenario.digest = SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
         return scenario

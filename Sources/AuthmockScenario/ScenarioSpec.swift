@@ -97,9 +97,33 @@ public struct ScenarioError: Error, CustomStringConvertible, Equatable {
     public var description: String { "\(file):\(line):\(column): \(message)" }
 }
 
-/// Checks YAML nodes against shapes, collecting the first error with its place.
+/// Problems found so far in one file: checking goes on past the first, so
+/// `authmock validate` can report every one of them in a single pass.
+final class ProblemList: @unchecked Sendable {
+    private(set) var problems: [ScenarioError] = []
+    func add(_ problem: ScenarioError) { problems.append(problem) }
+}
+
+/// Checks YAML nodes against shapes. A problem inside a mapping or a list is
+/// recorded and checking goes on with the next key or item; the value comes
+/// back without the bad part, and the caller looks at `problems`.
 struct SpecChecker {
     let file: String
+    var found = ProblemList()
+
+    init(file: String) {
+        self.file = file
+    }
+
+    /// Checks a child, recording its problem instead of stopping.
+    private func checkChild(_ node: Node, _ shape: Shape, _ path: String) -> SpecValue? {
+        do {
+            return try check(node, shape, path)
+        } catch {
+            found.add(error)
+            return nil
+        }
+    }
 
     func error(_ node: Node?, _ message: String) -> ScenarioError {
         ScenarioError(file: file, line: node?.mark?.line ?? 1, column: node?.mark?.column ?? 1, message: message)
@@ -144,21 +168,28 @@ struct SpecChecker {
             guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping (\(spec.name)), got \(describe(node))") }
             var result: [String: SpecValue] = [:]
             let names = spec.fields.map(\.name)
+            var seen = Set<String>()
             for (key, value) in mapping {
                 guard let name = key.string, let field = spec.fields.first(where: { $0.name == name }) else {
-                    throw error(key, "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))")
+                    found.add(error(key, "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))"))
+                    continue
                 }
-                guard result[name] == nil else { throw error(key, "\(path): '\(name)' appears twice") }
-                result[name] = try check(value, field.shape, path.isEmpty ? name : "\(path).\(name)")
+                guard seen.insert(name).inserted else {
+                    found.add(error(key, "\(path): '\(name)' appears twice"))
+                    continue
+                }
+                result[name] = checkChild(value, field.shape, path.isEmpty ? name : "\(path).\(name)")
             }
-            for field in spec.fields where field.required && result[field.name] == nil {
-                throw error(node, "\(path.isEmpty ? spec.name : path): missing required key '\(field.name)' (\(field.doc))")
+            for field in spec.fields where field.required && !seen.contains(field.name) {
+                found.add(error(node, "\(path.isEmpty ? spec.name : path): missing required key '\(field.name)' (\(field.doc))"))
             }
             return .object(result, node.mark)
         case .array(let element):
             guard case .sequence(let sequence) = node else { throw error(node, "\(path): expected a list, got \(describe(node))") }
             var items: [SpecValue] = []
-            for (index, item) in sequence.enumerated() { items.append(try check(item, element, "\(path)[\(index)]")) }
+            for (index, item) in sequence.enumerated() {
+                if let value = checkChild(item, element, "\(path)[\(index)]") { items.append(value) }
+            }
             return .array(items, node.mark)
         case .map(let valueShape, let keys):
             guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping, got \(describe(node))") }
@@ -166,15 +197,24 @@ struct SpecChecker {
             for (key, value) in mapping {
                 let name = key.string ?? ""
                 if let keys, !keys.contains(name) {
-                    throw error(key, "\(path): unknown key '\(name)'\(Suggestion.hint(for: name, in: keys)); expected one of: \(keys.joined(separator: ", "))")
+                    found.add(error(key, "\(path): unknown key '\(name)'\(Suggestion.hint(for: name, in: keys)); expected one of: \(keys.joined(separator: ", "))"))
+                    continue
                 }
-                result[name] = try check(value, valueShape, "\(path).\(name)")
+                result[name] = checkChild(value, valueShape, "\(path).\(name)")
             }
             return .object(result, node.mark)
         case .oneOf(let shapes):
+            // Each alternative is tried on its own: its problems count only if none fits.
             var first: ScenarioError? = nil
             for candidate in shapes {
-                do { return try check(node, candidate, path) } catch { if first == nil { first = error } }
+                let trial = SpecChecker(file: file)
+                do throws(ScenarioError) {
+                    let value = try trial.check(node, candidate, path)
+                    if let problem = trial.found.problems.first { throw problem }
+                    return value
+                } catch {
+                    if first == nil { first = error }
+                }
             }
             throw first ?? error(node, "\(path): unexpected value")
         case .choice(let fields):
@@ -186,7 +226,8 @@ struct SpecChecker {
             guard let name = key.string, let field = fields.first(where: { $0.name == name }) else {
                 throw error(key, "\(path): unknown step '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))")
             }
-            return .object([name: try check(value, field.shape, "\(path).\(name)")], node.mark)
+            guard let checked = checkChild(value, field.shape, "\(path).\(name)") else { return .object([:], node.mark) }
+            return .object([name: checked], node.mark)
         }
     }
 

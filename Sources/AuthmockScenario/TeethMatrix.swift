@@ -4,11 +4,13 @@ import Yams
 /// The expectation matrix of `scenarios/_teeth.yaml`: for each fault switch
 /// of the reference driver, the case runs that must not pass.
 public struct TeethMatrix: Sendable {
+    /// Every cell is firm: a run listed under `fail` must not PASS, every
+    /// other run must PASS. There is no "may": a cell whose verdict depends
+    /// on timing is a case that cannot tell a correct client from a broken
+    /// one, and the case is fixed instead.
     public struct Cells: Sendable {
         /// Case id -> profiles whose run must not PASS.
         public var fail: [String: Set<String>]
-        /// Case id -> profiles whose run is not checked (timing-dependent).
-        public var may: [String: Set<String>]
     }
 
     public var faults: [(name: String, cells: Cells)]
@@ -21,7 +23,12 @@ public struct TeethMatrix: Sendable {
         var faults: [(String, Cells)] = []
         for (key, value) in root {
             guard let name = key.string, let mapping = value.mapping else {
-                throw ScenarioError(file: path, line: key.mark?.line ?? 1, column: key.mark?.column ?? 1, message: "each fault maps to {fail, may}")
+                throw ScenarioError(file: path, line: key.mark?.line ?? 1, column: key.mark?.column ?? 1, message: "each fault maps to {fail: {case id: [profiles]}}")
+            }
+            for other in mapping.keys where other.string != "fail" {
+                throw ScenarioError(
+                    file: path, line: other.mark?.line ?? 1, column: other.mark?.column ?? 1,
+                    message: "unknown key '\(other.string ?? "?")' under \(name): only fail (every cell is firm; no may)")
             }
             func cells(_ node: Node?) throws -> [String: Set<String>] {
                 guard let node else { return [:] }
@@ -34,17 +41,16 @@ public struct TeethMatrix: Sendable {
                 }
                 return out
             }
-            faults.append((name, Cells(fail: try cells(mapping["fail"]), may: try cells(mapping["may"]))))
+            faults.append((name, Cells(fail: try cells(mapping["fail"]))))
         }
         return TeethMatrix(faults: faults)
     }
 
     /// Cells where `results` (the runs with `fault`, or with none) differ from the matrix.
     public func differences(fault: String?, results: [CaseResult]) -> [String] {
-        let cells = fault.flatMap { name in faults.first { $0.name == name }?.cells } ?? Cells(fail: [:], may: [:])
+        let cells = fault.flatMap { name in faults.first { $0.name == name }?.cells } ?? Cells(fail: [:])
         var out: [String] = []
         for result in results {
-            if cells.may[result.id]?.contains(result.profile) == true { continue }
             let mustCatch = cells.fail[result.id]?.contains(result.profile) == true
             let caught = result.verdict == .fail || result.verdict == .nonStrict
             if result.verdict == .error || result.verdict == .skip {
@@ -54,6 +60,19 @@ public struct TeethMatrix: Sendable {
             } else if !mustCatch && caught {
                 let why = result.failedFindings.first.map { ": \($0.expectation): \($0.message)" } ?? ""
                 out.append("\(fault ?? "no fault") x \(result.label): expected PASS, got \(result.verdict.rawValue)\(why)")
+            }
+        }
+        return out
+    }
+
+    /// Cells naming a case id or a profile no scenario has: a typo would
+    /// otherwise silently turn a cell into "must pass".
+    public func unknownCells(_ cases: [(Scenario, String)]) -> [String] {
+        let runs = Set(cases.map { "\($0.0.id) [\($0.1)]" })
+        var out: [String] = []
+        for (name, cells) in faults {
+            for (id, profiles) in cells.fail {
+                for profile in profiles.sorted() where !runs.contains("\(id) [\(profile)]") { out.append("\(name): \(id) [\(profile)] is not a case run") }
             }
         }
         return out
@@ -83,13 +102,15 @@ public enum CasesPage {
             switches of the reference driver (`authmock-reference-driver --fault NAME`) that \
             the case is proven, in CI, to fail.
 
+            \(VerdictRules.markdown)
+            ## The cases
+
             | id | what a correct client does | level | profiles | public reports of the bug | catches |
             | --- | --- | --- | --- | --- | --- |
 
             """
-        let reference = /[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+#[0-9]+/
         for scenario in scenarios.sorted(by: { idOrder($0.id, $1.id) }) {
-            let reports = scenario.description.matches(of: reference).map { String($0.output) }
+            let reports = scenario.reports
             let catches = (catchers[scenario.id] ?? []).map { "`\($0)`" }.joined(separator: ", ")
             out += "| \(scenario.id) | \(scenario.name) | \(scenario.level.rawValue) | \(scenario.profiles.joined(separator: ", ")) | "
             out += (reports.isEmpty ? "—" : reports.joined(separator: ", ")) + " | \(catches.isEmpty ? "—" : catches) |\n"

@@ -11,7 +11,13 @@ public struct Hello: Sendable {
 /// One application call the runner asks for.
 public struct DriverRequest: Sendable {
     public var method: String
+    /// The server path (`/api/items`).
     public var path: String
+    /// The full URL when the request goes to another host (the `url`
+    /// capability); send there instead of to the base URL.
+    public var url: String?
+    /// `url` when there is one, otherwise `path`: what to hand an HTTP client.
+    public var target: String { url ?? path }
     /// Forward every one of these on every attempt, retries included.
     public var headers: [String: String]
     public var body: String?
@@ -49,7 +55,7 @@ public protocol DriverClient: Sendable {
 /// and exits after `shutdown`. A driver is `Driver.run(...)` plus a client.
 public enum Driver {
     public static func run(
-        name: String, version: String, profiles: [String],
+        name: String, version: String, profiles: [String], capabilities: [String] = ["url"],
         makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient
     ) async {
         let output = LineWriter()
@@ -76,7 +82,7 @@ public enum Driver {
                         clientID: message["clientId"] as? String ?? "demo", clientSecret: message["clientSecret"] as? String ?? "")
                     do {
                         client = try await makeClient(hello)
-                        output.send(["id": id, "ok": true, "driver": name, "version": version, "profiles": profiles])
+                        output.send(["id": id, "ok": true, "driver": name, "version": version, "profiles": profiles, "capabilities": capabilities])
                     } catch {
                         output.send(["id": id, "ok": false, "message": "cannot create the client: \(error)"])
                     }
@@ -86,7 +92,7 @@ public enum Driver {
                         continue
                     }
                     let request = DriverRequest(
-                        method: message["method"] as? String ?? "GET", path: message["path"] as? String ?? "/",
+                        method: message["method"] as? String ?? "GET", path: message["path"] as? String ?? "/", url: message["url"] as? String,
                         headers: message["headers"] as? [String: String] ?? [:], body: message["body"] as? String)
                     let username = message["username"] as? String ?? "alice", password = message["password"] as? String ?? ""
                     group.addTask {

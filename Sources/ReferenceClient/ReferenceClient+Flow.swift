@@ -43,7 +43,7 @@ extension ReferenceClient {
     public func request(method: String, path: String, headers: [String: String], body: String?) async -> ClientOutcome {
         let waitForRefresh = !faults.contains(.sendWithoutTokenDuringRefresh)
         // Proactive refresh: the client's own clock says the token is (nearly) expired.
-        if !faults.contains(.noProactiveRefresh) || faults.contains(.refreshOnlyByExpiry), let due = await store.dueGeneration() {
+        if proactive != .off, let due = await store.dueGeneration() {
             let result = await refresh(after: due, triggering: (method, path, headers, body))
             if let served = result.answer { return finish(served) }
             if case .rejected = result.result { return outcome(for: result.result) }

@@ -31,6 +31,19 @@ public enum ClientFault: String, Sendable, CaseIterable {
     case forgetRefreshTokenWhenAbsent = "forget-refresh-token-when-absent"
 }
 
+/// When the client refreshes by its own clock, before any 401. Not a fault:
+/// every mode is correct, and the suite must give the same verdicts for all
+/// of them (except 6.1, which asks for refreshing ahead of expiry).
+public enum ProactiveRefresh: String, Sendable, CaseIterable {
+    /// Ahead of expiry: 10 s early, a quarter of the lifetime for short tokens (the default).
+    case early
+    /// When its own clock says the token has expired, with no margin (Alamofire's
+    /// AuthenticationInterceptor with a credential whose `requiresRefresh` is `expiration <= now`).
+    case atExpiry = "at-expiry"
+    /// Never: only the server's 401 starts a refresh.
+    case off
+}
+
 /// An HTTP answer, reduced to what refresh logic looks at.
 struct Answer: Sendable {
     var status: Int
@@ -54,21 +67,30 @@ public final class ReferenceClient: Sendable {
     let clientID: String
     let clientSecret: String
     let faults: Set<ClientFault>
+    let proactive: ProactiveRefresh
     let http: HTTPClient
-    let store = TokenStore()
+    let store: TokenStore
     /// Longest Retry-After the client honours.
     static let retryAfterCap = 10.0
 
-    public init(baseURL: String, profile: String, clientID: String, clientSecret: String, faults: Set<ClientFault> = []) {
+    /// `maxConnectionsPerHost`: the connection pool's size (nil: 256, in
+    /// effect unlimited); 6 is URLSession's HTTPMaximumConnectionsPerHost, so
+    /// calls beyond it queue for a connection as they do in an iOS app.
+    public init(
+        baseURL: String, profile: String, clientID: String, clientSecret: String, faults: Set<ClientFault> = [],
+        maxConnectionsPerHost: Int? = nil, proactive: ProactiveRefresh = .early
+    ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.profile = profile
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.faults = faults
+        self.proactive = faults.contains(.noProactiveRefresh) && !faults.contains(.refreshOnlyByExpiry) ? .off : proactive
+        store = TokenStore(margin: proactive == .atExpiry ? .zero : nil)
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
-        configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+        configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnectionsPerHost ?? 256)
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

@@ -26,6 +26,12 @@ actor TokenStore {
     private var inFlight: Task<RefreshResult, Never>?
     /// Once a refresh is refused, every later call is told to sign in again.
     private var signedOut: RefreshResult?
+    /// How long before expiry the client's own clock calls a token due; nil: the default rule.
+    private let margin: Duration?
+
+    init(margin: Duration? = nil) {
+        self.margin = margin
+    }
 
     func signIn(access: String, refresh: String?, lifetime: Double?) {
         self.access = access
@@ -52,7 +58,7 @@ actor TokenStore {
 
     var dueForRefresh: Bool {
         guard let expiresAt, let lifetime else { return false }
-        return .now + .milliseconds(Int(min(10, lifetime / 4) * 1000)) >= expiresAt
+        return .now + (margin ?? .milliseconds(Int(min(10, lifetime / 4) * 1000))) >= expiresAt
     }
 
     /// The current token; waits for a refresh in flight, so a call started

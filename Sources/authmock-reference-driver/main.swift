@@ -6,9 +6,23 @@ import ReferenceClient
 // protocol. `--fault NAME` (repeatable) switches on one classic bug, so the
 // suite can be shown to catch it.
 var faults: Set<ClientFault> = []
+var maxConnections: Int? = nil
+var proactive = ProactiveRefresh.early
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
+    case "--max-connections-per-host":
+        guard let value = arguments.popFirst().flatMap(Int.init), value >= 1 else {
+            Driver.log("--max-connections-per-host takes a whole number >= 1")
+            exit(2)
+        }
+        maxConnections = value
+    case "--proactive-refresh":
+        guard let value = arguments.popFirst().flatMap(ProactiveRefresh.init) else {
+            Driver.log("--proactive-refresh takes one of: \(ProactiveRefresh.allCases.map(\.rawValue).joined(separator: ", "))")
+            exit(2)
+        }
+        proactive = value
     case "--fault":
         guard let name = arguments.popFirst(), let fault = ClientFault(rawValue: name) else {
             Driver.log("--fault takes one of: \(ClientFault.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -16,7 +30,11 @@ while let argument = arguments.popFirst() {
         }
         faults.insert(fault)
     case "--help", "-h":
-        print("usage: authmock-reference-driver [--fault NAME]...\nfaults: \(ClientFault.allCases.map(\.rawValue).joined(separator: ", "))")
+        print("""
+            usage: authmock-reference-driver [--fault NAME]... [--max-connections-per-host N] [--proactive-refresh MODE]
+            faults: \(ClientFault.allCases.map(\.rawValue).joined(separator: ", "))
+            proactive refresh modes (all correct): \(ProactiveRefresh.allCases.map(\.rawValue).joined(separator: ", ")) (default early)
+            """)
         exit(0)
     default:
         Driver.log("unknown argument \(argument)")
@@ -33,7 +51,7 @@ struct ReferenceDriver: DriverClient {
     }
 
     func request(_ request: DriverRequest) async -> DriverOutcome {
-        convert(await client.request(method: request.method, path: request.path, headers: request.headers, body: request.body))
+        convert(await client.request(method: request.method, path: request.target, headers: request.headers, body: request.body))
     }
 
     func convert(_ outcome: ClientOutcome) -> DriverOutcome {
@@ -48,7 +66,10 @@ struct ReferenceDriver: DriverClient {
 }
 
 let chosenFaults = faults
+let chosenPool = maxConnections
+let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
 await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles) { hello in
-    ReferenceDriver(client: ReferenceClient(baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults))
+    ReferenceDriver(client: ReferenceClient(baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
+        maxConnectionsPerHost: chosenPool, proactive: chosenProactive))
 }

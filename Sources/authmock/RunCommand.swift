@@ -94,12 +94,12 @@ struct ValidateCommand: ParsableCommand {
         do {
             for file in try ScenarioLoader.files(in: paths.isEmpty ? ["scenarios"] : paths) {
                 count += 1
-                do {
-                    let scenario = try ScenarioLoader.load(file: file)
+                let problems = ScenarioLoader.problems(file: file)
+                if problems.isEmpty, let scenario = try? ScenarioLoader.load(file: file) {
                     print("ok      \(file)  \(scenario.id) \(scenario.name) [\(scenario.profiles.joined(separator: ", "))]")
-                } catch let error as ScenarioError {
+                } else {
                     bad += 1
-                    print("invalid \(error)")
+                    for problem in problems { print("invalid \(problem)") }
                 }
             }
         } catch let error as ScenarioError {

@@ -23,7 +23,7 @@ import (
 )
 
 type message struct {
-	ID, Op, BaseURL, ClientID, ClientSecret, Username, Password, Method, Path string
+	ID, Op, BaseURL, ClientID, ClientSecret, Username, Password, Method, Path, URL string
 	Headers                                                                   map[string]string
 	Body                                                                      *string
 }
@@ -55,8 +55,9 @@ func login(m message) map[string]interface{} {
 }
 
 func request(m message) map[string]interface{} {
-	url := m.Path
-	if !strings.HasPrefix(url, "http") {
+	// `url` (the url capability): a request to another host; otherwise a path on the server.
+	url := m.URL
+	if url == "" {
 		url = base + m.Path
 	}
 	var body io.Reader
@@ -105,7 +106,7 @@ func main() {
 			base = m.BaseURL
 			config = &oauth2.Config{ClientID: m.ClientID, ClientSecret: m.ClientSecret,
 				Endpoint: oauth2.Endpoint{TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
-			answer(map[string]interface{}{"id": m.ID, "ok": true, "driver": "golang.org/x/oauth2", "version": "0.3.0 (Debian)", "profiles": []string{"oauth2"}})
+			answer(map[string]interface{}{"id": m.ID, "ok": true, "driver": "golang.org/x/oauth2", "version": "0.3.0 (Debian)", "profiles": []string{"oauth2"}, "capabilities": []string{"url"}})
 		case "shutdown":
 			work.Wait()
 			answer(map[string]interface{}{"id": m.ID, "ok": true})

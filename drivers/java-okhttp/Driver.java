@@ -100,7 +100,8 @@ public final class Driver {
     }
 
     static JsonObject request(JsonObject m) throws Exception {
-        String path = m.get("path").getAsString();
+        // `url` (the url capability): a request to another host; otherwise a path on the server.
+        String path = m.has("url") ? m.get("url").getAsString() : m.get("path").getAsString();
         String method = m.get("method").getAsString();
         RequestBody body = m.has("body") && !m.get("body").isJsonNull()
             ? RequestBody.create(null, m.get("body").getAsString().getBytes("UTF-8"))
@@ -144,6 +145,7 @@ public final class Driver {
                 result.addProperty("driver", "okhttp-authenticator");
                 result.addProperty("version", "3.13.1 (Debian)");
                 result.add("profiles", gson.toJsonTree(new String[] {"oauth2"}));
+                result.add("capabilities", gson.toJsonTree(new String[] {"url"}));
                 answer(result);
             } else if (op.equals("shutdown")) {
                 pool.shutdown();

@@ -38,7 +38,9 @@ def serve(name, version, profiles, make_client):
         op, message_id = message.get("op"), message.get("id")
         if op == "hello":
             client = make_client(message)
-            _send({"id": message_id, "ok": True, "driver": name, "version": version, "profiles": profiles})
+            # capabilities: protocol extensions this module implements; `url`
+            # hands a request to another host over as its full URL.
+            _send({"id": message_id, "ok": True, "driver": name, "version": version, "profiles": profiles, "capabilities": ["url"]})
         elif op == "shutdown":
             for thread in threads:
                 thread.join(timeout=10)
@@ -49,7 +51,7 @@ def serve(name, version, profiles, make_client):
             threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
             threads[-1].start()
         elif op == "request":
-            work = lambda m=message: client.request(m["method"], m["path"], m.get("headers", {}), m.get("body"))
+            work = lambda m=message: client.request(m["method"], m.get("url") or m["path"], m.get("headers", {}), m.get("body"))
             threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
             threads[-1].start()
         else:

@@ -97,7 +97,7 @@ struct URLSessionDriver: DriverClient {
 
     func load(_ call: DriverRequest, allowRetry: Bool) async throws -> DriverOutcome {
         let token = try await auth.validToken()
-        let url = call.path.hasPrefix("http") ? URL(string: call.path)! : URL(string: base.absoluteString + call.path)!
+        let url = call.url.flatMap(URL.init(string:)) ?? URL(string: base.absoluteString + call.path)!
         var request = URLRequest(url: url, timeoutInterval: 8)
         request.httpMethod = call.method
         for (name, value) in call.headers { request.setValue(value, forHTTPHeaderField: name) }

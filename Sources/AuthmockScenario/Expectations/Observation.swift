@@ -24,6 +24,9 @@ struct CallRecord: Sendable {
 struct TokenFacts: Sendable {
     var accessFamily: [String: String] = [:]
     var accessExpiry: [String: Date] = [:]
+    /// When each access token was issued and the lifetime it was issued with.
+    var accessIssued: [String: Date] = [:]
+    var accessLifetime: [String: Double] = [:]
     var refreshFamily: [String: String] = [:]
 
     init() {}
@@ -32,6 +35,8 @@ struct TokenFacts: Sendable {
         for token in snapshot.access {
             if let family = token.family { accessFamily[token.id] = family }
             accessExpiry[token.id] = token.expiresAt
+            if let issued = token.issuedAt { accessIssued[token.id] = issued }
+            if let lifetime = token.lifetimeSeconds { accessLifetime[token.id] = lifetime }
         }
         for token in snapshot.refresh { if let family = token.family { refreshFamily[token.id] = family } }
     }
@@ -48,6 +53,10 @@ struct Observation {
     let start: Date
     /// seq of an untagged request -> the call it was attributed to.
     let attributed: [Int: String]
+    /// Access token -> when a request first presented it (the client had it then).
+    private let firstUse: [String: Date]
+    /// Call -> when the driver reported its outcome (the client had every answer of it then).
+    private let callAnswered: [String: Date]
 
     /// Seconds of slack before a delivered token counts as known to the client.
     static let deliveryMargin = 0.05
@@ -61,6 +70,24 @@ struct Observation {
         self.tokens = tokens
         self.start = start
         attributed = Self.attribute(entries, calls)
+        var firstUse: [String: Date] = [:]
+        for entry in entries { if let jti = entry.accessToken?.id, firstUse[jti] == nil { firstUse[jti] = entry.realTime } }
+        self.firstUse = firstUse
+        var answered: [String: Date] = [:]
+        for record in calls { if let answer = record.answer { answered[record.call] = answer.receivedAt } }
+        callAnswered = answered
+    }
+
+    /// When the client surely had an answer that handed it a token: 50 ms
+    /// after the server finished it, or earlier where the journal proves it:
+    /// the driver had already reported the call the answer belonged to, or a
+    /// request had already presented the token. nil: never delivered.
+    func deliveredAt(_ entry: JournalEntry) -> Date? {
+        guard entry.status < 300, !entry.undelivered else { return nil }
+        var when = Self.end(entry).addingTimeInterval(Self.deliveryMargin)
+        if let call = call(of: entry), let answered = callAnswered[call] { when = min(when, answered) }
+        if let jti = entry.issuedAccess, let used = firstUse[jti] { when = min(when, used) }
+        return when
     }
 
     static func isForeign(_ entry: JournalEntry) -> Bool { entry.host?.hasPrefix(foreignHost + ":") == true }

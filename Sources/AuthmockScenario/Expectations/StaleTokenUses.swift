@@ -17,7 +17,7 @@ struct StaleTokenUsesExpectation: CountingExpectation {
         let families = observation.tokens.accessFamily
         for entry in observation.entries {
             guard let jti = entry.issuedAccess, let family = families[jti] else { continue }
-            let delivered = entry.undelivered || entry.status >= 300 ? nil : Observation.end(entry).addingTimeInterval(Observation.deliveryMargin)
+            let delivered = observation.deliveredAt(entry)
             issuesByFamily[family, default: []].append(Issue(jti: jti, seq: entry.seq, deliveredAt: delivered))
             issueSeq[jti] = entry.seq
         }

@@ -11,7 +11,7 @@ struct SuperfluousRefreshesExpectation: CountingExpectation {
     let range: CountRange
 
     func judge(_ observation: Observation) -> Judgement {
-        let judged = RefreshNecessity.judge(observation.entries, tokens: observation.tokens)
+        let judged = RefreshNecessity.judge(observation)
         let superfluous = judged.filter { $0.kind == .superfluous }
         let tally = [RefreshJudgement.Kind.necessary, .early, .superfluous].compactMap { kind -> String? in
             let n = judged.filter { $0.kind == kind }.count
