@@ -100,10 +100,7 @@ public enum CasesPage {
             Each case runs once per profile listed. The name says what a correct client does; \
             the description in the file says how the case is built. "Catches" lists the fault \
             switches of the reference driver (`authmock-reference-driver --fault NAME`) that \
-            the case is proven, in CI, to fail.
-
-            \(VerdictRules.markdown)
-            ## The cases
+            the case is proven, in CI, to fail. How a verdict is reached is [below](#how-verdicts-are-judged).
 
             | id | what a correct client does | level | profiles | public reports of the bug | catches |
             | --- | --- | --- | --- | --- | --- |
@@ -115,7 +112,7 @@ public enum CasesPage {
             out += "| \(scenario.id) | \(scenario.name) | \(scenario.level.rawValue) | \(scenario.profiles.joined(separator: ", ")) | "
             out += (reports.isEmpty ? "—" : reports.joined(separator: ", ")) + " | \(catches.isEmpty ? "—" : catches) |\n"
         }
-        return out
+        return out + "\n" + VerdictRules.markdown
     }
 
     /// 1.2 before 1.10, 1.1 before 1.1.100.

@@ -17,8 +17,10 @@ enum VerdictRules {
         ### Refreshes are necessary, early or superfluous
 
         Each refresh request in the journal is classified from the tokens of its login \
-        (family) that had been **delivered** to the client before it arrived (an answer \
-        counts as delivered 50 ms after the server finished it):
+        (family) that had been **delivered** to the client before it arrived. An answer \
+        counts as delivered 50 ms after the server finished it, or earlier where the \
+        journal proves it: the driver had already reported the call the answer belonged \
+        to, or a request had already presented the token it carried.
 
         1. **superfluous** if another refresh of the same login was still in flight when it \
            arrived (a single-flight client never overlaps them);
@@ -31,7 +33,9 @@ enum VerdictRules {
            lifetime) left: a refresh ahead of expiry by the client's own clock \
            (golang.org/x/oauth2 refreshes 10 s early, authlib 60 s). Allowed;
         5. otherwise **superfluous**: the client held a live, never rejected token far from \
-           expiry, typically a late 401 for an older token answered with a second refresh.
+           expiry, typically a late 401 for an older token answered with a second refresh. \
+           "Left" is measured against the lifetime the token was issued with (its \
+           `expires_in`), not a later retirement by rotation.
 
         `superfluous_refreshes: 0` is how "refresh once" is checked; `refreshes` remains as \
         a loose loop guard. The built-in cases hold the refresh request for 300 ms (a \

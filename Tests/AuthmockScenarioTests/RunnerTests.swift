@@ -101,16 +101,93 @@ import Testing
         let results = await ScenarioRunner.run(cases, options: RunOptions(driver: try referenceDriver() + " --fault refresh-per-401"))
         let result = try #require(results.first)
         #expect(result.verdict == .fail)
-        let refreshes = try #require(result.failedFindings.first { $0.expectation == "refreshes" })
-        #expect(refreshes.message.hasPrefix("expected exactly 1 refresh request, saw "), "\(refreshes.message)")
-        #expect(refreshes.message.contains("journal #"))
-        #expect(refreshes.message.contains("reuse detection revoked the login"), "\(refreshes.message)")
-        #expect(!refreshes.evidence.isEmpty)
+        let superfluous = try #require(result.failedFindings.first { $0.expectation == "superfluous_refreshes" })
+        #expect(superfluous.message.hasPrefix("expected exactly 0 superfluous refreshes, saw "), "\(superfluous.message)")
+        #expect(superfluous.message.contains("of this login was still in flight"), "\(superfluous.message)")
+        #expect(superfluous.rule?.contains("RFC 9700") == true)
+        #expect(superfluous.evidence.contains { $0.contains("[superfluous: ") })
+        let reuse = try #require(result.failedFindings.first { $0.expectation == "refresh_token_reuse" })
+        #expect(reuse.message.contains("reuse detection revoked the login"), "\(reuse.message)")
+        #expect(!reuse.evidence.isEmpty)
 
         let junit = Reports.junit(results, seconds: 1)
-        #expect(junit.contains(#"<failure message="expected exactly 1 refresh request"#))
-        let parsed = try JSONSerialization.jsonObject(with: Data(Reports.json(results, seconds: 1, driver: "x").utf8)) as? [String: Any]
+        #expect(junit.contains(#"<failure message="expected exactly 0 superfluous refreshes"#))
+        let json = Reports.json(results, seconds: 1, driver: "x")
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
         #expect((parsed?["summary"] as? [String: Int])?["FAIL"] == 1)
+        #expect((parsed?["suite"] as? [String: Any])?["digests"] as? [String: String] != nil)
+        try expectValidReport(json)
         #expect(XMLParser(data: Data(junit.utf8)).parse(), "the JUnit report is not well-formed XML")
+    }
+
+    /// A driver that lies: answers every call without sending anything.
+    static func liar(outcome: String, status: Int, capabilities: String = "[\"url\"]") -> String {
+        """
+        import json, sys
+        for line in sys.stdin:
+            m = json.loads(line)
+            if m["op"] == "hello":
+                a = {"id": m["id"], "ok": True, "driver": "liar", "version": "0", "profiles": ["oauth2", "envelope", "reissue", "renewal", "header-rotation"], "capabilities": \(capabilities)}
+            elif m["op"] == "request":
+                a = {"id": m["id"], "ok": \(outcome == "ok" ? "True" : "False"), "outcome": "\(outcome)", "status": \(status), "body": "{}"}
+            else:
+                a = {"id": m["id"], "ok": True}
+            sys.stdout.write(json.dumps(a) + "\\n"); sys.stdout.flush()
+            if m["op"] == "shutdown": break
+        """
+    }
+
+    /// No verdict without evidence: a driver that sends nothing passes no
+    /// case, whether it claims success or the failure a case expects.
+    @Test(arguments: [("ok", 200), ("http_error", 401), ("reauth_required", 401)])
+    func aDriverThatSendsNothingPassesNoCase(outcome: String, status: Int) async throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("liar-\(UUID()).py")
+        try Self.liar(outcome: outcome, status: status).write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let cases = try builtInCases().filter { !["1.5", "6.1"].contains($0.0.id) }
+        let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script.path)", jobs: 8))
+        for result in results where result.verdict == .pass || result.verdict == .error {
+            Issue.record("\(result.label) \(result.verdict.rawValue) for a driver that sends nothing and says \(outcome) \(status): \(result.reason ?? "")")
+        }
+    }
+
+    /// `hello` is asked once per run: cases of profiles the driver does not
+    /// speak, or that need an extension it lacks, are SKIP without starting it.
+    @Test func helloIsAskedOncePerRunAndUnsupportedCasesDoNotStartTheDriver() async throws {
+        let counter = FileManager.default.temporaryDirectory.appendingPathComponent("starts-\(UUID())")
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("counted-\(UUID()).py")
+        let body = Self.liar(outcome: "ok", status: 200, capabilities: "[]").replacingOccurrences(of: "\"envelope\", \"reissue\", \"renewal\", \"header-rotation\"", with: "")
+        try ("open(\"\(counter.path)\", \"a\").write(\"start\\n\")\n" + body).write(to: script, atomically: true, encoding: .utf8)
+        defer {
+            try? FileManager.default.removeItem(at: script)
+            try? FileManager.default.removeItem(at: counter)
+        }
+        let cases = try builtInCases().filter { ["1.1", "8.2"].contains($0.0.id) }
+        #expect(cases.count == 6)
+        let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script.path)", jobs: 2))
+        let skipped = results.filter { $0.verdict == .skip }
+        #expect(skipped.count == 5, "\(results.map { "\($0.label) \($0.verdict.rawValue)" })")
+        #expect(results.first { $0.id == "8.2" }?.reason?.contains("`url` capability") == true)
+        let starts = try String(contentsOf: counter, encoding: .utf8).split(separator: "\n").count
+        #expect(starts == 2, "the probe and 1.1 [oauth2] only; the driver was started \(starts) times")
+    }
+
+    /// The JSON report validates against the published schema, checked by an
+    /// independent validator (Python's jsonschema).
+    func expectValidReport(_ json: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID()).json")
+        try json.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))",
+                             packageRoot.appendingPathComponent("docs/report.schema.json").path, file.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "the JSON report does not match docs/report.schema.json: \(text.suffix(2000))")
     }
 }

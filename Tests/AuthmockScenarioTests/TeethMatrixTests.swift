@@ -15,6 +15,8 @@ import Testing
         for (name, cells) in matrix.faults {
             #expect(!cells.fail.isEmpty, "fault \(name) is caught by no case")
         }
+        let unknown = matrix.unknownCells(try builtInCases())
+        #expect(unknown.isEmpty, "cells that name no case run: \(unknown)")
         let caught = Set(matrix.faults.flatMap { $0.cells.fail.keys })
         for (scenario, _) in try builtInCases() {
             #expect(caught.contains(scenario.id), "case \(scenario.id) catches no fault: fix it or remove it")

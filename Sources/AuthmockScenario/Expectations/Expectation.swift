@@ -29,11 +29,12 @@ struct Judgement {
     var evidence: [String] = []
 }
 
-/// Every kind of expectation, in the order findings are reported.
+/// Every kind of expectation, in the order findings are reported (the
+/// judgement of necessity first: it says most about a refresh bug).
 enum ExpectationKinds {
     static let all: [any Expectation.Type] = [
-        RefreshesExpectation.self,
         SuperfluousRefreshesExpectation.self,
+        RefreshesExpectation.self,
         LoginsExpectation.self,
         OutcomesExpectation.self,
         AttemptsPerCallExpectation.self,

@@ -1,0 +1,43 @@
+import AuthmockScenario
+import Foundation
+import Testing
+
+/// Verdicts judge refresh logic, not transport: the reference client gives
+/// the same verdict for every case with a pool of 6 connections per host
+/// (URLSession's default) and with an unlimited one, refreshing by its own
+/// clock ahead of expiry, at expiry, or never. The one allowed difference
+/// is the case about refreshing ahead of expiry itself (6.1, a should case).
+@Suite(.serialized) struct TransportIndependenceTests {
+    static let variants: [(flags: String, allowed: [String: Verdict])] = [
+        ("--max-connections-per-host 6", [:]),
+        ("--proactive-refresh at-expiry", [:]),
+        ("--max-connections-per-host 6 --proactive-refresh at-expiry", [:]),
+        ("--proactive-refresh off", ["6.1 [oauth2]": .nonStrict]),
+        ("--max-connections-per-host 6 --proactive-refresh off", ["6.1 [oauth2]": .nonStrict]),
+    ]
+
+    @Test func everyCaseGivesTheSameVerdictWhateverThePoolAndClock() async throws {
+        let cases = try builtInCases()
+        let driver = try referenceDriver()
+        let baseline = await ScenarioRunner.run(cases, options: RunOptions(driver: driver, jobs: 4))
+        for result in baseline where result.verdict != .pass { Issue.record("baseline \(result.label): \(result.verdict.rawValue) \(Reports.details(result))") }
+        for (flags, allowed) in Self.variants {
+            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "\(driver) \(flags)", jobs: 4))
+            for (base, variant) in zip(baseline, results) {
+                let expected = allowed[variant.label] ?? base.verdict
+                if variant.verdict != expected {
+                    Issue.record("\(flags): \(variant.label) \(variant.verdict.rawValue), expected \(expected.rawValue)\(Reports.details(variant))")
+                }
+            }
+        }
+    }
+
+    /// 1.1 with a pool-limited client is held one quiet period, not until the gather's cap.
+    @Test func aPoolLimitedClientIsNotHeldLong() async throws {
+        let cases = try builtInCases().filter { $0.0.id == "1.1" && $0.1 == "oauth2" }
+        let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "\(try referenceDriver()) --max-connections-per-host 6", jobs: 1))
+        let result = try #require(results.first)
+        #expect(result.verdict == .pass)
+        #expect(result.seconds < 1.5, "1.1 with 6 connections took \(result.seconds) s")
+    }
+}
