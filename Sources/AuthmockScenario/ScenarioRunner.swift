@@ -101,7 +101,8 @@ public enum ScenarioRunner {
         var serverOptions = ServerOptions(port: 0, profile: profile, signingKey: .random())
         serverOptions.journalLimit = 100
         let deadline = ContinuousClock.now + .seconds(20)
-        return await serving(serverOptions) { mock in
+        guard let mock = try? await Authmock(options: serverOptions) else { return nil }
+        return await serving(mock) {
             let client = mock.directory.clients.first ?? Directory.defaultClient
             let (result, _) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
                 let id = try await channel.post("hello", hello(mock: mock, profile: profile, client: client))
@@ -129,9 +130,8 @@ public enum ScenarioRunner {
         ["protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? ""]
     }
 
-    /// Runs `body` while an in-process server with `options` serves; nil when it cannot start.
-    static func serving<T: Sendable>(_ options: ServerOptions, _ body: (Authmock) async -> T) async -> T? {
-        guard let mock = try? await Authmock(options: options) else { return nil }
+    /// Runs `body` while `mock` serves in process; nil when it cannot start.
+    static func serving<T>(_ mock: Authmock, _ body: () async -> T) async -> T? {
         var logger = Logger(label: "authmock-run")
         logger.logLevel = .critical
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -145,7 +145,7 @@ public enum ScenarioRunner {
         let server = Task { try await services.run() }
         var iterator = portStream.makeAsyncIterator()
         let started = await iterator.next() != nil
-        let value = started ? await body(mock) : nil
+        let value = started ? await body() : nil
         await services.triggerGracefulShutdown()
         _ = await server.result
         return value
@@ -174,25 +174,9 @@ public enum ScenarioRunner {
             result.reason = "the scenario's server settings were refused: \(error)"
             return result
         }
-        var logger = Logger(label: "authmock-run")
-        logger.logLevel = .critical
-        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
-            portContinuation.yield(port)
-            portContinuation.finish()
-        }
-        // Stopped gracefully (listener closed first, then open connections
-        // drained), never by cancellation, which can race a late connection.
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let server = Task { try await services.run() }
-        var iterator = portStream.makeAsyncIterator()
-        if await iterator.next() == nil {
+        if await serving(mock, { await converse(&result) }) == nil {
             result.reason = "the in-process server did not start"
-        } else {
-            await converse(&result)
         }
-        await services.triggerGracefulShutdown()
-        _ = await server.result
         let elapsed = ContinuousClock.now - started
         result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return result

@@ -178,16 +178,9 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID()).json")
         try json.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))",
-                             packageRoot.appendingPathComponent("docs/report.schema.json").path, file.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "the JSON report does not match docs/report.schema.json: \(text.suffix(2000))")
+        let (status, text) = try runPython(
+            "import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))",
+            packageRoot.appendingPathComponent("docs/report.schema.json").path, file.path)
+        #expect(status == 0, "the JSON report does not match docs/report.schema.json: \(text.suffix(2000))")
     }
 }

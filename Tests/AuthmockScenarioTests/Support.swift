@@ -26,3 +26,17 @@ func builtInCases() throws -> [(Scenario, String)] {
 func scenario(_ yaml: String, file: String = "test.yaml") throws -> Scenario {
     try ScenarioLoader.parse(yaml, file: file)
 }
+
+/// Runs a Python snippet (`python3 -c`) with arguments; its exit status and output.
+func runPython(_ script: String, _ arguments: String...) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script] + arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = out
+    try process.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text)
+}

@@ -142,6 +142,22 @@ extension CountingExpectation {
     }
 }
 
+/// An expectation that is a flag (`same_body_on_retry: true`): false
+/// means "not checked", so it passes without looking.
+protocol FlagExpectation: Expectation {
+    var required: Bool { get }
+    init(required: Bool)
+    func judgeRequired(_ observation: Observation) -> Judgement
+}
+
+extension FlagExpectation {
+    static var shape: Shape { .boolean }
+    init(_ value: SpecValue, checker: SpecChecker) throws(ScenarioError) { self.init(required: value.boolean ?? true) }
+    func judge(_ observation: Observation) -> Judgement {
+        required ? judgeRequired(observation) : Judgement(passed: true, message: "not required")
+    }
+}
+
 /// Rules findings cite. A case's own public reports are in its `reports:`.
 enum Rules {
     static let singleFlight = "one refresh per expiry: concurrent and late 401s share it (RFC 9700 section 4.14.2; the case's reports)"

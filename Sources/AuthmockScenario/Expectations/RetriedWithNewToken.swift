@@ -1,16 +1,12 @@
 import AuthmockServer
 /// `retried_with_new_token`: a call retried after a 401 carries a different access token.
-struct RetriedWithNewTokenExpectation: Expectation {
+struct RetriedWithNewTokenExpectation: FlagExpectation {
     static let key = "retried_with_new_token"
-    static let shape = Shape.boolean
     static let doc = "a call retried after a 401 carries a different access token on the retry"
     static let rule = Rules.caseReports
     let required: Bool
 
-    init(_ value: SpecValue, checker: SpecChecker) throws(ScenarioError) { required = value.boolean ?? true }
-
-    func judge(_ observation: Observation) -> Judgement {
-        guard required else { return Judgement(passed: true, message: "not required") }
+    func judgeRequired(_ observation: Observation) -> Judgement {
         var broken: [JournalEntry] = []
         for record in observation.calls {
             let tries = observation.attempts(of: record.call)

@@ -1,16 +1,12 @@
 import AuthmockServer
 /// `same_body_on_retry`: every attempt of a call carries the byte-identical body.
-struct SameBodyOnRetryExpectation: Expectation {
+struct SameBodyOnRetryExpectation: FlagExpectation {
     static let key = "same_body_on_retry"
-    static let shape = Shape.boolean
     static let doc = "every attempt of a call carries the byte-identical body, and the call was retried at least once"
     static let rule = Rules.replay
     let required: Bool
 
-    init(_ value: SpecValue, checker: SpecChecker) throws(ScenarioError) { required = value.boolean ?? true }
-
-    func judge(_ observation: Observation) -> Judgement {
-        guard required else { return Judgement(passed: true, message: "not required") }
+    func judgeRequired(_ observation: Observation) -> Judgement {
         let withBody = observation.calls.filter { $0.spec.body != nil }
         let retried = withBody.filter { observation.attempts(of: $0.call).count >= 2 }
         // The rule is about a retry: without one there is nothing to judge.
