@@ -53,9 +53,11 @@ public protocol DriverClient: Sendable {
 /// The driver side of the stdio protocol (version 1): reads JSON lines from
 /// stdin, runs requests concurrently, answers each id exactly once on stdout,
 /// and exits after `shutdown`. A driver is `Driver.run(...)` plus a client.
+/// `capabilities` declares optional protocol extensions: pass `["url"]`
+/// once the client sends `request.target` (requests to another host).
 public enum Driver {
     public static func run(
-        name: String, version: String, profiles: [String], capabilities: [String] = ["url"],
+        name: String, version: String, profiles: [String], capabilities: [String] = [],
         makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient
     ) async {
         let output = LineWriter()

@@ -69,7 +69,7 @@ let chosenFaults = faults
 let chosenPool = maxConnections
 let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
-await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles) { hello in
+await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: ["url"]) { hello in
     ReferenceDriver(client: ReferenceClient(baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
         maxConnectionsPerHost: chosenPool, proactive: chosenProactive))
 }

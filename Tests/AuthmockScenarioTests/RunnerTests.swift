@@ -54,18 +54,22 @@ import Testing
     }
 
     @Test func aDriverThatHangsIsAnErrorWithinTheTimeout() async throws {
-        let marker = "hang-\(UUID().uuidString.prefix(8))"
+        let pidFile = FileManager.default.temporaryDirectory.appendingPathComponent("hung-child-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: pidFile) }
         let start = ContinuousClock.now
         // The child it spawns must die with it: the whole process group goes.
-        let result = try await runFake(Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#)
-            + "\nimport subprocess\nsubprocess.Popen(['sleep', '300', '\(marker)'][0:2] + [])\nsubprocess.Popen(['sh', '-c', 'sleep 300 # \(marker)'])\ntime.sleep(300)\n")
+        // The child writes its pid, so the test knows it really ran.
+        let child = "import subprocess\nc = subprocess.Popen(['sleep', '300'])\nopen('\(pidFile.path)', 'w').write(str(c.pid))\n"
+        let result = try await runFake(Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#) + "\n" + child + "time.sleep(300)\n")
         #expect(result.verdict == .error)
         #expect(result.reason?.contains("unanswered") == true, "\(result.reason ?? "")")
         #expect(ContinuousClock.now - start < .seconds(12))
+        let pid = try #require(Int32(try String(contentsOf: pidFile, encoding: .utf8)), "the hung driver's child never started")
         try await Task.sleep(for: .milliseconds(500))
-        let leftovers = try Process.run(URL(fileURLWithPath: "/usr/bin/pgrep"), arguments: ["-f", marker])
-        leftovers.waitUntilExit()
-        #expect(leftovers.terminationStatus != 0, "a child of the hung driver survived")
+        // Gone, or a zombie waiting for init to reap it (state Z in /proc): not running.
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let state = stat.split(separator: ")").last?.split(separator: " ").first ?? "gone"
+        #expect(state == "gone" || state == "Z" || state == "X", "a child of the hung driver (pid \(pid)) survived in state \(state)")
     }
 
     @Test func aDriverThatPrintsGarbageIsAnError() async throws {

@@ -72,7 +72,7 @@ struct AlamofireDriver: DriverClient {
     }
 
     func request(_ request: DriverRequest) async -> DriverOutcome {
-        var urlRequest = URLRequest(url: URL(string: request.path.hasPrefix("http") ? request.path : base + request.path)!)
+        var urlRequest = URLRequest(url: URL(string: request.url ?? base + request.path)!)
         urlRequest.method = HTTPMethod(rawValue: request.method)
         urlRequest.headers = HTTPHeaders(request.headers)
         urlRequest.httpBody = request.body.map { Data($0.utf8) }
@@ -84,7 +84,7 @@ struct AlamofireDriver: DriverClient {
     }
 }
 
-await Driver.run(name: "alamofire-authentication-interceptor", version: "5", profiles: ["oauth2"]) { hello in
+await Driver.run(name: "alamofire-authentication-interceptor", version: "5", profiles: ["oauth2"], capabilities: ["url"]) { hello in
     let authenticator = OAuthAuthenticator(hello: hello)
     return AlamofireDriver(base: hello.baseURL, authenticator: authenticator, interceptor: AuthenticationInterceptor(authenticator: authenticator))
 }

@@ -131,7 +131,7 @@ func withTimeout<T: Sendable>(seconds: Double, _ work: @escaping @Sendable () as
     }
 }
 
-await Driver.run(name: "urlsession-blog-interceptor", version: "foundation", profiles: ["oauth2"]) { hello in
+await Driver.run(name: "urlsession-blog-interceptor", version: "foundation", profiles: ["oauth2"], capabilities: ["url"]) { hello in
     let base = URL(string: hello.baseURL)!
     return URLSessionDriver(base: base, auth: AuthManager(base: base, clientID: hello.clientID, clientSecret: hello.clientSecret))
 }
