@@ -114,23 +114,26 @@ private struct Builder {
     let file: String
 
     func scenario(_ value: SpecValue) throws(ScenarioError) -> Scenario {
-        let o = value.object!
+        let o = try value.object(checker, "scenario")
         var profiles: [String]
         switch (o["profile"], o["profiles"]) {
-        case (let one?, nil): profiles = [one.string!]
+        case (let one?, nil): profiles = [try one.string(checker, "profile")]
         case (nil, let many?):
-            profiles = many.array!.map { $0.string! }
+            profiles = try many.array(checker, "profiles").map { item throws(ScenarioError) in try item.string(checker, "profiles") }
             guard !profiles.isEmpty else { throw checker.error(at: many.mark, "profiles: list at least one profile") }
         case (nil, nil): profiles = ["oauth2"]
         case (_, let many?): throw checker.error(at: many.mark, "give either profile or profiles, not both")
         }
         profiles = profiles.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
-        let steps = try o["steps"]!.array!.map { step throws(ScenarioError) in try self.step(step) }
-        guard !steps.isEmpty else { throw checker.error(at: o["steps"]?.mark, "steps: a scenario needs at least one step") }
-        let expect = try expectations(o["expect"]!)
+        let stepList = try o.required("steps", checker, at: value.mark)
+        let steps = try stepList.array(checker, "steps").map { step throws(ScenarioError) in try self.step(step) }
+        guard !steps.isEmpty else { throw checker.error(at: stepList.mark, "steps: a scenario needs at least one step") }
+        let expect = try expectations(try o.required("expect", checker, at: value.mark))
         let should = try o["should"].map { value throws(ScenarioError) in try expectations(value) }
         return Scenario(
-            id: o["id"]!.string!, name: o["name"]!.string!, description: o["description"]!.string!,
+            id: try o.required("id", checker, at: value.mark).string(checker, "id"),
+            name: try o.required("name", checker, at: value.mark).string(checker, "name"),
+            description: try o.required("description", checker, at: value.mark).string(checker, "description"),
             profiles: profiles, level: o["level"]?.string == "should" ? .should : .must,
             server: try server(o["server"]), steps: steps, expect: expect, should: should,
             reports: o["reports"]?.array?.compactMap(\.string) ?? [],
@@ -145,7 +148,12 @@ private struct Builder {
         settings.refreshTTL = o["refresh_ttl"]?.integer
         settings.rotateRefresh = o["rotate_refresh"]?.boolean
         settings.reuseGrace = o["reuse_grace"]?.integer
-        if let style = o["oauth2_errors"]?.string { settings.profileOptions.oauth2Errors = OAuth2ErrorStyle(rawValue: style)! }
+        if let style = o["oauth2_errors"] {
+            guard let parsed = OAuth2ErrorStyle(rawValue: try style.string(checker, "server.oauth2_errors")) else {
+                throw checker.error(at: style.mark, "server.oauth2_errors: expected strict or rfc-lax")
+            }
+            settings.profileOptions.oauth2Errors = parsed
+        }
         if let header = o["rotation_header"]?.string { settings.profileOptions.rotationHeader = header }
         settings.profileOptions.rotateEvery = o["rotate_every"]?.integer
         if let grace = o["rotation_grace"]?.integer { settings.profileOptions.rotationGraceSeconds = grace }
@@ -158,54 +166,64 @@ private struct Builder {
         return settings
     }
 
-    func call(_ value: SpecValue) -> CallSpec {
-        let o = value.object!
+    func call(_ value: SpecValue) throws(ScenarioError) -> CallSpec {
+        let o = try value.object(checker, "request")
+        let path = try o.required("path", checker, at: value.mark).string(checker, "request.path")
+        guard path.hasPrefix("/") else { throw checker.error(at: value.mark, "request.path must start with / (or //foreign/ for another host)") }
         return CallSpec(
-            method: (o["method"]?.string ?? "GET").uppercased(), path: o["path"]!.string!,
+            method: (o["method"]?.string ?? "GET").uppercased(), path: path,
             headers: o["headers"]?.object?.compactMapValues(\.string) ?? [:], body: o["body"]?.string)
     }
 
     func step(_ value: SpecValue) throws(ScenarioError) -> Step {
-        let (name, body) = value.object!.first!
+        guard let (name, body) = try value.object(checker, "step").first else { throw checker.error(at: value.mark, "an empty step") }
         switch name {
         case "login":
-            let o = body.object!
+            let o = body.object ?? [:]
             return .login(username: o["username"]?.string ?? Directory.defaultUser.username, password: o["password"]?.string ?? Directory.defaultUser.password)
         case "request":
-            guard body.object!["path"]!.string!.hasPrefix("/") else { throw checker.error(at: body.mark, "request.path must start with / (or //foreign/ for another host)") }
-            return .request(call(body), wait: body.object!["wait"]?.boolean ?? true)
+            return .request(try call(body), wait: body.object?["wait"]?.boolean ?? true)
         case "parallel":
-            let o = body.object!
+            let o = try body.object(checker, "parallel")
             switch (o["count"], o["request"], o["requests"]) {
-            case (let count?, let request?, nil): return .parallel(Array(repeating: call(request), count: count.integer!))
+            case (let count?, let request?, nil):
+                return .parallel(Array(repeating: try call(request), count: try count.integer(checker, "parallel.count")))
             case (nil, nil, let list?):
-                guard !(list.array!.isEmpty) else { throw checker.error(at: list.mark, "parallel.requests: list at least one request") }
-                return .parallel(list.array!.map(call))
-            case (nil, let request?, nil): return .parallel([call(request)])
+                let items = try list.array(checker, "parallel.requests")
+                guard !items.isEmpty else { throw checker.error(at: list.mark, "parallel.requests: list at least one request") }
+                return .parallel(try items.map { item throws(ScenarioError) in try call(item) })
+            case (nil, let request?, nil): return .parallel([try call(request)])
             default: throw checker.error(at: body.mark, "parallel: give count with request, or a list of requests")
             }
-        case "advance_clock": return .advanceClock(seconds: body.number!)
+        case "advance_clock": return .advanceClock(seconds: try body.number(checker, "advance_clock"))
         case "sleep":
-            guard body.number! <= 30 else { throw checker.error(at: body.mark, "sleep: at most 30 seconds (keep real waits to the minimum)") }
-            return .sleep(seconds: body.number!)
+            let seconds = try body.number(checker, "sleep")
+            guard seconds <= 30 else { throw checker.error(at: body.mark, "sleep: at most 30 seconds (keep real waits to the minimum)") }
+            return .sleep(seconds: seconds)
         case "expire", "revoke":
             let selector: TokenSelector
             do {
-                selector = try TokenSelector(StrictObject(body.plain as! [String: Any], path: name))
+                selector = try TokenSelector(StrictObject(body.plainObject, path: name))
             } catch {
                 throw checker.error(at: body.mark, error.message)
             }
             return name == "expire" ? .expire(selector) : .revoke(selector)
         case "fault":
             do {
-                return .fault(try FaultRule(StrictObject(body.plain as! [String: Any], path: "fault")))
+                return .fault(try FaultRule(StrictObject(body.plainObject, path: "fault")))
             } catch {
                 throw checker.error(at: body.mark, error.message)
             }
         case "wait_for":
             if body.string == "all" { return .waitFor(.allCalls) }
-            let o = body.object!
-            return .waitFor(.journal(kinds: RouteKind.parseMatch(o["kind"]!.string!)!, count: o["count"]!.integer!, answered: o["answered"]?.boolean ?? false))
+            let o = try body.object(checker, "wait_for")
+            let kindValue = try o.required("kind", checker, at: body.mark)
+            guard let kinds = RouteKind.parseMatch(try kindValue.string(checker, "wait_for.kind")) else {
+                throw checker.error(at: kindValue.mark, "wait_for.kind: expected one of \(RouteKind.matchNames.joined(separator: ", "))")
+            }
+            return .waitFor(.journal(
+                kinds: kinds, count: try o.required("count", checker, at: body.mark).integer(checker, "wait_for.count"),
+                answered: o["answered"]?.boolean ?? false))
         case "check": return .check(try expectations(body))
         default: throw checker.error(at: value.mark, "unknown step \(name)")
         }

@@ -30,6 +30,8 @@ public indirect enum SpecValue: Sendable {
     var array: [SpecValue]? { if case .array(let a, _) = self { return a }; return nil }
 
     /// Plain Foundation values (for the control API's parsers).
+    var plainObject: [String: Any] { object?.mapValues(\.plain) ?? [:] }
+
     var plain: Any {
         switch self {
         case .string(let s, _): s
@@ -39,6 +41,43 @@ public indirect enum SpecValue: Sendable {
         case .object(let o, _): o.mapValues(\.plain)
         case .array(let a, _): a.map(\.plain)
         }
+    }
+}
+
+/// Checked access for the builder: the checker has matched the tree against
+/// the format already, so a miss here means the format table and the builder
+/// disagree. It is reported at the value's place, never a crash.
+extension SpecValue {
+    func object(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> [String: SpecValue] {
+        guard let object else { throw checker.error(at: mark, "\(what): expected a mapping") }
+        return object
+    }
+
+    func array(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> [SpecValue] {
+        guard let array else { throw checker.error(at: mark, "\(what): expected a list") }
+        return array
+    }
+
+    func string(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> String {
+        guard let string else { throw checker.error(at: mark, "\(what): expected a string") }
+        return string
+    }
+
+    func integer(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> Int {
+        guard let integer else { throw checker.error(at: mark, "\(what): expected a whole number") }
+        return integer
+    }
+
+    func number(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> Double {
+        guard let number else { throw checker.error(at: mark, "\(what): expected a number") }
+        return number
+    }
+}
+
+extension Dictionary where Key == String, Value == SpecValue {
+    func required(_ key: String, _ checker: SpecChecker, at mark: Mark?) throws(ScenarioError) -> SpecValue {
+        guard let value = self[key] else { throw checker.error(at: mark, "missing required key '\(key)'") }
+        return value
     }
 }
 

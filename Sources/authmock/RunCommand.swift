@@ -81,46 +81,6 @@ struct RunCommand: AsyncParsableCommand {
     }
 }
 
-struct ValidateCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "validate",
-        abstract: "Check scenario files without running them (file:line:column for every problem).")
-
-    @Argument(help: "Scenario files or directories (default: scenarios/).") var paths: [String] = []
-
-    func run() throws {
-        var bad = 0
-        var count = 0
-        do {
-            for file in try ScenarioLoader.files(in: paths.isEmpty ? ["scenarios"] : paths) {
-                count += 1
-                let problems = ScenarioLoader.problems(file: file)
-                if problems.isEmpty, let scenario = try? ScenarioLoader.load(file: file) {
-                    print("ok      \(file)  \(scenario.id) \(scenario.name) [\(scenario.profiles.joined(separator: ", "))]")
-                } else {
-                    bad += 1
-                    for problem in problems { print("invalid \(problem)") }
-                }
-            }
-        } catch let error as ScenarioError {
-            print("invalid \(error)")
-            throw ExitCode(RunExit.usage)
-        }
-        print("\(count - bad) valid, \(bad) invalid")
-        if bad > 0 { throw ExitCode(RunExit.usage) }
-    }
-}
-
-struct SchemaCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "schema",
-        abstract: "Print the JSON Schema of scenario files (the source of docs/scenario.schema.json).")
-
-    func run() {
-        print(ScenarioFormat.jsonSchema(), terminator: "")
-    }
-}
-
 /// `*` and `?` globs for case ids.
 func glob(_ pattern: String, matches text: String) -> Bool {
     let p = Array(pattern), t = Array(text)
@@ -131,58 +91,4 @@ func glob(_ pattern: String, matches text: String) -> Bool {
         return match(i + 1, j + 1)
     }
     return match(0, 0)
-}
-
-struct CasesCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cases",
-        abstract: "Print the table of built-in cases (the source of docs/cases.md).")
-
-    @Option(help: "Scenario directory.") var scenarios = "scenarios"
-    @Option(help: "Teeth matrix (default: SCENARIOS/_teeth.yaml).") var matrix: String?
-
-    func run() throws {
-        let loaded = try ScenarioLoader.files(in: [scenarios]).map { try ScenarioLoader.load(file: $0) }
-        let teeth = try TeethMatrix.load(path: matrix ?? (scenarios as NSString).appendingPathComponent("_teeth.yaml"))
-        print(CasesPage.markdown(loaded, matrix: teeth), terminator: "")
-    }
-}
-
-struct MatrixCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "matrix",
-        abstract: "Run several drivers through the suite and write the compatibility matrix (Markdown and HTML).")
-
-    @Argument(help: "Scenario files or directories (default: scenarios/).") var paths: [String] = []
-    @Option(help: "NAME=COMMAND of a driver; repeatable, in column order.") var driver: [String] = []
-    @Option(name: .customLong("expected-failures"), help: "NAME=FILE: a driver's expected-failures file; repeatable.") var expectedFailures: [String] = []
-    @Option(help: "Write the Markdown matrix here.") var markdown: String = "docs/compatibility.md"
-    @Option(help: "Write the HTML matrix here.") var html: String = "docs/compatibility.html"
-    @Option(help: "Cases run at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
-
-    func run() async throws {
-        let scenarios = try ScenarioLoader.files(in: paths.isEmpty ? ["scenarios"] : paths).map { try ScenarioLoader.load(file: $0) }
-        let cases = scenarios.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
-        var known: [String: [String: String]] = [:]
-        for entry in expectedFailures {
-            let (name, file) = try split(entry, "--expected-failures")
-            known[name] = try ExpectedFailures.load(path: file)
-        }
-        var columns: [CompatibilityReport.Column] = []
-        for entry in driver {
-            let (name, command) = try split(entry, "--driver")
-            print("running \(name): \(command)")
-            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: jobs, expectedFailures: known[name] ?? [:]))
-            print(Reports.summary(results, seconds: results.reduce(0) { $0 + $1.seconds }), terminator: "")
-            columns.append(.init(name: name, results: results))
-        }
-        try CompatibilityReport.markdown(columns).write(toFile: markdown, atomically: true, encoding: .utf8)
-        try CompatibilityReport.html(columns).write(toFile: html, atomically: true, encoding: .utf8)
-        print("wrote \(markdown) and \(html)")
-    }
-
-    func split(_ entry: String, _ flag: String) throws -> (String, String) {
-        guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else { throw ValidationError("\(flag) takes NAME=VALUE, got '\(entry)'") }
-        return (String(entry[..<equals]), String(entry[entry.index(after: equals)...]))
-    }
 }

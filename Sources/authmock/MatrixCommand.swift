@@ -1,0 +1,42 @@
+import ArgumentParser
+import AuthmockScenario
+import Foundation
+
+struct MatrixCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "matrix",
+        abstract: "Run several drivers through the suite and write the compatibility matrix (Markdown and HTML).")
+
+    @Argument(help: "Scenario files or directories (default: scenarios/).") var paths: [String] = []
+    @Option(help: "NAME=COMMAND of a driver; repeatable, in column order.") var driver: [String] = []
+    @Option(name: .customLong("expected-failures"), help: "NAME=FILE: a driver's expected-failures file; repeatable.") var expectedFailures: [String] = []
+    @Option(help: "Write the Markdown matrix here.") var markdown: String = "docs/compatibility.md"
+    @Option(help: "Write the HTML matrix here.") var html: String = "docs/compatibility.html"
+    @Option(help: "Cases run at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    func run() async throws {
+        let scenarios = try ScenarioLoader.files(in: paths.isEmpty ? ["scenarios"] : paths).map { try ScenarioLoader.load(file: $0) }
+        let cases = scenarios.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
+        var known: [String: [String: String]] = [:]
+        for entry in expectedFailures {
+            let (name, file) = try split(entry, "--expected-failures")
+            known[name] = try ExpectedFailures.load(path: file)
+        }
+        var columns: [CompatibilityReport.Column] = []
+        for entry in driver {
+            let (name, command) = try split(entry, "--driver")
+            print("running \(name): \(command)")
+            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: jobs, expectedFailures: known[name] ?? [:]))
+            print(Reports.summary(results, seconds: results.reduce(0) { $0 + $1.seconds }), terminator: "")
+            columns.append(.init(name: name, results: results))
+        }
+        try CompatibilityReport.markdown(columns).write(toFile: markdown, atomically: true, encoding: .utf8)
+        try CompatibilityReport.html(columns).write(toFile: html, atomically: true, encoding: .utf8)
+        print("wrote \(markdown) and \(html)")
+    }
+
+    func split(_ entry: String, _ flag: String) throws -> (String, String) {
+        guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else { throw ValidationError("\(flag) takes NAME=VALUE, got '\(entry)'") }
+        return (String(entry[..<equals]), String(entry[entry.index(after: equals)...]))
+    }
+}
