@@ -97,6 +97,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        // What several test targets share: running child processes.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "AuthmockCoreTests",
             dependencies: ["AuthmockCore", .product(name: "JWTKit", package: "jwt-kit")]
@@ -110,7 +112,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthmockScenarioTests",
-            dependencies: ["AuthmockScenario", "DriverKit", "ReferenceClient", "authmock-reference-driver"]
+            dependencies: ["AuthmockScenario", "DriverKit", "ReferenceClient", "TestSupport", "authmock-reference-driver"]
         ),
         // Starts the real `authmock` binary and talks to it over sockets.
         .testTarget(
@@ -119,6 +121,7 @@ let package = Package(
                 "authmock",
                 "authmock-reference-driver",
                 "authmock-urlsession-driver",
+                "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

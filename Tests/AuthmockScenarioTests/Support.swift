@@ -1,5 +1,6 @@
 import AuthmockScenario
 import Foundation
+import TestSupport
 import Testing
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -29,14 +30,6 @@ func scenario(_ yaml: String, file: String = "test.yaml") throws -> Scenario {
 
 /// Runs a Python snippet (`python3 -c`) with arguments; its exit status and output.
 func runPython(_ script: String, _ arguments: String...) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script] + arguments
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = out
-    try process.run()
-    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text)
+    let run = try runProcess("python3", ["-c", script] + arguments, mergeOutput: true)
+    return (run.status, run.stdout)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
@@ -23,18 +24,8 @@ struct BinaryError: Error, CustomStringConvertible {
 
 /// Runs the real binary to completion and returns its exit status and output.
 func runAuthmock(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = try authmockBinary()
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    let run = try runProcess(try authmockBinary().path, arguments, environment: environment)
+    return (run.status, run.stdout, run.stderr)
 }
 
 /// `authmock serve` on a free port, for the length of `body`.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// README.md's curl walkthrough, run as written against the real binary.
@@ -10,18 +11,10 @@ struct ReadmeWalkthroughTests {
         let server = try ServingBinary()
         defer { _ = server.interrupt() }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-euo", "pipefail", "-c", String(section.1)]
-        process.environment = ProcessInfo.processInfo.environment.merging(["BASE": server.baseURL]) { $1 }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let run = try runProcess("/bin/bash", ["-euo", "pipefail", "-c", String(section.1)], environment: ["BASE": server.baseURL], mergeOutput: true)
+        let output = run.stdout
 
-        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(run.status == 0, "\(output)")
         #expect(output.contains(#""sub":"alice""#), "\(output)")
         #expect(output.contains(#"{"error":"invalid_grant","error_description":"Refresh token already used; its whole family is now revoked"}"#), "\(output)")
         #expect(output.contains(#"WWW-Authenticate: Bearer realm="authmock", error="invalid_token", error_description="Access token revoked""#), "\(output)")

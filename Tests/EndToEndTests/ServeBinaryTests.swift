@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
@@ -203,16 +204,8 @@ struct EnvironmentConfigurationTests {
 /// trusts exactly that certificate.
 struct TLSTests {
     func curl(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["curl", "-sS"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        let run = try runProcess("curl", ["-sS"] + arguments, mergeOutput: true)
+        return (run.status, run.stdout)
     }
 
     @Test func generatedCertificateServesHTTPSToAClientThatTrustsIt() throws {

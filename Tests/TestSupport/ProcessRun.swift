@@ -1,0 +1,50 @@
+import Foundation
+
+/// A child process that ran to completion.
+public struct ProcessRun: Sendable {
+    public var status: Int32
+    public var stdout: String
+    /// Empty when the run merged stderr into stdout.
+    public var stderr: String
+}
+
+/// Runs `executable` with `arguments` to completion. A bare program name is
+/// looked up on PATH (through /usr/bin/env). `mergeOutput` sends stderr into
+/// the same pipe as stdout, so the text keeps its order.
+public func runProcess(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:], mergeOutput: Bool = false
+) throws -> ProcessRun {
+    let process = Process()
+    if executable.hasPrefix("/") {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+    } else {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+    }
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = Pipe()
+    let err = mergeOutput ? out : Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read stderr on its own thread so a chatty child cannot fill one pipe while we wait on the other.
+    let errors = ErrorText()
+    let reader = mergeOutput ? nil : Thread { errors.text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+    reader?.start()
+    let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    while reader != nil && !errors.done { Thread.sleep(forTimeInterval: 0.005) }
+    return ProcessRun(status: process.terminationStatus, stdout: stdout, stderr: errors.text)
+}
+
+private final class ErrorText: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = ""
+    private var finished = false
+    var text: String {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue; finished = true } }
+    }
+    var done: Bool { lock.withLock { finished } }
+}
