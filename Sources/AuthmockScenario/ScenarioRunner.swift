@@ -103,7 +103,7 @@ public enum ScenarioRunner {
         let deadline = ContinuousClock.now + .seconds(20)
         guard let mock = try? await Authmock(options: serverOptions) else { return nil }
         return await serving(mock) {
-            let client = mock.directory.clients.first ?? Directory.defaultClient
+            let client = mock.control.client
             let (result, _) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
                 let id = try await channel.post("hello", hello(mock: mock, profile: profile, client: client))
                 let greeting = try await channel.answer(id, deadline: deadline)
@@ -117,7 +117,7 @@ public enum ScenarioRunner {
     }
 
     static func environment(_ options: RunOptions, mock: Authmock, profile: String) -> [String: String] {
-        let client = mock.directory.clients.first ?? Directory.defaultClient
+        let client = mock.control.client
         var environment = options.environment
         environment["AUTHMOCK_BASE_URL"] = mock.baseURL
         environment["AUTHMOCK_PROFILE"] = profile
@@ -185,7 +185,7 @@ public enum ScenarioRunner {
         func converse(_ result: inout CaseResult) async {
 
             let deadline = started + .milliseconds(Int(scenario.timeout * 1000))
-            let client = mock.directory.clients.first ?? Directory.defaultClient
+            let client = mock.control.client
             let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
             let (conversation, stderr) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
                 try await play.run(channel, hello: hello(mock: mock, profile: profile, client: client))
@@ -210,7 +210,7 @@ public enum ScenarioRunner {
                 result.verdict = .error
                 result.reason = "\(error)"
             }
-            let entries = mock.journal.entries().entries
+            let entries = mock.control.journal().entries
             result.journal = entries.map { describe($0, start: wallStart) }
             if result.verdict != .skip && result.reason == nil {
                 let failed = result.failedFindings
@@ -312,7 +312,7 @@ private struct Play: Sendable {
             case .parallel(let specs):
                 for spec in specs { _ = try await send(spec) }
             case .advanceClock(let seconds):
-                mock.clock.advance(seconds: seconds)
+                _ = try? mock.control.advanceClock(seconds: seconds)
             case .expire(let selector):
                 _ = mock.control.expire(selector)
             case .revoke(let selector):
@@ -324,12 +324,12 @@ private struct Play: Sendable {
             case .waitFor(.journal(let kinds, let count, let answered)):
                 // By default counted on arrival: a request held by a delay fault counts while it is held.
                 let waitUntil = min(deadline, .now + .seconds(5))
-                let seen = { answered ? mock.journal.count(JournalFilter(kinds: kinds)) : mock.journal.arrivals(kinds) }
+                let seen = { answered ? mock.control.journalCount(JournalFilter(kinds: kinds)) : mock.control.arrivals(kinds) }
                 while seen() < count {
                     guard ContinuousClock.now < waitUntil else {
                         outcome.findings.append(Finding(
                             expectation: "wait_for", passed: false,
-                            message: "step \(number + 1): waited 5 s for \(count) \(kinds.map(\.rawValue).sorted().joined(separator: "/")) request(s); the client sent \(mock.journal.arrivals(kinds))",
+                            message: "step \(number + 1): waited 5 s for \(count) \(kinds.map(\.rawValue).sorted().joined(separator: "/")) request(s); the client sent \(mock.control.arrivals(kinds))",
                             evidence: []))
                         outcome.stop = .failed
                         break steps
@@ -366,7 +366,7 @@ private struct Play: Sendable {
     }
 
     func observation(_ calls: [CallRecord]) -> Observation {
-        Observation(entries: mock.journal.entries().entries, calls: calls, tokens: TokenFacts(mock.control.tokens()), start: start)
+        Observation(entries: mock.control.journal().entries, calls: calls, tokens: TokenFacts(mock.control.tokens()), start: start)
     }
 
     func shutdown(_ channel: DriverChannel) async throws {

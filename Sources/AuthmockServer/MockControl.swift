@@ -54,6 +54,12 @@ public struct MockControl: Sendable {
     }
 
     public func journalCount(_ filter: JournalFilter = JournalFilter()) -> Int { mock.journal.count(filter) }
+
+    /// Requests of these kinds that have arrived, answered or not (a refresh held in flight counts).
+    public func arrivals(_ kinds: Set<RouteKind>) -> Int { mock.journal.arrivals(kinds) }
+
+    /// The OAuth client a driver signs in as: the first registered one.
+    public var client: Client { mock.directory.clients.first ?? Directory.defaultClient }
 }
 
 /// Bad input to a control operation: always a 400 with a sentence that says

@@ -101,3 +101,15 @@ struct SchemaTests {
         #expect(status == 0, "\(text)")
     }
 }
+
+/// ARCHITECTURE.md is a map: every file it names must exist.
+struct ArchitecturePageTests {
+    @Test func everyFileItNamesExists() throws {
+        let page = try String(contentsOf: packageRoot.appendingPathComponent("ARCHITECTURE.md"), encoding: .utf8)
+        let paths = page.matches(of: /`((?:Sources|Tests|scripts|drivers|docs|scenarios|bench)\/[^` ]+)`/).map { String($0.output.1) }
+        #expect(paths.count > 20)
+        for path in paths {
+            #expect(FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent(path).path), "ARCHITECTURE.md names \(path), which does not exist")
+        }
+    }
+}
