@@ -19,14 +19,14 @@ public enum CompatibilityReport {
     /// PASS, FAIL, NON-STRICT, SKIP or ERROR; a known failure shows as FAIL (known).
     static func cell(_ result: CaseResult?) -> String {
         guard let result else { return "—" }
-        if result.verdict == .skip, result.reason?.hasPrefix("known failure:") == true { return "FAIL (known)" }
+        if result.knownFailure != nil { return "FAIL (known)" }
         return result.verdict.rawValue
     }
 
     static func why(_ result: CaseResult) -> String? {
         switch result.verdict {
         case .pass: return nil
-        case .skip: return result.reason.map { $0.replacingOccurrences(of: "known failure: ", with: "") }
+        case .skip: return result.knownFailure ?? result.reason
         case .error: return result.reason
         case .fail, .nonStrict: return result.failedFindings.first.map { "\($0.expectation): \($0.message)" }
         }

@@ -112,7 +112,7 @@ public enum ScenarioFormat {
         ])), "which requests the rule fires on"),
         Field("times", .oneOf([.integer(minimum: 1), .string(oneOf: ["unlimited"])]), "how many times it fires (default 1)"),
         Field("action", .object(ObjectSpec("action", [
-            Field("type", .string(oneOf: ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response"]), required: true, "what the server does"),
+            Field("type", .string(oneOf: FaultRule.actionTypes), required: true, "what the server does"),
             Field("status", .integer(minimum: 100), "respond: the status"),
             Field("headers", .map(.string()), "respond: headers"),
             Field("body", .string(), "respond: body"),

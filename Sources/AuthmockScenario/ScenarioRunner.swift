@@ -220,6 +220,7 @@ public enum ScenarioRunner {
             if let reason = options.expectedFailures[result.label] ?? options.expectedFailures[result.id] {
                 if result.verdict == .fail || result.verdict == .nonStrict {
                     result.verdict = .skip
+                    result.knownFailure = reason
                     result.reason = "known failure: \(reason)"
                 } else if result.verdict == .pass {
                     result.reason = "listed as a known failure (\(reason)) but passed: remove it from the expected-failures file"

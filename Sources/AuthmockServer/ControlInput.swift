@@ -19,7 +19,8 @@ extension TokenSelector {
 extension FaultRule {
     public static let fields = ["match", "times", "action"]
     static let matchFields = ["method", "pathPrefix", "kind", "header"]
-    static let actionTypes = ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response"]
+    /// The action types, as control API bodies and scenario files name them.
+    public static let actionTypes = ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response"]
 
     public init(_ object: StrictObject) throws(ControlInputError) {
         try object.allow(Self.fields)

@@ -3,14 +3,30 @@ import Synchronization
 
 /// What a request presented as a credential, and its state at arrival.
 public struct PresentedToken: Sendable, Codable, Equatable {
-    /// `access` or `refresh`.
-    public var kind: String
+    public enum Kind: String, Sendable, Codable { case access, refresh }
+
+    /// A token's state as the journal names it: `valid`, or the failure the
+    /// token core found (`expired`, `revoked`, `rotated-reuse`,
+    /// `wrong-signature`, ...; derived from the failure enums, so the list
+    /// cannot drift). Encoded as the plain string.
+    public struct State: RawRepresentable, Sendable, Codable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { rawValue = value }
+        public var description: String { rawValue }
+
+        public static let valid: State = "valid"
+        public static let unknown: State = "unknown"
+        /// A rotated refresh token presented past the grace window: the family is revoked.
+        public static let rotatedReuse: State = "rotated-reuse"
+        /// A rotated refresh token presented inside the grace window: accepted.
+        public static let rotatedGrace: State = "rotated-grace"
+    }
+
+    public var kind: Kind
     /// The access token's `jti` or the refresh token's id; nil when unreadable.
     public var id: String?
-    /// valid, expired, revoked, rotated-reuse, rotated-grace, malformed,
-    /// missing, wrong-signature, wrong-algorithm, wrong-audience,
-    /// not-yet-valid, unknown, client-mismatch.
-    public var state: String
+    public var state: State
 }
 
 /// One request to a non-control route, as the server saw it.
@@ -28,6 +44,12 @@ public struct JournalEntry: Sendable, Codable, Equatable {
     public var kind: RouteKind
     /// `Authorization` scheme as sent: Bearer, Basic, none, or what else was there.
     public var scheme: String
+    /// `scheme` when the request had no Authorization header.
+    public static let noScheme = "none"
+    /// The request carried `Authorization: Bearer ...`.
+    public var presentsBearer: Bool { scheme == "Bearer" }
+    /// The request carried an Authorization header of any scheme.
+    public var presentsAuthorization: Bool { scheme != Self.noScheme }
     /// The Bearer token, when one was sent.
     public var accessToken: PresentedToken?
     /// The refresh token, when the request presented one.

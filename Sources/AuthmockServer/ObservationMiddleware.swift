@@ -119,31 +119,31 @@ struct ConnectionClosedByFault: Error {}
 extension PresentedToken {
     init(_ verification: AccessVerification) {
         switch verification {
-        case .valid(let grant): self.init(kind: "access", id: grant.tokenID, state: "valid")
-        case .invalid(let failure, let jti): self.init(kind: "access", id: jti, state: failure.journalState)
+        case .valid(let grant): self.init(kind: .access, id: grant.tokenID, state: .valid)
+        case .invalid(let failure, let jti): self.init(kind: .access, id: jti, state: failure.journalState)
         }
     }
 
     init(refresh info: RefreshTokenInfo?) {
         guard let info else {
-            self.init(kind: "refresh", id: nil, state: "unknown")
+            self.init(kind: .refresh, id: nil, state: .unknown)
             return
         }
-        let state = switch info.failure {
-        case nil: info.rotated ? "rotated-grace" : "valid"
-        case .reused: "rotated-reuse"
-        case let failure?: failure.rawValue.replacingOccurrences(of: "_", with: "-")
+        let state: State = switch info.failure {
+        case nil: info.rotated ? .rotatedGrace : .valid
+        case .reused: .rotatedReuse
+        case let failure?: State(rawValue: failure.rawValue.replacingOccurrences(of: "_", with: "-"))
         }
-        self.init(kind: "refresh", id: info.id, state: state)
+        self.init(kind: .refresh, id: info.id, state: state)
     }
 }
 
 extension AccessTokenFailure {
     /// The state name the journal uses.
-    var journalState: String {
+    var journalState: PresentedToken.State {
         switch self {
         case .badSignature: "wrong-signature"
-        default: rawValue.replacingOccurrences(of: "_", with: "-")
+        default: PresentedToken.State(rawValue: rawValue.replacingOccurrences(of: "_", with: "-"))
         }
     }
 }

@@ -21,7 +21,7 @@ public final class ServerMetrics: Sendable {
             let outcome = (200..<300).contains(entry.status) ? "ok" : "failed"
             registry.makeCounter(name: "authmock_refreshes_total", labels: [("outcome", outcome)], help: "Refresh requests by outcome.").increment()
         }
-        if entry.refreshToken?.state == "rotated-reuse" {
+        if entry.refreshToken?.state == .rotatedReuse {
             registry.makeCounter(name: "authmock_reuse_detections_total", help: "Rotated refresh tokens presented again (each revokes a login).").increment()
         }
         if let fault = entry.fault {

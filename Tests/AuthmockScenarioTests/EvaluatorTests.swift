@@ -28,8 +28,8 @@ struct EvaluatorTests {
                 seq: entries.count + 1, virtualTime: virtual, realTime: real, method: "GET", path: path, host: host, kind: kind,
                 scheme: access == nil ? "none" : "Bearer", call: call, bodySHA256: body, bodyBytes: body?.count ?? 0,
                 status: status, undelivered: false, durationMs: ms)
-            if let access { entry.accessToken = PresentedToken(kind: "access", id: access, state: "valid") }
-            if let refresh { entry.refreshToken = PresentedToken(kind: "refresh", id: refresh, state: "valid") }
+            if let access { entry.accessToken = PresentedToken(kind: .access, id: access, state: .valid) }
+            if let refresh { entry.refreshToken = PresentedToken(kind: .refresh, id: refresh, state: .valid) }
             if let issues {
                 entry.issuedAccess = issues.access
                 tokens.accessFamily[issues.access] = "f1"

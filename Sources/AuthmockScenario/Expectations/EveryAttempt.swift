@@ -18,7 +18,7 @@ struct EveryAttemptExpectation: Expectation {
     func judge(_ observation: Observation) -> Judgement {
         let attempts = observation.resources
         guard !attempts.isEmpty else { return Judgement(passed: false, message: "no request reached the API, so there is nothing to judge") }
-        let broken = attempts.filter { authorization == .bearer ? $0.scheme != "Bearer" : $0.scheme == "none" }
+        let broken = attempts.filter { authorization == .bearer ? !$0.presentsBearer : !$0.presentsAuthorization }
         return Judgement(
             passed: broken.isEmpty,
             message: authorization == .bearer

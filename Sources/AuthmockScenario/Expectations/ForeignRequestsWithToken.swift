@@ -9,7 +9,7 @@ struct ForeignRequestsWithTokenExpectation: CountingExpectation {
 
     func judge(_ observation: Observation) -> Judgement {
         let foreign = observation.entries.filter(observation.isForeign)
-        let leaked = foreign.filter { $0.scheme != "none" }
+        let leaked = foreign.filter(\.presentsAuthorization)
         // No verdict without evidence: the case is about a request that must have been sent.
         if foreign.isEmpty {
             return Judgement(passed: false, message: "the client sent no request to the other host, so there is nothing to judge (the call never reached the wire)")
