@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "authmock-reference-driver", targets: ["authmock-reference-driver"]),
         .executable(name: "authmock-urlsession-driver", targets: ["authmock-urlsession-driver"]),
         .library(name: "DriverKit", targets: ["DriverKit"]),
+        .library(name: "DriverProtocol", targets: ["DriverProtocol"]),
         .library(name: "AuthmockCore", targets: ["AuthmockCore"]),
         .library(name: "AuthmockServer", targets: ["AuthmockServer"]),
     ],
@@ -57,6 +58,7 @@ let package = Package(
             dependencies: [
                 "AuthmockCore",
                 "AuthmockServer",
+                "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
@@ -64,13 +66,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The driver protocol's messages and vocabulary, shared by the runner and DriverKit.
+        .target(name: "DriverProtocol"),
         // The driver protocol for Swift drivers: wrap a client in ~30 lines.
-        .target(name: "DriverKit"),
+        .target(name: "DriverKit", dependencies: ["DriverProtocol"]),
         // A correct token-refresh client for every profile (and, behind a
         // switch, the classic bugs), on AsyncHTTPClient.
         .target(
             name: "ReferenceClient",
-            dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: ["DriverProtocol", .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .executableTarget(
             name: "authmock-reference-driver",
@@ -112,7 +116,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthmockScenarioTests",
-            dependencies: ["AuthmockScenario", "DriverKit", "ReferenceClient", "TestSupport", "authmock-reference-driver"]
+            dependencies: ["AuthmockScenario", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport", "authmock-reference-driver"]
         ),
         // Starts the real `authmock` binary and talks to it over sockets.
         .testTarget(

@@ -1,3 +1,4 @@
+import DriverProtocol
 import Foundation
 import Subprocess
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 public struct DriverAnswer: Sendable {
     public var id: String
     public var ok: Bool
-    public var outcome: String?
+    public var outcome: OutcomeKind?
     public var status: Int?
     public var message: String?
     public var fields: [String: String]
@@ -55,16 +56,16 @@ actor DriverChannel {
         self.send = send
     }
 
-    /// Sends a message; returns its id. `fields` must be JSON-serialisable.
-    func post(_ op: String, _ fields: [String: any Sendable] = [:]) async throws -> String {
+    /// Sends the message `make` builds for the next id; returns the id.
+    func post(_ make: @Sendable (String) -> RunnerMessage) async throws -> String {
         if let failure { throw failure }
         let id = "\(nextID)"
         nextID += 1
-        var message: [String: Any] = fields
-        message["id"] = id
-        message["op"] = op
-        let data = try JSONSerialization.data(withJSONObject: message, options: [.sortedKeys, .withoutEscapingSlashes])
-        sentOps[id] = op
+        let message = make(id)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(message)
+        sentOps[id] = message.op
         try await send(String(decoding: data, as: UTF8.self) + "\n")
         return id
     }
@@ -100,13 +101,22 @@ actor DriverChannel {
         guard let id = object["id"] as? String else { return fail(.badAnswer(line: trimmed, problem: "no string id")) }
         guard sentOps[id] != nil else { return fail(.badAnswer(line: trimmed, problem: "id \(id) was never sent")) }
         guard answered[id] == nil else { return fail(.badAnswer(line: trimmed, problem: "id \(id) answered twice")) }
-        guard let ok = object["ok"] as? Bool else { return fail(.badAnswer(line: trimmed, problem: "no boolean ok")) }
+        guard object["ok"] is Bool else { return fail(.badAnswer(line: trimmed, problem: "no boolean ok")) }
+        if let outcome = object["outcome"] as? String, OutcomeKind(rawValue: outcome) == nil {
+            return fail(.badAnswer(line: trimmed, problem: "outcome must be one of \(OutcomeKind.allCases.map(\.rawValue).joined(separator: ", "))"))
+        }
+        let decoded: DriverMessage
+        do {
+            decoded = try JSONDecoder().decode(DriverMessage.self, from: Data(trimmed.utf8))
+        } catch {
+            return fail(.badAnswer(line: trimmed, problem: "a field has the wrong type (status is a number, profiles and capabilities are lists of strings)"))
+        }
         var fields: [String: String] = [:]
         for (key, value) in object where value is String { fields[key] = value as? String }
         let answer = DriverAnswer(
-            id: id, ok: ok, outcome: object["outcome"] as? String, status: object["status"] as? Int,
-            message: object["message"] as? String, fields: fields, profiles: object["profiles"] as? [String],
-            capabilities: object["capabilities"] as? [String], line: trimmed, receivedAt: Date())
+            id: id, ok: decoded.ok, outcome: decoded.outcome, status: decoded.status,
+            message: decoded.message, fields: fields, profiles: decoded.profiles,
+            capabilities: decoded.capabilities, line: trimmed, receivedAt: Date())
         answered[id] = answer
         waiting.removeValue(forKey: id)?.resume(returning: answer)
     }

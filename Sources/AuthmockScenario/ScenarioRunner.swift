@@ -1,5 +1,6 @@
 import AuthmockCore
 import AuthmockServer
+import DriverProtocol
 import Foundation
 import Hummingbird
 import Logging
@@ -34,15 +35,13 @@ public struct DriverInfo: Sendable, Equatable {
     public var profiles: [String]?
     public var capabilities: [String]
 
-    /// Protocol extension: requests to another host carry the full URL in `url`.
-    public static let urlCapability = "url"
 
     /// Why this driver cannot run the case in this profile, or nil.
     func cannotRun(_ scenario: Scenario, profile: String) -> String? {
         if let profiles, !profiles.contains(profile) {
             return "the driver does not speak \(profile) (it lists \(profiles.joined(separator: ", ")))"
         }
-        if scenario.callsAnotherHost && !capabilities.contains(Self.urlCapability) {
+        if scenario.callsAnotherHost && !capabilities.contains(Capability.url) {
             return "the case calls another host, and the driver does not declare the `url` capability in hello (docs/driver-protocol.md)"
         }
         return nil
@@ -105,9 +104,9 @@ public enum ScenarioRunner {
         return await serving(mock) {
             let client = mock.control.client
             let (result, _) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
-                let id = try await channel.post("hello", hello(mock: mock, profile: profile, client: client))
+                let id = try await channel.post { hello(id: $0, mock: mock, profile: profile, client: client) }
                 let greeting = try await channel.answer(id, deadline: deadline)
-                let shutdownID = try await channel.post("shutdown")
+                let shutdownID = try await channel.post { .shutdown(id: $0) }
                 _ = try? await channel.answer(shutdownID, deadline: .now + .seconds(3))
                 guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
                 return DriverInfo(name: greeting.fields["driver"], version: greeting.fields["version"], profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
@@ -126,8 +125,8 @@ public enum ScenarioRunner {
         return environment
     }
 
-    static func hello(mock: Authmock, profile: String, client: Client) -> [String: any Sendable] {
-        ["protocol": 1, "baseURL": mock.baseURL, "profile": profile, "clientId": client.id, "clientSecret": client.secret ?? ""]
+    static func hello(id: String, mock: Authmock, profile: String, client: Client) -> RunnerMessage {
+        .hello(id: id, baseURL: mock.baseURL, profile: profile, clientID: client.id, clientSecret: client.secret ?? "")
     }
 
     /// Runs `body` while `mock` serves in process; nil when it cannot start.
@@ -188,7 +187,7 @@ public enum ScenarioRunner {
             let client = mock.control.client
             let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
             let (conversation, stderr) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
-                try await play.run(channel, hello: hello(mock: mock, profile: profile, client: client))
+                try await play.run(channel) { hello(id: $0, mock: mock, profile: profile, client: client) }
             }
             result.driverStderr = stderr
             do {
@@ -252,9 +251,9 @@ private struct Play: Sendable {
         var version: String?
     }
 
-    func run(_ channel: DriverChannel, hello: [String: any Sendable]) async throws -> Outcome {
+    func run(_ channel: DriverChannel, hello: @Sendable (String) -> RunnerMessage) async throws -> Outcome {
         var outcome = Outcome(calls: [], findings: [])
-        let helloID = try await channel.post("hello", hello)
+        let helloID = try await channel.post(hello)
         let greeting = try await channel.answer(helloID, deadline: deadline)
         guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
         outcome.driver = greeting.fields["driver"]
@@ -274,15 +273,14 @@ private struct Play: Sendable {
             // `//foreign/...`: the same server under another name, standing in
             // for a third party. `path` stays a server path; the full URL goes
             // in `url` (the `url` capability, declared in hello).
-            var fields: [String: any Sendable] = ["method": spec.method, "path": spec.path, "headers": headers]
+            var (path, url) = (spec.path, String?.none)
             if spec.path.hasPrefix("//foreign/"), let port = mock.baseURL.split(separator: ":").last {
-                let path = String(spec.path.dropFirst("//foreign".count))
-                fields["path"] = path
-                fields["url"] = "http://\(Observation.foreignHost):\(port)" + path
+                path = String(spec.path.dropFirst("//foreign".count))
+                url = "http://\(Observation.foreignHost):\(port)" + path
             }
-            if let body = spec.body { fields["body"] = body }
             let sentAt = Date()
-            let id = try await channel.post("request", fields)
+            let (target, full, fields) = (path, url, headers)
+            let id = try await channel.post { .request(id: $0, method: spec.method, path: target, url: full, headers: fields, body: spec.body) }
             outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec, sentAt: sentAt))
             return outcome.calls.count - 1
         }
@@ -297,12 +295,12 @@ private struct Play: Sendable {
         steps: for (number, step) in scenario.steps.enumerated() {
             switch step {
             case .login(let username, let password):
-                let id = try await channel.post("login", ["username": username, "password": password])
+                let id = try await channel.post { .login(id: $0, username: username, password: password) }
                 let answer = try await channel.answer(id, deadline: deadline)
                 if !answer.ok {
                     outcome.findings.append(Finding(
                         expectation: "login", passed: false,
-                        message: "step \(number + 1): the client could not sign in: \(answer.outcome ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")",
+                        message: "step \(number + 1): the client could not sign in: \(answer.outcome?.rawValue ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")",
                         evidence: [answer.line]))
                     outcome.stop = .failed
                     break steps
@@ -371,7 +369,7 @@ private struct Play: Sendable {
     }
 
     func shutdown(_ channel: DriverChannel) async throws {
-        let id = try await channel.post("shutdown")
+        let id = try await channel.post { .shutdown(id: $0) }
         _ = try await channel.answer(id, deadline: .now + .seconds(3))
     }
 }

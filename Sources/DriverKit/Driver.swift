@@ -1,3 +1,4 @@
+import DriverProtocol
 import Foundation
 
 /// The values `hello` brings: where the server is and who the client is.
@@ -25,9 +26,8 @@ public struct DriverRequest: Sendable {
 
 /// What the application finally saw.
 public struct DriverOutcome: Sendable {
-    public enum Kind: String, Sendable {
-        case ok, httpError = "http_error", reauthRequired = "reauth_required", transportError = "transport_error", unsupported
-    }
+    /// The protocol's outcome kinds (`ok`, `http_error`, `reauth_required`, ...).
+    public typealias Kind = OutcomeKind
     public var kind: Kind
     public var status: Int?
     public var body: String?
@@ -70,54 +70,50 @@ public enum Driver {
         var client: (any DriverClient)?
         await withTaskGroup(of: Void.self) { group in
             for await line in lines {
-                guard let message = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                    let id = message["id"] as? String, let op = message["op"] as? String
-                else {
+                guard let message = try? JSONDecoder().decode(RunnerMessage.self, from: Data(line.utf8)) else {
                     log("ignoring a line that is not a protocol message: \(line.prefix(200))")
                     continue
                 }
-                switch op {
+                let id = message.id
+                switch message.op {
                 case "hello":
+                    let environment = ProcessInfo.processInfo.environment
                     let hello = Hello(
-                        baseURL: message["baseURL"] as? String ?? ProcessInfo.processInfo.environment["AUTHMOCK_BASE_URL"] ?? "",
-                        profile: message["profile"] as? String ?? ProcessInfo.processInfo.environment["AUTHMOCK_PROFILE"] ?? "oauth2",
-                        clientID: message["clientId"] as? String ?? "demo", clientSecret: message["clientSecret"] as? String ?? "")
+                        baseURL: message.baseURL ?? environment["AUTHMOCK_BASE_URL"] ?? "",
+                        profile: message.profile ?? environment["AUTHMOCK_PROFILE"] ?? "oauth2",
+                        clientID: message.clientId ?? "demo", clientSecret: message.clientSecret ?? "")
                     do {
                         client = try await makeClient(hello)
-                        output.send(["id": id, "ok": true, "driver": name, "version": version, "profiles": profiles, "capabilities": capabilities])
+                        output.send(.hello(id: id, driver: name, version: version, profiles: profiles, capabilities: capabilities))
                     } catch {
-                        output.send(["id": id, "ok": false, "message": "cannot create the client: \(error)"])
+                        output.send(DriverMessage(id: id, ok: false, message: "cannot create the client: \(error)"))
                     }
                 case "login", "request":
                     guard let client else {
-                        output.send(["id": id, "ok": false, "outcome": "unsupported", "message": "\(op) before hello"])
+                        output.send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "\(message.op) before hello"))
                         continue
                     }
                     let request = DriverRequest(
-                        method: message["method"] as? String ?? "GET", path: message["path"] as? String ?? "/", url: message["url"] as? String,
-                        headers: message["headers"] as? [String: String] ?? [:], body: message["body"] as? String)
-                    let username = message["username"] as? String ?? "alice", password = message["password"] as? String ?? ""
+                        method: message.method ?? "GET", path: message.path ?? "/", url: message.url,
+                        headers: message.headers ?? [:], body: message.body)
+                    let (isLogin, username, password) = (message.op == "login", message.username ?? "alice", message.password ?? "")
                     group.addTask {
-                        let outcome = op == "login" ? await client.login(username: username, password: password) : await client.request(request)
+                        let outcome = isLogin ? await client.login(username: username, password: password) : await client.request(request)
                         output.send(answer(id: id, outcome))
                     }
                 case "shutdown":
                     await group.waitForAll()
-                    output.send(["id": id, "ok": true])
+                    output.send(DriverMessage(id: id, ok: true))
                     exit(0)
                 default:
-                    output.send(["id": id, "ok": false, "outcome": "unsupported", "message": "unknown op \(op)"])
+                    output.send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "unknown op \(message.op)"))
                 }
             }
         }
     }
 
-    static func answer(id: String, _ outcome: DriverOutcome) -> [String: Any] {
-        var message: [String: Any] = ["id": id, "ok": outcome.kind == .ok, "outcome": outcome.kind.rawValue]
-        if let status = outcome.status { message["status"] = status }
-        if let body = outcome.body { message["body"] = body }
-        if let text = outcome.message { message["message"] = text }
-        return message
+    static func answer(id: String, _ outcome: DriverOutcome) -> DriverMessage {
+        DriverMessage(id: id, ok: outcome.kind == .ok, outcome: outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
     }
 
     /// Free-form diagnostics: stderr is the driver's log.
@@ -130,8 +126,10 @@ public enum Driver {
 private final class LineWriter: Sendable {
     private let lock = NSLock()
 
-    func send(_ message: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+    func send(_ message: DriverMessage) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(message) else { return }
         lock.withLock { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
     }
 }

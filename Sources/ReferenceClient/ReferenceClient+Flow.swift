@@ -1,10 +1,12 @@
 import AsyncHTTPClient
+import DriverProtocol
 import Foundation
 import NIOHTTP1
 
 /// What the application sees, independent of the driver protocol's encoding.
 public struct ClientOutcome: Sendable {
-    public enum Kind: String, Sendable { case ok, httpError = "http_error", reauthRequired = "reauth_required", transportError = "transport_error" }
+    /// The driver protocol's outcome kinds: the reference client reports in them directly.
+    public typealias Kind = OutcomeKind
     public var kind: Kind
     public var status: Int?
     public var body: String?

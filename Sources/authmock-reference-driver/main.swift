@@ -55,13 +55,7 @@ struct ReferenceDriver: DriverClient {
     }
 
     func convert(_ outcome: ClientOutcome) -> DriverOutcome {
-        let kind: DriverOutcome.Kind = switch outcome.kind {
-        case .ok: .ok
-        case .httpError: .httpError
-        case .reauthRequired: .reauthRequired
-        case .transportError: .transportError
-        }
-        return DriverOutcome(kind, status: outcome.status, body: outcome.body, message: outcome.message)
+        DriverOutcome(outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
     }
 }
 

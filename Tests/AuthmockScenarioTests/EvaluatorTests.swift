@@ -1,5 +1,6 @@
 @testable import AuthmockScenario
 @testable import AuthmockServer
+import DriverProtocol
 import Foundation
 import Testing
 
@@ -47,7 +48,7 @@ struct EvaluatorTests {
         mutating func call(_ id: String, path: String = "/api/items", sent: Double, answered: Double?, outcome: String = "ok", status: Int? = 200) {
             let answer = answered.map {
                 DriverAnswer(
-                    id: id, ok: outcome == "ok", outcome: outcome, status: status, message: nil, fields: [:], profiles: nil, capabilities: nil,
+                    id: id, ok: outcome == "ok", outcome: OutcomeKind(rawValue: outcome), status: status, message: nil, fields: [:], profiles: nil, capabilities: nil,
                     line: "", receivedAt: EvaluatorTests.start.addingTimeInterval($0))
             }
             calls.append(CallRecord(call: id, driverID: id, spec: CallSpec(method: "GET", path: path, headers: [:], body: nil), answer: answer,

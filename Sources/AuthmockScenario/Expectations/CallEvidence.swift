@@ -1,4 +1,5 @@
 import AuthmockServer
+import DriverProtocol
 /// Checks every case makes whatever its expectations say, because a verdict
 /// needs evidence: an application that was told an HTTP answer arrived must
 /// have had a request on the wire that got that answer, and every attempt of
@@ -15,7 +16,7 @@ enum CallEvidence {
     static func wire(_ observation: Observation) -> Finding? {
         var problems: [String] = []
         var evidence: [String] = []
-        for record in observation.calls where record.outcome == "ok" || record.outcome == "http_error" {
+        for record in observation.calls where [OutcomeKind.ok.rawValue, OutcomeKind.httpError.rawValue].contains(record.outcome) {
             let attempts = observation.anyAttempts(of: record.call)
             guard !attempts.isEmpty else {
                 problems.append("\(record.call) ended \(record.outcome) but no request of it reached the server")

@@ -1,5 +1,6 @@
 import AuthmockCore
 import AuthmockServer
+import DriverProtocol
 import Foundation
 
 /// A call the runner made, and what the driver answered.
@@ -11,7 +12,11 @@ struct CallRecord: Sendable {
     /// When the runner sent it (wall clock).
     var sentAt: Date
 
-    var outcome: String { answer?.outcome ?? (answer == nil ? "unanswered" : (answer!.ok ? "ok" : "unknown")) }
+    /// The outcome kind's name, or `unanswered`, or `unknown` for an answer without one.
+    var outcome: String {
+        guard let answer else { return "unanswered" }
+        return answer.outcome?.rawValue ?? (answer.ok ? OutcomeKind.ok.rawValue : "unknown")
+    }
 
     var summary: CallOutcome {
         CallOutcome(call: call, request: "\(spec.method) \(spec.path)", outcome: outcome, status: answer?.status, message: answer?.message)

@@ -1,8 +1,9 @@
 import AuthmockServer
+import DriverProtocol
 /// `outcomes`: what the application saw, by kind: a number or `all`.
 struct OutcomesExpectation: Expectation {
     static let key = "outcomes"
-    static let shape = Shape.map(.countOrAll, keys: DriverOutcomeKind.allCases.map(\.rawValue))
+    static let shape = Shape.map(.countOrAll, keys: OutcomeKind.allCases.map(\.rawValue))
     static let doc = "outcomes the application saw, by kind: a number, or all"
     static let rule = Rules.caseReports
 
@@ -53,9 +54,4 @@ struct OutcomesExpectation: Expectation {
             message: broken.isEmpty ? "every call ended as expected (\(stated.joined(separator: ", ")))" : broken.joined(separator: "; "),
             evidence: evidence)
     }
-}
-
-/// What the application saw, as the driver protocol names it.
-enum DriverOutcomeKind: String, Sendable, CaseIterable {
-    case ok, httpError = "http_error", reauthRequired = "reauth_required", transportError = "transport_error", unsupported
 }

@@ -1,4 +1,5 @@
 import AuthmockServer
+import DriverProtocol
 import Foundation
 
 /// `retry_after: {min_seconds: N}`: a call that met 429 or 503 was sent
@@ -24,7 +25,7 @@ struct RetryAfterExpectation: Expectation {
                 met.append(attempt)
                 guard index + 1 < tries.count else {
                     // Giving up is the application's business; a call that claims success was not retried.
-                    if record.outcome == "ok" { notRetried.append(attempt) }
+                    if record.outcome == OutcomeKind.ok.rawValue { notRetried.append(attempt) }
                     continue
                 }
                 let next = tries[index + 1]

@@ -1,0 +1,114 @@
+/// The driver protocol's messages (docs/driver-protocol.md, version 1), as
+/// the runner sends them and drivers answer. DriverKit (the driver side) and
+/// the runner both use these types, so the protocol is written down once.
+public enum DriverProtocol {
+    public static let version = 1
+}
+
+/// What the application finally saw for a call.
+public enum OutcomeKind: String, Sendable, Codable, CaseIterable {
+    case ok
+    /// A non-2xx response reached the application.
+    case httpError = "http_error"
+    /// The client decided the user must sign in again.
+    case reauthRequired = "reauth_required"
+    /// No HTTP answer: refused, reset, timed out.
+    case transportError = "transport_error"
+    /// The driver cannot express the request.
+    case unsupported
+}
+
+/// Optional protocol extensions a driver declares in its `hello` answer.
+public enum Capability {
+    /// A request to another host carries its full URL in `url`.
+    public static let url = "url"
+}
+
+/// A message from the runner. `op` says which; the other fields belong to it.
+public struct RunnerMessage: Sendable, Codable, Equatable {
+    public var id: String
+    public var op: String
+    // hello
+    public var `protocol`: Int?
+    public var baseURL: String?
+    public var profile: String?
+    public var clientId: String?
+    public var clientSecret: String?
+    // login
+    public var username: String?
+    public var password: String?
+    // request
+    public var method: String?
+    public var path: String?
+    /// The `url` extension: the full URL of a request to another host.
+    public var url: String?
+    public var headers: [String: String]?
+    public var body: String?
+
+    public init(id: String, op: String) {
+        self.id = id
+        self.op = op
+    }
+
+    public static func hello(id: String, baseURL: String, profile: String, clientID: String, clientSecret: String) -> Self {
+        var message = Self(id: id, op: "hello")
+        message.protocol = DriverProtocol.version
+        message.baseURL = baseURL
+        message.profile = profile
+        message.clientId = clientID
+        message.clientSecret = clientSecret
+        return message
+    }
+
+    public static func login(id: String, username: String, password: String) -> Self {
+        var message = Self(id: id, op: "login")
+        message.username = username
+        message.password = password
+        return message
+    }
+
+    public static func request(id: String, method: String, path: String, url: String?, headers: [String: String], body: String?) -> Self {
+        var message = Self(id: id, op: "request")
+        message.method = method
+        message.path = path
+        message.url = url
+        message.headers = headers
+        message.body = body
+        return message
+    }
+
+    public static func shutdown(id: String) -> Self { Self(id: id, op: "shutdown") }
+}
+
+/// A driver's answer. Every message gets exactly one, with the same `id`.
+public struct DriverMessage: Sendable, Codable, Equatable {
+    public var id: String
+    public var ok: Bool
+    public var outcome: OutcomeKind?
+    public var status: Int?
+    public var body: String?
+    public var message: String?
+    // hello
+    public var driver: String?
+    public var version: String?
+    public var profiles: [String]?
+    public var capabilities: [String]?
+
+    public init(id: String, ok: Bool, outcome: OutcomeKind? = nil, status: Int? = nil, body: String? = nil, message: String? = nil) {
+        self.id = id
+        self.ok = ok
+        self.outcome = outcome
+        self.status = status
+        self.body = body
+        self.message = message
+    }
+
+    public static func hello(id: String, driver: String, version: String, profiles: [String], capabilities: [String]) -> Self {
+        var answer = Self(id: id, ok: true)
+        answer.driver = driver
+        answer.version = version
+        answer.profiles = profiles
+        answer.capabilities = capabilities
+        return answer
+    }
+}
