@@ -33,6 +33,7 @@ let package = Package(
         .target(
             name: "AuthmockCore",
             dependencies: [
+                "DriverProtocol",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -57,7 +57,7 @@ public enum OAuth2Error: ErrorCatalog {
     case resourceToken(AccessTokenFailure)
     case insufficientScope
 
-    public static let profile = "oauth2"
+    public static let profile = ProfileName.oauth2.rawValue
 
     public static var allCases: [OAuth2Error] {
         [.missingParameter, .repeatedParameter, .malformedBody, .unsupportedContentType, .multipleClientAuth,
@@ -161,7 +161,7 @@ public enum EnvelopeError: ErrorCatalog {
     case missingParameter, invalidParameter, malformedJSON, accessDenied
     case notFound, methodNotAllowed, payloadTooLarge, internalError
 
-    public static let profile = "envelope"
+    public static let profile = ProfileName.envelope.rawValue
 
     public var row: ErrorRow {
         switch self {
@@ -218,7 +218,7 @@ public enum BackendError: ErrorCatalog {
 public enum ReissueError: ErrorCatalog {
     case refreshExpired, refreshRevoked, refreshReused, refreshUnknown, accessMismatch
 
-    public static let profile = "reissue"
+    public static let profile = ProfileName.reissue.rawValue
 
     public var row: ErrorRow {
         switch self {
@@ -236,7 +236,7 @@ public enum ReissueError: ErrorCatalog {
 public enum RenewalError: ErrorCatalog {
     case refreshExpired, refreshRevoked, refreshReused, refreshUnknown, accessMismatch, missingAuthorization
 
-    public static let profile = "renewal"
+    public static let profile = ProfileName.renewal.rawValue
 
     public var row: ErrorRow {
         switch self {
@@ -255,7 +255,7 @@ public enum RenewalError: ErrorCatalog {
 public enum HeaderRotationError: ErrorCatalog {
     case refreshExpired, refreshRevoked, refreshUnknown
 
-    public static let profile = "header-rotation"
+    public static let profile = ProfileName.headerRotation.rawValue
 
     public var row: ErrorRow {
         switch self {
@@ -286,11 +286,11 @@ public enum ErrorTable {
 
     /// Which catalogs a client of each profile can meet, in the order its page lists them.
     static let includes: [String: [String]] = [
-        "oauth2": [OAuth2Error.profile, OAuth2LaxError.profile, CommonError.profile],
-        "envelope": [EnvelopeError.profile],
-        "reissue": [ReissueError.profile, BackendError.profile, CommonError.profile],
-        "renewal": [RenewalError.profile, BackendError.profile, CommonError.profile],
-        "header-rotation": [HeaderRotationError.profile, BackendError.profile, CommonError.profile],
+        ProfileName.oauth2.rawValue: [OAuth2Error.profile, OAuth2LaxError.profile, CommonError.profile],
+        ProfileName.envelope.rawValue: [EnvelopeError.profile],
+        ProfileName.reissue.rawValue: [ReissueError.profile, BackendError.profile, CommonError.profile],
+        ProfileName.renewal.rawValue: [RenewalError.profile, BackendError.profile, CommonError.profile],
+        ProfileName.headerRotation.rawValue: [HeaderRotationError.profile, BackendError.profile, CommonError.profile],
     ]
 
     /// The Markdown page `authmock errors` prints and `docs/errors.md` holds.
@@ -333,3 +333,5 @@ public enum ErrorTable {
         text.replacingOccurrences(of: "|", with: "\\|")
     }
 }
+
+import DriverProtocol

@@ -1,3 +1,4 @@
+import DriverProtocol
 import AuthmockCore
 import HTTPTypes
 import Hummingbird
@@ -108,16 +109,16 @@ public enum OAuth2ErrorStyle: String, Sendable, CaseIterable {
 
 /// The profiles `--profile` accepts.
 public enum Profiles {
-    public static let names = ["oauth2", "envelope", "reissue", "renewal", "header-rotation"]
+    public static let names = ProfileName.names
 
     public static func make(_ name: String, options: ProfileOptions) -> (any Profile)? {
-        switch name {
-        case "oauth2": OAuth2Profile(errors: options.oauth2Errors)
-        case "envelope": EnvelopeProfile()
-        case "reissue": ReissueProfile(failureStatus: options.refreshFailureStatus ?? 406)
-        case "renewal": RenewalProfile(failureStatus: options.refreshFailureStatus ?? 401)
-        case "header-rotation": HeaderRotationProfile(options: options)
-        default: nil
+        guard let profile = ProfileName(rawValue: name) else { return nil }
+        return switch profile {
+        case .oauth2: OAuth2Profile(errors: options.oauth2Errors)
+        case .envelope: EnvelopeProfile()
+        case .reissue: ReissueProfile(failureStatus: options.refreshFailureStatus ?? 406)
+        case .renewal: RenewalProfile(failureStatus: options.refreshFailureStatus ?? 401)
+        case .headerRotation: HeaderRotationProfile(options: options)
         }
     }
 }

@@ -112,3 +112,15 @@ public struct DriverMessage: Sendable, Codable, Equatable {
         return answer
     }
 }
+
+/// The server dialects: what `hello` names in `profile` and `profiles`, what
+/// `authmock serve --profile` accepts, and what scenario files list.
+public enum ProfileName: String, Sendable, Codable, CaseIterable {
+    case oauth2
+    case envelope
+    case reissue
+    case renewal
+    case headerRotation = "header-rotation"
+
+    public static var names: [String] { allCases.map(\.rawValue) }
+}

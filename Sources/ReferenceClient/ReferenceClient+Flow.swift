@@ -19,7 +19,7 @@ extension ReferenceClient {
     public func login(username: String, password: String) async -> ClientOutcome {
         do {
             let answer: Answer
-            if profile == "oauth2" {
+            if profile == .oauth2 {
                 answer = try await send("POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
                                         body: Self.form([("grant_type", "password"), ("username", username), ("password", password)]))
             } else {
@@ -117,7 +117,7 @@ extension ReferenceClient {
 
     /// Header rotation: a response may carry a new access token.
     func adoptRotatedToken(from answer: Answer) async {
-        guard profile == "header-rotation", !faults.contains(.ignoreRotatedHeader) else { return }
+        guard profile == .headerRotation, !faults.contains(.ignoreRotatedHeader) else { return }
         for name in ["Authorization", "X-Access-Token"] {
             guard var value = answer.headers.first(name: name) else { continue }
             if value.lowercased().hasPrefix("bearer ") { value = String(value.dropFirst(7)) }
@@ -134,11 +134,11 @@ extension ReferenceClient {
         // Another server's 401 is not about our token.
         if !ownsURL(path) { return faults.contains(.refreshOnAny401) }
         switch profile {
-        case "envelope":
+        case .envelope:
             // Only 40101 means "expired, refresh"; 40102/40103 mean sign in again.
             let code = (answer.json?["error"] as? [String: Any])?["code"] as? Int
             return code == 40101 || faults.contains(.refreshOnAny401)
-        case "oauth2":
+        case .oauth2:
             // A challenge in another scheme (Basic) is not ours to refresh.
             if let challenge = answer.headers.first(name: "WWW-Authenticate"), !challenge.lowercased().hasPrefix("bearer") {
                 return faults.contains(.refreshOnAny401)

@@ -1,3 +1,4 @@
+import DriverProtocol
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
@@ -28,18 +29,18 @@ extension ReferenceClient {
         do {
             let answer: Answer
             switch profile {
-            case "oauth2":
+            case .oauth2:
                 answer = try await send("POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
                                         body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
-            case "envelope":
+            case .envelope:
                 answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json")], body: json(["refreshToken": refresh]))
-            case "reissue":
+            case .reissue:
                 answer = try await send("POST", "/auth/reissue", headers: [("Content-Type", "application/json")],
                                         body: json(["accessToken": access ?? "", "refreshToken": refresh]))
-            case "renewal":
+            case .renewal:
                 answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(access ?? "")")],
                                         body: json(["accessToken": access ?? "", "refreshToken": refresh]))
-            case "header-rotation":
+            case .headerRotation:
                 // The refresh is the call itself, repeated with the refresh token.
                 answer = try await attempt(call.method, call.path, call.headers, call.body, token: nil, retry: true, bearer: refresh)
                 if (200..<300).contains(answer.status) {
@@ -48,8 +49,6 @@ extension ReferenceClient {
                         ?? answer.headers.first(name: "X-Access-Token")
                     return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : rotated, nil, nil)
                 }
-            default:
-                return (.rejected(status: nil, message: "unknown profile \(profile)"), nil, nil, nil)
             }
             if (200..<300).contains(answer.status) {
                 let (newAccess, newRefresh) = Self.tokens(answer)

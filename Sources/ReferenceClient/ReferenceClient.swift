@@ -1,3 +1,4 @@
+import DriverProtocol
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -63,7 +64,7 @@ struct Answer: Sendable {
 /// async API arrived late, while AsyncHTTPClient is what server-side Swift uses.
 public final class ReferenceClient: Sendable {
     public let baseURL: String
-    public let profile: String
+    public let profile: ProfileName
     let clientID: String
     let clientSecret: String
     let faults: Set<ClientFault>
@@ -81,7 +82,7 @@ public final class ReferenceClient: Sendable {
         maxConnectionsPerHost: Int? = nil, proactive: ProactiveRefresh = .early
     ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        self.profile = profile
+        self.profile = ProfileName(rawValue: profile) ?? .oauth2
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.faults = faults
@@ -94,7 +95,7 @@ public final class ReferenceClient: Sendable {
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    public static let profiles = ["oauth2", "envelope", "reissue", "renewal", "header-rotation"]
+    public static let profiles = ProfileName.names
 
     // MARK: HTTP
 

@@ -1,3 +1,4 @@
+import DriverProtocol
 import AuthmockCore
 import Foundation
 import HTTPTypes
@@ -8,7 +9,7 @@ import NIOCore
 /// numeric codes (HTTP status = code / 100), as in many Spring backends. A
 /// client must refresh on 40101 only: 40102/40103 mean sign in again.
 public struct EnvelopeProfile: Profile {
-    public let name = "envelope"
+    public let name = ProfileName.envelope.rawValue
     public let summary = "JSON envelope {success, data, error:{code, message}} with numeric codes; refresh at POST /auth/refresh"
 
     public func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock) {

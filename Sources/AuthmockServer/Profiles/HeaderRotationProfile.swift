@@ -1,3 +1,4 @@
+import DriverProtocol
 import AuthmockCore
 import Foundation
 import HTTPTypes
@@ -13,7 +14,7 @@ import Synchronization
 /// after the rotation grace window. The header always carries the newest
 /// token of the login, so out-of-order answers never hand out an older one.
 public struct HeaderRotationProfile: PlainErrorProfile {
-    public let name = "header-rotation"
+    public let name = ProfileName.headerRotation.rawValue
     public let summary = "No refresh endpoint: send the refresh token in Authorization, get the new access token in a response header"
     let header: HTTPField.Name
     let rotateEvery: Int?

@@ -1,3 +1,4 @@
+import DriverProtocol
 import AuthmockCore
 import Foundation
 import HTTPTypes
@@ -9,7 +10,7 @@ import NIOCore
 /// revocation, RFC 7662 introspection, RFC 8414 metadata, RFC 6750 errors.
 /// With `errors: .rfcLax` it makes the mistakes vendor servers make.
 public struct OAuth2Profile: Profile {
-    public let name = "oauth2"
+    public let name = ProfileName.oauth2.rawValue
     public let summary = "Standard OAuth 2.0: /oauth/token, /oauth/authorize (PKCE), /oauth/revoke, /oauth/introspect"
     public let errors: OAuth2ErrorStyle
 

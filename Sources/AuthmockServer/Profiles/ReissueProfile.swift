@@ -1,3 +1,4 @@
+import DriverProtocol
 import AuthmockCore
 import HTTPTypes
 import Hummingbird
@@ -6,7 +7,7 @@ import NIOCore
 /// Refresh at `POST /auth/reissue` with both tokens; a dead refresh token
 /// answers 406, which the apps built on such backends treat as "log out".
 public struct ReissueProfile: PlainErrorProfile {
-    public let name = "reissue"
+    public let name = ProfileName.reissue.rawValue
     public let summary = "POST /auth/reissue {accessToken, refreshToken}; a dead refresh token answers 406"
     let failureStatus: Int
 

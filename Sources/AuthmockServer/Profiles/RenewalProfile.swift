@@ -1,3 +1,4 @@
+import DriverProtocol
 import AuthmockCore
 import HTTPTypes
 import Hummingbird
@@ -7,7 +8,7 @@ import NIOCore
 /// both tokens in the body; failure is a 401, like an expired access token,
 /// so a client that refreshes on any 401 recurses here.
 public struct RenewalProfile: PlainErrorProfile {
-    public let name = "renewal"
+    public let name = ProfileName.renewal.rawValue
     public let summary = "POST /auth/refresh with Bearer <old access token> and {accessToken, refreshToken}; failure is 401"
     let failureStatus: Int
 
