@@ -43,6 +43,7 @@ let package = Package(
             name: "AuthmockServer",
             dependencies: [
                 "AuthmockCore",
+                "DriverProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -30,22 +30,15 @@ public struct Scenario: Sendable {
     public var digest: String = ""
 }
 
-/// Server settings a scenario overrides.
+/// Server settings a scenario overrides, by key (the table in
+/// `ServerSetting.swift`: the same keys as the config file).
 public struct ServerSettings: Sendable {
-    public var accessTTL: Int?
-    public var signInAccessTTL: Int?
-    public var refreshTTL: Int?
-    public var rotateRefresh: Bool?
-    public var reuseGrace: Int?
-    public var profileOptions = ProfileOptions()
+    public var values: [String: SettingValue] = [:]
+
+    public subscript(key: String) -> SettingValue? { values[key] }
 
     func apply(to options: inout ServerOptions) {
-        if let accessTTL { options.tokens.accessTTL = accessTTL }
-        if let signInAccessTTL { options.tokens.signInAccessTTL = signInAccessTTL }
-        if let refreshTTL { options.tokens.refreshTTL = refreshTTL }
-        if let rotateRefresh { options.tokens.rotateRefreshTokens = rotateRefresh }
-        if let reuseGrace { options.tokens.reuseGraceSeconds = reuseGrace }
-        options.profileOptions = profileOptions
+        for setting in ServerSetting.all { if let value = values[setting.key] { setting.apply(value, to: &options) } }
     }
 }
 
@@ -124,18 +117,18 @@ public enum ScenarioFormat {
 
     static var expectations: ObjectSpec { ExpectationKinds.spec }
 
-    static let server = ObjectSpec("server", [
-        Field("access_ttl", .integer(minimum: 1), "access-token lifetime, seconds"),
-        Field("sign_in_access_ttl", .integer(minimum: 1), "lifetime of the access token issued at sign-in, when it differs (refreshed tokens keep access_ttl)"),
-        Field("refresh_ttl", .integer(minimum: 1), "refresh-token lifetime, seconds"),
-        Field("rotate_refresh", .boolean, "rotate refresh tokens (default true)"),
-        Field("reuse_grace", .integer(minimum: 0), "seconds a rotated refresh token still works"),
-        Field("oauth2_errors", .string(oneOf: ["strict", "rfc-lax"]), "oauth2 error style"),
-        Field("rotation_header", .string(), "header-rotation: header carrying new access tokens"),
-        Field("rotate_every", .integer(minimum: 1), "header-rotation: rotate on every Nth successful answer"),
-        Field("rotation_grace", .integer(minimum: 0), "header-rotation: seconds an old access token still works"),
-        Field("refresh_failure_status", .integer(minimum: 400), "reissue/renewal: status of a failed refresh"),
-    ])
+    /// The settings a scenario may override, from the one settings table.
+    static var server: ObjectSpec {
+        ObjectSpec("server", ServerSetting.all.filter(\.inScenarios).map { setting in
+            let shape: Shape = switch setting.type {
+            case .integer(let minimum): .integer(minimum: minimum)
+            case .boolean: .boolean
+            case .string: .string()
+            case .choice(let allowed): .string(oneOf: allowed)
+            }
+            return Field(setting.key, shape, "\(setting.doc) (default \(setting.defaultText))")
+        })
+    }
 
     static let steps: [Field] = [
         Field("login", .object(ObjectSpec("login", [

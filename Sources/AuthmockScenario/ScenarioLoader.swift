@@ -142,26 +142,28 @@ private struct Builder {
 
     func server(_ value: SpecValue?) throws(ScenarioError) -> ServerSettings {
         var settings = ServerSettings()
-        guard let o = value?.object else { return settings }
-        settings.accessTTL = o["access_ttl"]?.integer
-        settings.signInAccessTTL = o["sign_in_access_ttl"]?.integer
-        settings.refreshTTL = o["refresh_ttl"]?.integer
-        settings.rotateRefresh = o["rotate_refresh"]?.boolean
-        settings.reuseGrace = o["reuse_grace"]?.integer
-        if let style = o["oauth2_errors"] {
-            guard let parsed = OAuth2ErrorStyle(rawValue: try style.string(checker, "server.oauth2_errors")) else {
-                throw checker.error(at: style.mark, "server.oauth2_errors: expected strict or rfc-lax")
+        guard let value, let o = value.object else { return settings }
+        for (key, item) in o {
+            guard let setting = ServerSetting.named(key) else { throw checker.error(at: item.mark, "server.\(key): not a server setting") }
+            let typed: SettingValue = switch item {
+            case .integer(let number, _): .integer(number)
+            case .boolean(let flag, _): .boolean(flag)
+            default: .string(item.string ?? "")
             }
-            settings.profileOptions.oauth2Errors = parsed
+            do {
+                settings.values[key] = try setting.check(typed, from: "server.\(key)")
+            } catch {
+                throw checker.error(at: item.mark, error.description)
+            }
         }
-        if let header = o["rotation_header"]?.string { settings.profileOptions.rotationHeader = header }
-        settings.profileOptions.rotateEvery = o["rotate_every"]?.integer
-        if let grace = o["rotation_grace"]?.integer { settings.profileOptions.rotationGraceSeconds = grace }
-        settings.profileOptions.refreshFailureStatus = o["refresh_failure_status"]?.integer
+        // Cross-field rules (a valid header name, a 4xx status) as the server checks them.
+        var options = ServerOptions()
+        settings.apply(to: &options)
         do {
-            try settings.profileOptions.validate()
+            try options.profileOptions.validate()
+            try options.tokens.validate()
         } catch {
-            throw checker.error(at: value?.mark, "server: \(error.description)")
+            throw checker.error(at: value.mark, "server: \(error.description)")
         }
         return settings
     }

@@ -1,40 +1,21 @@
 import AuthmockCore
+import AuthmockServer
 import Foundation
 import Yams
 
-/// The YAML file `serve --config` reads. Every key is optional; flags win
-/// over the file. Unknown keys are errors, so a typo never silently does nothing.
-struct ConfigFile: Decodable {
-    var profile: String?
-    var host: String?
-    var port: Int?
-    var accessTTL: Int?
-    var signInAccessTTL: Int?
-    var refreshTTL: Int?
-    var rotateRefresh: Bool?
-    var reuseGrace: Int?
-    var audience: String?
-    var publicURL: String?
-    var maxBody: Int?
+/// The YAML file `serve --config` reads: every server setting by its key
+/// (the table in ServerSetting.swift), plus users, clients and the secrets.
+/// Every key is optional; flags and environment variables win over the file.
+/// Unknown keys are errors, so a typo never silently does nothing.
+struct ConfigFile {
+    var settings: [String: SettingValue] = [:]
     var signingKey: String?
-    var journalLimit: Int?
     var adminToken: String?
-    var oauth2Errors: String?
-    var rotationHeader: String?
-    var rotateEvery: Int?
-    var rotationGrace: Int?
-    var refreshFailureStatus: Int?
     var users: [User]?
     var clients: [Client]?
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case profile, host, port, audience, users, clients
-        case accessTTL = "access_ttl", signInAccessTTL = "sign_in_access_ttl", refreshTTL = "refresh_ttl", rotateRefresh = "rotate_refresh"
-        case reuseGrace = "reuse_grace", publicURL = "public_url", maxBody = "max_body", signingKey = "signing_key"
-        case journalLimit = "journal_limit", adminToken = "admin_token"
-        case oauth2Errors = "oauth2_errors", rotationHeader = "rotation_header", rotateEvery = "rotate_every"
-        case rotationGrace = "rotation_grace", refreshFailureStatus = "refresh_failure_status"
-    }
+    /// Keys that are not server settings.
+    static let otherKeys = ["signing_key", "admin_token", "users", "clients"]
 
     static func load(path: String) throws -> ConfigFile {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
@@ -47,24 +28,39 @@ struct ConfigFile: Decodable {
             throw ConfigError("\(path): \(error)")
         }
         guard let node else { return ConfigFile() }
-        guard let mapping = node.mapping else {
-            throw ConfigError("\(path):\(node.mark.map { "\($0.line):\($0.column)" } ?? "1:1"): expected a mapping of settings")
-        }
-        let known = Set(CodingKeys.allCases.map(\.rawValue))
-        for key in mapping.keys {
+        func place(_ node: Node) -> String { node.mark.map { "\($0.line):\($0.column)" } ?? "1:1" }
+        guard let mapping = node.mapping else { throw ConfigError("\(path):\(place(node)): expected a mapping of settings") }
+        let known = ServerSetting.all.map(\.key) + otherKeys
+        var file = ConfigFile()
+        for (key, value) in mapping {
             guard let name = key.string, known.contains(name) else {
-                let mark = key.mark.map { "\($0.line):\($0.column)" } ?? "?"
-                throw ConfigError("\(path):\(mark): unknown setting '\(key.string ?? "?")'; expected one of: \(known.sorted().joined(separator: ", "))")
+                throw ConfigError("\(path):\(place(key)): unknown setting '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: known)); expected one of: \(known.sorted().joined(separator: ", "))")
+            }
+            do {
+                switch name {
+                case "signing_key": file.signingKey = try YAMLDecoder().decode(String.self, from: value)
+                case "admin_token": file.adminToken = try YAMLDecoder().decode(String.self, from: value)
+                case "users": file.users = try YAMLDecoder().decode([User].self, from: value)
+                case "clients": file.clients = try YAMLDecoder().decode([Client].self, from: value)
+                default:
+                    guard let setting = ServerSetting.named(name) else { continue }
+                    file.settings[name] = try setting.check(typed(value), from: name)
+                }
+            } catch let error as DecodingError {
+                throw ConfigError("\(path):\(place(value)): \(name): \(describe(error))")
+            } catch let error as SettingsError {
+                throw ConfigError("\(path):\(place(value)): \(error.description)")
             }
         }
-        do {
-            return try YAMLDecoder().decode(ConfigFile.self, from: node)
-        } catch let error as DecodingError {
-            throw ConfigError("\(path): \(describe(error))")
-        }
+        return file
     }
 
-    init() {}
+    /// A scalar as YAML typed it: a whole number, true/false, or a string.
+    static func typed(_ node: Node) -> SettingValue {
+        if node.tag.rawValue == Tag.Name.int.rawValue, let number = node.int { return .integer(number) }
+        if node.tag.rawValue == Tag.Name.bool.rawValue, let flag = node.bool { return .boolean(flag) }
+        return .string(node.string ?? "")
+    }
 }
 
 struct ConfigError: Error, CustomStringConvertible {

@@ -10,32 +10,23 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Start the mock OAuth server.",
         discussion: """
-            Flags win over --config, which wins over the built-in defaults. The signing key comes from \
-            --signing-key, --signing-key-file, AUTHMOCK_SIGNING_KEY or the config file's signing_key, in that \
-            order; without one a random key is drawn at start, so tokens do not survive a restart.
+            Server settings (flag, environment variable, default): a flag wins over its environment \
+            variable, which wins over --config, which wins over the default.
+
+            \(ServerSetting.all.map { "  \($0.flag) \($0.typeName.uppercased())\n        \($0.environmentVariable); default \($0.defaultText): \($0.doc)" }.joined(separator: "\n"))
+
+            The signing key comes from --signing-key, --signing-key-file, AUTHMOCK_SIGNING_KEY or the config \
+            file's signing_key, in that order; without one a random key is drawn at start, so tokens do not \
+            survive a restart.
             """
     )
 
-    @Option(help: "Address to listen on.") var host: String?
-    @Option(help: "Port to listen on; 0 picks a free port (the real one is printed).") var port: Int?
-    @Option(help: "Server dialect: \(Profiles.names.joined(separator: ", ")).") var profile: String?
-    @Option(name: .customLong("access-ttl"), help: "Access-token lifetime in seconds (default 300, minimum 1).") var accessTTL: Int?
-    @Option(name: .customLong("sign-in-access-ttl"), help: "Lifetime in seconds of the access token issued at sign-in, when it should differ from --access-ttl (refreshed tokens keep --access-ttl).") var signInAccessTTL: Int?
-    @Option(name: .customLong("refresh-ttl"), help: "Refresh-token lifetime in seconds (default 86400).") var refreshTTL: Int?
-    @Option(name: .customLong("rotate-refresh"), help: "Rotate refresh tokens on every use: true or false (default true).") var rotateRefresh: Bool?
-    @Option(name: .customLong("reuse-grace"), help: "Seconds a just-rotated refresh token still works (default 0: any reuse revokes the family).") var reuseGrace: Int?
-    @Option(help: "Audience (`aud`) of issued access tokens (default authmock-api).") var audience: String?
-    @Option(name: .customLong("public-url"), help: "Base URL clients use to reach the server (issuer and metadata), e.g. behind a proxy.") var publicURL: String?
-    @Option(name: .customLong("max-body"), help: "Largest accepted request body in bytes (default 65536).") var maxBody: Int?
+    /// The server settings' flags (see the table in ServerSetting.swift), parsed with it.
+    @Argument(parsing: .allUnrecognized, help: .hidden) var settingArguments: [String] = []
+
     @Option(name: .customLong("signing-key"), help: "HS256 secret for access tokens (prefer AUTHMOCK_SIGNING_KEY: flags show up in ps).") var signingKey: String?
     @Option(name: .customLong("signing-key-file"), help: "File holding the HS256 secret (trailing newline ignored).") var signingKeyFile: String?
-    @Option(name: .customLong("journal-limit"), help: "Most requests the journal keeps; older ones are dropped and counted (default 100000).") var journalLimit: Int?
     @Option(name: .customLong("admin-token"), help: "Bearer token the control API (/_authmock/) requires; mandatory off loopback. AUTHMOCK_ADMIN_TOKEN works too.") var adminToken: String?
-    @Option(name: .customLong("oauth2-errors"), help: "oauth2 profile: strict (default) or rfc-lax (vendor-style error mistakes).") var oauth2Errors: String?
-    @Option(name: .customLong("rotation-header"), help: "header-rotation profile: response header carrying a new access token (default Authorization).") var rotationHeader: String?
-    @Option(name: .customLong("rotate-every"), help: "header-rotation profile: rotate the access token on every Nth successful answer.") var rotateEvery: Int?
-    @Option(name: .customLong("rotation-grace"), help: "header-rotation profile: seconds a rotated-away access token still works (default 0).") var rotationGrace: Int?
-    @Option(name: .customLong("refresh-failure-status"), help: "reissue (default 406) and renewal (default 401) profiles: status of a failed refresh.") var refreshFailureStatus: Int?
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
     @Flag(help: "Serve HTTPS. Without --tls-cert/--tls-key a self-signed certificate for localhost and 127.0.0.1 is generated and its path printed.") var tls = false
     @Option(name: .customLong("tls-cert"), help: "PEM certificate (chain) for --tls.") var tlsCert: String?
@@ -89,6 +80,24 @@ struct ServeCommand: AsyncParsableCommand {
         try await group.run()
     }
 
+    /// The setting flags given, by key: `--access-ttl 60` and `--access-ttl=60`.
+    /// An unknown flag is an error with a "did you mean".
+    func settingFlags() throws -> [String: String] {
+        var values: [String: String] = [:]
+        var rest = settingArguments[...]
+        while let argument = rest.popFirst() {
+            let (name, inline) = argument.firstIndex(of: "=").map { (String(argument[..<$0]), Optional(String(argument[argument.index(after: $0)...]))) }
+                ?? (argument, nil)
+            guard let setting = ServerSetting.flagged(name) else {
+                let known = ServerSetting.all.map(\.flag)
+                throw ValidationError("unknown option '\(name)'\(Suggestion.hint(for: name, in: known)); see 'authmock serve --help'")
+            }
+            guard let value = inline ?? rest.popFirst() else { throw ValidationError("\(name) needs a value (\(setting.typeText))") }
+            values[setting.key] = value
+        }
+        return values
+    }
+
     func resolveOptions() throws -> ServerOptions {
         let file = try (config ?? ProcessInfo.processInfo.environment["AUTHMOCK_CONFIG"]).map(ConfigFile.load(path:)) ?? ConfigFile()
         // Every flag has an environment variable, AUTHMOCK_ and the flag's
@@ -96,40 +105,25 @@ struct ServeCommand: AsyncParsableCommand {
         // configured that way. Precedence: flag, environment, file, default.
         let environment = ProcessInfo.processInfo.environment
         func env(_ name: String) -> String? { environment["AUTHMOCK_" + name].flatMap { $0.isEmpty ? nil : $0 } }
-        func envInt(_ name: String) throws -> Int? {
-            guard let text = env(name) else { return nil }
-            guard let value = Int(text) else { throw ConfigError("AUTHMOCK_\(name) must be a whole number, got '\(text)'") }
-            return value
-        }
         func envBool(_ name: String) throws -> Bool? {
             guard let text = env(name) else { return nil }
             guard let value = Bool(text.lowercased()) else { throw ConfigError("AUTHMOCK_\(name) must be true or false, got '\(text)'") }
             return value
         }
         var options = ServerOptions()
-        options.host = host ?? env("HOST") ?? file.host ?? options.host
-        options.port = try port ?? envInt("PORT") ?? file.port ?? options.port
-        options.profile = profile ?? env("PROFILE") ?? file.profile ?? options.profile
-        options.tokens.accessTTL = try accessTTL ?? envInt("ACCESS_TTL") ?? file.accessTTL ?? options.tokens.accessTTL
-        options.tokens.signInAccessTTL = try signInAccessTTL ?? envInt("SIGN_IN_ACCESS_TTL") ?? file.signInAccessTTL
-        options.tokens.refreshTTL = try refreshTTL ?? envInt("REFRESH_TTL") ?? file.refreshTTL ?? options.tokens.refreshTTL
-        options.tokens.rotateRefreshTokens = try rotateRefresh ?? envBool("ROTATE_REFRESH") ?? file.rotateRefresh ?? options.tokens.rotateRefreshTokens
-        options.tokens.reuseGraceSeconds = try reuseGrace ?? envInt("REUSE_GRACE") ?? file.reuseGrace ?? options.tokens.reuseGraceSeconds
-        options.tokens.audience = audience ?? env("AUDIENCE") ?? file.audience ?? options.tokens.audience
-        options.publicURL = publicURL ?? env("PUBLIC_URL") ?? file.publicURL
-        options.maxBodyBytes = try maxBody ?? envInt("MAX_BODY") ?? file.maxBody ?? options.maxBodyBytes
         if let users = file.users { options.directory.users = users }
         if let clients = file.clients { options.directory.clients = clients }
-        guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }
-        options.journalLimit = try journalLimit ?? envInt("JOURNAL_LIMIT") ?? file.journalLimit ?? options.journalLimit
-        if let style = oauth2Errors ?? env("OAUTH2_ERRORS") ?? file.oauth2Errors {
-            guard let parsed = OAuth2ErrorStyle(rawValue: style) else { throw ConfigError("oauth2 errors must be strict or rfc-lax, got '\(style)'") }
-            options.profileOptions.oauth2Errors = parsed
+        let flags = try settingFlags()
+        for setting in ServerSetting.all {
+            if let text = flags[setting.key] {
+                setting.apply(try setting.parse(text, from: setting.flag), to: &options)
+            } else if let text = env(setting.key.uppercased()) {
+                setting.apply(try setting.parse(text, from: setting.environmentVariable), to: &options)
+            } else if let value = file.settings[setting.key] {
+                setting.apply(value, to: &options)
+            }
         }
-        options.profileOptions.rotationHeader = rotationHeader ?? env("ROTATION_HEADER") ?? file.rotationHeader ?? options.profileOptions.rotationHeader
-        options.profileOptions.rotateEvery = try rotateEvery ?? envInt("ROTATE_EVERY") ?? file.rotateEvery
-        options.profileOptions.rotationGraceSeconds = try rotationGrace ?? envInt("ROTATION_GRACE") ?? file.rotationGrace ?? 0
-        options.profileOptions.refreshFailureStatus = try refreshFailureStatus ?? envInt("REFRESH_FAILURE_STATUS") ?? file.refreshFailureStatus
+        guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }
         options.adminToken = adminToken ?? environment["AUTHMOCK_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file.adminToken
         if let signingKey {
             options.signingKey = try SigningKey(secret: signingKey)

@@ -24,7 +24,7 @@ struct LoaderTests {
         #expect(parsed.id == "9.1")
         #expect(parsed.profiles == ["oauth2", "envelope"])
         #expect(parsed.steps.count == 4)
-        #expect(parsed.server.accessTTL == 60)
+        #expect(parsed.server["access_ttl"] == .integer(60))
         #expect(parsed.expect.keys == ["refreshes", "outcomes"])
         if case .advanceClock(let seconds) = parsed.steps[1] { #expect(seconds == 300) } else { Issue.record("step 2 is not advance_clock") }
     }

@@ -1,0 +1,175 @@
+import AuthmockCore
+import DriverProtocol
+
+/// One server setting, declared once. Its flag (`--access-ttl`), environment
+/// variable (`AUTHMOCK_ACCESS_TTL`), config-file key and scenario `server:`
+/// key (`access_ttl`), its type, default and doc line all come from here:
+/// `authmock serve` parses its flags and environment with it, the config
+/// file and the scenario loader read their keys with it, and the docs'
+/// settings tables and the scenario schema are generated from it. Adding a
+/// setting is one entry here plus the behaviour it switches.
+public struct ServerSetting: Sendable {
+    public enum ValueType: Sendable, Equatable {
+        case integer(minimum: Int)
+        case boolean
+        case string
+        case choice([String])
+    }
+
+    /// The config-file and scenario key.
+    public let key: String
+    public let type: ValueType
+    /// The default as the docs show it.
+    public let defaultText: String
+    public let doc: String
+    /// Whether a scenario may set it in `server:` (address and limits are the runner's).
+    public let inScenarios: Bool
+    let apply: @Sendable (inout ServerOptions, SettingValue) -> Void
+
+    public var flag: String { "--" + key.replacingOccurrences(of: "_", with: "-") }
+    public var environmentVariable: String { "AUTHMOCK_" + key.uppercased() }
+
+    /// Reads a value given as text (a flag or an environment variable).
+    public func parse(_ text: String, from source: String) throws(SettingsError) -> SettingValue {
+        switch type {
+        case .integer(let minimum):
+            guard let value = Int(text) else { throw SettingsError("\(source) must be a whole number, got '\(text)'") }
+            guard value >= minimum else { throw SettingsError("\(source) must be at least \(minimum), got \(value)") }
+            return .integer(value)
+        case .boolean:
+            guard let value = Bool(text.lowercased()) else { throw SettingsError("\(source) must be true or false, got '\(text)'") }
+            return .boolean(value)
+        case .string:
+            return .string(text)
+        case .choice(let allowed):
+            guard allowed.contains(text) else {
+                throw SettingsError("\(source) must be one of \(allowed.joined(separator: ", ")), got '\(text)'\(Suggestion.hint(for: text, in: allowed))")
+            }
+            return .string(text)
+        }
+    }
+
+    /// Checks a value that arrived typed (a config file or a scenario).
+    public func check(_ value: SettingValue, from source: String) throws(SettingsError) -> SettingValue {
+        switch (type, value) {
+        case (.integer(let minimum), .integer(let number)):
+            guard number >= minimum else { throw SettingsError("\(source) must be at least \(minimum), got \(number)") }
+        case (.boolean, .boolean), (.string, .string): break
+        case (.choice(let allowed), .string(let text)):
+            guard allowed.contains(text) else { throw SettingsError("\(source) must be one of \(allowed.joined(separator: ", ")), got '\(text)'") }
+        default:
+            throw SettingsError("\(source) must be \(typeText)")
+        }
+        return value
+    }
+
+    /// How `--help` names the value.
+    public var typeName: String {
+        switch type {
+        case .integer: "n"
+        case .boolean: "bool"
+        case .string: "text"
+        case .choice: "name"
+        }
+    }
+
+    public var typeText: String {
+        switch type {
+        case .integer(let minimum): "a whole number >= \(minimum)"
+        case .boolean: "true or false"
+        case .string: "a string"
+        case .choice(let allowed): "one of " + allowed.joined(separator: ", ")
+        }
+    }
+
+    public func apply(_ value: SettingValue, to options: inout ServerOptions) { apply(&options, value) }
+}
+
+/// A setting's value, as typed as its source allows.
+public enum SettingValue: Sendable, Equatable {
+    case integer(Int)
+    case boolean(Bool)
+    case string(String)
+
+    var integer: Int { if case .integer(let value) = self { value } else { 0 } }
+    var boolean: Bool { if case .boolean(let value) = self { value } else { false } }
+    var string: String { if case .string(let value) = self { value } else { "" } }
+}
+
+extension ServerSetting {
+    /// Every setting, in the order the docs list them.
+    public static let all: [ServerSetting] = [
+        .init(key: "host", type: .string, defaultText: "127.0.0.1", doc: "address to listen on", inScenarios: false) { $0.host = $1.string },
+        .init(key: "port", type: .integer(minimum: 0), defaultText: "8080", doc: "port; 0 picks a free one (printed at start)", inScenarios: false) {
+            $0.port = $1.integer
+        },
+        .init(key: "profile", type: .choice(ProfileName.names), defaultText: "oauth2", doc: "server dialect (docs/profiles/)", inScenarios: false) {
+            $0.profile = $1.string
+        },
+        .init(key: "access_ttl", type: .integer(minimum: 1), defaultText: "300", doc: "access-token lifetime in seconds", inScenarios: true) {
+            $0.tokens.accessTTL = $1.integer
+        },
+        .init(
+            key: "sign_in_access_ttl", type: .integer(minimum: 1), defaultText: "access_ttl",
+            doc: "lifetime of the access token issued at sign-in, when it should differ (a short first token, long-lived refreshed ones)",
+            inScenarios: true
+        ) { $0.tokens.signInAccessTTL = $1.integer },
+        .init(key: "refresh_ttl", type: .integer(minimum: 1), defaultText: "86400", doc: "refresh-token lifetime in seconds", inScenarios: true) {
+            $0.tokens.refreshTTL = $1.integer
+        },
+        .init(key: "rotate_refresh", type: .boolean, defaultText: "true", doc: "a new refresh token on every refresh", inScenarios: true) {
+            $0.tokens.rotateRefreshTokens = $1.boolean
+        },
+        .init(
+            key: "reuse_grace", type: .integer(minimum: 0), defaultText: "0",
+            doc: "seconds a just-rotated refresh token still works (0: any reuse revokes the login)", inScenarios: true
+        ) { $0.tokens.reuseGraceSeconds = $1.integer },
+        .init(key: "audience", type: .string, defaultText: "authmock-api", doc: "`aud` of access tokens, required by /api/", inScenarios: false) {
+            $0.tokens.audience = $1.string
+        },
+        .init(
+            key: "public_url", type: .string, defaultText: "derived",
+            doc: "base URL clients see (issuer, metadata) behind a proxy or port mapping", inScenarios: false
+        ) { $0.publicURL = $1.string },
+        .init(key: "max_body", type: .integer(minimum: 1024), defaultText: "65536", doc: "largest accepted request body in bytes", inScenarios: false) {
+            $0.maxBodyBytes = $1.integer
+        },
+        .init(
+            key: "journal_limit", type: .integer(minimum: 1), defaultText: "100000",
+            doc: "most requests the journal keeps; older ones are dropped and counted", inScenarios: false
+        ) { $0.journalLimit = $1.integer },
+        .init(
+            key: "oauth2_errors", type: .choice(OAuth2ErrorStyle.allCases.map(\.rawValue)), defaultText: "strict",
+            doc: "oauth2 profile: strict, or rfc-lax (vendor-style error mistakes)", inScenarios: true
+        ) { $0.profileOptions.oauth2Errors = OAuth2ErrorStyle(rawValue: $1.string) ?? .strict },
+        .init(
+            key: "rotation_header", type: .string, defaultText: "Authorization",
+            doc: "header-rotation profile: response header carrying a new access token", inScenarios: true
+        ) { $0.profileOptions.rotationHeader = $1.string },
+        .init(
+            key: "rotate_every", type: .integer(minimum: 1), defaultText: "off",
+            doc: "header-rotation profile: rotate the access token on every Nth successful answer", inScenarios: true
+        ) { $0.profileOptions.rotateEvery = $1.integer },
+        .init(
+            key: "rotation_grace", type: .integer(minimum: 0), defaultText: "0",
+            doc: "header-rotation profile: seconds a rotated-away access token still works", inScenarios: true
+        ) { $0.profileOptions.rotationGraceSeconds = $1.integer },
+        .init(
+            key: "refresh_failure_status", type: .integer(minimum: 400), defaultText: "406 (reissue), 401 (renewal)",
+            doc: "reissue and renewal profiles: status of a failed refresh (4xx)", inScenarios: true
+        ) { $0.profileOptions.refreshFailureStatus = $1.integer },
+    ]
+
+    public static func named(_ key: String) -> ServerSetting? { all.first { $0.key == key } }
+    public static func flagged(_ flag: String) -> ServerSetting? { all.first { $0.flag == flag } }
+
+    /// The Markdown table the docs embed (README, docs/configuration.md).
+    public static func markdownTable() -> String {
+        var out = "| flag | environment | config and scenario key | default | meaning |\n| --- | --- | --- | --- | --- |\n"
+        for setting in all {
+            let key = "`\(setting.key)`" + (setting.inScenarios ? "" : " (not in scenarios)")
+            out += "| `\(setting.flag)` | `\(setting.environmentVariable)` | \(key) | `\(setting.defaultText)` | \(setting.doc) |\n"
+        }
+        return out
+    }
+}
