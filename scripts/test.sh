@@ -28,6 +28,12 @@ if ! python3 -c "import yaml, jsonschema, authlib, httpx, requests_oauthlib" 2>/
     || python3 -m pip install --quiet --break-system-packages "${packages[@]}"
 fi
 
+# Formatting (.swift-format): the toolchain's swift-format, strict, before anything is built.
+if swift format --version >/dev/null 2>&1; then
+  swift format lint --strict --recursive Sources Tests Package.swift
+else
+  echo "swift format is not in this toolchain (Swift 6 ships it): formatting not checked" >&2
+fi
 swift build --build-tests
 # The Go and Java drivers are built from Debian's packages (the tests run them).
 scripts/build-go-driver.sh

@@ -60,14 +60,18 @@ public enum OAuth2Error: ErrorCatalog {
     public static let profile = ProfileName.oauth2.rawValue
 
     public static var allCases: [OAuth2Error] {
-        [.missingParameter, .repeatedParameter, .malformedBody, .unsupportedContentType, .multipleClientAuth,
-         .invalidClientBasic, .invalidClient, .wrongCredentials]
+        [
+            .missingParameter, .repeatedParameter, .malformedBody, .unsupportedContentType, .multipleClientAuth,
+            .invalidClientBasic, .invalidClient, .wrongCredentials,
+        ]
             + RefreshTokenFailure.allCases.map { .refresh($0) }
             + AuthorizationCodeFailure.allCases.map { .code($0) }
-            + [.unauthorizedClient, .unsupportedGrantType, .invalidScope,
-               .authorizeUnknownClient, .authorizeBadRedirect, .authorizeUnsupportedResponseType,
-               .authorizePKCERequired, .authorizeInvalidScope,
-               .resourceMissingToken, .resourceNotBearer]
+            + [
+                .unauthorizedClient, .unsupportedGrantType, .invalidScope,
+                .authorizeUnknownClient, .authorizeBadRedirect, .authorizeUnsupportedResponseType,
+                .authorizePKCERequired, .authorizeInvalidScope,
+                .resourceMissingToken, .resourceNotBearer,
+            ]
             + AccessTokenFailure.allCases.map { .resourceToken($0) }
             + [.insufficientScope]
     }
@@ -77,15 +81,20 @@ public enum OAuth2Error: ErrorCatalog {
         case .missingParameter: make(400, "invalid_request", "Missing required parameter", when: "a required form parameter is absent or empty; the description names it")
         case .repeatedParameter: make(400, "invalid_request", "Parameter included more than once", when: "any form parameter appears twice (RFC 6749 section 3.2)")
         case .malformedBody: make(400, "invalid_request", "Body is not valid application/x-www-form-urlencoded", when: "the body has bad percent-encoding or is not UTF-8")
-        case .unsupportedContentType: make(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded", when: "a token, revocation or introspection request has another content type")
+        case .unsupportedContentType:
+            make(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded", when: "a token, revocation or introspection request has another content type")
         case .multipleClientAuth: make(400, "invalid_request", "Client used more than one authentication method", when: "both HTTP Basic and `client_secret` in the body (RFC 6749 section 2.3)")
-        case .invalidClientBasic: make(401, "invalid_client", "Client authentication failed", when: "unknown client or wrong secret sent with HTTP Basic; the answer carries `WWW-Authenticate: Basic realm=\"authmock\"`")
+        case .invalidClientBasic:
+            make(401, "invalid_client", "Client authentication failed", when: "unknown client or wrong secret sent with HTTP Basic; the answer carries `WWW-Authenticate: Basic realm=\"authmock\"`")
         case .invalidClient: make(401, "invalid_client", "Client authentication failed", when: "unknown client or wrong secret sent in the body, or no client authentication at all")
         case .wrongCredentials: make(400, "invalid_grant", "Wrong username or password", when: "password grant with credentials that match no user")
         case .refresh(.unknown): make(400, "invalid_grant", "Refresh token is not known", when: "the refresh token was never issued by this server run")
         case .refresh(.expired): make(400, "invalid_grant", "Refresh token expired", when: "the refresh token is past its lifetime on the server clock")
         case .refresh(.revoked): make(400, "invalid_grant", "Refresh token revoked", when: "the token or its family was revoked (revocation endpoint, control API, or reuse detection)")
-        case .refresh(.reused): make(400, "invalid_grant", "Refresh token already used; its whole family is now revoked", when: "a rotated refresh token is presented again after the grace window (RFC 9700 section 4.14.2)")
+        case .refresh(.reused):
+            make(
+                400, "invalid_grant", "Refresh token already used; its whole family is now revoked", when: "a rotated refresh token is presented again after the grace window (RFC 9700 section 4.14.2)"
+            )
         case .refresh(.clientMismatch): make(400, "invalid_grant", "Refresh token was issued to another client", when: "the authenticated client is not the one the token was issued to")
         case .code(.unknown): make(400, "invalid_grant", "Authorization code is not known", when: "the code was never issued")
         case .code(.expired): make(400, "invalid_grant", "Authorization code expired", when: "the code is older than its 60 s lifetime on the server clock")
@@ -98,12 +107,17 @@ public enum OAuth2Error: ErrorCatalog {
         case .unsupportedGrantType: make(400, "unsupported_grant_type", "Grant type not supported", when: "`grant_type` is none of password, client_credentials, refresh_token, authorization_code")
         case .invalidScope: make(400, "invalid_scope", "Requested scope is not allowed for this client", when: "a requested scope is not in the client's `scopes`")
         case .authorizeUnknownClient: make(400, "invalid_request", "Unknown client_id", when: "`/oauth/authorize` with a missing or unknown `client_id`; shown to the user, never redirected")
-        case .authorizeBadRedirect: make(400, "invalid_request", "redirect_uri is missing or not registered", when: "`/oauth/authorize` with a `redirect_uri` the client did not register; never redirected")
-        case .authorizeUnsupportedResponseType: make(302, "unsupported_response_type", "Only response_type=code is supported", when: "redirected back with this `error` when `response_type` is not `code`")
-        case .authorizePKCERequired: make(302, "invalid_request", "PKCE with code_challenge_method=S256 is required", when: "redirected back with this `error` when `code_challenge` is missing or its method is not S256")
+        case .authorizeBadRedirect:
+            make(400, "invalid_request", "redirect_uri is missing or not registered", when: "`/oauth/authorize` with a `redirect_uri` the client did not register; never redirected")
+        case .authorizeUnsupportedResponseType:
+            make(302, "unsupported_response_type", "Only response_type=code is supported", when: "redirected back with this `error` when `response_type` is not `code`")
+        case .authorizePKCERequired:
+            make(302, "invalid_request", "PKCE with code_challenge_method=S256 is required", when: "redirected back with this `error` when `code_challenge` is missing or its method is not S256")
         case .authorizeInvalidScope: make(302, "invalid_scope", "Requested scope is not allowed for this client", when: "redirected back with this `error` for a scope outside the client's `scopes`")
-        case .resourceMissingToken: make(401, "missing_token", "No access token was sent", when: "no `Authorization` header; `WWW-Authenticate: Bearer realm=\"authmock\"` without an `error` attribute (RFC 6750 section 3.1)")
-        case .resourceNotBearer: make(401, "missing_token", "Authorization scheme must be Bearer", when: "an `Authorization` header in another scheme, or a bare token without the `Bearer ` prefix; no `error` attribute")
+        case .resourceMissingToken:
+            make(401, "missing_token", "No access token was sent", when: "no `Authorization` header; `WWW-Authenticate: Bearer realm=\"authmock\"` without an `error` attribute (RFC 6750 section 3.1)")
+        case .resourceNotBearer:
+            make(401, "missing_token", "Authorization scheme must be Bearer", when: "an `Authorization` header in another scheme, or a bare token without the `Bearer ` prefix; no `error` attribute")
         case .resourceToken(.missing): make(401, "missing_token", "Bearer credential is empty", when: "`Authorization: Bearer` with nothing after it; no `error` attribute")
         case .resourceToken(.malformed): make(401, "invalid_token", "Access token is malformed", when: "not a JWS in compact form, or claims of the wrong shape")
         case .resourceToken(.wrongAlgorithm): make(401, "invalid_token", "Access token uses an algorithm other than HS256", when: "`alg` is `none`, another HMAC, RSA or anything but HS256")
@@ -112,7 +126,10 @@ public enum OAuth2Error: ErrorCatalog {
         case .resourceToken(.notYetValid): make(401, "invalid_token", "Access token is not valid yet", when: "`nbf` or `iat` lies ahead of the server clock")
         case .resourceToken(.expired): make(401, "invalid_token", "Access token expired", when: "`exp` (or a forced expiry) is at or before the server clock")
         case .resourceToken(.revoked): make(401, "invalid_token", "Access token revoked", when: "revoked directly or through its family, or unknown to this server run")
-        case .insufficientScope: make(403, "insufficient_scope", "Access token lacks the scope this resource requires", when: "GET/HEAD need `read`, other methods `write`, `/api/admin/` needs `admin`; the header names the scope")
+        case .insufficientScope:
+            make(
+                403, "insufficient_scope", "Access token lacks the scope this resource requires",
+                when: "GET/HEAD need `read`, other methods `write`, `/api/admin/` needs `admin`; the header names the scope")
         }
     }
 }
@@ -130,7 +147,10 @@ public enum ControlError: String, ErrorCatalog {
         case .unknownField: make(400, "unknown_field", "Unknown field", when: "a field the operation does not know; the message lists the expected ones and suggests the closest")
         case .missingField: make(400, "missing_field", "Missing required field", when: "a required field is absent")
         case .invalidValue: make(400, "invalid_value", "Invalid value", when: "a field of the wrong type or out of range (negative seconds, unknown kind, bad status)")
-        case .adminTokenRequired: make(401, "admin_token_required", "Control API needs the admin token", when: "an admin token is configured and the request lacks `Authorization: Bearer <admin token>`; OAuth tokens never open it")
+        case .adminTokenRequired:
+            make(
+                401, "admin_token_required", "Control API needs the admin token",
+                when: "an admin token is configured and the request lacks `Authorization: Bearer <admin token>`; OAuth tokens never open it")
         case .notFound: make(404, "not_found", "No such control route", when: "a path under `/_authmock/` that is not listed by `GET /_authmock/`")
         }
     }
@@ -208,7 +228,8 @@ public enum BackendError: ErrorCatalog {
         case .tokenExpired: make(401, "token_expired", "Access token expired", when: "a resource request with an expired access token: refresh and retry")
         case .tokenRevoked: make(401, "token_revoked", "Access token revoked", when: "a revoked access token, or one whose family was revoked")
         case .tokenInvalid: make(401, "token_invalid", "Access token invalid", when: "malformed, forged, `alg: none`, other audience, or not valid yet")
-        case .refreshAsAccess: make(401, "token_invalid", "A refresh token is not an access token", when: "a refresh token sent as the Bearer token (not in header-rotation, where that is how refresh works)")
+        case .refreshAsAccess:
+            make(401, "token_invalid", "A refresh token is not an access token", when: "a refresh token sent as the Bearer token (not in header-rotation, where that is how refresh works)")
         case .accessDenied: make(403, "access_denied", "Access token lacks the required scope", when: "the token lacks the scope the resource needs")
         }
     }
@@ -226,7 +247,10 @@ public enum ReissueError: ErrorCatalog {
         case .refreshRevoked: make(406, "refresh_token_revoked", "Refresh token revoked: sign in again", when: "the refresh token or its family was revoked")
         case .refreshReused: make(406, "refresh_token_reused", "Refresh token already used: sign in again", when: "an already rotated refresh token; the family is revoked")
         case .refreshUnknown: make(406, "refresh_token_invalid", "Refresh token invalid: sign in again", when: "a refresh token this server never issued")
-        case .accessMismatch: make(406, "access_token_mismatch", "Access token does not belong to this refresh token", when: "`accessToken` is not a JWT signed by this server, or belongs to another family (it may be expired)")
+        case .accessMismatch:
+            make(
+                406, "access_token_mismatch", "Access token does not belong to this refresh token",
+                when: "`accessToken` is not a JWT signed by this server, or belongs to another family (it may be expired)")
         }
     }
 }
@@ -244,7 +268,10 @@ public enum RenewalError: ErrorCatalog {
         case .refreshRevoked: make(401, "refresh_token_revoked", "Refresh token revoked", when: "the refresh token or its family was revoked")
         case .refreshReused: make(401, "refresh_token_reused", "Refresh token already used", when: "an already rotated refresh token; the family is revoked")
         case .refreshUnknown: make(401, "refresh_token_invalid", "Refresh token invalid", when: "a refresh token this server never issued")
-        case .accessMismatch: make(401, "access_token_mismatch", "Access token does not match the refresh token", when: "the Bearer token and `accessToken` differ, are not signed by this server, or belong to another family")
+        case .accessMismatch:
+            make(
+                401, "access_token_mismatch", "Access token does not match the refresh token",
+                when: "the Bearer token and `accessToken` differ, are not signed by this server, or belong to another family")
         case .missingAuthorization: make(401, "token_missing", "Send the old access token as Bearer", when: "`POST /auth/refresh` without `Authorization: Bearer <old access token>`")
         }
     }

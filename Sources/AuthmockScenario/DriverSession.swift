@@ -2,7 +2,7 @@ import DriverProtocol
 import Foundation
 import Subprocess
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One answer a driver sent, decoded from its JSON line.
@@ -181,7 +181,9 @@ enum DriverProcess {
                     await execution.teardown(using: [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))])
                     // Let the readers drain what the driver wrote last (its dying words),
                     // but not wait on a pipe some escaped grandchild still holds.
-                    group.addTask { try await Task.sleep(for: .seconds(1)); throw CancellationError() }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(1)); throw CancellationError()
+                    }
                     _ = try? await group.next()
                     _ = try? await group.next()
                     group.cancelAll()
@@ -203,7 +205,16 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
     private var _value: T?
     private var _error: (any Error)?
     private var _stderr = ""
-    var value: T? { get { lock.withLock { _value } } set { lock.withLock { _value = newValue } } }
-    var error: (any Error)? { get { lock.withLock { _error } } set { lock.withLock { _error = newValue } } }
-    var stderr: String { get { lock.withLock { _stderr } } set { lock.withLock { _stderr = newValue } } }
+    var value: T? {
+        get { lock.withLock { _value } }
+        set { lock.withLock { _value = newValue } }
+    }
+    var error: (any Error)? {
+        get { lock.withLock { _error } }
+        set { lock.withLock { _error = newValue } }
+    }
+    var stderr: String {
+        get { lock.withLock { _stderr } }
+        set { lock.withLock { _stderr = newValue } }
+    }
 }

@@ -46,9 +46,12 @@ public enum Reports {
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         xml += #"<testsuites name="authmock" tests="\#(results.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(String(format: "%.3f", seconds))">"# + "\n"
         for (profile, group) in Dictionary(grouping: results, by: \.profile).sorted(by: { $0.key < $1.key }) {
-            xml += #"  <testsuite name="authmock.\#(escape(profile))" tests="\#(group.count)" failures="\#(group.filter { $0.verdict == .fail }.count)" errors="\#(group.filter { $0.verdict == .error }.count)" skipped="\#(group.filter { $0.verdict == .skip || $0.verdict == .nonStrict }.count)">"# + "\n"
+            xml +=
+                #"  <testsuite name="authmock.\#(escape(profile))" tests="\#(group.count)" failures="\#(group.filter { $0.verdict == .fail }.count)" errors="\#(group.filter { $0.verdict == .error }.count)" skipped="\#(group.filter { $0.verdict == .skip || $0.verdict == .nonStrict }.count)">"#
+                + "\n"
             for result in group {
-                xml += #"    <testcase classname="authmock.\#(escape(profile))" name="\#(escape("\(result.id) \(result.name)"))" file="\#(escape(result.file))" time="\#(String(format: "%.3f", result.seconds))">"#
+                xml +=
+                    #"    <testcase classname="authmock.\#(escape(profile))" name="\#(escape("\(result.id) \(result.name)"))" file="\#(escape(result.file))" time="\#(String(format: "%.3f", result.seconds))">"#
                 let text = escape(details(result))
                 switch result.verdict {
                 case .fail: xml += "\n" + #"      <failure message="\#(escape(result.failedFindings.first?.message ?? "failed"))">\#(text)</failure>"# + "\n    "

@@ -78,99 +78,140 @@ public enum WaitCondition: Sendable {
 /// The format's definition: the decoder and the JSON Schema both come from it.
 public enum ScenarioFormat {
 
-    static let request = ObjectSpec("request", [
-        Field("method", .string(), "HTTP method (default GET)"),
-        Field("path", .string(), required: true, "path under the server, e.g. /api/items; //foreign/... is the same server under another host name (a third party)"),
-        Field("headers", .map(.string()), "headers the application sets; X-Authmock-Call is added by the runner"),
-        Field("body", .string(), "request body, sent as is"),
-        Field("wait", .boolean, "false: send and go on without waiting for the answer (default true)"),
-    ])
+    static let request = ObjectSpec(
+        "request",
+        [
+            Field("method", .string(), "HTTP method (default GET)"),
+            Field("path", .string(), required: true, "path under the server, e.g. /api/items; //foreign/... is the same server under another host name (a third party)"),
+            Field("headers", .map(.string()), "headers the application sets; X-Authmock-Call is added by the runner"),
+            Field("body", .string(), "request body, sent as is"),
+            Field("wait", .boolean, "false: send and go on without waiting for the answer (default true)"),
+        ])
 
-    static let selector = ObjectSpec("selector", [
-        Field("kind", .string(oneOf: ["access", "refresh", "all"]), "which tokens (default all)"),
-        Field("subject", .string(), "only tokens of this user"),
-        Field("family", .string(), "only tokens of this login"),
-        Field("jti", .string(), "only the access token with this jti, or the refresh token with this id"),
-    ])
+    static let selector = ObjectSpec(
+        "selector",
+        [
+            Field("kind", .string(oneOf: ["access", "refresh", "all"]), "which tokens (default all)"),
+            Field("subject", .string(), "only tokens of this user"),
+            Field("family", .string(), "only tokens of this login"),
+            Field("jti", .string(), "only the access token with this jti, or the refresh token with this id"),
+        ])
 
-    static let fault = ObjectSpec("fault rule", [
-        Field("match", .object(ObjectSpec("match", [
-            Field("method", .string(), "HTTP method"),
-            Field("pathPrefix", .string(), "path prefix"),
-            Field("kind", .string(oneOf: RouteKind.matchNames), "route kind: login, refresh, resource, ... or token for login and refresh"),
-            Field("header", .object(ObjectSpec("header", [
-                Field("name", .string(), required: true, "header name"),
-                Field("value", .string(), "required value (absent: presence is enough)"),
-            ])), "a header the request must carry"),
-        ])), "which requests the rule fires on"),
-        Field("times", .oneOf([.integer(minimum: 1), .string(oneOf: ["unlimited"])]), "how many times it fires (default 1)"),
-        Field("action", .object(ObjectSpec("action", [
-            Field("type", .string(oneOf: FaultRule.actionTypes), required: true, "what the server does"),
-            Field("status", .integer(minimum: 100), "respond: the status"),
-            Field("headers", .map(.string()), "respond: headers"),
-            Field("body", .string(), "respond: body"),
-            Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
-            Field("quiet_ms", .integer(minimum: 0), "gather: let the held requests go once no new one has arrived for this long (default 150)"),
-            Field("count", .integer(minimum: 1), "gather: hold matching requests until this many have arrived"),
-        ])), required: true, "what happens instead of the normal answer"),
-    ])
+    static let fault = ObjectSpec(
+        "fault rule",
+        [
+            Field(
+                "match",
+                .object(
+                    ObjectSpec(
+                        "match",
+                        [
+                            Field("method", .string(), "HTTP method"),
+                            Field("pathPrefix", .string(), "path prefix"),
+                            Field("kind", .string(oneOf: RouteKind.matchNames), "route kind: login, refresh, resource, ... or token for login and refresh"),
+                            Field(
+                                "header",
+                                .object(
+                                    ObjectSpec(
+                                        "header",
+                                        [
+                                            Field("name", .string(), required: true, "header name"),
+                                            Field("value", .string(), "required value (absent: presence is enough)"),
+                                        ])), "a header the request must carry"),
+                        ])), "which requests the rule fires on"),
+            Field("times", .oneOf([.integer(minimum: 1), .string(oneOf: ["unlimited"])]), "how many times it fires (default 1)"),
+            Field(
+                "action",
+                .object(
+                    ObjectSpec(
+                        "action",
+                        [
+                            Field("type", .string(oneOf: FaultRule.actionTypes), required: true, "what the server does"),
+                            Field("status", .integer(minimum: 100), "respond: the status"),
+                            Field("headers", .map(.string()), "respond: headers"),
+                            Field("body", .string(), "respond: body"),
+                            Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
+                            Field("quiet_ms", .integer(minimum: 0), "gather: let the held requests go once no new one has arrived for this long (default 150)"),
+                            Field("count", .integer(minimum: 1), "gather: hold matching requests until this many have arrived"),
+                        ])), required: true, "what happens instead of the normal answer"),
+        ])
 
     static var expectations: ObjectSpec { ExpectationKinds.spec }
 
     /// The settings a scenario may override, from the one settings table.
     static var server: ObjectSpec {
-        ObjectSpec("server", ServerSetting.all.filter(\.inScenarios).map { setting in
-            let shape: Shape = switch setting.type {
-            case .integer(let minimum): .integer(minimum: minimum)
-            case .boolean: .boolean
-            case .string: .string()
-            case .choice(let allowed): .string(oneOf: allowed)
-            }
-            return Field(setting.key, shape, "\(setting.doc) (default \(setting.defaultText))")
-        })
+        ObjectSpec(
+            "server",
+            ServerSetting.all.filter(\.inScenarios).map { setting in
+                let shape: Shape =
+                    switch setting.type {
+                    case .integer(let minimum): .integer(minimum: minimum)
+                    case .boolean: .boolean
+                    case .string: .string()
+                    case .choice(let allowed): .string(oneOf: allowed)
+                    }
+                return Field(setting.key, shape, "\(setting.doc) (default \(setting.defaultText))")
+            })
     }
 
     static let steps: [Field] = [
-        Field("login", .object(ObjectSpec("login", [
-            Field("username", .string(), "default alice"),
-            Field("password", .string(), "default wonderland"),
-        ])), "sign in through the client"),
+        Field(
+            "login",
+            .object(
+                ObjectSpec(
+                    "login",
+                    [
+                        Field("username", .string(), "default alice"),
+                        Field("password", .string(), "default wonderland"),
+                    ])), "sign in through the client"),
         Field("request", .object(request), "one application call"),
-        Field("parallel", .object(ObjectSpec("parallel", [
-            Field("count", .integer(minimum: 1), "copies of `request` to send at once"),
-            Field("request", .object(request), "the request to copy"),
-            Field("requests", .array(.object(request)), "or: a list of different requests"),
-        ])), "calls sent at once, without waiting (how concurrent 401s are made)"),
+        Field(
+            "parallel",
+            .object(
+                ObjectSpec(
+                    "parallel",
+                    [
+                        Field("count", .integer(minimum: 1), "copies of `request` to send at once"),
+                        Field("request", .object(request), "the request to copy"),
+                        Field("requests", .array(.object(request)), "or: a list of different requests"),
+                    ])), "calls sent at once, without waiting (how concurrent 401s are made)"),
         Field("advance_clock", .duration, "move the server clock forward"),
         Field("expire", .object(selector), "expire tokens now"),
         Field("revoke", .object(selector), "revoke tokens"),
         Field("fault", .object(fault), "add a fault rule (the control API's shape)"),
-        Field("wait_for", .oneOf([
-            .string(oneOf: ["all"]),
-            .object(ObjectSpec("wait_for", [
-                Field("kind", .string(oneOf: RouteKind.matchNames), required: true, "route kind to count in the journal"),
-                Field("count", .integer(minimum: 1), required: true, "how many requests of that kind"),
-                Field("answered", .boolean, "true: wait until the server has made its answers too (sent, or held by delay-response); default false: arrival is enough"),
-            ])),
-        ]), "all: until every call sent so far is answered; or until count requests of kind have arrived (answered or not; at most 5 s)"),
+        Field(
+            "wait_for",
+            .oneOf([
+                .string(oneOf: ["all"]),
+                .object(
+                    ObjectSpec(
+                        "wait_for",
+                        [
+                            Field("kind", .string(oneOf: RouteKind.matchNames), required: true, "route kind to count in the journal"),
+                            Field("count", .integer(minimum: 1), required: true, "how many requests of that kind"),
+                            Field("answered", .boolean, "true: wait until the server has made its answers too (sent, or held by delay-response); default false: arrival is enough"),
+                        ])),
+            ]), "all: until every call sent so far is answered; or until count requests of kind have arrived (answered or not; at most 5 s)"),
         Field("sleep", .duration, "real time; only for cases about the client's own clock"),
         Field("check", .object(expectations), "expectations checked at this point"),
     ]
 
-    public static let scenario = ObjectSpec("scenario", [
-        Field("id", .string(), required: true, "dotted case id, e.g. 1.1"),
-        Field("name", .string(), required: true, "short title"),
-        Field("description", .string(), required: true, "what the server does, what a correct client does, which real bug it catches"),
-        Field("profile", .string(oneOf: Profiles.names), "the dialect it runs in"),
-        Field("profiles", .array(.string(oneOf: Profiles.names)), "or: every dialect it runs in, once each"),
-        Field("level", .string(oneOf: ["must", "should"]), "must: a broken expectation FAILs; should: NON-STRICT (default must)"),
-        Field("timeout", .duration, "real seconds the case may take (default 20)"),
-        Field("server", .object(server), "server settings"),
-        Field("steps", .array(.choice(steps)), required: true, "what happens, in order"),
-        Field("reports", .array(.string()), "public bug reports of libraries that got this wrong: owner/repo#N or a URL"),
-        Field("expect", .object(expectations), required: true, "what a correct client shows; a breach FAILs a must case"),
-        Field("should", .object(expectations), "what a correct client should also show: a breach is NON-STRICT, never FAIL (wasteful, not wrong)"),
-    ])
+    public static let scenario = ObjectSpec(
+        "scenario",
+        [
+            Field("id", .string(), required: true, "dotted case id, e.g. 1.1"),
+            Field("name", .string(), required: true, "short title"),
+            Field("description", .string(), required: true, "what the server does, what a correct client does, which real bug it catches"),
+            Field("profile", .string(oneOf: Profiles.names), "the dialect it runs in"),
+            Field("profiles", .array(.string(oneOf: Profiles.names)), "or: every dialect it runs in, once each"),
+            Field("level", .string(oneOf: ["must", "should"]), "must: a broken expectation FAILs; should: NON-STRICT (default must)"),
+            Field("timeout", .duration, "real seconds the case may take (default 20)"),
+            Field("server", .object(server), "server settings"),
+            Field("steps", .array(.choice(steps)), required: true, "what happens, in order"),
+            Field("reports", .array(.string()), "public bug reports of libraries that got this wrong: owner/repo#N or a URL"),
+            Field("expect", .object(expectations), required: true, "what a correct client shows; a breach FAILs a must case"),
+            Field("should", .object(expectations), "what a correct client should also show: a breach is NON-STRICT, never FAIL (wasteful, not wrong)"),
+        ])
 
     /// The JSON Schema of the scenario format.
     public static func jsonSchema() -> String {

@@ -145,11 +145,12 @@ private struct Builder {
         guard let value, let o = value.object else { return settings }
         for (key, item) in o {
             guard let setting = ServerSetting.named(key) else { throw checker.error(at: item.mark, "server.\(key): not a server setting") }
-            let typed: SettingValue = switch item {
-            case .integer(let number, _): .integer(number)
-            case .boolean(let flag, _): .boolean(flag)
-            default: .string(item.string ?? "")
-            }
+            let typed: SettingValue =
+                switch item {
+                case .integer(let number, _): .integer(number)
+                case .boolean(let flag, _): .boolean(flag)
+                default: .string(item.string ?? "")
+                }
             do {
                 settings.values[key] = try setting.check(typed, from: "server.\(key)")
             } catch {
@@ -223,9 +224,10 @@ private struct Builder {
             guard let kinds = RouteKind.parseMatch(try kindValue.string(checker, "wait_for.kind")) else {
                 throw checker.error(at: kindValue.mark, "wait_for.kind: expected one of \(RouteKind.matchNames.joined(separator: ", "))")
             }
-            return .waitFor(.journal(
-                kinds: kinds, count: try o.required("count", checker, at: body.mark).integer(checker, "wait_for.count"),
-                answered: o["answered"]?.boolean ?? false))
+            return .waitFor(
+                .journal(
+                    kinds: kinds, count: try o.required("count", checker, at: body.mark).integer(checker, "wait_for.count"),
+                    answered: o["answered"]?.boolean ?? false))
         case "check": return .check(try expectations(body))
         default: throw checker.error(at: value.mark, "unknown step \(name)")
         }

@@ -35,7 +35,6 @@ public struct DriverInfo: Sendable, Equatable {
     public var profiles: [String]?
     public var capabilities: [String]
 
-
     /// Why this driver cannot run the case in this profile, or nil.
     func cannotRun(_ scenario: Scenario, profile: String) -> String? {
         if let profiles, !profiles.contains(profile) {
@@ -298,10 +297,11 @@ private struct Play: Sendable {
                 let id = try await channel.post { .login(id: $0, username: username, password: password) }
                 let answer = try await channel.answer(id, deadline: deadline)
                 if !answer.ok {
-                    outcome.findings.append(Finding(
-                        expectation: "login", passed: false,
-                        message: "step \(number + 1): the client could not sign in: \(answer.outcome?.rawValue ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")",
-                        evidence: [answer.line]))
+                    outcome.findings.append(
+                        Finding(
+                            expectation: "login", passed: false,
+                            message: "step \(number + 1): the client could not sign in: \(answer.outcome?.rawValue ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")",
+                            evidence: [answer.line]))
                     outcome.stop = .failed
                     break steps
                 }
@@ -326,10 +326,12 @@ private struct Play: Sendable {
                 let seen = { answered ? mock.control.journalCount(JournalFilter(kinds: kinds)) : mock.control.arrivals(kinds) }
                 while seen() < count {
                     guard ContinuousClock.now < waitUntil else {
-                        outcome.findings.append(Finding(
-                            expectation: "wait_for", passed: false,
-                            message: "step \(number + 1): waited 5 s for \(count) \(kinds.map(\.rawValue).sorted().joined(separator: "/")) request(s); the client sent \(mock.control.arrivals(kinds))",
-                            evidence: []))
+                        outcome.findings.append(
+                            Finding(
+                                expectation: "wait_for", passed: false,
+                                message:
+                                    "step \(number + 1): waited 5 s for \(count) \(kinds.map(\.rawValue).sorted().joined(separator: "/")) request(s); the client sent \(mock.control.arrivals(kinds))",
+                                evidence: []))
                         outcome.stop = .failed
                         break steps
                     }

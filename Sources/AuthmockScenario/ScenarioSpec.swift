@@ -210,7 +210,9 @@ struct SpecChecker {
             var seen = Set<String>()
             for (key, value) in mapping {
                 guard let name = key.string, let field = spec.fields.first(where: { $0.name == name }) else {
-                    found.add(error(key, "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))"))
+                    found.add(
+                        error(key, "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))")
+                    )
                     continue
                 }
                 guard seen.insert(name).inserted else {
@@ -275,10 +277,13 @@ struct SpecChecker {
         case .mapping: "a mapping"
         case .sequence: "a list"
         case .scalar(let scalar):
-            node.isTag(.null) ? "nothing (null)"
-                : node.isTag(.int) || node.isTag(.float) ? "the number \(scalar.string)"
-                : node.isTag(.bool) ? scalar.string
-                : "the string '\(scalar.string)'"
+            node.isTag(.null)
+                ? "nothing (null)"
+                : node.isTag(.int) || node.isTag(.float)
+                    ? "the number \(scalar.string)"
+                    : node.isTag(.bool)
+                        ? scalar.string
+                        : "the string '\(scalar.string)'"
         case .alias: "an alias"
         }
     }
@@ -328,10 +333,14 @@ enum SchemaWriter {
             if let keys { out["propertyNames"] = ["enum": keys] }
         case .oneOf(let shapes): out = ["oneOf": shapes.map { schema($0) }]
         case .choice(let fields):
-            out = ["oneOf": fields.map { field in
-                ["type": "object", "properties": [field.name: schema(field.shape, doc: field.doc)],
-                 "required": [field.name], "additionalProperties": false, "description": field.doc] as [String: Any]
-            }]
+            out = [
+                "oneOf": fields.map { field in
+                    [
+                        "type": "object", "properties": [field.name: schema(field.shape, doc: field.doc)],
+                        "required": [field.name], "additionalProperties": false, "description": field.doc,
+                    ] as [String: Any]
+                }
+            ]
         }
         if let doc { out["description"] = doc }
         return out

@@ -31,7 +31,8 @@ extension FaultRule {
             match.pathPrefix = try m.string("pathPrefix")
             if let kind = try m.string("kind") {
                 guard let kinds = RouteKind.parseMatch(kind) else {
-                    throw ControlInputError(.invalidValue, "field '\(m.name("kind"))' must be one of \(RouteKind.matchNames.joined(separator: ", ")); got '\(kind)'\(Suggestion.hint(for: kind, in: RouteKind.matchNames))")
+                    throw ControlInputError(
+                        .invalidValue, "field '\(m.name("kind"))' must be one of \(RouteKind.matchNames.joined(separator: ", ")); got '\(kind)'\(Suggestion.hint(for: kind, in: RouteKind.matchNames))")
                 }
                 match.kinds = kinds
             }
@@ -87,7 +88,8 @@ extension FaultRule {
             try action.allow(["type"])
             parsed = .dropResponse
         default:
-            throw ControlInputError(.invalidValue, "field '\(action.name("type"))' must be one of \(Self.actionTypes.joined(separator: ", ")); got '\(type)'\(Suggestion.hint(for: type, in: Self.actionTypes))")
+            throw ControlInputError(
+                .invalidValue, "field '\(action.name("type"))' must be one of \(Self.actionTypes.joined(separator: ", ")); got '\(type)'\(Suggestion.hint(for: type, in: Self.actionTypes))")
         }
         self.init(match: match, times: times, action: parsed)
     }

@@ -162,7 +162,8 @@ public final class FaultRules: Sendable {
     func fire(method: String, path: String, kind: RouteKind, headers: HTTPFields, excluding: Set<Int> = []) -> Installed? {
         state.withLock { state in
             guard !state.rules.isEmpty else { return nil }
-            for index in state.rules.indices where !state.rules[index].exhausted && !excluding.contains(state.rules[index].id)
+            for index in state.rules.indices
+            where !state.rules[index].exhausted && !excluding.contains(state.rules[index].id)
                 && state.rules[index].rule.match.admits(method: method, path: path, kind: kind, headers: headers)
             {
                 state.rules[index].fired += 1

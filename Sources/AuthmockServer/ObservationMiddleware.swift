@@ -129,11 +129,12 @@ extension PresentedToken {
             self.init(kind: .refresh, id: nil, state: .unknown)
             return
         }
-        let state: State = switch info.failure {
-        case nil: info.rotated ? .rotatedGrace : .valid
-        case .reused: .rotatedReuse
-        case let failure?: State(rawValue: failure.rawValue.replacingOccurrences(of: "_", with: "-"))
-        }
+        let state: State =
+            switch info.failure {
+            case nil: info.rotated ? .rotatedGrace : .valid
+            case .reused: .rotatedReuse
+            case let failure?: State(rawValue: failure.rawValue.replacingOccurrences(of: "_", with: "-"))
+            }
         self.init(kind: .refresh, id: info.id, state: state)
     }
 }

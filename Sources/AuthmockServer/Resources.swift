@@ -22,9 +22,10 @@ enum Resources {
                     let c = grant.claims
                     let me = Me(
                         sub: grant.subject, clientID: c.clientID, scope: c.scope,
-                        claims: .init(iss: c.iss.value, sub: c.sub.value, aud: c.aud.value,
-                                      exp: Int(c.exp.value.timeIntervalSince1970), iat: Int(c.iat.value.timeIntervalSince1970),
-                                      jti: c.jti.value, clientID: c.clientID, scope: c.scope, sid: c.sid))
+                        claims: .init(
+                            iss: c.iss.value, sub: c.sub.value, aud: c.aud.value,
+                            exp: Int(c.exp.value.timeIntervalSince1970), iat: Int(c.iat.value.timeIntervalSince1970),
+                            jti: c.jti.value, clientID: c.clientID, scope: c.scope, sid: c.sid))
                     return profile.successBody(me)
                 }
                 return try await profile.finishResource(JSONResponse.response(body), grant: grant, context: context, mock: mock)

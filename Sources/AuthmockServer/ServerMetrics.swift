@@ -10,7 +10,8 @@ public final class ServerMetrics: Sendable {
     func record(_ entry: JournalEntry) {
         registry.makeCounter(
             name: "authmock_requests_total", labels: [("kind", entry.kind.rawValue), ("status", String(entry.status))],
-            help: "Requests by route kind and answer status (0: no answer).").increment()
+            help: "Requests by route kind and answer status (0: no answer)."
+        ).increment()
         if entry.issuedAccess != nil {
             registry.makeCounter(name: "authmock_tokens_issued_total", labels: [("type", "access")], help: "Tokens issued by type.").increment()
         }

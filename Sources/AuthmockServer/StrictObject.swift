@@ -81,9 +81,13 @@ public struct StrictObject: @unchecked Sendable {
         guard let object = try object(key) else { return nil }
         var result: [String: String] = [:]
         for (name, value) in object.values {
-            if let text = value as? String { result[name] = text }
-            else if !Self.isBool(value), let number = value as? NSNumber { result[name] = number.stringValue }
-            else { throw object.wrongType(name, "a string") }
+            if let text = value as? String {
+                result[name] = text
+            } else if !Self.isBool(value), let number = value as? NSNumber {
+                result[name] = number.stringValue
+            } else {
+                throw object.wrongType(name, "a string")
+            }
         }
         return result
     }

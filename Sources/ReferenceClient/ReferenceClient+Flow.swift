@@ -20,11 +20,13 @@ extension ReferenceClient {
         do {
             let answer: Answer
             if profile == .oauth2 {
-                answer = try await send("POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
-                                        body: Self.form([("grant_type", "password"), ("username", username), ("password", password)]))
+                answer = try await send(
+                    "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
+                    body: Self.form([("grant_type", "password"), ("username", username), ("password", password)]))
             } else {
-                answer = try await send("POST", "/auth/login", headers: [("Content-Type", "application/json")],
-                                        body: json(["username": username, "password": password]))
+                answer = try await send(
+                    "POST", "/auth/login", headers: [("Content-Type", "application/json")],
+                    body: json(["username": username, "password": password]))
             }
             let (access, refresh) = Self.tokens(answer)
             guard (200..<300).contains(answer.status), let access else {

@@ -30,22 +30,26 @@ extension ReferenceClient {
             let answer: Answer
             switch profile {
             case .oauth2:
-                answer = try await send("POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
-                                        body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
+                answer = try await send(
+                    "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
+                    body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
             case .envelope:
                 answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json")], body: json(["refreshToken": refresh]))
             case .reissue:
-                answer = try await send("POST", "/auth/reissue", headers: [("Content-Type", "application/json")],
-                                        body: json(["accessToken": access ?? "", "refreshToken": refresh]))
+                answer = try await send(
+                    "POST", "/auth/reissue", headers: [("Content-Type", "application/json")],
+                    body: json(["accessToken": access ?? "", "refreshToken": refresh]))
             case .renewal:
-                answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(access ?? "")")],
-                                        body: json(["accessToken": access ?? "", "refreshToken": refresh]))
+                answer = try await send(
+                    "POST", "/auth/refresh", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(access ?? "")")],
+                    body: json(["accessToken": access ?? "", "refreshToken": refresh]))
             case .headerRotation:
                 // The refresh is the call itself, repeated with the refresh token.
                 answer = try await attempt(call.method, call.path, call.headers, call.body, token: nil, retry: true, bearer: refresh)
                 if (200..<300).contains(answer.status) {
                     served.answer = answer
-                    let rotated = answer.headers.first(name: "Authorization").map { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : $0 }
+                    let rotated =
+                        answer.headers.first(name: "Authorization").map { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : $0 }
                         ?? answer.headers.first(name: "X-Access-Token")
                     return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : rotated, nil, nil)
                 }

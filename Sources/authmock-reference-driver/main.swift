@@ -30,7 +30,8 @@ while let argument = arguments.popFirst() {
         }
         faults.insert(fault)
     case "--help", "-h":
-        print("""
+        print(
+            """
             usage: authmock-reference-driver [--fault NAME]... [--max-connections-per-host N] [--proactive-refresh MODE]
             faults: \(ClientFault.allCases.map(\.rawValue).joined(separator: ", "))
             proactive refresh modes (all correct): \(ProactiveRefresh.allCases.map(\.rawValue).joined(separator: ", ")) (default early)
@@ -64,6 +65,8 @@ let chosenPool = maxConnections
 let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
 await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: ["url"]) { hello in
-    ReferenceDriver(client: ReferenceClient(baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
-        maxConnectionsPerHost: chosenPool, proactive: chosenProactive))
+    ReferenceDriver(
+        client: ReferenceClient(
+            baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
+            maxConnectionsPerHost: chosenPool, proactive: chosenProactive))
 }

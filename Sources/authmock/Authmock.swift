@@ -8,7 +8,10 @@ struct AuthmockCommand: AsyncParsableCommand {
         commandName: "authmock",
         abstract: "A mock OAuth server and a conformance suite for token-refresh clients.",
         version: AuthmockVersion.current,
-        subcommands: [ServeCommand.self, CtlCommand.self, RunCommand.self, ValidateCommand.self, InitCommand.self, MatrixCommand.self, CasesCommand.self, SchemaCommand.self, ErrorsCommand.self, SettingsCommand.self]
+        subcommands: [
+            ServeCommand.self, CtlCommand.self, RunCommand.self, ValidateCommand.self, InitCommand.self, MatrixCommand.self, CasesCommand.self, SchemaCommand.self, ErrorsCommand.self,
+            SettingsCommand.self,
+        ]
     )
 
     /// As ArgumentParser's own main, except that bad usage (a missing or

@@ -34,7 +34,8 @@ struct ConfigFile {
         var file = ConfigFile()
         for (key, value) in mapping {
             guard let name = key.string, known.contains(name) else {
-                throw ConfigError("\(path):\(place(key)): unknown setting '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: known)); expected one of: \(known.sorted().joined(separator: ", "))")
+                throw ConfigError(
+                    "\(path):\(place(key)): unknown setting '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: known)); expected one of: \(known.sorted().joined(separator: ", "))")
             }
             do {
                 switch name {

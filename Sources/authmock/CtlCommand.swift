@@ -219,8 +219,9 @@ func printJournalTable(_ data: Data) {
         if entry["undelivered"] as? Bool == true { status += "!" }
         if let fault = entry["fault"] { status += " f\(fault)" }
         func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
-        print(pad("\(entry["seq"] ?? "")", 6) + pad("\(entry["virtualTime"] ?? "")", 26) + pad("\(entry["kind"] ?? "")", 10)
-            + pad(request, 31) + pad(credential, 33) + pad(status, 8) + "\(entry["errorCode"] ?? "")")
+        print(
+            pad("\(entry["seq"] ?? "")", 6) + pad("\(entry["virtualTime"] ?? "")", 26) + pad("\(entry["kind"] ?? "")", 10)
+                + pad(request, 31) + pad(credential, 33) + pad(status, 8) + "\(entry["errorCode"] ?? "")")
     }
     if let dropped = page["dropped"] as? Int, dropped > 0 { print("(\(dropped) older entries were dropped: the journal is full)") }
 }

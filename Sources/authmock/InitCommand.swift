@@ -44,7 +44,8 @@ struct InitCommand: ParsableCommand {
             print("wrote \(full)")
         }
         let driver = language == "python" ? "python3 \(dir)/driver/driver.py" : "\(dir)/driver/.build/debug/my-authmock-driver"
-        print("""
+        print(
+            """
 
             Next:
               authmock validate \(dir)/scenarios

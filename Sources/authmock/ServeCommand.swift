@@ -70,13 +70,17 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as SettingsError {
             throw ValidationError(error.description)
         }
-        let certificate = options.tls == nil ? nil
-            : URL(fileURLWithPath: tlsCert ?? ProcessInfo.processInfo.environment["AUTHMOCK_TLS_CERT"] ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")).standardizedFileURL.path
+        let certificate =
+            options.tls == nil
+            ? nil
+            : URL(fileURLWithPath: tlsCert ?? ProcessInfo.processInfo.environment["AUTHMOCK_TLS_CERT"] ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")).standardizedFileURL
+                .path
         let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
             printBanner(mock, port: port, certificate: certificate)
         }
-        let group = ServiceGroup(configuration: .init(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 
@@ -86,7 +90,8 @@ struct ServeCommand: AsyncParsableCommand {
         var values: [String: String] = [:]
         var rest = settingArguments[...]
         while let argument = rest.popFirst() {
-            let (name, inline) = argument.firstIndex(of: "=").map { (String(argument[..<$0]), Optional(String(argument[argument.index(after: $0)...]))) }
+            let (name, inline) =
+                argument.firstIndex(of: "=").map { (String(argument[..<$0]), Optional(String(argument[argument.index(after: $0)...]))) }
                 ?? (argument, nil)
             guard let setting = ServerSetting.flagged(name) else {
                 let known = ServerSetting.all.map(\.flag)

@@ -4,71 +4,71 @@ import Foundation
 /// docs/writing-a-driver.md shows (a test keeps the two identical).
 enum Templates {
     static let pythonDriver = #"""
-#!/usr/bin/env python3
-import base64, json, sys, threading, urllib.error, urllib.parse, urllib.request
+        #!/usr/bin/env python3
+        import base64, json, sys, threading, urllib.error, urllib.parse, urllib.request
 
-out = threading.Lock()
-def answer(message):
-    with out:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
+        out = threading.Lock()
+        def answer(message):
+            with out:
+                sys.stdout.write(json.dumps(message) + "\n")
+                sys.stdout.flush()
 
-class Client:
-    def __init__(self, hello):
-        self.base, self.lock, self.generation, self.dead = hello["baseURL"], threading.Lock(), 0, False
-        self.basic = "Basic " + base64.b64encode(f'{hello["clientId"]}:{hello["clientSecret"]}'.encode()).decode()
-        self.access = self.refresh = None
+        class Client:
+            def __init__(self, hello):
+                self.base, self.lock, self.generation, self.dead = hello["baseURL"], threading.Lock(), 0, False
+                self.basic = "Basic " + base64.b64encode(f'{hello["clientId"]}:{hello["clientSecret"]}'.encode()).decode()
+                self.access = self.refresh = None
 
-    def http(self, method, path, headers, body=None):
-        request = urllib.request.Request(self.base + path, None if body is None else body.encode(), headers, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
+            def http(self, method, path, headers, body=None):
+                request = urllib.request.Request(self.base + path, None if body is None else body.encode(), headers, method=method)
+                try:
+                    with urllib.request.urlopen(request, timeout=30) as response:
+                        return response.status, response.read().decode()
+                except urllib.error.HTTPError as error:
+                    return error.code, error.read().decode()
 
-    def grant(self, **form):  # caller holds self.lock
-        status, text = self.http("POST", "/oauth/token", {"Authorization": self.basic,
-            "Content-Type": "application/x-www-form-urlencoded"}, urllib.parse.urlencode(form))
-        if status == 200:
-            tokens = json.loads(text)
-            self.access, self.refresh = tokens["access_token"], tokens.get("refresh_token", self.refresh)
-            self.generation += 1
-        return status == 200
+            def grant(self, **form):  # caller holds self.lock
+                status, text = self.http("POST", "/oauth/token", {"Authorization": self.basic,
+                    "Content-Type": "application/x-www-form-urlencoded"}, urllib.parse.urlencode(form))
+                if status == 200:
+                    tokens = json.loads(text)
+                    self.access, self.refresh = tokens["access_token"], tokens.get("refresh_token", self.refresh)
+                    self.generation += 1
+                return status == 200
 
-    def login(self, m):
-        with self.lock:
-            ok = self.grant(grant_type="password", username=m["username"], password=m["password"])
-        return {"ok": ok, "outcome": "ok" if ok else "http_error"}
+            def login(self, m):
+                with self.lock:
+                    ok = self.grant(grant_type="password", username=m["username"], password=m["password"])
+                return {"ok": ok, "outcome": "ok" if ok else "http_error"}
 
-    def request(self, m):
-        send = lambda token: self.http(m["method"], m["path"], {**m.get("headers", {}), "Authorization": "Bearer " + token}, m.get("body"))
-        with self.lock:
-            token, generation = self.access, self.generation
-        status, text = send(token)
-        if status == 401:
-            with self.lock:  # one refresh; a late 401 finds a newer generation and only retries
-                if self.dead or (self.generation == generation and not self.grant(grant_type="refresh_token", refresh_token=self.refresh)):
-                    self.dead = True
-                    return {"ok": False, "outcome": "reauth_required", "status": 401}
-                token = self.access
-            status, text = send(token)
-        return {"ok": 200 <= status < 300, "outcome": "ok" if 200 <= status < 300 else "http_error", "status": status, "body": text}
+            def request(self, m):
+                send = lambda token: self.http(m["method"], m["path"], {**m.get("headers", {}), "Authorization": "Bearer " + token}, m.get("body"))
+                with self.lock:
+                    token, generation = self.access, self.generation
+                status, text = send(token)
+                if status == 401:
+                    with self.lock:  # one refresh; a late 401 finds a newer generation and only retries
+                        if self.dead or (self.generation == generation and not self.grant(grant_type="refresh_token", refresh_token=self.refresh)):
+                            self.dead = True
+                            return {"ok": False, "outcome": "reauth_required", "status": 401}
+                        token = self.access
+                    status, text = send(token)
+                return {"ok": 200 <= status < 300, "outcome": "ok" if 200 <= status < 300 else "http_error", "status": status, "body": text}
 
-client = None
-for line in sys.stdin:
-    m = json.loads(line)
-    if m["op"] == "hello":
-        client = Client(m)
-        answer({"id": m["id"], "ok": True, "driver": "python-urllib-example", "version": "1", "profiles": ["oauth2"]})
-    elif m["op"] == "shutdown":
-        answer({"id": m["id"], "ok": True})
-        break
-    else:
-        work = client.login if m["op"] == "login" else client.request
-        threading.Thread(target=lambda m=m, work=work: answer({"id": m["id"], **work(m)})).start()
+        client = None
+        for line in sys.stdin:
+            m = json.loads(line)
+            if m["op"] == "hello":
+                client = Client(m)
+                answer({"id": m["id"], "ok": True, "driver": "python-urllib-example", "version": "1", "profiles": ["oauth2"]})
+            elif m["op"] == "shutdown":
+                answer({"id": m["id"], "ok": True})
+                break
+            else:
+                work = client.login if m["op"] == "login" else client.request
+                threading.Thread(target=lambda m=m, work=work: answer({"id": m["id"], **work(m)})).start()
 
-"""#
+        """#
 
     static func scenario(schemaPath: String) -> String {
         """

@@ -51,8 +51,10 @@ struct EvaluatorTests {
                     id: id, ok: outcome == "ok", outcome: OutcomeKind(rawValue: outcome), status: status, message: nil, fields: [:], profiles: nil, capabilities: nil,
                     line: "", receivedAt: EvaluatorTests.start.addingTimeInterval($0))
             }
-            calls.append(CallRecord(call: id, driverID: id, spec: CallSpec(method: "GET", path: path, headers: [:], body: nil), answer: answer,
-                                    sentAt: EvaluatorTests.start.addingTimeInterval(sent)))
+            calls.append(
+                CallRecord(
+                    call: id, driverID: id, spec: CallSpec(method: "GET", path: path, headers: [:], body: nil), answer: answer,
+                    sentAt: EvaluatorTests.start.addingTimeInterval(sent)))
         }
 
         var observation: Observation { Observation(entries: entries, calls: calls, tokens: tokens, start: EvaluatorTests.start) }

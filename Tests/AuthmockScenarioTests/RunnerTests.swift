@@ -1,7 +1,7 @@
 import AuthmockScenario
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import Testing
 
@@ -73,13 +73,16 @@ import Testing
     }
 
     @Test func aDriverThatPrintsGarbageIsAnError() async throws {
-        let result = try await runFake(Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#) + "\nsys.stdout.write('Hello from the library!\\n'); sys.stdout.flush()\ntime.sleep(5)\n")
+        let result = try await runFake(
+            Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#) + "\nsys.stdout.write('Hello from the library!\\n'); sys.stdout.flush()\ntime.sleep(5)\n")
         #expect(result.verdict == .error)
         #expect(result.reason?.contains("not JSON: Hello from the library!") == true, "\(result.reason ?? "")")
     }
 
     @Test func anUnsupportedProfileIsSkipped() async throws {
-        let result = try await runFake(Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["envelope"]"#) + "\nfor line in sys.stdin:\n    m = json.loads(line)\n    send({'id': m['id'], 'ok': True})\n    if m['op'] == 'shutdown': break\n")
+        let result = try await runFake(
+            Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["envelope"]"#)
+                + "\nfor line in sys.stdin:\n    m = json.loads(line)\n    send({'id': m['id'], 'ok': True})\n    if m['op'] == 'shutdown': break\n")
         #expect(result.verdict == .skip)
         #expect(result.reason?.contains("does not speak oauth2") == true)
     }

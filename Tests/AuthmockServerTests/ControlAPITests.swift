@@ -12,10 +12,12 @@ struct ControlAPITests {
         try await TestServer.run { server in
             let json = try await server.control(.get, "").json()
             let routes = try #require(json["routes"] as? [[String: Any]]).map { "\($0["method"]!) \($0["path"]!)" }
-            for route in ["POST /_authmock/reset", "GET /_authmock/clock", "POST /_authmock/clock/advance", "POST /_authmock/clock/set",
-                          "GET /_authmock/tokens", "POST /_authmock/tokens/expire", "POST /_authmock/tokens/revoke",
-                          "GET /_authmock/faults", "POST /_authmock/faults", "DELETE /_authmock/faults",
-                          "GET /_authmock/journal", "GET /_authmock/journal/count"] {
+            for route in [
+                "POST /_authmock/reset", "GET /_authmock/clock", "POST /_authmock/clock/advance", "POST /_authmock/clock/set",
+                "GET /_authmock/tokens", "POST /_authmock/tokens/expire", "POST /_authmock/tokens/revoke",
+                "GET /_authmock/faults", "POST /_authmock/faults", "DELETE /_authmock/faults",
+                "GET /_authmock/journal", "GET /_authmock/journal/count",
+            ] {
                 #expect(routes.contains(route), "discovery lacks \(route)")
             }
             #expect(try await server.control(.get, "/").status == .ok)

@@ -51,8 +51,9 @@ struct DocExampleTests {
     func errorTableIsCurrent(profile: String) throws {
         let page = try Self.page(profile)
         let table = ErrorTable.table(try #require(ErrorTable.rows(forProfile: profile)))
-        #expect(page.contains("<!-- errors:begin -->\n\(table)<!-- errors:end -->"),
-                "docs/profiles/\(profile).md error table is stale: run scripts/regen-docs.sh")
+        #expect(
+            page.contains("<!-- errors:begin -->\n\(table)<!-- errors:end -->"),
+            "docs/profiles/\(profile).md error table is stale: run scripts/regen-docs.sh")
     }
 }
 
@@ -75,16 +76,18 @@ struct DocExample {
         var index = 0
         while index < blocks.count {
             let request = blocks[index]
-            try #require(request.0 == "http" && index + 1 < blocks.count && blocks[index + 1].0 == "http-response",
-                         "every http block must be followed by an http-response block")
+            try #require(
+                request.0 == "http" && index + 1 < blocks.count && blocks[index + 1].0 == "http-response",
+                "every http block must be followed by an http-response block")
             let response = blocks[index + 1]
             let (requestLine, requestHeaders, requestBody) = split(request.1)
             let (statusLine, responseHeaders, responseBody) = split(response.1)
             let first = requestLine.split(separator: " ")
             let status = try #require(Int(statusLine.split(separator: " ")[1]))
-            examples.append(DocExample(
-                method: String(first[0]), path: String(first[1]), headers: requestHeaders, body: requestBody,
-                status: status, expectedHeaders: responseHeaders, expectedBody: responseBody))
+            examples.append(
+                DocExample(
+                    method: String(first[0]), path: String(first[1]), headers: requestHeaders, body: requestBody,
+                    status: status, expectedHeaders: responseHeaders, expectedBody: responseBody))
             index += 2
         }
         return examples

@@ -11,7 +11,8 @@ struct FaultAndJournalTests {
     @Test func respondFaultFiresOnceOnRefreshOnly() async throws {
         try await TestServer.run { server in
             let pair = try await server.login()
-            let rule = try await server.control(.post, "/faults",
+            let rule = try await server.control(
+                .post, "/faults",
                 #"{"match": {"kind": "refresh"}, "action": {"type": "respond", "status": 503, "headers": {"Retry-After": "2"}, "body": "busy"}}"#)
             #expect(rule.status == .created)
             #expect(try await server.get("/api/me", bearer: pair.access).status == .ok, "a refresh rule must not hit resources")
@@ -33,8 +34,10 @@ struct FaultAndJournalTests {
     @Test func a401ForAGoodTokenAndHeaderMatching() async throws {
         try await TestServer.run { server in
             let pair = try await server.login()
-            _ = try await server.control(.post, "/faults",
-                #"{"match": {"kind": "resource", "header": {"name": "X-Authmock-Call", "value": "c2"}}, "times": "unlimited", "action": {"type": "respond", "status": 401, "headers": {"WWW-Authenticate": "Bearer error=\"invalid_token\""}}}"#)
+            _ = try await server.control(
+                .post, "/faults",
+                #"{"match": {"kind": "resource", "header": {"name": "X-Authmock-Call", "value": "c2"}}, "times": "unlimited", "action": {"type": "respond", "status": 401, "headers": {"WWW-Authenticate": "Bearer error=\"invalid_token\""}}}"#
+            )
             let call = HTTPField.Name("X-Authmock-Call")!
             for _ in 0..<3 {
                 #expect(try await server.send(.get, "/api/me", headers: [.authorization: "Bearer \(pair.access)", call: "c2"]).status == .unauthorized)
@@ -139,9 +142,12 @@ struct FaultAndJournalTests {
             try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for index in 0..<total {
                     group.addTask {
-                        try await server.send(.get, "/api/items/\(index)", headers: [
-                            .authorization: "Bearer \(access)", HTTPField.Name("X-Authmock-Call")!: "\(index)",
-                        ]).status
+                        try await server.send(
+                            .get, "/api/items/\(index)",
+                            headers: [
+                                .authorization: "Bearer \(access)", HTTPField.Name("X-Authmock-Call")!: "\(index)",
+                            ]
+                        ).status
                     }
                 }
                 for try await status in group { #expect(status == .ok) }
@@ -170,9 +176,11 @@ struct FaultAndJournalTests {
     }
 
     func form(_ body: String) -> TestClient.Request {
-        TestClient.Request("/oauth/token", method: .post, headers: [
-            .contentType: "application/x-www-form-urlencoded", .authorization: "Basic ZGVtbzpkZW1vLXNlY3JldA==",
-        ], body: ByteBuffer(string: body))
+        TestClient.Request(
+            "/oauth/token", method: .post,
+            headers: [
+                .contentType: "application/x-www-form-urlencoded", .authorization: "Basic ZGVtbzpkZW1vLXNlY3JldA==",
+            ], body: ByteBuffer(string: body))
     }
 
     @Test func closeConnectionGivesNoAnswer() async throws {

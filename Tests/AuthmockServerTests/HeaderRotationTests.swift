@@ -61,7 +61,11 @@ struct HeaderRotationTests {
     }
 
     @Test func concurrentRotationsNeverHandOutAnOlderToken() async throws {
-        try await TestServer.run(options { $0.rotateEvery = 1; $0.rotationGraceSeconds = 60 }) { server in
+        try await TestServer.run(
+            options {
+                $0.rotateEvery = 1; $0.rotationGraceSeconds = 60
+            }
+        ) { server in
             let first = try await server.backendLogin().access
             let tokens = try await withThrowingTaskGroup(of: String?.self) { group in
                 for _ in 0..<20 { group.addTask { try await server.get("/api/me", bearer: first).headers[.authorization] } }

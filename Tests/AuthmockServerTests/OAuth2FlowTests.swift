@@ -110,8 +110,10 @@ struct OAuth2FlowTests {
             // Public client: no secret, client_id in the body.
             let response = try await server.form(
                 "/oauth/token",
-                [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "app://callback"),
-                 ("code_verifier", verifier), ("client_id", "mobile")],
+                [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "app://callback"),
+                    ("code_verifier", verifier), ("client_id", "mobile"),
+                ],
                 basic: nil)
             #expect(response.status == .ok, "\(response.text)")
             let pair = try TokenPair(response)

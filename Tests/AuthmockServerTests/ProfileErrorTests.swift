@@ -13,9 +13,11 @@ struct ProfileCase: Sendable, CustomTestStringConvertible {
     var options: @Sendable (inout ServerOptions) -> Void = { _ in }
     let run: @Sendable (TestServer) async throws -> TestResponse
 
-    init(_ profile: String, _ name: String, _ expected: some ErrorCatalog,
-         options: @escaping @Sendable (inout ServerOptions) -> Void = { _ in },
-         _ run: @escaping @Sendable (TestServer) async throws -> TestResponse) {
+    init(
+        _ profile: String, _ name: String, _ expected: some ErrorCatalog,
+        options: @escaping @Sendable (inout ServerOptions) -> Void = { _ in },
+        _ run: @escaping @Sendable (TestServer) async throws -> TestResponse
+    ) {
         self.profile = profile
         self.name = name
         self.expected = expected.row
@@ -92,134 +94,135 @@ func plainCases(_ profile: String) -> [ProfileCase] {
     ]
 }
 
-let profileCases: [ProfileCase] = plainCases("reissue") + plainCases("renewal") + plainCases("header-rotation") + [
-    ProfileCase("reissue", "refresh token as access token", BackendError.refreshAsAccess) { server in
-        try await server.get("/api/me", bearer: try await server.backendLogin().refresh)
-    },
-    ProfileCase("reissue", "expired refresh token", ReissueError.refreshExpired) { server in
-        let pair = try await server.backendLogin()
-        server.mock.clock.advance(seconds: 86_400)
-        return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
-    },
-    ProfileCase("reissue", "revoked refresh token", ReissueError.refreshRevoked) { server in
-        let pair = try await server.backendLogin()
-        _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
-        return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
-    },
-    ProfileCase("reissue", "reused refresh token", ReissueError.refreshReused) { server in
-        let pair = try await server.backendLogin()
-        let body = #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#
-        #expect(try await server.postJSON("/auth/reissue", body).status == .ok)
-        return try await server.postJSON("/auth/reissue", body)
-    },
-    ProfileCase("reissue", "unknown refresh token", ReissueError.refreshUnknown) { server in
-        let pair = try await server.backendLogin()
-        return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "nope"}"#)
-    },
-    ProfileCase("reissue", "access token of another login", ReissueError.accessMismatch) { server in
-        let first = try await server.backendLogin(), second = try await server.backendLogin()
-        return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(first.access)", "refreshToken": "\#(second.refresh)"}"#)
-    },
-    ProfileCase("reissue", "forged access token", ReissueError.accessMismatch) { server in
-        let pair = try await server.backendLogin()
-        return try await server.postJSON("/auth/reissue", #"{"accessToken": "a.b.c", "refreshToken": "\#(pair.refresh)"}"#)
-    },
-    ProfileCase("reissue", "missing accessToken", BackendError.missingField) { try await $0.postJSON("/auth/reissue", #"{"refreshToken": "x"}"#) },
-    ProfileCase("renewal", "refresh without Bearer", RenewalError.missingAuthorization) { server in
-        let pair = try await server.backendLogin()
-        return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
-    },
-    ProfileCase("renewal", "Bearer differs from accessToken", RenewalError.accessMismatch) { server in
-        let first = try await server.backendLogin(), second = try await server.backendLogin()
-        return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(first.access)", "refreshToken": "\#(first.refresh)"}"#, bearer: second.access)
-    },
-    ProfileCase("renewal", "expired refresh token", RenewalError.refreshExpired) { server in
-        let pair = try await server.backendLogin()
-        server.mock.clock.advance(seconds: 86_400)
-        return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
-    },
-    ProfileCase("renewal", "revoked refresh token", RenewalError.refreshRevoked) { server in
-        let pair = try await server.backendLogin()
-        _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
-        return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
-    },
-    ProfileCase("renewal", "reused refresh token", RenewalError.refreshReused) { server in
-        let pair = try await server.backendLogin()
-        let body = #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#
-        #expect(try await server.postJSON("/auth/refresh", body, bearer: pair.access).status == .ok)
-        return try await server.postJSON("/auth/refresh", body, bearer: pair.access)
-    },
-    ProfileCase("renewal", "unknown refresh token", RenewalError.refreshUnknown) { server in
-        let pair = try await server.backendLogin()
-        return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "nope"}"#, bearer: pair.access)
-    },
-    ProfileCase("header-rotation", "expired refresh token in Authorization", HeaderRotationError.refreshExpired) { server in
-        let pair = try await server.backendLogin()
-        server.mock.clock.advance(seconds: 86_400)
-        return try await server.get("/api/me", bearer: pair.refresh)
-    },
-    ProfileCase("header-rotation", "revoked refresh token", HeaderRotationError.refreshRevoked) { server in
-        let pair = try await server.backendLogin()
-        _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
-        return try await server.send(.get, "/api/me", headers: [.authorization: pair.refresh])
-    },
-    ProfileCase("header-rotation", "unknown opaque token", HeaderRotationError.refreshUnknown) { try await $0.get("/api/me", bearer: "opaque") },
-    ProfileCase("envelope", "wrong password", EnvelopeError.wrongCredentials) { try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#) },
-    ProfileCase("envelope", "expired access token", EnvelopeError.accessExpired) { server in
-        let pair = try await server.backendLogin()
-        server.expireAccess()
-        return try await server.get("/api/me", bearer: pair.access)
-    },
-    ProfileCase("envelope", "expired refresh token", EnvelopeError.refreshExpired) { server in
-        let pair = try await server.backendLogin()
-        server.mock.clock.advance(seconds: 86_400)
-        return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
-    },
-    ProfileCase("envelope", "forged access token", EnvelopeError.accessInvalid) { server in
-        let forger = await TokenAuthority(settings: TokenSettings(), signingKey: .random(), clock: server.mock.clock)
-        return try await server.get("/api/me", bearer: try await forger.issue(subject: "alice", clientID: "demo", scope: "read").accessToken)
-    },
-    ProfileCase("envelope", "revoked access token", EnvelopeError.accessRevoked) { server in
-        let pair = try await server.backendLogin()
-        _ = server.mock.control.revoke(TokenSelector(kind: .access))
-        return try await server.get("/api/me", bearer: pair.access)
-    },
-    ProfileCase("envelope", "unknown refresh token", EnvelopeError.refreshUnknown) { try await $0.postJSON("/auth/refresh", #"{"refreshToken": "nope"}"#) },
-    ProfileCase("envelope", "revoked refresh token", EnvelopeError.refreshRevoked) { server in
-        let pair = try await server.backendLogin()
-        _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
-        return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
-    },
-    ProfileCase("envelope", "reused refresh token", EnvelopeError.refreshReused) { server in
-        let pair = try await server.backendLogin()
-        #expect(try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#).status == .ok)
-        return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
-    },
-    ProfileCase("envelope", "garbage access token", EnvelopeError.malformedToken) { try await $0.get("/api/me", bearer: "garbage") },
-    ProfileCase("envelope", "no token", EnvelopeError.missingToken) { try await $0.get("/api/me", bearer: nil) },
-    ProfileCase("envelope", "refresh token as access token", EnvelopeError.refreshAsAccess) { server in
-        try await server.get("/api/me", bearer: try await server.backendLogin().refresh)
-    },
-    ProfileCase("envelope", "access token as refresh token", EnvelopeError.accessAsRefresh) { server in
-        try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(try await server.backendLogin().access)"}"#)
-    },
-    ProfileCase("envelope", "alg none", EnvelopeError.unsupportedToken) { server in
-        let payload = try await server.backendLogin().access.split(separator: ".")[1]
-        return try await server.get("/api/me", bearer: "\(base64URL(Data(#"{"alg":"none"}"#.utf8))).\(payload).")
-    },
-    ProfileCase("envelope", "missing refreshToken", EnvelopeError.missingParameter) { try await $0.postJSON("/auth/refresh", "{}") },
-    ProfileCase("envelope", "refreshToken as number", EnvelopeError.invalidParameter) { try await $0.postJSON("/auth/refresh", #"{"refreshToken": 1}"#) },
-    ProfileCase("envelope", "broken JSON", EnvelopeError.malformedJSON) { try await $0.postJSON("/auth/login", "{") },
-    ProfileCase("envelope", "read-only write", EnvelopeError.accessDenied, options: { $0.directory.clients[0].defaultScopes = ["read"] }) { server in
-        try await server.postJSON("/api/notes", "{}", bearer: try await server.backendLogin().access)
-    },
-    ProfileCase("envelope", "unknown path", EnvelopeError.notFound) { try await $0.send(.get, "/nowhere") },
-    ProfileCase("envelope", "GET /auth/refresh", EnvelopeError.methodNotAllowed) { try await $0.send(.get, "/auth/refresh") },
-    ProfileCase("envelope", "oversize body", EnvelopeError.payloadTooLarge) { try await $0.postJSON("/auth/login", String(repeating: " ", count: 70_000)) },
-    ProfileCase("oauth2", "rfc-lax: dead refresh token", OAuth2LaxError.deadRefreshToken, options: { $0.profileOptions.oauth2Errors = .rfcLax }) { server in
-        try await server.refresh("garbage")
-    },
-]
+let profileCases: [ProfileCase] =
+    plainCases("reissue") + plainCases("renewal") + plainCases("header-rotation") + [
+        ProfileCase("reissue", "refresh token as access token", BackendError.refreshAsAccess) { server in
+            try await server.get("/api/me", bearer: try await server.backendLogin().refresh)
+        },
+        ProfileCase("reissue", "expired refresh token", ReissueError.refreshExpired) { server in
+            let pair = try await server.backendLogin()
+            server.mock.clock.advance(seconds: 86_400)
+            return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
+        },
+        ProfileCase("reissue", "revoked refresh token", ReissueError.refreshRevoked) { server in
+            let pair = try await server.backendLogin()
+            _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
+            return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
+        },
+        ProfileCase("reissue", "reused refresh token", ReissueError.refreshReused) { server in
+            let pair = try await server.backendLogin()
+            let body = #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#
+            #expect(try await server.postJSON("/auth/reissue", body).status == .ok)
+            return try await server.postJSON("/auth/reissue", body)
+        },
+        ProfileCase("reissue", "unknown refresh token", ReissueError.refreshUnknown) { server in
+            let pair = try await server.backendLogin()
+            return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "nope"}"#)
+        },
+        ProfileCase("reissue", "access token of another login", ReissueError.accessMismatch) { server in
+            let first = try await server.backendLogin(), second = try await server.backendLogin()
+            return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(first.access)", "refreshToken": "\#(second.refresh)"}"#)
+        },
+        ProfileCase("reissue", "forged access token", ReissueError.accessMismatch) { server in
+            let pair = try await server.backendLogin()
+            return try await server.postJSON("/auth/reissue", #"{"accessToken": "a.b.c", "refreshToken": "\#(pair.refresh)"}"#)
+        },
+        ProfileCase("reissue", "missing accessToken", BackendError.missingField) { try await $0.postJSON("/auth/reissue", #"{"refreshToken": "x"}"#) },
+        ProfileCase("renewal", "refresh without Bearer", RenewalError.missingAuthorization) { server in
+            let pair = try await server.backendLogin()
+            return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
+        },
+        ProfileCase("renewal", "Bearer differs from accessToken", RenewalError.accessMismatch) { server in
+            let first = try await server.backendLogin(), second = try await server.backendLogin()
+            return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(first.access)", "refreshToken": "\#(first.refresh)"}"#, bearer: second.access)
+        },
+        ProfileCase("renewal", "expired refresh token", RenewalError.refreshExpired) { server in
+            let pair = try await server.backendLogin()
+            server.mock.clock.advance(seconds: 86_400)
+            return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
+        },
+        ProfileCase("renewal", "revoked refresh token", RenewalError.refreshRevoked) { server in
+            let pair = try await server.backendLogin()
+            _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
+            return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
+        },
+        ProfileCase("renewal", "reused refresh token", RenewalError.refreshReused) { server in
+            let pair = try await server.backendLogin()
+            let body = #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#
+            #expect(try await server.postJSON("/auth/refresh", body, bearer: pair.access).status == .ok)
+            return try await server.postJSON("/auth/refresh", body, bearer: pair.access)
+        },
+        ProfileCase("renewal", "unknown refresh token", RenewalError.refreshUnknown) { server in
+            let pair = try await server.backendLogin()
+            return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "nope"}"#, bearer: pair.access)
+        },
+        ProfileCase("header-rotation", "expired refresh token in Authorization", HeaderRotationError.refreshExpired) { server in
+            let pair = try await server.backendLogin()
+            server.mock.clock.advance(seconds: 86_400)
+            return try await server.get("/api/me", bearer: pair.refresh)
+        },
+        ProfileCase("header-rotation", "revoked refresh token", HeaderRotationError.refreshRevoked) { server in
+            let pair = try await server.backendLogin()
+            _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
+            return try await server.send(.get, "/api/me", headers: [.authorization: pair.refresh])
+        },
+        ProfileCase("header-rotation", "unknown opaque token", HeaderRotationError.refreshUnknown) { try await $0.get("/api/me", bearer: "opaque") },
+        ProfileCase("envelope", "wrong password", EnvelopeError.wrongCredentials) { try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#) },
+        ProfileCase("envelope", "expired access token", EnvelopeError.accessExpired) { server in
+            let pair = try await server.backendLogin()
+            server.expireAccess()
+            return try await server.get("/api/me", bearer: pair.access)
+        },
+        ProfileCase("envelope", "expired refresh token", EnvelopeError.refreshExpired) { server in
+            let pair = try await server.backendLogin()
+            server.mock.clock.advance(seconds: 86_400)
+            return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
+        },
+        ProfileCase("envelope", "forged access token", EnvelopeError.accessInvalid) { server in
+            let forger = await TokenAuthority(settings: TokenSettings(), signingKey: .random(), clock: server.mock.clock)
+            return try await server.get("/api/me", bearer: try await forger.issue(subject: "alice", clientID: "demo", scope: "read").accessToken)
+        },
+        ProfileCase("envelope", "revoked access token", EnvelopeError.accessRevoked) { server in
+            let pair = try await server.backendLogin()
+            _ = server.mock.control.revoke(TokenSelector(kind: .access))
+            return try await server.get("/api/me", bearer: pair.access)
+        },
+        ProfileCase("envelope", "unknown refresh token", EnvelopeError.refreshUnknown) { try await $0.postJSON("/auth/refresh", #"{"refreshToken": "nope"}"#) },
+        ProfileCase("envelope", "revoked refresh token", EnvelopeError.refreshRevoked) { server in
+            let pair = try await server.backendLogin()
+            _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
+            return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
+        },
+        ProfileCase("envelope", "reused refresh token", EnvelopeError.refreshReused) { server in
+            let pair = try await server.backendLogin()
+            #expect(try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#).status == .ok)
+            return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
+        },
+        ProfileCase("envelope", "garbage access token", EnvelopeError.malformedToken) { try await $0.get("/api/me", bearer: "garbage") },
+        ProfileCase("envelope", "no token", EnvelopeError.missingToken) { try await $0.get("/api/me", bearer: nil) },
+        ProfileCase("envelope", "refresh token as access token", EnvelopeError.refreshAsAccess) { server in
+            try await server.get("/api/me", bearer: try await server.backendLogin().refresh)
+        },
+        ProfileCase("envelope", "access token as refresh token", EnvelopeError.accessAsRefresh) { server in
+            try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(try await server.backendLogin().access)"}"#)
+        },
+        ProfileCase("envelope", "alg none", EnvelopeError.unsupportedToken) { server in
+            let payload = try await server.backendLogin().access.split(separator: ".")[1]
+            return try await server.get("/api/me", bearer: "\(base64URL(Data(#"{"alg":"none"}"#.utf8))).\(payload).")
+        },
+        ProfileCase("envelope", "missing refreshToken", EnvelopeError.missingParameter) { try await $0.postJSON("/auth/refresh", "{}") },
+        ProfileCase("envelope", "refreshToken as number", EnvelopeError.invalidParameter) { try await $0.postJSON("/auth/refresh", #"{"refreshToken": 1}"#) },
+        ProfileCase("envelope", "broken JSON", EnvelopeError.malformedJSON) { try await $0.postJSON("/auth/login", "{") },
+        ProfileCase("envelope", "read-only write", EnvelopeError.accessDenied, options: { $0.directory.clients[0].defaultScopes = ["read"] }) { server in
+            try await server.postJSON("/api/notes", "{}", bearer: try await server.backendLogin().access)
+        },
+        ProfileCase("envelope", "unknown path", EnvelopeError.notFound) { try await $0.send(.get, "/nowhere") },
+        ProfileCase("envelope", "GET /auth/refresh", EnvelopeError.methodNotAllowed) { try await $0.send(.get, "/auth/refresh") },
+        ProfileCase("envelope", "oversize body", EnvelopeError.payloadTooLarge) { try await $0.postJSON("/auth/login", String(repeating: " ", count: 70_000)) },
+        ProfileCase("oauth2", "rfc-lax: dead refresh token", OAuth2LaxError.deadRefreshToken, options: { $0.profileOptions.oauth2Errors = .rfcLax }) { server in
+            try await server.refresh("garbage")
+        },
+    ]
 
 struct ProfileErrorTests {
     @Test(arguments: profileCases)
@@ -247,7 +250,8 @@ struct ProfileErrorTests {
     /// Every row of every non-oauth2 catalog has a case above.
     @Test func everyDocumentedErrorIsExercised() {
         let covered = Set(profileCases.map(\.expected))
-        let documented = EnvelopeError.allCases.filter { $0 != .internalError }.map(\.row)
+        let documented =
+            EnvelopeError.allCases.filter { $0 != .internalError }.map(\.row)
             + BackendError.allCases.map(\.row) + ReissueError.allCases.map(\.row) + RenewalError.allCases.map(\.row)
             + HeaderRotationError.allCases.map(\.row) + [OAuth2LaxError.deadRefreshToken.row]
         for row in documented {

@@ -83,10 +83,12 @@ final class ServingBinary: @unchecked Sendable {
 
 extension TestClient {
     func form(_ uri: String, _ body: String, basic: String = "demo:demo-secret") async throws -> TestClient.Response {
-        try await post(uri, headers: [
-            .contentType: "application/x-www-form-urlencoded",
-            .authorization: "Basic " + Data(basic.utf8).base64EncodedString(),
-        ], body: ByteBuffer(string: body))
+        try await post(
+            uri,
+            headers: [
+                .contentType: "application/x-www-form-urlencoded",
+                .authorization: "Basic " + Data(basic.utf8).base64EncodedString(),
+            ], body: ByteBuffer(string: body))
     }
 }
 

@@ -61,14 +61,14 @@ import Testing
     @Test func configFileSetsUsersClientsAndLifetimes() async throws {
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-\(UUID()).yaml")
         try """
-            access_ttl: 1
-            users:
-              - username: bob
-                password: builder
-            clients:
-              - client_id: app
-                client_secret: app-secret
-            """.write(to: config, atomically: true, encoding: .utf8)
+        access_ttl: 1
+        users:
+          - username: bob
+            password: builder
+        clients:
+          - client_id: app
+            client_secret: app-secret
+        """.write(to: config, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: config) }
         let server = try ServingBinary(["--config", config.path])
         #expect(server.banner.contains("-u app:app-secret"))
@@ -109,7 +109,9 @@ import Testing
 
     @Test func helpExplainsEveryServeFlag() throws {
         let help = try runAuthmock(["serve", "--help"]).stdout
-        for flag in ["--host", "--port", "--profile", "--access-ttl", "--refresh-ttl", "--config", "--signing-key", "--signing-key-file", "--reuse-grace", "--rotate-refresh", "--max-body", "--log-level"] {
+        for flag in [
+            "--host", "--port", "--profile", "--access-ttl", "--refresh-ttl", "--config", "--signing-key", "--signing-key-file", "--reuse-grace", "--rotate-refresh", "--max-body", "--log-level",
+        ] {
             #expect(help.contains(flag), "serve --help lacks \(flag)")
         }
     }
@@ -221,7 +223,9 @@ struct TLSTests {
             let health = try curl(["--cacert", certificate, "https://\(host):\(server.port)/health"])
             #expect(health.status == 0 && health.output.contains(#""status":"ok""#), "\(host): \(health.output)")
         }
-        let login = try curl(["--cacert", certificate, "-u", "demo:demo-secret", "-d", "grant_type=password", "-d", "username=alice", "-d", "password=wonderland", "https://localhost:\(server.port)/oauth/token"])
+        let login = try curl([
+            "--cacert", certificate, "-u", "demo:demo-secret", "-d", "grant_type=password", "-d", "username=alice", "-d", "password=wonderland", "https://localhost:\(server.port)/oauth/token",
+        ])
         #expect(login.output.contains("access_token"), "\(login.output)")
         let metadata = try curl(["--cacert", certificate, "https://127.0.0.1:\(server.port)/.well-known/oauth-authorization-server"])
         #expect(metadata.output.contains(#""issuer":"https://127.0.0.1:\#(server.port)""#), "\(metadata.output)")

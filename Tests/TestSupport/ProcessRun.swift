@@ -44,7 +44,11 @@ private final class ErrorText: @unchecked Sendable {
     private var finished = false
     var text: String {
         get { lock.withLock { value } }
-        set { lock.withLock { value = newValue; finished = true } }
+        set {
+            lock.withLock {
+                value = newValue; finished = true
+            }
+        }
     }
     var done: Bool { lock.withLock { finished } }
 }

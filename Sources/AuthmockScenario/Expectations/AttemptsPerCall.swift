@@ -10,7 +10,8 @@ struct AttemptsPerCallExpectation: CountingExpectation {
     func judge(_ observation: Observation) -> Judgement {
         let own = observation.calls.filter { !Observation.target(of: $0.spec.path).foreign }
         let broken = own.filter { !range.admits(observation.attempts(of: $0.call).count) }
-        let message = broken.isEmpty
+        let message =
+            broken.isEmpty
             ? "every call made \(range.text) attempts"
             : "expected \(range.text) attempts per call; " + broken.prefix(5).map { "\($0.call) made \(observation.attempts(of: $0.call).count)" }.joined(separator: ", ")
         return Judgement(passed: broken.isEmpty, message: message, evidence: observation.lines(broken.flatMap { observation.attempts(of: $0.call) }))

@@ -25,7 +25,8 @@ enum CallEvidence {
             guard let status = record.answer?.status else { continue }
             let delivered = attempts.filter { !$0.undelivered }
             if !delivered.contains(where: { $0.status == status }) {
-                problems.append("\(record.call) ended \(record.outcome) \(status) but the server never answered it \(status) (its attempts got \(delivered.map { String($0.status) }.joined(separator: ", ")))")
+                problems.append(
+                    "\(record.call) ended \(record.outcome) \(status) but the server never answered it \(status) (its attempts got \(delivered.map { String($0.status) }.joined(separator: ", ")))")
                 evidence += observation.lines(attempts)
             }
         }
@@ -41,7 +42,8 @@ enum CallEvidence {
         let untagged = observation.untagged
         guard !untagged.isEmpty else { return nil }
         let attributed = untagged.compactMap { observation.attributed[$0.seq] }
-        var message = "\(untagged.count) request\(untagged.count == 1 ? "" : "s") to the API arrived without the headers the application set (X-Authmock-Call among them): journal \(observation.seqs(untagged))"
+        var message =
+            "\(untagged.count) request\(untagged.count == 1 ? "" : "s") to the API arrived without the headers the application set (X-Authmock-Call among them): journal \(observation.seqs(untagged))"
         if !attributed.isEmpty { message += "; attributed by timing and request line to \(Set(attributed).sorted().joined(separator: ", "))" }
         return Finding(
             expectation: "app_headers", passed: false, message: message, evidence: observation.lines(untagged),

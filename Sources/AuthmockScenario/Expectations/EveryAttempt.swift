@@ -2,9 +2,12 @@ import AuthmockServer
 /// `every_attempt: {authorization: bearer|present}`: a rule every API request follows.
 struct EveryAttemptExpectation: Expectation {
     static let key = "every_attempt"
-    static let shape = Shape.object(ObjectSpec("every_attempt", [
-        Field("authorization", .string(oneOf: Rule.allCases.map(\.rawValue)), required: true, "bearer: `Bearer <token>` on every resource attempt; present: some Authorization"),
-    ]))
+    static let shape = Shape.object(
+        ObjectSpec(
+            "every_attempt",
+            [
+                Field("authorization", .string(oneOf: Rule.allCases.map(\.rawValue)), required: true, "bearer: `Bearer <token>` on every resource attempt; present: some Authorization")
+            ]))
     static let doc = "a rule every resource attempt follows"
     static let rule = Rules.bearer
 

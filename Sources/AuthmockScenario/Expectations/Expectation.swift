@@ -94,10 +94,13 @@ public struct CountRange: Sendable, Equatable {
 
     static let shape = Shape.oneOf([
         .integer(minimum: 0),
-        .object(ObjectSpec("range", [
-            Field("min", .integer(minimum: 0), "at least this many"),
-            Field("max", .integer(minimum: 0), "at most this many"),
-        ])),
+        .object(
+            ObjectSpec(
+                "range",
+                [
+                    Field("min", .integer(minimum: 0), "at least this many"),
+                    Field("max", .integer(minimum: 0), "at most this many"),
+                ])),
     ])
 
     init(min: Int?, max: Int?) {

@@ -6,9 +6,12 @@ import Foundation
 /// again, and not before N server-clock seconds had passed.
 struct RetryAfterExpectation: Expectation {
     static let key = "retry_after"
-    static let shape = Shape.object(ObjectSpec("retry_after", [
-        Field("min_seconds", .number(minimum: 0), required: true, "server-clock seconds between an answer with Retry-After and the next attempt of that call"),
-    ]))
+    static let shape = Shape.object(
+        ObjectSpec(
+            "retry_after",
+            [
+                Field("min_seconds", .number(minimum: 0), required: true, "server-clock seconds between an answer with Retry-After and the next attempt of that call")
+            ]))
     static let doc = "Retry-After is respected: a call that met 429/503 was sent again, no earlier than min_seconds"
     static let rule = Rules.retryAfter
     let minimum: Double
@@ -36,11 +39,14 @@ struct RetryAfterExpectation: Expectation {
             return Judgement(passed: false, message: "no call met a 429 or 503, so Retry-After was never tested (the call never reached the wire)", evidence: observation.lines(observation.resources))
         }
         if !notRetried.isEmpty {
-            return Judgement(passed: false, message: "a call that met 429/503 was never sent again, yet the application was told it succeeded: journal \(observation.seqs(notRetried))", evidence: observation.lines(notRetried))
+            return Judgement(
+                passed: false, message: "a call that met 429/503 was never sent again, yet the application was told it succeeded: journal \(observation.seqs(notRetried))",
+                evidence: observation.lines(notRetried))
         }
         return Judgement(
             passed: early.isEmpty,
-            message: early.isEmpty ? "every retry after 429/503 waited at least \(minimum) s"
+            message: early.isEmpty
+                ? "every retry after 429/503 waited at least \(minimum) s"
                 : "expected at least \(minimum) s between an answer with Retry-After and the next attempt; journal \(observation.seqs(early))",
             evidence: observation.lines(early))
     }

@@ -18,7 +18,8 @@ struct SameBodyOnRetryExpectation: FlagExpectation {
         let broken = retried.filter { Set(observation.attempts(of: $0.call).map { $0.bodySHA256 ?? "(no body)" }).count > 1 }
         return Judgement(
             passed: broken.isEmpty,
-            message: broken.isEmpty ? "every retry carried the byte-identical body"
+            message: broken.isEmpty
+                ? "every retry carried the byte-identical body"
                 : "the body changed between attempts of " + broken.map(\.call).joined(separator: ", ") + " (compare bodySHA256 and bodyBytes)",
             evidence: broken.flatMap { observation.attempts(of: $0.call) }.map {
                 observation.line($0) + " body=\($0.bodyBytes) bytes sha256=\(($0.bodySHA256 ?? "none").prefix(12))"

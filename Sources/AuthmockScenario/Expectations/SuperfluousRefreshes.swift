@@ -6,7 +6,8 @@ import AuthmockServer
 struct SuperfluousRefreshesExpectation: CountingExpectation {
     static let key = "superfluous_refreshes"
     static let shape = CountRange.shape
-    static let doc = "refresh requests made while another refresh of the login was in flight, after the server had refused the login's refresh, or while the client held a live, unrejected token far from expiry"
+    static let doc =
+        "refresh requests made while another refresh of the login was in flight, after the server had refused the login's refresh, or while the client held a live, unrejected token far from expiry"
     static let rule = Rules.singleFlight
     let range: CountRange
 

@@ -34,7 +34,8 @@ enum JSONResponse {
 
     /// For bodies whose shape is open-ended (echoed claims and request data).
     static func object(_ object: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data(#"{"error":"server_error"}"#.utf8)
         return response(ByteBuffer(bytes: data), status: status, headers: headers)
     }

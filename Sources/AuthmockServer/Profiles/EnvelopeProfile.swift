@@ -99,16 +99,17 @@ public struct EnvelopeProfile: Profile {
     }
 
     public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
-        let error: EnvelopeError = switch refusal {
-        case .noBearer, .token(.missing): .missingToken
-        case .token(.expired): .accessExpired
-        case .token(.revoked): .accessRevoked
-        case .token(.malformed): .malformedToken
-        case .token(.wrongAlgorithm): .unsupportedToken
-        case .token(.badSignature), .token(.wrongAudience), .token(.notYetValid), .refresh: .accessInvalid
-        case .refreshTokenAsAccessToken: .refreshAsAccess
-        case .insufficientScope: .accessDenied
-        }
+        let error: EnvelopeError =
+            switch refusal {
+            case .noBearer, .token(.missing): .missingToken
+            case .token(.expired): .accessExpired
+            case .token(.revoked): .accessRevoked
+            case .token(.malformed): .malformedToken
+            case .token(.wrongAlgorithm): .unsupportedToken
+            case .token(.badSignature), .token(.wrongAudience), .token(.notYetValid), .refresh: .accessInvalid
+            case .refreshTokenAsAccessToken: .refreshAsAccess
+            case .insufficientScope: .accessDenied
+            }
         return fail(error, context: context)
     }
 

@@ -152,9 +152,10 @@ public struct OAuth2Profile: Profile {
 
     private func success(_ issued: IssuedTokens, context: AuthmockRequestContext) -> Response {
         context.notes.issued = issued
-        return JSONResponse.encode(TokenResponse(
-            accessToken: issued.accessToken, tokenType: "Bearer", expiresIn: issued.expiresIn,
-            refreshToken: issued.refreshToken, scope: issued.scope))
+        return JSONResponse.encode(
+            TokenResponse(
+                accessToken: issued.accessToken, tokenType: "Bearer", expiresIn: issued.expiresIn,
+                refreshToken: issued.refreshToken, scope: issued.scope))
     }
 
     /// Requested scopes must all be allowed for the client; none requested
