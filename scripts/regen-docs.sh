@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates every generated part of docs/ from the code: the error
-# reference and the error table in each profile page. Tests fail until
-# this has been run after the table in code changes.
+# reference and the error table in each profile page, the scenario schema,
+# the cases page, and the settings tables. Tests fail until this has been
+# run after the code they come from changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --product authmock >/dev/null
@@ -9,30 +10,25 @@ bin="$(swift build --show-bin-path)/authmock"
 "$bin" errors > docs/errors.md
 "$bin" schema > docs/scenario.schema.json
 "$bin" cases > docs/cases.md
-for page in README.md docs/configuration.md; do
-  TABLE="$("$bin" settings)" python3 - "$page" <<'PY'
+
+# Replaces the <!-- NAME:begin --> ... <!-- NAME:end --> block of FILE with TEXT.
+replace_block() {
+  BLOCK="$1" TEXT="$3" python3 - "$2" <<'PY'
 import os, re, sys
-path = sys.argv[1]
+path, name = sys.argv[1], os.environ["BLOCK"]
 text = open(path).read()
-new = "<!-- settings:begin -->\n" + os.environ["TABLE"] + "\n<!-- settings:end -->"
-text, count = re.subn(r"<!-- settings:begin -->.*?<!-- settings:end -->", lambda _: new, text, flags=re.S)
+new = f"<!-- {name}:begin -->\n" + os.environ["TEXT"] + f"\n<!-- {name}:end -->"
+text, count = re.subn(rf"<!-- {name}:begin -->.*?<!-- {name}:end -->", lambda _: new, text, flags=re.S)
 if count != 1:
-    sys.exit(f"{path}: expected one settings:begin/end block, found {count}")
+    sys.exit(f"{path}: expected one {name}:begin/end block, found {count}")
 open(path, "w").write(text)
 PY
-done
+}
+
 for page in docs/profiles/*.md; do
-  profile="$(basename "$page" .md)"
-  table="$("$bin" errors --profile "$profile")"
-  TABLE="$table" python3 - "$page" <<'PY'
-import os, re, sys
-path = sys.argv[1]
-text = open(path).read()
-new = "<!-- errors:begin -->\n" + os.environ["TABLE"] + "\n<!-- errors:end -->"
-text, count = re.subn(r"<!-- errors:begin -->.*?<!-- errors:end -->", lambda _: new, text, flags=re.S)
-if count != 1:
-    sys.exit(f"{path}: expected one errors:begin/end block, found {count}")
-open(path, "w").write(text)
-PY
+  replace_block errors "$page" "$("$bin" errors --profile "$(basename "$page" .md)")"
+done
+for page in README.md docs/configuration.md; do
+  replace_block settings "$page" "$("$bin" settings)"
 done
 echo "docs regenerated"
