@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // Token core: clock, keys, token and family state, the error table. No HTTP.
@@ -44,6 +46,9 @@ let package = Package(
             dependencies: [
                 "AuthmockCore",
                 "DriverProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -62,6 +67,7 @@ let package = Package(
                 "AuthmockServer",
                 "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "Logging", package: "swift-log"),
@@ -76,7 +82,12 @@ let package = Package(
         // switch, the classic bugs), on AsyncHTTPClient.
         .target(
             name: "ReferenceClient",
-            dependencies: ["DriverProtocol", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: [
+                "DriverProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .executableTarget(
             name: "authmock-reference-driver",
@@ -101,6 +112,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // What several test targets share: running child processes.
@@ -112,13 +125,18 @@ let package = Package(
         .testTarget(
             name: "AuthmockServerTests",
             dependencies: [
+                "AuthmockCore",
                 "AuthmockServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
             name: "AuthmockScenarioTests",
-            dependencies: ["AuthmockScenario", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport", "authmock-reference-driver"]
+            dependencies: ["AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport", "authmock-reference-driver"]
         ),
         // Starts the real `authmock` binary and talks to it over sockets.
         .testTarget(
@@ -129,6 +147,8 @@ let package = Package(
                 "authmock-urlsession-driver",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ]
