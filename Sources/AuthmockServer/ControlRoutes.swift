@@ -55,7 +55,7 @@ enum ControlRoutes {
             },
             Route(method: .get, path: "/journal", summary: "?kind=&call=&since=: recorded requests, oldest first") { request, control throws(ControlInputError) in
                 let (entries, dropped) = control.journal(try JournalFilter(query: query(request)))
-                return JSONResponse.encode(JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq), encoder: encoder)
+                return JSONResponse.encode(ControlWire.JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq), encoder: encoder)
             },
             Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") { request, control throws(ControlInputError) in
                 JSONResponse.encode(["count": control.journalCount(try JournalFilter(query: query(request)))])
@@ -132,13 +132,31 @@ enum ControlRoutes {
         var version = AuthmockVersion.current
         var routes: [Entry]
     }
+}
 
-    struct JournalPage: Encodable {
-        var entries: [JournalEntry]
+/// The control API's answers on the wire: what `ControlRoutes` encodes and
+/// `authmock ctl` decodes, with the same types and the same time format.
+public enum ControlWire {
+    /// Reads what `ControlRoutes.encoder` wrote (`authmock ctl` decodes the control API's answers with it).
+    public static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 time: \(text)"))
+            }
+            return date
+        }
+        return decoder
+    }()
+
+    /// `GET /_authmock/journal`.
+    public struct JournalPage: Codable, Sendable {
+        public var entries: [JournalEntry]
         /// Entries dropped because the journal was full.
-        var dropped: Int
+        public var dropped: Int
         /// Sequence number of the last entry: pass it as `since` to page on.
-        var last: Int?
+        public var last: Int?
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
+import AuthmockServer
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -18,8 +19,8 @@ struct CtlCommand: AsyncParsableCommand {
         @Option(help: "Base URL of the server (default: AUTHMOCK_URL or http://127.0.0.1:8080).") var url: String?
         @Option(name: .customLong("admin-token"), help: "Admin token (default: AUTHMOCK_ADMIN_TOKEN).") var adminToken: String?
 
-        /// Sends one control request; prints the answer on success, fails with it otherwise.
-        func call(_ method: HTTPMethod, _ path: String, body: String? = nil) async throws -> Data {
+        /// Sends one control request with a JSON body; prints the answer on success, fails with it otherwise.
+        func call(_ method: HTTPMethod, _ path: String, body: Data? = nil) async throws -> Data {
             let environment = ProcessInfo.processInfo.environment
             let base = (url ?? environment["AUTHMOCK_URL"] ?? "http://127.0.0.1:8080").trimmingCharacters(in: ["/"])
             var request = HTTPClientRequest(url: base + "/_authmock" + path)
@@ -29,7 +30,7 @@ struct CtlCommand: AsyncParsableCommand {
             }
             if let body {
                 request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(string: body))
+                request.body = .bytes(ByteBuffer(bytes: body))
             }
             let response: HTTPClientResponse
             do {
@@ -44,8 +45,21 @@ struct CtlCommand: AsyncParsableCommand {
             return data
         }
 
-        func show(_ method: HTTPMethod, _ path: String, body: String? = nil) async throws {
-            printJSON(try await call(method, path, body: body))
+        func show(_ method: HTTPMethod, _ path: String) async throws {
+            printJSON(try await call(method, path))
+        }
+
+        /// With a body encoded from the control API's own input shapes.
+        func show(_ method: HTTPMethod, _ path: String, body: some Encodable) async throws {
+            printJSON(try await call(method, path, body: try JSONEncoder().encode(body)))
+        }
+
+        /// Sends a body the user wrote as JSON text (a fault rule), as it is.
+        func showRaw(_ method: HTTPMethod, _ path: String, json: String) async throws {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)), object is [String: Any] else {
+                throw ValidationError("the rule must be a JSON object, e.g. '{\"action\": {\"type\": \"respond\", \"status\": 503}}'")
+            }
+            printJSON(try await call(method, path, body: Data(json.utf8)))
         }
     }
 
@@ -72,7 +86,7 @@ struct CtlCommand: AsyncParsableCommand {
         @Argument(help: "A duration: seconds, or a number with s, m, h or d.") var duration: String
         @OptionGroup var connection: Connection
         func run() async throws {
-            try await connection.show(.POST, "/clock/advance", body: #"{"seconds": \#(try parseDuration(duration))}"#)
+            try await connection.show(.POST, "/clock/advance", body: ["seconds": try parseDuration(duration)])
         }
     }
 
@@ -81,7 +95,7 @@ struct CtlCommand: AsyncParsableCommand {
         @Argument(help: "Offset: seconds, or a number with s, m, h or d; may be negative.") var offset: String
         @OptionGroup var connection: Connection
         func run() async throws {
-            try await connection.show(.POST, "/clock/set", body: #"{"offsetSeconds": \#(try parseDuration(offset, allowNegative: true))}"#)
+            try await connection.show(.POST, "/clock/set", body: ["offsetSeconds": try parseDuration(offset, allowNegative: true)])
         }
     }
 
@@ -97,11 +111,9 @@ struct CtlCommand: AsyncParsableCommand {
         @Option(help: "Only tokens of this family (login), e.g. fam_1a2b.") var family: String?
         @Option(help: "Only the token with this jti (access) or id (refresh).") var jti: String?
 
-        var json: String {
-            let fields = [("kind", kind), ("subject", subject), ("family", family), ("jti", jti)].compactMap { key, value in
-                value.map { "\"\(key)\": \(jsonString($0))" }
-            }
-            return "{" + fields.joined(separator: ", ") + "}"
+        /// The selector as the control API takes it; the server checks the values and says what is wrong.
+        var body: [String: String] {
+            [("kind", kind), ("subject", subject), ("family", family), ("jti", jti)].reduce(into: [:]) { out, field in out[field.0] = field.1 }
         }
     }
 
@@ -109,14 +121,14 @@ struct CtlCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Expire the selected tokens now.")
         @OptionGroup var selector: Selector
         @OptionGroup var connection: Connection
-        func run() async throws { try await connection.show(.POST, "/tokens/expire", body: selector.json) }
+        func run() async throws { try await connection.show(.POST, "/tokens/expire", body: selector.body) }
     }
 
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke the selected tokens.")
         @OptionGroup var selector: Selector
         @OptionGroup var connection: Connection
-        func run() async throws { try await connection.show(.POST, "/tokens/revoke", body: selector.json) }
+        func run() async throws { try await connection.show(.POST, "/tokens/revoke", body: selector.body) }
     }
 
     struct Faults: AsyncParsableCommand {
@@ -132,7 +144,7 @@ struct CtlCommand: AsyncParsableCommand {
             case "clear": try await connection.show(.DELETE, "/faults")
             case "add":
                 guard let rule else { throw ValidationError("faults add needs the rule as JSON") }
-                try await connection.show(.POST, "/faults", body: rule)
+                try await connection.showRaw(.POST, "/faults", json: rule)
             default: throw ValidationError("faults takes list, add or clear; got '\(action)'")
             }
         }
@@ -191,10 +203,6 @@ func parseDuration(_ text: String, allowNegative: Bool = false) throws -> Double
     return sign * value * factor
 }
 
-func jsonString(_ text: String) -> String {
-    String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
-}
-
 func printJSON(_ data: Data) {
     if let object = try? JSONSerialization.jsonObject(with: data),
         let pretty = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
@@ -207,21 +215,18 @@ func printJSON(_ data: Data) {
 
 /// One line per request: what a person scanning for "which call used which token" wants.
 func printJournalTable(_ data: Data) {
-    guard let page = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-        let entries = page["entries"] as? [[String: Any]]
-    else { return printJSON(data) }
+    guard let page = try? ControlWire.decoder.decode(ControlWire.JournalPage.self, from: data) else { return printJSON(data) }
     print("seq   virtual time              kind      request                        credential                       status  error")
-    for entry in entries {
-        let token = (entry["refreshToken"] ?? entry["accessToken"]) as? [String: Any]
-        let credential = token.map { "\($0["kind"] ?? "") \(($0["id"] as? String).map { String($0.prefix(12)) } ?? "?") \($0["state"] ?? "")" } ?? "\(entry["scheme"] ?? "")"
-        let request = "\(entry["method"] ?? "") \(entry["path"] ?? "")" + ((entry["call"] as? String).map { " #\($0)" } ?? "")
-        var status = "\(entry["status"] ?? "")"
-        if entry["undelivered"] as? Bool == true { status += "!" }
-        if let fault = entry["fault"] { status += " f\(fault)" }
-        func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
-        print(
-            pad("\(entry["seq"] ?? "")", 6) + pad("\(entry["virtualTime"] ?? "")", 26) + pad("\(entry["kind"] ?? "")", 10)
-                + pad(request, 31) + pad(credential, 33) + pad(status, 8) + "\(entry["errorCode"] ?? "")")
+    func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
+    for entry in page.entries {
+        let token = entry.refreshToken ?? entry.accessToken
+        let credential = token.map { "\($0.kind.rawValue) \($0.id.map { String($0.prefix(12)) } ?? "?") \($0.state)" } ?? entry.scheme
+        let request = "\(entry.method) \(entry.path)" + (entry.call.map { " #\($0)" } ?? "")
+        var status = "\(entry.status)"
+        if entry.undelivered { status += "!" }
+        if let fault = entry.fault { status += " f\(fault)" }
+        let time = entry.virtualTime.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        print(pad("\(entry.seq)", 6) + pad(time, 26) + pad(entry.kind.rawValue, 10) + pad(request, 31) + pad(credential, 33) + pad(status, 8) + (entry.errorCode ?? ""))
     }
-    if let dropped = page["dropped"] as? Int, dropped > 0 { print("(\(dropped) older entries were dropped: the journal is full)") }
+    if page.dropped > 0 { print("(\(page.dropped) older entries were dropped: the journal is full)") }
 }
