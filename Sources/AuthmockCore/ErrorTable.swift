@@ -1,3 +1,5 @@
+import DriverProtocol
+
 /// One documented error: what the server answers and when. `authmock errors`
 /// and `docs/errors.md` are generated from these rows, and every error a
 /// profile emits is built from a row, so the docs cannot drift from the wire.
@@ -360,5 +362,3 @@ public enum ErrorTable {
         text.replacingOccurrences(of: "|", with: "\\|")
     }
 }
-
-import DriverProtocol

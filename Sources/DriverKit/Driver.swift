@@ -1,4 +1,6 @@
-import DriverProtocol
+// A driver imports only DriverKit: the protocol's vocabulary (outcome kinds,
+// profile names) comes with it.
+@_exported import DriverProtocol
 import Foundation
 
 /// The values `hello` brings: where the server is and who the client is.
