@@ -1,5 +1,5 @@
 import Foundation
-import JWTKit
+public import JWTKit
 
 /// Claims of an access token, following the JWT profile for OAuth 2.0 access
 /// tokens (RFC 9068). `sid` names the refresh-token family (one login) the

@@ -1,3 +1,4 @@
+import Foundation
 import DriverProtocol
 
 /// One documented error: what the server answers and when. `authmock errors`

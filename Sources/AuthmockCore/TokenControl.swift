@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Which tokens a control operation touches. Every field narrows the match;
 /// an empty selector matches every token of `kind`.

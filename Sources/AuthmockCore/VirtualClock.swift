@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The one clock every expiry decision reads: real time plus an offset that a

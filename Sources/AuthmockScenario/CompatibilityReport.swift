@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The published compatibility matrix: client libraries x cases, as Markdown
 /// and as one self-contained HTML page with the evidence behind every cell.

@@ -1,5 +1,6 @@
-import DriverProtocol
-import Foundation
+import SystemPackage
+public import DriverProtocol
+public import Foundation
 import Subprocess
 #if canImport(Glibc)
     import Glibc
@@ -159,7 +160,14 @@ enum DriverProcess {
         do {
             _ = try await run(configuration, input: .inputWriter, output: .sequence, error: .sequence) { execution in
                 let writer = execution.standardInputWriter
-                let channel = DriverChannel { line in _ = try await writer.write(line) }
+                let channel = DriverChannel { line in
+                    do {
+                        _ = try await writer.write(line)
+                    } catch {
+                        // A driver that died cannot be written to: say that, not "broken pipe".
+                        throw DriverFailure.exitedEarly(status: "its standard input is closed")
+                    }
+                }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for try await line in execution.standardOutput.strings() { await channel.received(line) }

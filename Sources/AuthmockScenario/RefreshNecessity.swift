@@ -6,14 +6,16 @@ import Foundation
 /// it), never from how many connections it used or how it scheduled them.
 ///
 /// - necessary: the newest access token the client held had expired, or an
-///   answer had already rejected it (a 401 for that very token). A revoked
-///   token counts once a 401 has told the client.
+///   answer had already rejected it (a 401 for that very token, sent as a
+///   Bearer token: a 401 for a token without `Bearer ` refuses the missing
+///   scheme, which a new token does not fix). A revoked token counts once a
+///   401 has told the client.
 /// - early: that token was still live and unrejected, with at most
 ///   max(60 s, half its lifetime) left: a refresh ahead of expiry, by the
 ///   client's own clock and margin. Allowed.
 /// - superfluous: another refresh of the same login was still in flight; or
-///   the server had already refused this login's refresh (the session was
-///   over); or the client held a live, never rejected token with more than
+///   the server had already refused this login's refresh with a 4xx other
+///   than 429 (the session was over); or the client held a live, never rejected token with more than
 ///   that left (a late 401 for an older token answered by a second refresh).
 struct RefreshJudgement: Sendable, Equatable {
     enum Kind: String, Sendable { case necessary, early, superfluous, unknown }
@@ -52,7 +54,8 @@ enum RefreshNecessity {
                 return RefreshJudgement(entry: refresh, kind: .superfluous, reason: "refresh #\(inFlight.seq) of this login was still in flight")
             }
             let held = issues.filter { $0.family == family && $0.deliveredAt < arrival }
-            if let refused = others.last(where: { $0.status >= 400 && $0.status < 500 && !$0.undelivered }),
+            // 429 says "later", not "never": the session goes on.
+            if let refused = others.last(where: { (400..<500).contains($0.status) && $0.status != 429 && !$0.undelivered }),
                 !held.contains(where: { $0.entry.seq > refused.seq })
             {
                 return RefreshJudgement(
@@ -68,7 +71,7 @@ enum RefreshNecessity {
                 return RefreshJudgement(entry: refresh, kind: .necessary, reason: "\(token) had expired \(String(format: "%.1f", expiredFor)) s before")
             }
             if let rejection = own.first(where: { entry in
-                entry.kind == .resource && entry.accessToken?.id == newest.jti && entry.status == 401 && !entry.undelivered
+                entry.kind == .resource && entry.accessToken?.id == newest.jti && entry.scheme == "Bearer" && entry.status == 401 && !entry.undelivered
                     && Observation.end(entry) <= arrival
             }) {
                 return RefreshJudgement(entry: refresh, kind: .necessary, reason: "\(token) had been rejected (#\(rejection.seq) -> 401)")

@@ -1,5 +1,5 @@
-import AuthmockCore
-import AuthmockServer
+public import AuthmockCore
+public import AuthmockServer
 import Foundation
 import Yams
 

@@ -1,7 +1,7 @@
 import AuthmockCore
 import AuthmockServer
 import DriverProtocol
-import Foundation
+public import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle

@@ -1,6 +1,6 @@
 import AuthmockCore
 import Foundation
-import Yams
+public import Yams
 
 /// A YAML value after validation, still carrying where it was written.
 public indirect enum SpecValue: Sendable {

@@ -1,30 +1,39 @@
 import AuthmockCore
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import Logging
+public import Logging
 
 /// Assembles the HTTP application of one mock.
 public enum AuthmockApplication {
     /// The router: shared routes, the profile's routes, and the middleware
     /// that keeps every answer documented.
     public static func router(for mock: Authmock) -> Router<AuthmockRequestContext> {
+        let errors = ErrorMiddleware(profile: mock.profile, maxBodyBytes: mock.options.maxBodyBytes)
         let router = Router(context: AuthmockRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
-        router.add(middleware: ObservationMiddleware(mock: mock))
-        router.add(middleware: ErrorMiddleware(profile: mock.profile, maxBodyBytes: mock.options.maxBodyBytes))
-        router.get("/health") { _, _ in
-            JSONResponse.encode(["status": "ok"])
-        }
+        router.add(middleware: errors)
+        // About the mock, not the client under test: neither observed nor journaled.
         router.get("/metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: mock.metrics.exposition())))
         }
-        mock.profile.addRoutes(to: router, mock: mock)
-        Resources.add(to: router, mock: mock)
         ControlRoutes.add(to: router, mock: mock)
+
+        // What the client under test calls: observed, journaled, answered in the profile's dialect.
+        let observation = ObservationMiddleware(mock: mock)
+        let client = ClientRoutes(group: router.group().add(middleware: observation).add(middleware: errors))
+        client.get("/health") { _, _ in JSONResponse.encode(["status": "ok"]) }
+        mock.profile.addRoutes(to: client, mock: mock)
+        Resources.add(to: client, mock: mock)
+        // A request no route serves (unknown path, or a known path with
+        // another method) is the client's too. Hummingbird applies router
+        // middleware only to routes added after it, and to the not-found
+        // responder it builds last: added here, these observe exactly that.
+        router.add(middleware: observation)
+        router.add(middleware: errors)
         return router
     }
 

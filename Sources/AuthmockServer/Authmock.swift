@@ -1,4 +1,4 @@
-import AuthmockCore
+public import AuthmockCore
 import Foundation
 import NIOSSL
 import Synchronization

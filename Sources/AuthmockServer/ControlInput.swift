@@ -1,4 +1,4 @@
-import AuthmockCore
+public import AuthmockCore
 import Foundation
 
 /// Parsing of control operations' input from a strict object, shared by the

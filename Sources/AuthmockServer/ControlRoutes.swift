@@ -1,5 +1,6 @@
+import NIOFoundationEssentialsCompat
 import AuthmockCore
-import Foundation
+public import Foundation
 import HTTPTypes
 import Hummingbird
 

@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 import AuthmockCore
 import HTTPTypes
 import Hummingbird

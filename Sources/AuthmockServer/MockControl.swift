@@ -1,5 +1,5 @@
-import AuthmockCore
-import Foundation
+public import AuthmockCore
+public import Foundation
 
 /// The control core: what a test can make the mock do and read back. The
 /// HTTP control API (`ControlRoutes`) and the scenario runner both call

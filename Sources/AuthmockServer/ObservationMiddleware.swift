@@ -1,3 +1,4 @@
+import Logging
 import AuthmockCore
 import Crypto
 import Foundation
@@ -5,9 +6,11 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// Sees every request to a non-control route before and after it is handled:
-/// enforces the body limit, classifies it, judges the presented tokens as
-/// they are at arrival, fires fault rules, and writes the journal entry.
+/// Sees every request of the client under test (the `ClientRoutes` group and
+/// unrouted requests) before and after it is handled: enforces the body
+/// limit, classifies and parses it for the route, judges the presented
+/// tokens as they are at arrival, fires fault rules, and writes the journal
+/// entry with what the route issued.
 struct ObservationMiddleware: RouterMiddleware {
     let mock: Authmock
 
@@ -16,10 +19,7 @@ struct ObservationMiddleware: RouterMiddleware {
         next: (Request, AuthmockRequestContext) async throws -> Response
     ) async throws -> Response {
         let path = request.uri.path
-        // The control API and the metrics endpoint are about the mock, not the client under test.
-        if path == ControlRoutes.prefix || path.hasPrefix(ControlRoutes.prefix + "/") || path == "/metrics" {
-            return try await next(request, context)
-        }
+        var context = context
         let arrival = (seq: mock.journal.nextSequence(), virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
         let profile = mock.profile
         let limit = mock.options.maxBodyBytes
@@ -29,6 +29,7 @@ struct ObservationMiddleware: RouterMiddleware {
             seq: arrival.seq, virtualTime: arrival.virtual, realTime: arrival.real,
             method: request.method.rawValue, path: path, host: request.head.authority, kind: .other, scheme: presented.scheme,
             call: request.headers[.authmockCall], bodyBytes: 0, status: 0, undelivered: false, durationMs: 0)
+        @discardableResult
         func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0) -> Response? {
             entry.status = response.map { Int($0.status.code) } ?? 0
             entry.errorCode = context.notes.errorCode
@@ -43,17 +44,22 @@ struct ObservationMiddleware: RouterMiddleware {
             if context.logger.logLevel <= .info { context.notes.entry = entry }
             return response
         }
+        /// Records a delivered answer and returns it.
+        func answer(_ response: Response, fault: Int? = nil, heldMs: Double = 0) -> Response {
+            record(response, fault: fault, heldMs: heldMs)
+            return response
+        }
 
         // The body is read here once (and kept on the request for the route),
         // so it can be hashed, classified and limited in one place.
         let body: ByteBuffer
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            return record(profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))!
+            return answer(profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))
         }
         do {
             body = try await request.collectBody(upTo: limit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            return record(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))!
+            return answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes
@@ -64,10 +70,11 @@ struct ObservationMiddleware: RouterMiddleware {
         entry.kind = route.kind
         entry.grantType = route.grantType
         mock.journal.noteArrival(route.kind)
-        // A refresh token sent as Bearer (header rotation) is judged as a refresh token only.
-        if case .bearer(let token) = presented, token != route.refreshToken {
+        context.route = route
+        // A refresh token in Authorization (header rotation) is judged as a refresh token only.
+        if let token = presented.token, !token.isEmpty, token != route.refreshToken {
             let verification = await mock.authority.verifyAccessToken(token)
-            context.notes.verification = verification
+            context.verification = verification
             entry.accessToken = PresentedToken(verification)
         }
         if let refresh = route.refreshToken {
@@ -88,28 +95,28 @@ struct ObservationMiddleware: RouterMiddleware {
                 var fields = HTTPFields()
                 for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
                 let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
-                return record(response, fault: fault.id)!
+                return answer(response, fault: fault.id)
             case .delay(let milliseconds):
                 try await Task.sleep(for: .milliseconds(milliseconds))
             case .gather(let count, let milliseconds, let quiet):
                 try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds, quiet: quiet)
             case .delayResponse(let milliseconds):
                 // The entry's duration includes the hold: it says when the client got the answer.
-                let response = record(try await next(request, context), fault: fault.id, heldMs: Double(milliseconds))!
+                let response = answer(try await next(request, context), fault: fault.id, heldMs: Double(milliseconds))
                 try await Task.sleep(for: .milliseconds(milliseconds))
                 return response
             case .closeConnection:
-                _ = record(nil, fault: fault.id, undelivered: true)
+                record(nil, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             case .dropResponse:
                 let response = try await next(request, context)
-                _ = record(response, fault: fault.id, undelivered: true)
+                record(response, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             }
         }
-        return record(try await next(request, context), fault: lastFault)!
+        return answer(try await next(request, context), fault: lastFault)
     }
 }
 

@@ -1,8 +1,8 @@
 import DriverProtocol
-import AuthmockCore
-import HTTPTypes
-import Hummingbird
-import NIOCore
+public import AuthmockCore
+public import HTTPTypes
+public import Hummingbird
+public import NIOCore
 
 /// Why a protected resource refused a request, before the profile encodes it.
 public enum ResourceRefusal: Error, Equatable {
@@ -16,6 +16,13 @@ public enum ResourceRefusal: Error, Equatable {
     case insufficientScope(required: String)
 }
 
+/// A resource request let through, and any token its credentials were exchanged for.
+public struct ResourceAccess: Sendable {
+    public var grant: AccessGrant
+    /// Set when the request presented a refresh token (header rotation).
+    public var issued: IssuedTokens?
+}
+
 /// A server dialect: its own routes and encodings over the shared core.
 /// Resources, health, the journal, faults and the control API are the same
 /// for all; a profile adds only what its backends do differently.
@@ -23,8 +30,9 @@ public protocol Profile: Sendable {
     var name: String { get }
     /// One sentence for `--help` and the docs.
     var summary: String { get }
-    func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock)
-    /// What a request is for, read before it is handled (for faults and the journal).
+    func addRoutes(to routes: ClientRoutes, mock: Authmock)
+    /// What a request is for, read before it is handled (for faults and the
+    /// journal), with its body parsed the way the route will read it.
     func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification
     /// Encodes a documented error the way this dialect's backends do.
     func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response
@@ -35,9 +43,9 @@ public protocol Profile: Sendable {
     /// The bytes of a successful JSON answer (the envelope dialect wraps it).
     func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer
     /// Judges the credentials of a resource request.
-    func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal>
+    func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<ResourceAccess, ResourceRefusal>
     /// Last look at a successful resource answer (header rotation adds a token here).
-    func finishResource(_ response: Response, grant: AccessGrant, context: AuthmockRequestContext, mock: Authmock) async throws -> Response
+    func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer
     /// Lines printed at start: how to sign in and refresh with curl.
     func startupHints(baseURL: String, directory: Directory) -> [String]
 }
@@ -54,12 +62,12 @@ extension Profile {
         JSONResponse.response(successBody(body), status: status, headers: headers)
     }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
-        await Resources.authorizeBearer(request, context: context, mock: mock)
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<ResourceAccess, ResourceRefusal> {
+        await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
     }
 
-    public func finishResource(_ response: Response, grant: AccessGrant, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
-        response
+    public func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer {
+        .init(response: response, issued: access.issued)
     }
 
     /// Builds the answer for `error` and notes its code for the journal and log.
@@ -116,8 +124,8 @@ public enum Profiles {
         return switch profile {
         case .oauth2: OAuth2Profile(errors: options.oauth2Errors)
         case .envelope: EnvelopeProfile()
-        case .reissue: ReissueProfile(failureStatus: options.refreshFailureStatus ?? 406)
-        case .renewal: RenewalProfile(failureStatus: options.refreshFailureStatus ?? 401)
+        case .reissue: PairedRefreshProfile.reissue(failureStatus: options.refreshFailureStatus)
+        case .renewal: PairedRefreshProfile.renewal(failureStatus: options.refreshFailureStatus)
         case .headerRotation: HeaderRotationProfile(options: options)
         }
     }

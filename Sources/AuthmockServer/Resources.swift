@@ -1,3 +1,4 @@
+import JWTKit
 import AuthmockCore
 import Foundation
 import HTTPTypes
@@ -10,12 +11,13 @@ import Hummingbird
 enum Resources {
     static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete]
 
-    static func add(to router: Router<AuthmockRequestContext>, mock: Authmock) {
+    static func add(to routes: ClientRoutes, mock: Authmock) {
         let profile = mock.profile
-        router.get("/api/me") { request, context in
+        routes.issuing(.get, "/api/me") { request, context in
             switch await profile.authorizeResource(request, context: context, mock: mock) {
-            case .failure(let refusal): return profile.resourceRefusal(refusal, context: context)
-            case .success(let grant):
+            case .failure(let refusal): return .plain(profile.resourceRefusal(refusal, context: context))
+            case .success(let access):
+                let grant = access.grant
                 // A token's claims never change, so neither does its /api/me
                 // answer: encode it once per token, not once per request.
                 let body = mock.meAnswers.body(for: grant.tokenID) {
@@ -28,21 +30,22 @@ enum Resources {
                             jti: c.jti.value, clientID: c.clientID, scope: c.scope, sid: c.sid))
                     return profile.successBody(me)
                 }
-                return try await profile.finishResource(JSONResponse.response(body), grant: grant, context: context, mock: mock)
+                return try await profile.finishResource(JSONResponse.response(body), access: access, mock: mock)
             }
         }
         for method in methods {
-            router.on("/api/**", method: method) { request, context in
+            routes.issuing(method, "/api/**") { request, context in
                 var request = request
                 switch await profile.authorizeResource(request, context: context, mock: mock) {
-                case .failure(let refusal): return profile.resourceRefusal(refusal, context: context)
-                case .success(let grant):
-                    let body = try await request.collectText(limit: mock.options.maxBodyBytes)
+                case .failure(let refusal): return .plain(profile.resourceRefusal(refusal, context: context))
+                case .success(let access):
+                    // Collected (and limited) on arrival already: this reads the kept bytes.
+                    let body = String(buffer: try await request.collectBody(upTo: mock.options.maxBodyBytes))
                     let echo = Echo(
                         method: request.method.rawValue, path: request.uri.path,
                         query: request.uri.query, body: body.isEmpty ? nil : body,
-                        call: request.headers[.authmockCall], sub: grant.subject)
-                    return try await profile.finishResource(profile.success(echo, status: .ok, headers: [:]), grant: grant, context: context, mock: mock)
+                        call: request.headers[.authmockCall], sub: access.grant.subject)
+                    return try await profile.finishResource(profile.success(echo, status: .ok, headers: [:]), access: access, mock: mock)
                 }
             }
         }
@@ -73,7 +76,7 @@ enum Resources {
     /// observation middleware) and the scope.
     static func authorize(token: String, request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
         let verification: AccessVerification
-        if let known = context.notes.verification {
+        if let known = context.verification {
             verification = known
         } else {
             verification = await mock.authority.verifyAccessToken(token)

@@ -22,17 +22,20 @@ public enum RouteKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// What a profile reads from a request before it is handled.
-public struct RouteClassification: Sendable, Equatable {
+public struct RouteClassification: Sendable {
     public var kind: RouteKind
     /// `grant_type` of a token-endpoint request.
     public var grantType: String?
     /// The refresh token the request presents, wherever the dialect puts it.
     public var refreshToken: String?
+    /// The body, parsed the way the route reads it.
+    public var body: RequestBody
 
-    public init(kind: RouteKind, grantType: String? = nil, refreshToken: String? = nil) {
+    public init(kind: RouteKind, grantType: String? = nil, refreshToken: String? = nil, body: RequestBody = .unread) {
         self.kind = kind
         self.grantType = grantType
         self.refreshToken = refreshToken
+        self.body = body
     }
 
     /// The kinds every profile shares, by path.

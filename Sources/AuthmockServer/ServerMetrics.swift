@@ -1,4 +1,4 @@
-import Prometheus
+public import Prometheus
 
 /// Prometheus metrics of one mock, served at `GET /metrics`. A registry per
 /// server instance (not the process-wide swift-metrics bootstrap), so the

@@ -1,4 +1,4 @@
-import AuthmockCore
+public import AuthmockCore
 
 /// Everything `authmock serve` (or a test, or the scenario runner) decides
 /// about one server instance before it starts.

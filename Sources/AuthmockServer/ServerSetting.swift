@@ -1,4 +1,5 @@
-import AuthmockCore
+import Foundation
+public import AuthmockCore
 import DriverProtocol
 
 /// One server setting, declared once. Its flag (`--access-ttl`), environment

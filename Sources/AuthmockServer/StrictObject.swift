@@ -1,5 +1,5 @@
 import AuthmockCore
-import Foundation
+public import Foundation
 
 /// A JSON (or YAML) object read strictly: unknown keys and wrong types are
 /// errors that name the field, say what was expected and suggest the closest

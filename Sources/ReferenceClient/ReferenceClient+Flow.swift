@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import DriverProtocol
+public import DriverProtocol
 import Foundation
 import NIOHTTP1
 

@@ -1,4 +1,4 @@
-import DriverProtocol
+public import DriverProtocol
 import AsyncHTTPClient
 import Foundation
 import NIOCore

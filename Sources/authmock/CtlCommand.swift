@@ -1,3 +1,4 @@
+import NIOFoundationEssentialsCompat
 import ArgumentParser
 import AsyncHTTPClient
 import AuthmockServer

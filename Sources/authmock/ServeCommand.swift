@@ -1,3 +1,4 @@
+import UnixSignals
 import ArgumentParser
 import AuthmockCore
 import AuthmockServer

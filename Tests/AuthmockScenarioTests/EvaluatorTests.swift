@@ -21,13 +21,13 @@ struct EvaluatorTests {
         mutating func add(
             _ at: Double, _ kind: RouteKind, path: String = "/api/items", call: String? = nil, access: String? = nil,
             refresh: String? = nil, status: Int, ms: Double = 2, issues: (access: String, lifetime: Double)? = nil,
-            issuesRefresh: String? = nil, host: String = "127.0.0.1:8080", body: String? = nil
+            issuesRefresh: String? = nil, host: String = "127.0.0.1:8080", body: String? = nil, scheme: String = "Bearer"
         ) {
             let real = EvaluatorTests.start.addingTimeInterval(at)
             let virtual = real.addingTimeInterval(advanced)
             var entry = JournalEntry(
                 seq: entries.count + 1, virtualTime: virtual, realTime: real, method: "GET", path: path, host: host, kind: kind,
-                scheme: access == nil ? "none" : "Bearer", call: call, bodySHA256: body, bodyBytes: body?.count ?? 0,
+                scheme: access == nil ? "none" : scheme, call: call, bodySHA256: body, bodyBytes: body?.count ?? 0,
                 status: status, undelivered: false, durationMs: ms)
             if let access { entry.accessToken = PresentedToken(kind: .access, id: access, state: .valid) }
             if let refresh { entry.refreshToken = PresentedToken(kind: .refresh, id: refresh, state: .valid) }
@@ -133,6 +133,15 @@ struct EvaluatorTests {
         t.add(1.0, .resource, call: "c1", access: "A1", status: 401)
         t.add(1.01, .refresh, path: "/oauth/token", refresh: "r1", status: 200, issues: ("A2", 300), issuesRefresh: "r2")
         #expect(t.judged == [.necessary])
+    }
+
+    /// A 401 for a token sent without `Bearer ` refuses the scheme, not the
+    /// token: refreshing does not fix that, so the refresh is superfluous.
+    @Test func a401ForABareTokenDoesNotRejectTheToken() {
+        var t = Self.signedIn()
+        t.add(1.0, .resource, call: "c1", access: "A1", status: 401, scheme: "(none: bare token)")
+        t.add(1.01, .refresh, path: "/oauth/token", refresh: "r1", status: 200, issues: ("A2", 300), issuesRefresh: "r2")
+        #expect(t.judged == [.superfluous])
     }
 
     /// The driver reported the call that carried a rotated token before the

@@ -99,7 +99,7 @@ struct FaultAndJournalTests {
             #expect(entries[0]["grantType"] as? String == "password")
             #expect(entries[0]["issuedRefresh"] as? String != nil)
             let states = entries.map { (($0["accessToken"] ?? $0["refreshToken"]) as? [String: Any])?["state"] as? String }
-            #expect(states == [nil, "valid", "expired", nil, "valid", "rotated-reuse"])
+            #expect(states == [nil, "valid", "expired", "malformed", "valid", "rotated-reuse"])
             #expect(entries[3]["scheme"] as? String == "(none: bare token)")
             #expect(entries[1]["bodySHA256"] as? String == entries[2]["bodySHA256"] as? String)
             #expect(entries[1]["call"] as? String == "7")

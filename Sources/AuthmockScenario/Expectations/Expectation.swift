@@ -92,16 +92,15 @@ public struct CountRange: Sendable, Equatable {
     public var min: Int?
     public var max: Int?
 
-    static let shape = Shape.oneOf([
-        .integer(minimum: 0),
-        .object(
-            ObjectSpec(
-                "range",
-                [
-                    Field("min", .integer(minimum: 0), "at least this many"),
-                    Field("max", .integer(minimum: 0), "at most this many"),
-                ])),
-    ])
+    static let shape = Shape.oneOf([.integer(minimum: 0), objectShape])
+    /// `{min, max}` alone.
+    static let objectShape = Shape.object(
+        ObjectSpec(
+            "range",
+            [
+                Field("min", .integer(minimum: 0), "at least this many"),
+                Field("max", .integer(minimum: 0), "at most this many"),
+            ]))
 
     init(min: Int?, max: Int?) {
         self.min = min

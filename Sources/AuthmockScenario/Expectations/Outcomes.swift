@@ -1,22 +1,25 @@
 import AuthmockServer
 import DriverProtocol
-/// `outcomes`: what the application saw, by kind: a number or `all`.
+/// `outcomes`: what the application saw, by kind: a number, a range or `all`.
 struct OutcomesExpectation: Expectation {
     static let key = "outcomes"
-    static let shape = Shape.map(.countOrAll, keys: OutcomeKind.allCases.map(\.rawValue))
-    static let doc = "outcomes the application saw, by kind: a number, or all"
+    static let shape = Shape.map(.oneOf([.countOrAll, CountRange.objectShape]), keys: OutcomeKind.allCases.map(\.rawValue))
+    static let doc = "outcomes the application saw, by kind: a number, {min, max}, or all"
     static let rule = Rules.caseReports
 
     enum Count: Sendable, Equatable {
-        case exactly(Int)
+        case range(CountRange)
         case all
     }
     /// Outcome kind -> how many calls end with it, sorted by kind.
     let counts: [(kind: String, count: Count)]
 
     init(_ value: SpecValue, checker: SpecChecker) throws(ScenarioError) {
-        counts = (value.object ?? [:]).map { (kind: $0.key, count: $0.value.string == "all" ? Count.all : .exactly($0.value.integer ?? 0)) }
-            .sorted { $0.kind < $1.kind }
+        var counts: [(kind: String, count: Count)] = []
+        for (kind, count) in value.object ?? [:] {
+            counts.append((kind, count.string == "all" ? .all : .range(try CountRange(count, checker: checker))))
+        }
+        self.counts = counts.sorted { $0.kind < $1.kind }
     }
 
     func judge(_ observation: Observation) -> Judgement {
@@ -38,15 +41,15 @@ struct OutcomesExpectation: Expectation {
                     message += "; the others: \(tally)"
                 }
                 broken.append(message)
-            case .exactly(let n) where matching.count == n: continue
-            case .exactly(let n):
-                broken.append("expected \(n) call\(n == 1 ? "" : "s") to end \(kind), \(matching.count) did")
+            case .range(let range) where range.admits(matching.count): continue
+            case .range(let range):
+                broken.append("expected \(range.text) calls to end \(kind), \(matching.count) did")
             }
         }
         let stated = counts.map { item in
             switch item.count {
             case .all: "\(item.kind): all"
-            case .exactly(let n): "\(item.kind): \(n)"
+            case .range(let range): "\(item.kind): \(range.text)"
             }
         }
         return Judgement(

@@ -6,7 +6,9 @@ enum PresentedCredential: Sendable, Equatable {
     case none
     case bearer(String)
     case basic(user: String, password: String)
-    /// Any other scheme, a bare token without `Bearer `, or undecodable Basic.
+    /// A token without a scheme (the classic missing-`Bearer ` bug).
+    case bare(String)
+    /// Any other scheme, or undecodable Basic.
     case other(scheme: String)
 
     init(_ fields: HTTPFields) {
@@ -40,8 +42,8 @@ enum PresentedCredential: Sendable, Equatable {
                 user: user.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? user,
                 password: password.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? password)
         default:
-            // A bare token (the classic missing-`Bearer ` bug) is one word with no scheme.
-            self = .other(scheme: parts.count > 1 ? String(parts[0]) : "(none: bare token)")
+            // A bare token is one word with no scheme.
+            self = parts.count > 1 ? .other(scheme: String(parts[0])) : .bare(String(parts[0]))
         }
     }
 
@@ -51,7 +53,17 @@ enum PresentedCredential: Sendable, Equatable {
         case .none: "none"
         case .bearer: "Bearer"
         case .basic: "Basic"
+        case .bare: "(none: bare token)"
         case .other(let scheme): scheme
+        }
+    }
+
+    /// The token presented with or without `Bearer `: the journal records
+    /// which token the client held even when it forgot the scheme.
+    var token: String? {
+        switch self {
+        case .bearer(let token), .bare(let token): token
+        case .none, .basic, .other: nil
         }
     }
 }

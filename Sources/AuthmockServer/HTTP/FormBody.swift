@@ -2,10 +2,10 @@ import Foundation
 
 /// An `application/x-www-form-urlencoded` body that remembers repeats, because
 /// RFC 6749 section 3.2 forbids repeated parameters and the server must say so.
-struct FormBody: Sendable {
+public struct FormBody: Sendable {
     private(set) var values: [String: [String]] = [:]
 
-    enum ParseError: Error { case malformed }
+    public enum ParseError: Error, Sendable { case malformed }
 
     init(_ text: String) throws(ParseError) {
         for pair in text.split(separator: "&", omittingEmptySubsequences: true) {

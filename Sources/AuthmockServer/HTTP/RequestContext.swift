@@ -1,18 +1,17 @@
 import AuthmockCore
-import Hummingbird
+public import Hummingbird
 import NIOCore
 import Synchronization
 
-/// What the layers of one request tell each other: the observation
-/// middleware's verdict on the presented token (so the route does not verify
-/// it twice), and the route's error code and issued tokens (for the journal
-/// and the log). A reference, because Hummingbird hands each layer its own
-/// copy of the context.
+/// What a route tells the observation middleware on the way back: the
+/// documented error code it answered and the tokens it issued (for the
+/// journal, the metrics and the log line). A reference, because the
+/// middleware's context is a copy of the route's. Only `ClientRoutes` and
+/// `Profile.fail` write it.
 public final class RequestNotes: Sendable {
     struct Values: Sendable {
         var errorCode: String?
         var entry: JournalEntry?
-        var verification: AccessVerification?
         var issued: IssuedTokens?
     }
     private let values = Mutex(Values())
@@ -28,12 +27,6 @@ public final class RequestNotes: Sendable {
         set { values.withLock { $0.entry = newValue } }
     }
 
-    /// The Bearer token's verification, done once on arrival.
-    var verification: AccessVerification? {
-        get { values.withLock { $0.verification } }
-        set { values.withLock { $0.verification = newValue } }
-    }
-
     /// Tokens the answer hands out.
     var issued: IssuedTokens? {
         get { values.withLock { $0.issued } }
@@ -46,17 +39,15 @@ public struct AuthmockRequestContext: RequestContext {
     public let notes = RequestNotes()
     /// The connection, so a fault rule can close it.
     let channel: any Channel
+    /// What the request is for and its parsed body, set on arrival by the
+    /// observation middleware and passed on to the route.
+    public internal(set) var route = RouteClassification(kind: .other)
+    /// The Bearer token's verification, done once on arrival, so the route
+    /// judges the token as it was when the request came in.
+    var verification: AccessVerification?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.channel = source.channel
-    }
-}
-
-extension Request {
-    /// Collects the body up to the server's limit; larger bodies throw 413.
-    mutating func collectText(limit: Int) async throws -> String {
-        let buffer = try await collectBody(upTo: limit)
-        return String(buffer: buffer)
     }
 }

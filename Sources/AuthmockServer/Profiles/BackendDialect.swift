@@ -1,40 +1,20 @@
-import AuthmockCore
+public import AuthmockCore
 import Foundation
-import HTTPTypes
-import Hummingbird
+public import HTTPTypes
+public import Hummingbird
 import NIOCore
 
 /// What the app-backend dialects (envelope, reissue, renewal,
 /// header-rotation) share: JSON bodies, `POST /auth/login`, and the client
 /// the tokens are issued to (these backends authenticate users, not clients).
 enum BackendDialect {
-    /// Why a JSON body could not be read.
-    enum BodyProblem: Error, Equatable {
-        case malformed
-        case notAnObject
-        case missing(String)
-        case wrongType(String)
-    }
-
-    /// Reads the named string fields of a JSON object body; `optional` ones may be absent.
-    static func fields(_ request: Request, names: [String], optional: [String] = [], limit: Int) async throws -> Result<[String: String], BodyProblem> {
-        var request = request
-        let buffer = try await request.collectBody(upTo: limit)
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(buffer: buffer), options: [.fragmentsAllowed]) else {
+    /// The named string fields of the JSON object body, as parsed on arrival.
+    static func fields(_ context: AuthmockRequestContext, _ names: [String]) -> Result<[String: String], JSONFields.Problem> {
+        guard case .json(let parsed) = context.route.body else {
+            assertionFailure("\(context.route.kind) route classified without its JSON body")
             return .failure(.malformed)
         }
-        guard let object = parsed as? [String: Any] else { return .failure(.notAnObject) }
-        var result: [String: String] = [:]
-        for name in names + optional {
-            guard let value = object[name], !(value is NSNull) else {
-                if names.contains(name) { return .failure(.missing(name)) }
-                continue
-            }
-            guard let text = value as? String else { return .failure(.wrongType(name)) }
-            if text.isEmpty, names.contains(name) { return .failure(.missing(name)) }
-            result[name] = text
-        }
-        return .success(result)
+        return parsed.flatMap { $0.strings(names) }
     }
 
     /// The client tokens of these dialects are issued to: the first configured one.
@@ -44,64 +24,32 @@ enum BackendDialect {
 
     enum LoginOutcome {
         case issued(IssuedTokens)
-        case body(BodyProblem)
+        case body(JSONFields.Problem)
         case wrongCredentials
     }
 
     /// `POST /auth/login {"username", "password"}`: a new login (family).
-    static func login(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> LoginOutcome {
-        switch try await fields(request, names: ["username", "password"], limit: mock.options.maxBodyBytes) {
+    static func login(context: AuthmockRequestContext, mock: Authmock) async throws -> LoginOutcome {
+        switch fields(context, ["username", "password"]) {
         case .failure(let problem): return .body(problem)
         case .success(let fields):
-            guard let user = mock.directory.authenticate(username: fields["username"]!, password: fields["password"]!) else {
+            guard let username = fields["username"], let password = fields["password"],
+                let user = mock.directory.authenticate(username: username, password: password)
+            else {
                 return .wrongCredentials
             }
             let client = client(mock)
-            let issued = try await mock.authority.issue(subject: user.username, clientID: client.id, scope: client.defaultScopes.joined(separator: " "))
-            context.notes.issued = issued
-            return .issued(issued)
+            return .issued(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: client.defaultScopes.joined(separator: " ")))
         }
-    }
-
-    /// Why a refresh that sends both tokens failed.
-    enum PairedRefreshFailure: Error {
-        /// The access token is not a JWT signed by this server.
-        case accessNotOurs
-        /// The access token belongs to another login than the refresh token.
-        case accessOfAnotherLogin
-        case refresh(RefreshTokenFailure)
-    }
-
-    /// The dialect's documented error for a paired-refresh failure, and a detail.
-    static func error<E: ErrorCatalog>(
-        for failure: PairedRefreshFailure, accessMismatch: E, expired: E, reused: E, unknown: E, revoked: E
-    ) -> (E, String?) {
-        switch failure {
-        case .accessNotOurs: (accessMismatch, "accessToken is not signed by this server")
-        case .accessOfAnotherLogin: (accessMismatch, nil)
-        case .refresh(.expired): (expired, nil)
-        case .refresh(.reused): (reused, nil)
-        case .refresh(.unknown): (unknown, nil)
-        case .refresh(.revoked), .refresh(.clientMismatch): (revoked, nil)
-        }
-    }
-
-    /// Refresh for the dialects that send both tokens (reissue, renewal): the
-    /// access token may be expired, but it must be ours and of the same login.
-    static func refreshPair(access: String, refresh: String, mock: Authmock) async throws -> Result<IssuedTokens, PairedRefreshFailure> {
-        guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessNotOurs) }
-        guard let info = mock.authority.inspectRefreshToken(refresh) else { return .failure(.refresh(.unknown)) }
-        guard info.familyID == claims.sid else { return .failure(.accessOfAnotherLogin) }
-        return try await mock.authority.refresh(refresh, clientID: nil).mapError { .refresh($0) }
     }
 
     /// Classification shared by the dialects: login and resources by path,
-    /// plus the profile's refresh route with the JSON field holding the token.
-    static func classify(path: String, body: ByteBuffer, refreshPath: String?, refreshField: String = "refreshToken") -> RouteClassification {
-        if path == "/auth/login" { return .init(kind: .login) }
+    /// plus the profile's refresh route, whose JSON body holds `refreshToken`.
+    static func classify(path: String, body: ByteBuffer, refreshPath: String?) -> RouteClassification {
+        if path == "/auth/login" { return .init(kind: .login, body: .json(body)) }
         if let refreshPath, path == refreshPath {
-            let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any]
-            return .init(kind: .refresh, refreshToken: object?[refreshField] as? String)
+            let parsed = JSONFields.parse(body)
+            return .init(kind: .refresh, refreshToken: try? parsed.get()["refreshToken"], body: .json(parsed))
         }
         return .shared(path: path)
     }
@@ -158,7 +106,7 @@ extension PlainErrorProfile {
         }
     }
 
-    func bodyProblem(_ problem: BackendDialect.BodyProblem, context: AuthmockRequestContext) -> Response {
+    func bodyProblem(_ problem: JSONFields.Problem, context: AuthmockRequestContext) -> Response {
         switch problem {
         case .malformed: fail(BackendError.malformedJSON, context: context)
         case .notAnObject: fail(BackendError.invalidField, detail: "the body must be a JSON object", context: context)
@@ -168,12 +116,12 @@ extension PlainErrorProfile {
     }
 
     /// `POST /auth/login` in the plain dialects.
-    func addLogin(to router: Router<AuthmockRequestContext>, mock: Authmock) {
-        router.post("/auth/login") { request, context in
-            switch try await BackendDialect.login(request, context: context, mock: mock) {
-            case .issued(let issued): return JSONResponse.encode(BackendDialect.TokenPair(issued))
-            case .body(let problem): return bodyProblem(problem, context: context)
-            case .wrongCredentials: return fail(BackendError.wrongCredentials, context: context)
+    func addLogin(to routes: ClientRoutes, mock: Authmock) {
+        routes.issuing(.post, "/auth/login") { _, context in
+            switch try await BackendDialect.login(context: context, mock: mock) {
+            case .issued(let issued): return .issued(issued, JSONResponse.encode(BackendDialect.TokenPair(issued)))
+            case .body(let problem): return .plain(bodyProblem(problem, context: context))
+            case .wrongCredentials: return .plain(fail(BackendError.wrongCredentials, context: context))
             }
         }
     }

@@ -1,9 +1,9 @@
 import DriverProtocol
-import AuthmockCore
+public import AuthmockCore
 import Foundation
-import HTTPTypes
-import Hummingbird
-import NIOCore
+public import HTTPTypes
+public import Hummingbird
+public import NIOCore
 
 /// Every answer is `{"success", "data", "error": {"code", "message"}}` with
 /// numeric codes (HTTP status = code / 100), as in many Spring backends. A
@@ -12,37 +12,38 @@ public struct EnvelopeProfile: Profile {
     public let name = ProfileName.envelope.rawValue
     public let summary = "JSON envelope {success, data, error:{code, message}} with numeric codes; refresh at POST /auth/refresh"
 
-    public func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock) {
-        router.post("/auth/login") { request, context in
-            switch try await BackendDialect.login(request, context: context, mock: mock) {
-            case .issued(let issued): return success(Tokens(issued))
-            case .body(let problem): return bodyProblem(problem, context: context)
-            case .wrongCredentials: return fail(EnvelopeError.wrongCredentials, context: context)
+    public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
+        routes.issuing(.post, "/auth/login") { _, context in
+            switch try await BackendDialect.login(context: context, mock: mock) {
+            case .issued(let issued): return .issued(issued, success(Tokens(issued)))
+            case .body(let problem): return .plain(bodyProblem(problem, context: context))
+            case .wrongCredentials: return .plain(fail(EnvelopeError.wrongCredentials, context: context))
             }
         }
-        router.post("/auth/refresh") { request, context in
+        routes.issuing(.post, "/auth/refresh") { _, context in
             let token: String
-            switch try await BackendDialect.fields(request, names: ["refreshToken"], limit: mock.options.maxBodyBytes) {
-            case .failure(let problem): return bodyProblem(problem, context: context)
-            case .success(let fields): token = fields["refreshToken"]!
+            switch BackendDialect.fields(context, ["refreshToken"]).map({ $0["refreshToken"] }) {
+            case .failure(let problem): return .plain(bodyProblem(problem, context: context))
+            case .success(nil): return .plain(bodyProblem(.missing("refreshToken"), context: context))
+            case .success(let value?): token = value
             }
             if await mock.authority.signedClaims(token) != nil {
-                return fail(EnvelopeError.accessAsRefresh, detail: "refreshToken holds an access token", context: context)
+                return .plain(fail(EnvelopeError.accessAsRefresh, detail: "refreshToken holds an access token", context: context))
             }
+            let error: EnvelopeError
             switch try await mock.authority.refresh(token, clientID: nil) {
-            case .success(let issued):
-                context.notes.issued = issued
-                return success(Tokens(issued, keeping: token))
-            case .failure(.expired): return fail(EnvelopeError.refreshExpired, context: context)
-            case .failure(.unknown): return fail(EnvelopeError.refreshUnknown, context: context)
-            case .failure(.reused): return fail(EnvelopeError.refreshReused, context: context)
-            case .failure(.revoked), .failure(.clientMismatch): return fail(EnvelopeError.refreshRevoked, context: context)
+            case .success(let issued): return .issued(issued, success(Tokens(issued, keeping: token)))
+            case .failure(.expired): error = .refreshExpired
+            case .failure(.unknown): error = .refreshUnknown
+            case .failure(.reused): error = .refreshReused
+            case .failure(.revoked), .failure(.clientMismatch): error = .refreshRevoked
             }
+            return .plain(fail(error, context: context))
         }
         // These backends answer a wrong method with their own code, not a 404.
         for path in ["/auth/login", "/auth/refresh"] {
             for method in [HTTPRequest.Method.get, .put, .patch, .delete] {
-                router.on(RouterPath(path), method: method) { request, context in
+                routes.on(path, method: method) { request, context in
                     fail(EnvelopeError.methodNotAllowed, detail: "\(request.method) \(path)", context: context)
                 }
             }
@@ -113,7 +114,7 @@ public struct EnvelopeProfile: Profile {
         return fail(error, context: context)
     }
 
-    private func bodyProblem(_ problem: BackendDialect.BodyProblem, context: AuthmockRequestContext) -> Response {
+    private func bodyProblem(_ problem: JSONFields.Problem, context: AuthmockRequestContext) -> Response {
         switch problem {
         case .malformed: fail(EnvelopeError.malformedJSON, context: context)
         case .notAnObject: fail(EnvelopeError.invalidParameter, detail: "the body must be a JSON object", context: context)

@@ -1,8 +1,8 @@
 import DriverProtocol
-import AuthmockCore
+public import AuthmockCore
 import Foundation
-import HTTPTypes
-import Hummingbird
+public import HTTPTypes
+public import Hummingbird
 import NIOCore
 import Synchronization
 
@@ -27,8 +27,8 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         graceSeconds = options.rotationGraceSeconds
     }
 
-    public func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock) {
-        addLogin(to: router, mock: mock)
+    public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
+        addLogin(to: routes, mock: mock)
     }
 
     /// The token in `Authorization`, with or without `Bearer `.
@@ -49,9 +49,9 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         return route
     }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<ResourceAccess, ResourceRefusal> {
         guard let token = Self.presentedToken(request.headers), Self.isRefreshToken(token) else {
-            return await Resources.authorizeBearer(request, context: context, mock: mock)
+            return await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
         }
         // The refresh token stays the same here; only the access token is renewed.
         let issued: IssuedTokens
@@ -64,7 +64,6 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         } catch {
             return .failure(.refresh(.unknown))
         }
-        context.notes.issued = issued
         guard case .valid(let grant) = await mock.authority.verifyAccessToken(issued.accessToken) else {
             return .failure(.refresh(.revoked))
         }
@@ -74,23 +73,23 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         }
         let scope = Resources.requiredScope(method: request.method, path: request.uri.path)
         guard grant.scopes.contains(scope) else { return .failure(.insufficientScope(required: scope)) }
-        return .success(grant)
+        return .success(ResourceAccess(grant: grant, issued: issued))
     }
 
-    public func finishResource(_ response: Response, grant: AccessGrant, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
-        var response = response
-        let family = grant.claims.sid
-        if context.notes.issued == nil, let every = rotateEvery, !family.isEmpty, rotations.countSuccess(family: family) % every == 0,
+    public func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer {
+        var answer = ClientAnswer(response: response, issued: access.issued)
+        let family = access.grant.claims.sid
+        if answer.issued == nil, let every = rotateEvery, !family.isEmpty, rotations.countSuccess(family: family) % every == 0,
             let issued = try await mock.authority.reissueAccessToken(familyID: family)
         {
-            context.notes.issued = issued
+            answer.issued = issued
             rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())
             mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
         }
-        if context.notes.issued != nil, let newest = rotations.newest(family: family) {
-            response.headers[header] = header == .authorization ? "Bearer \(newest)" : newest
+        if answer.issued != nil, let newest = rotations.newest(family: family) {
+            answer.response.headers[header] = header == .authorization ? "Bearer \(newest)" : newest
         }
-        return response
+        return answer
     }
 
     public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {

@@ -1,8 +1,9 @@
+import JWTKit
 import DriverProtocol
-import AuthmockCore
+public import AuthmockCore
 import Foundation
-import HTTPTypes
-import Hummingbird
+public import HTTPTypes
+public import Hummingbird
 import NIOCore
 
 /// The standards dialect: RFC 6749 token endpoint (password, client
@@ -18,29 +19,37 @@ public struct OAuth2Profile: Profile {
         self.errors = errors
     }
 
-    public func addRoutes(to router: Router<AuthmockRequestContext>, mock: Authmock) {
-        router.get("/.well-known/oauth-authorization-server") { _, _ in metadata(mock, openID: false) }
-        router.get("/.well-known/openid-configuration") { _, _ in metadata(mock, openID: true) }
-        router.get("/oauth/authorize") { request, context in authorize(request, context: context, mock: mock) }
-        router.post("/oauth/token") { request, context in
-            var response = try await withForm(request, context: context, mock: mock) { form, client in
-                try await token(form: form, client: client, context: context, mock: mock)
+    public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
+        routes.get("/.well-known/oauth-authorization-server") { _, _ in metadata(mock, openID: false) }
+        routes.get("/.well-known/openid-configuration") { _, _ in metadata(mock, openID: true) }
+        routes.get("/oauth/authorize") { request, context in authorize(request, context: context, mock: mock) }
+        routes.issuing(.post, "/oauth/token") { request, context in
+            var answer: ClientAnswer
+            switch formRequest(request, context: context, mock: mock) {
+            case .refused(let response): answer = .plain(response)
+            case .accepted(let form, let client): answer = try await token(form: form, client: client, context: context, mock: mock)
             }
             // rfc-lax: some vendors answer every token endpoint error with 401.
-            if errors == .rfcLax, response.status == .badRequest { response.status = .unauthorized }
-            return response
+            if errors == .rfcLax, answer.response.status == .badRequest { answer.response.status = .unauthorized }
+            return answer
         }
-        router.post("/oauth/revoke") { request, context in
-            try await withForm(request, context: context, mock: mock) { form, _ in
-                guard let token = form["token"] else { return fail(OAuth2Error.missingParameter, detail: "token", context: context) }
-                await mock.authority.revoke(token: token)
-                return Response(status: .ok, headers: [.cacheControl: "no-store"])
-            }
+        tokenRoute("/oauth/revoke", routes: routes, mock: mock) { token in
+            await mock.authority.revoke(token: token)
+            return Response(status: .ok, headers: [.cacheControl: "no-store"])
         }
-        router.post("/oauth/introspect") { request, context in
-            try await withForm(request, context: context, mock: mock) { form, _ in
+        tokenRoute("/oauth/introspect", routes: routes, mock: mock) { token in
+            introspection(await mock.authority.introspect(token: token), issuer: mock.authority.issuer)
+        }
+    }
+
+    /// RFC 7009 and RFC 7662 endpoints: an authenticated client's form with a `token`.
+    private func tokenRoute(_ path: String, routes: ClientRoutes, mock: Authmock, _ handle: @escaping @Sendable (String) async -> Response) {
+        routes.post(path) { request, context in
+            switch formRequest(request, context: context, mock: mock) {
+            case .refused(let response): return response
+            case .accepted(let form, _):
                 guard let token = form["token"] else { return fail(OAuth2Error.missingParameter, detail: "token", context: context) }
-                return introspection(await mock.authority.introspect(token: token), issuer: mock.authority.issuer)
+                return await handle(token)
             }
         }
     }
@@ -48,12 +57,15 @@ public struct OAuth2Profile: Profile {
     public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
         switch path {
         case "/oauth/token":
-            let form = try? FormBody(String(buffer: body))
+            let parsed = RequestBody.form(body)
+            let form = if case .form(.success(let form)) = parsed { form } else { FormBody?.none }
             let grant = form?["grant_type"]
-            return .init(kind: grant == "refresh_token" ? .refresh : .login, grantType: grant, refreshToken: grant == "refresh_token" ? form?["refresh_token"] : nil)
+            return .init(
+                kind: grant == "refresh_token" ? .refresh : .login, grantType: grant,
+                refreshToken: grant == "refresh_token" ? form?["refresh_token"] : nil, body: parsed)
         case "/oauth/authorize": return .init(kind: .authorize)
-        case "/oauth/revoke": return .init(kind: .revoke)
-        case "/oauth/introspect": return .init(kind: .introspect)
+        case "/oauth/revoke": return .init(kind: .revoke, body: .form(body))
+        case "/oauth/introspect": return .init(kind: .introspect, body: .form(body))
         default: return .shared(path: path)
         }
     }
@@ -114,48 +126,49 @@ public struct OAuth2Profile: Profile {
 
     // MARK: Token endpoint
 
-    private func token(form: FormBody, client: Client, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
-        guard let grantType = form["grant_type"] else { return fail(OAuth2Error.missingParameter, detail: "grant_type", context: context) }
+    private func token(form: FormBody, client: Client, context: AuthmockRequestContext, mock: Authmock) async throws -> ClientAnswer {
+        guard let grantType = form["grant_type"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "grant_type", context: context)) }
         switch grantType {
         case "password":
-            guard let username = form["username"] else { return fail(OAuth2Error.missingParameter, detail: "username", context: context) }
-            guard let password = form["password"] else { return fail(OAuth2Error.missingParameter, detail: "password", context: context) }
-            guard let scope = resolveScope(form["scope"], client: client) else { return fail(OAuth2Error.invalidScope, context: context) }
+            guard let username = form["username"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "username", context: context)) }
+            guard let password = form["password"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "password", context: context)) }
+            guard let scope = resolveScope(form["scope"], client: client) else { return .plain(fail(OAuth2Error.invalidScope, context: context)) }
             guard let user = mock.directory.authenticate(username: username, password: password) else {
-                return fail(OAuth2Error.wrongCredentials, context: context)
+                return .plain(fail(OAuth2Error.wrongCredentials, context: context))
             }
             return success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope), context: context)
         case "client_credentials":
-            guard client.secret != nil else { return fail(OAuth2Error.unauthorizedClient, detail: "client_credentials", context: context) }
-            guard let scope = resolveScope(form["scope"], client: client) else { return fail(OAuth2Error.invalidScope, context: context) }
+            guard client.secret != nil else { return .plain(fail(OAuth2Error.unauthorizedClient, detail: "client_credentials", context: context)) }
+            guard let scope = resolveScope(form["scope"], client: client) else { return .plain(fail(OAuth2Error.invalidScope, context: context)) }
             return success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context)
         case "refresh_token":
-            guard let refreshToken = form["refresh_token"] else { return fail(OAuth2Error.missingParameter, detail: "refresh_token", context: context) }
+            guard let refreshToken = form["refresh_token"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "refresh_token", context: context)) }
             switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
             case .success(let issued): return success(issued, context: context)
             case .failure(let failure):
-                if errors == .rfcLax { return fail(OAuth2LaxError.deadRefreshToken, detail: OAuth2Error.refresh(failure).row.message, context: context) }
-                return fail(OAuth2Error.refresh(failure), context: context)
+                if errors == .rfcLax { return .plain(fail(OAuth2LaxError.deadRefreshToken, detail: OAuth2Error.refresh(failure).row.message, context: context)) }
+                return .plain(fail(OAuth2Error.refresh(failure), context: context))
             }
         case "authorization_code":
-            guard let code = form["code"] else { return fail(OAuth2Error.missingParameter, detail: "code", context: context) }
+            guard let code = form["code"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "code", context: context)) }
             switch try await mock.authority.redeemAuthorizationCode(
                 code, clientID: client.id, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
             {
             case .success(let issued): return success(issued, context: context)
-            case .failure(let failure): return fail(OAuth2Error.code(failure), context: context)
+            case .failure(let failure): return .plain(fail(OAuth2Error.code(failure), context: context))
             }
         default:
-            return fail(OAuth2Error.unsupportedGrantType, detail: grantType, context: context)
+            return .plain(fail(OAuth2Error.unsupportedGrantType, detail: grantType, context: context))
         }
     }
 
-    private func success(_ issued: IssuedTokens, context: AuthmockRequestContext) -> Response {
-        context.notes.issued = issued
-        return JSONResponse.encode(
-            TokenResponse(
-                accessToken: issued.accessToken, tokenType: "Bearer", expiresIn: issued.expiresIn,
-                refreshToken: issued.refreshToken, scope: issued.scope))
+    private func success(_ issued: IssuedTokens, context: AuthmockRequestContext) -> ClientAnswer {
+        .issued(
+            issued,
+            JSONResponse.encode(
+                TokenResponse(
+                    accessToken: issued.accessToken, tokenType: "Bearer", expiresIn: issued.expiresIn,
+                    refreshToken: issued.refreshToken, scope: issued.scope)))
     }
 
     /// Requested scopes must all be allowed for the client; none requested
@@ -167,45 +180,45 @@ public struct OAuth2Profile: Profile {
         return scopes.joined(separator: " ")
     }
 
-    /// Parses a form request and authenticates the client (RFC 6749 section
-    /// 2.3.1: HTTP Basic or `client_id`/`client_secret` in the body, not both).
-    private func withForm(
-        _ request: Request, context: AuthmockRequestContext, mock: Authmock,
-        _ handle: (FormBody, Client) async throws -> Response
-    ) async throws -> Response {
-        var request = request
+    /// A form request whose client authenticated, or the refusal.
+    enum FormRequest {
+        case accepted(FormBody, Client)
+        case refused(Response)
+    }
+
+    /// Reads the form parsed on arrival and authenticates the client (RFC
+    /// 6749 section 2.3.1: HTTP Basic or `client_id`/`client_secret` in the
+    /// body, not both).
+    private func formRequest(_ request: Request, context: AuthmockRequestContext, mock: Authmock) -> FormRequest {
         if let type = request.headers[.contentType],
             !type.lowercased().hasPrefix("application/x-www-form-urlencoded")
         {
-            return fail(OAuth2Error.unsupportedContentType, detail: type, context: context)
+            return .refused(fail(OAuth2Error.unsupportedContentType, detail: type, context: context))
         }
-        let form: FormBody
-        do {
-            form = try FormBody(try await request.collectText(limit: mock.options.maxBodyBytes))
-        } catch is FormBody.ParseError {
-            return fail(OAuth2Error.malformedBody, context: context)
+        guard case .form(.success(let form)) = context.route.body else {
+            return .refused(fail(OAuth2Error.malformedBody, context: context))
         }
         if let repeated = form.repeatedNames.first {
-            return fail(OAuth2Error.repeatedParameter, detail: repeated, context: context)
+            return .refused(fail(OAuth2Error.repeatedParameter, detail: repeated, context: context))
         }
         let basicChallenge: HTTPFields = [.wwwAuthenticate: #"Basic realm="authmock""#]
         switch PresentedCredential(request.headers) {
         case .basic(let id, let secret):
-            if form["client_secret"] != nil { return fail(OAuth2Error.multipleClientAuth, context: context) }
+            if form["client_secret"] != nil { return .refused(fail(OAuth2Error.multipleClientAuth, context: context)) }
             guard let client = mock.directory.authenticateClient(id: id, secret: secret) else {
-                return fail(OAuth2Error.invalidClientBasic, headers: basicChallenge, context: context)
+                return .refused(fail(OAuth2Error.invalidClientBasic, headers: basicChallenge, context: context))
             }
-            return try await handle(form, client)
+            return .accepted(form, client)
         case .other(scheme: "Basic"):
-            return fail(OAuth2Error.invalidClientBasic, detail: "undecodable Basic credentials", headers: basicChallenge, context: context)
+            return .refused(fail(OAuth2Error.invalidClientBasic, detail: "undecodable Basic credentials", headers: basicChallenge, context: context))
         default:
             guard let id = form["client_id"] else {
-                return fail(OAuth2Error.invalidClient, detail: "no client authentication", context: context)
+                return .refused(fail(OAuth2Error.invalidClient, detail: "no client authentication", context: context))
             }
             guard let client = mock.directory.authenticateClient(id: id, secret: form["client_secret"]) else {
-                return fail(OAuth2Error.invalidClient, context: context)
+                return .refused(fail(OAuth2Error.invalidClient, context: context))
             }
-            return try await handle(form, client)
+            return .accepted(form, client)
         }
     }
 

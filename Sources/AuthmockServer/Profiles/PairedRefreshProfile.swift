@@ -1,0 +1,149 @@
+public import AuthmockCore
+import DriverProtocol
+public import HTTPTypes
+public import Hummingbird
+import NIOCore
+
+/// The error catalog of a dialect that refreshes with both tokens.
+public protocol PairedRefreshErrors: ErrorCatalog {
+    static var refreshExpired: Self { get }
+    static var refreshRevoked: Self { get }
+    static var refreshReused: Self { get }
+    static var refreshUnknown: Self { get }
+    /// The access token is not ours, or of another login than the refresh token.
+    static var accessMismatch: Self { get }
+}
+
+extension ReissueError: PairedRefreshErrors {}
+extension RenewalError: PairedRefreshErrors {}
+
+/// Backends that refresh by sending both tokens to one endpoint; the access
+/// token may be expired but must be ours and of the same login. Two dialects
+/// differ only in the configuration below:
+/// - reissue: `POST /auth/reissue`; a dead refresh token answers 406, which
+///   the apps built on such backends treat as "log out".
+/// - renewal: `POST /auth/refresh` with the old access token as Bearer too;
+///   failure is a 401 like an expired access token, so a client that
+///   refreshes on any 401 recurses here.
+public struct PairedRefreshProfile<Errors: PairedRefreshErrors>: PlainErrorProfile {
+    public let name: String
+    public let summary: String
+    /// The refresh endpoint.
+    let path: String
+    /// Set when the old access token must come as Bearer too: the error for its absence.
+    let bearerRequired: Errors?
+    /// Whether the refresh answer says the new token's lifetime (`expiresIn`).
+    let answersLifetime: Bool
+    /// The status of every failed refresh (`refresh_failure_status`).
+    let failureStatus: Int
+    let refreshHint: String
+
+    public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
+        addLogin(to: routes, mock: mock)
+        routes.issuing(.post, path) { request, context in
+            var bearer: String? = nil
+            if let missing = bearerRequired {
+                guard case .bearer(let presented) = PresentedCredential(request.headers), !presented.isEmpty else {
+                    return .plain(refreshFailed(missing, context: context))
+                }
+                bearer = presented
+            }
+            let fields: [String: String]
+            switch BackendDialect.fields(context, ["accessToken", "refreshToken"]) {
+            case .failure(let problem): return .plain(bodyProblem(problem, context: context))
+            case .success(let parsed): fields = parsed
+            }
+            guard let access = fields["accessToken"], let refresh = fields["refreshToken"] else {
+                return .plain(bodyProblem(.missing("refreshToken"), context: context))
+            }
+            if let bearer, bearer != access {
+                return .plain(refreshFailed(.accessMismatch, detail: "the Bearer token and accessToken differ", context: context))
+            }
+            switch try await refreshPair(access: access, refresh: refresh, mock: mock) {
+            case .success(let issued):
+                // With rotation off the answer has no refreshToken: the client keeps its own.
+                let answer = Renewed(accessToken: issued.accessToken, refreshToken: issued.refreshToken, expiresIn: answersLifetime ? issued.expiresIn : nil)
+                return .issued(issued, JSONResponse.encode(answer))
+            case .failure(let failure):
+                let (error, detail) = Self.error(for: failure)
+                return .plain(refreshFailed(error, detail: detail, context: context))
+            }
+        }
+    }
+
+    struct Renewed: Encodable {
+        var accessToken: String
+        var refreshToken: String?
+        var expiresIn: Int?
+    }
+
+    /// Why a refresh that sends both tokens failed.
+    enum Failure: Error {
+        /// The access token is not a JWT signed by this server.
+        case accessNotOurs
+        /// The access token belongs to another login than the refresh token.
+        case accessOfAnotherLogin
+        case refresh(RefreshTokenFailure)
+    }
+
+    private func refreshPair(access: String, refresh: String, mock: Authmock) async throws -> Result<IssuedTokens, Failure> {
+        guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessNotOurs) }
+        guard let info = mock.authority.inspectRefreshToken(refresh) else { return .failure(.refresh(.unknown)) }
+        guard info.familyID == claims.sid else { return .failure(.accessOfAnotherLogin) }
+        return try await mock.authority.refresh(refresh, clientID: nil).mapError { .refresh($0) }
+    }
+
+    /// The dialect's documented error for a failed refresh, and a detail.
+    static func error(for failure: Failure) -> (Errors, String?) {
+        switch failure {
+        case .accessNotOurs: (.accessMismatch, "accessToken is not signed by this server")
+        case .accessOfAnotherLogin: (.accessMismatch, nil)
+        case .refresh(.expired): (.refreshExpired, nil)
+        case .refresh(.reused): (.refreshReused, nil)
+        case .refresh(.unknown): (.refreshUnknown, nil)
+        case .refresh(.revoked), .refresh(.clientMismatch): (.refreshRevoked, nil)
+        }
+    }
+
+    private func refreshFailed(_ error: Errors, detail: String? = nil, context: AuthmockRequestContext) -> Response {
+        var response = fail(error, detail: detail, context: context)
+        response.status = .init(code: failureStatus)
+        return response
+    }
+
+    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+        BackendDialect.classify(path: path, body: body, refreshPath: self.path)
+    }
+
+    public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
+        plainRefusal(refusal, context: context)
+    }
+
+    public func startupHints(baseURL: String, directory: Directory) -> [String] {
+        let bearer = bearerRequired == nil ? "" : "-H \"Authorization: Bearer $ACCESS_TOKEN\" "
+        let body = "{\\\"accessToken\\\":\\\"$ACCESS_TOKEN\\\",\\\"refreshToken\\\":\\\"$REFRESH_TOKEN\\\"}"
+        return BackendDialect.loginHints(baseURL: baseURL, directory: directory) + [
+            refreshHint,
+            "  curl -s \(bearer)-H 'Content-Type: application/json' -d \"\(body)\" \(baseURL)\(path)",
+        ]
+    }
+}
+
+extension PairedRefreshProfile where Errors == ReissueError {
+    static func reissue(failureStatus: Int?) -> Self {
+        .init(
+            name: ProfileName.reissue.rawValue, summary: "POST /auth/reissue {accessToken, refreshToken}; a dead refresh token answers 406",
+            path: "/auth/reissue", bearerRequired: nil, answersLifetime: true, failureStatus: failureStatus ?? 406,
+            refreshHint: "Refresh (406 means sign in again):")
+    }
+}
+
+extension PairedRefreshProfile where Errors == RenewalError {
+    static func renewal(failureStatus: Int?) -> Self {
+        .init(
+            name: ProfileName.renewal.rawValue,
+            summary: "POST /auth/refresh with Bearer <old access token> and {accessToken, refreshToken}; failure is 401",
+            path: "/auth/refresh", bearerRequired: .missingAuthorization, answersLifetime: false, failureStatus: failureStatus ?? 401,
+            refreshHint: "Refresh:")
+    }
+}
