@@ -57,6 +57,8 @@ public enum Step: Sendable {
     /// N copies of a request (or a list), all sent before any answer is awaited.
     case parallel([CallSpec])
     case advanceClock(seconds: Double)
+    /// The server clock's offset from real time (negative: behind), as `clock/set`.
+    case setClock(offsetSeconds: Double)
     case expire(TokenSelector)
     case revoke(TokenSelector)
     case fault(FaultRule)
@@ -176,6 +178,7 @@ public enum ScenarioFormat {
                         Field("requests", .array(.object(request)), "or: a list of different requests"),
                     ])), "calls sent at once, without waiting (how concurrent 401s are made)"),
         Field("advance_clock", .duration, "move the server clock forward"),
+        Field("set_clock", .number(), "set the server clock's offset from real time in seconds, negative for behind (a device clock that is wrong)"),
         Field("expire", .object(selector), "expire tokens now"),
         Field("revoke", .object(selector), "revoke tokens"),
         Field("fault", .object(fault), "add a fault rule (the control API's shape)"),

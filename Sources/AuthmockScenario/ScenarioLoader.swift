@@ -199,6 +199,10 @@ private struct Builder {
             default: throw checker.error(at: body.mark, "parallel: give count with request, or a list of requests")
             }
         case "advance_clock": return .advanceClock(seconds: try body.number(checker, "advance_clock"))
+        case "set_clock":
+            let offset = try body.number(checker, "set_clock")
+            guard abs(offset) <= 10 * 365 * 86400 else { throw checker.error(at: body.mark, "set_clock: at most ten years either way") }
+            return .setClock(offsetSeconds: offset)
         case "sleep":
             let seconds = try body.number(checker, "sleep")
             guard seconds <= 30 else { throw checker.error(at: body.mark, "sleep: at most 30 seconds (keep real waits to the minimum)") }

@@ -312,6 +312,8 @@ private struct Play: Sendable {
                 for spec in specs { _ = try await send(spec) }
             case .advanceClock(let seconds):
                 _ = try? mock.control.advanceClock(seconds: seconds)
+            case .setClock(let offset):
+                _ = try? mock.control.setClock(offsetSeconds: offset)
             case .expire(let selector):
                 _ = mock.control.expire(selector)
             case .revoke(let selector):

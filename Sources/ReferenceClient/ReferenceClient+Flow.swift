@@ -68,8 +68,15 @@ extension ReferenceClient {
                 case .refreshed:
                     // Header rotation: the refresh was this very request, answered already.
                     if let served = result.answer { return finish(served) }
-                case .rejected, .unavailable:
+                case .rejected:
+                    // The bug: the waiting call goes out once more with the dead token.
+                    if faults.contains(.resendAfterRefusedRefresh) { _ = try? await attempt(method, path, headers, body, token: token, retry: true) }
                     return outcome(for: result.result)
+                case .unavailable:
+                    // The refresh endpoint is down, the session is not over: the
+                    // call's own 401 reaches the application (as OkHttp's
+                    // Authenticator does when it cannot refresh).
+                    return finish(answer)
                 }
                 let (newToken, newGeneration, _) = await store.current()
                 seen = newGeneration
@@ -141,14 +148,48 @@ extension ReferenceClient {
             let code = (answer.json?["error"] as? [String: Any])?["code"] as? Int
             return code == 40101 || faults.contains(.refreshOnAny401)
         case .oauth2:
-            // A challenge in another scheme (Basic) is not ours to refresh.
-            if let challenge = answer.headers.first(name: "WWW-Authenticate"), !challenge.lowercased().hasPrefix("bearer") {
-                return faults.contains(.refreshOnAny401)
-            }
+            // Challenges in other schemes only (Basic) are not ours to refresh;
+            // a Bearer challenge anywhere in the header (RFC 9110 allows several) is.
+            var schemes = Self.challengeSchemes(answer.headers["WWW-Authenticate"])
+            if faults.contains(.firstChallengeOnly) { schemes = Array(schemes.prefix(1)) }
+            if !schemes.isEmpty, !schemes.contains("bearer") { return faults.contains(.refreshOnAny401) }
             return true
         default:
             return true
         }
+    }
+
+    /// The auth schemes of `WWW-Authenticate` fields, lowercased, in order
+    /// (RFC 9110 section 11.6.1: `Basic realm="a", Bearer error="invalid_token"`).
+    /// A comma-separated item starts a new challenge when its first word is a
+    /// token not followed by `=` (otherwise it is a parameter).
+    static func challengeSchemes(_ fields: [String]) -> [String] {
+        var schemes: [String] = []
+        for field in fields {
+            var items: [String] = []
+            var current = "", quoted = false, escaped = false
+            for character in field {
+                if escaped {
+                    escaped = false
+                } else if character == "\\" && quoted {
+                    escaped = true
+                } else if character == "\"" {
+                    quoted.toggle()
+                } else if character == ",", !quoted {
+                    items.append(current)
+                    current = ""
+                    continue
+                }
+                current.append(character)
+            }
+            items.append(current)
+            for item in items {
+                let trimmed = item.trimmingCharacters(in: .whitespaces)
+                guard let word = trimmed.split(separator: " ", maxSplits: 1).first, !word.contains("=") else { continue }
+                schemes.append(word.lowercased())
+            }
+        }
+        return schemes
     }
 
     /// 429/503 with Retry-After: wait (up to a cap) and try once more, without refreshing.

@@ -14,8 +14,12 @@ extension ReferenceClient {
         // Without the late-401 check, every 401 asks for a refresh of the current tokens.
         if faults.contains(.noLate401Check) { seen = await store.generation }
         let original = await store.refresh
+        let logoutOnAnyError = faults.contains(.logoutOnAnyRefreshError)
         let result = await store.refresh(after: seen, singleFlight: !faults.contains(.refreshPer401), keepAbsentRefresh: !faults.contains(.forgetRefreshTokenWhenAbsent)) { access, refresh in
-            await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)
+            var outcome = await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)
+            // The bug: an endpoint that is down is taken for a dead refresh token.
+            if logoutOnAnyError, case .unavailable(let status, let message) = outcome.0 { outcome.0 = .rejected(status: status, message: message) }
+            return outcome
         }
         if faults.contains(.keepFirstRefreshToken), case .refreshed = result { await store.restoreRefresh(original) }
         return (result, served.answer)

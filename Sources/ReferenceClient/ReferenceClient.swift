@@ -30,6 +30,16 @@ public enum ClientFault: String, Sendable, CaseIterable {
     case refreshOnlyByExpiry = "refresh-only-by-expiry"
     /// Drops the refresh token when a refresh answer has none, instead of keeping it.
     case forgetRefreshTokenWhenAbsent = "forget-refresh-token-when-absent"
+    /// Signs the user out on any failed refresh: a 503, a 429 or a lost connection too.
+    case logoutOnAnyRefreshError = "logout-on-any-refresh-error"
+    /// Reads only the first challenge of `WWW-Authenticate`.
+    case firstChallengeOnly = "first-challenge-only"
+    /// Sends each waiting call once more with the dead token after the refresh was refused.
+    case resendAfterRefusedRefresh = "resend-after-refused-refresh"
+    /// Judges expiry by the JWT's `exp` against the device's clock instead of
+    /// `expires_in` counted from receipt: a server clock behind the device's
+    /// makes every token look expired.
+    case trustJWTExp = "trust-jwt-exp"
 }
 
 /// When the client refreshes by its own clock, before any 401. Not a fault:
@@ -87,7 +97,7 @@ public final class ReferenceClient: Sendable {
         self.clientSecret = clientSecret
         self.faults = faults
         self.proactive = faults.contains(.noProactiveRefresh) && !faults.contains(.refreshOnlyByExpiry) ? .off : proactive
-        store = TokenStore(margin: proactive == .atExpiry ? .zero : nil)
+        store = TokenStore(margin: proactive == .atExpiry ? .zero : nil, expiryFromJWT: faults.contains(.trustJWTExp))
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))

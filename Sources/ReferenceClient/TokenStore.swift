@@ -28,9 +28,12 @@ actor TokenStore {
     private var signedOut: RefreshResult?
     /// How long before expiry the client's own clock calls a token due; nil: the default rule.
     private let margin: Duration?
+    /// The broken variant: expiry from the JWT's `exp` and the device clock.
+    private let expiryFromJWT: Bool
 
-    init(margin: Duration? = nil) {
+    init(margin: Duration? = nil, expiryFromJWT: Bool = false) {
         self.margin = margin
+        self.expiryFromJWT = expiryFromJWT
     }
 
     func signIn(access: String, refresh: String?, lifetime: Double?) {
@@ -46,6 +49,9 @@ actor TokenStore {
     private func setLifetime(_ seconds: Double?) {
         if let seconds { lifetime = seconds }
         expiresAt = lifetime.map { .now + .milliseconds(Int($0 * 1000)) }
+        if expiryFromJWT, let access, let exp = Self.claim("exp", of: access) {
+            expiresAt = .now + .milliseconds(Int((exp - Date().timeIntervalSince1970) * 1000))
+        }
     }
 
     /// Refresh ahead of expiry this long before it (golang.org/x/oauth2 uses
@@ -125,13 +131,18 @@ actor TokenStore {
 
     /// `iat` of a JWT, 0 when unreadable.
     static func issuedAt(_ token: String) -> Int {
+        claim("iat", of: token).map { Int($0) } ?? 0
+    }
+
+    /// A numeric claim of a JWT, nil when unreadable.
+    static func claim(_ name: String, of token: String) -> Double? {
         let parts = token.split(separator: ".")
-        guard parts.count == 3 else { return 0 }
+        guard parts.count == 3 else { return nil }
         var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64),
             let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return 0 }
-        return (claims["iat"] as? Int) ?? Int((claims["iat"] as? Double) ?? 0)
+        else { return nil }
+        return (claims[name] as? Int).map(Double.init) ?? (claims[name] as? Double)
     }
 }

@@ -62,7 +62,8 @@ actor AuthManager {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         request.httpBody = Data(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&").utf8)
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let prepared = request
+        let (data, response) = try await withTimeout(seconds: 8) { try await URLSession.shared.data(for: prepared) }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200, let json = try JSONSerialization.jsonObject(with: data) as? [String: Any], let access = json["access_token"] as? String else {
             throw AuthError.refreshRefused(status)
@@ -115,7 +116,7 @@ struct URLSessionDriver: DriverClient {
 }
 
 struct TimedOut: Error, CustomStringConvertible {
-    var description: String { "no answer within 8 s (FoundationNetworking's URLSession can hang on a 401 with a Basic challenge)" }
+    var description: String { "no answer within 8 s (FoundationNetworking's URLSession can hang on a lost connection or on a 401 with a Basic challenge)" }
 }
 
 /// URLSession on Linux does not always honour timeoutInterval; the app gives up itself.
