@@ -142,7 +142,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthmockScenarioTests",
-            dependencies: ["AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport", "authmock-reference-driver"]
+            dependencies: [
+                "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport", "authmock-reference-driver",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // Starts the real `authmock` binary and talks to it over sockets.
         .testTarget(

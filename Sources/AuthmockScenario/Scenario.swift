@@ -48,10 +48,14 @@ public struct CallSpec: Sendable {
     public var path: String
     public var headers: [String: String]
     public var body: String?
+    /// The app hands the body over as a one-shot stream (driver capability `bodyStream`).
+    public var bodyStream = false
 }
 
 public enum Step: Sendable {
     case login(username: String, password: String)
+    /// The app signs the user out (the driver protocol's `logout` extension).
+    case logout
     /// `wait: false` sends without waiting for the answer.
     case request(CallSpec, wait: Bool)
     /// N copies of a request (or a list), all sent before any answer is awaited.
@@ -87,6 +91,7 @@ public enum ScenarioFormat {
             Field("path", .string(), required: true, "path under the server, e.g. /api/items; //foreign/... is the same server under another host name (a third party)"),
             Field("headers", .map(.string()), "headers the application sets; X-Authmock-Call is added by the runner"),
             Field("body", .string(), "request body, sent as is"),
+            Field("body_stream", .boolean, "true: the app hands the body to the library as a stream it can read once (driver capability `bodyStream`; a driver without it is SKIP)"),
             Field("wait", .boolean, "false: send and go on without waiting for the answer (default true)"),
         ])
 
@@ -166,6 +171,9 @@ public enum ScenarioFormat {
                         Field("username", .string(), "default alice"),
                         Field("password", .string(), "default wonderland"),
                     ])), "sign in through the client"),
+        Field(
+            "logout", .object(ObjectSpec("logout", [])),
+            "the app signs the user out (driver protocol extension `logout`; a driver without it is SKIP)"),
         Field("request", .object(request), "one application call"),
         Field(
             "parallel",

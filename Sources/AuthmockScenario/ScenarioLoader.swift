@@ -175,7 +175,8 @@ private struct Builder {
         guard path.hasPrefix("/") else { throw checker.error(at: value.mark, "request.path must start with / (or //foreign/ for another host)") }
         return CallSpec(
             method: (o["method"]?.string ?? "GET").uppercased(), path: path,
-            headers: o["headers"]?.object?.compactMapValues(\.string) ?? [:], body: o["body"]?.string)
+            headers: o["headers"]?.object?.compactMapValues(\.string) ?? [:], body: o["body"]?.string,
+            bodyStream: o["body_stream"]?.boolean ?? false)
     }
 
     func step(_ value: SpecValue) throws(ScenarioError) -> Step {
@@ -184,6 +185,7 @@ private struct Builder {
         case "login":
             let o = body.object ?? [:]
             return .login(username: o["username"]?.string ?? Directory.defaultUser.username, password: o["password"]?.string ?? Directory.defaultUser.password)
+        case "logout": return .logout
         case "request":
             return .request(try call(body), wait: body.object?["wait"]?.boolean ?? true)
         case "parallel":

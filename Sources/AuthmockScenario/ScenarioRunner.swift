@@ -43,11 +43,33 @@ public struct DriverInfo: Sendable, Equatable {
         if scenario.callsAnotherHost && !capabilities.contains(Capability.url) {
             return "the case calls another host, and the driver does not declare the `url` capability in hello (docs/driver-protocol.md)"
         }
+        if scenario.streamsBodies && !capabilities.contains(Capability.bodyStream) {
+            return "the case sends a one-shot streamed body, and the driver does not declare the `bodyStream` capability in hello (docs/driver-protocol.md)"
+        }
+        if scenario.signsOut && !capabilities.contains(Capability.logout) {
+            return "the case signs the user out, and the driver does not declare the `logout` capability in hello (docs/driver-protocol.md)"
+        }
         return nil
     }
 }
 
 extension Scenario {
+    /// Whether a call hands its body over as a one-shot stream.
+    var streamsBodies: Bool {
+        steps.contains { step in
+            switch step {
+            case .request(let spec, _): spec.bodyStream
+            case .parallel(let specs): specs.contains(where: \.bodyStream)
+            default: false
+            }
+        }
+    }
+
+    /// Whether a step signs the user out (`logout`).
+    var signsOut: Bool {
+        steps.contains { if case .logout = $0 { true } else { false } }
+    }
+
     /// Whether a step sends a request to another host (`//foreign/...`).
     var callsAnotherHost: Bool {
         steps.contains { step in
@@ -248,6 +270,8 @@ private struct Play: Sendable {
         var stop: Stop?
         var driver: String?
         var version: String?
+        /// When the driver answered `logout` (the app had signed the user out).
+        var signedOutAt: Date?
     }
 
     func run(_ channel: DriverChannel, hello: @Sendable (String) -> RunnerMessage) async throws -> Outcome {
@@ -278,8 +302,8 @@ private struct Play: Sendable {
                 url = "http://\(Observation.foreignHost):\(port)" + path
             }
             let sentAt = Date()
-            let (target, full, fields) = (path, url, headers)
-            let id = try await channel.post { .request(id: $0, method: spec.method, path: target, url: full, headers: fields, body: spec.body) }
+            let (target, full, fields, stream) = (path, url, headers, spec.bodyStream ? true : nil)
+            let id = try await channel.post { .request(id: $0, method: spec.method, path: target, url: full, headers: fields, body: spec.body, bodyStream: stream) }
             outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec, sentAt: sentAt))
             return outcome.calls.count - 1
         }
@@ -301,6 +325,23 @@ private struct Play: Sendable {
                         Finding(
                             expectation: "login", passed: false,
                             message: "step \(number + 1): the client could not sign in: \(answer.outcome?.rawValue ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")",
+                            evidence: [answer.line]))
+                    outcome.stop = .failed
+                    break steps
+                }
+            case .logout:
+                let id = try await channel.post { .logout(id: $0) }
+                let answer = try await channel.answer(id, deadline: deadline)
+                if answer.outcome == .unsupported {
+                    outcome.stop = .unsupported("the driver answered logout with unsupported (an optional operation: docs/driver-protocol.md)")
+                    break steps
+                }
+                outcome.signedOutAt = answer.receivedAt
+                if !answer.ok {
+                    outcome.findings.append(
+                        Finding(
+                            expectation: "logout", passed: false,
+                            message: "step \(number + 1): the client could not sign out: \(answer.outcome?.rawValue ?? "?") \(answer.message ?? "")",
                             evidence: [answer.line]))
                     outcome.stop = .failed
                     break steps
@@ -343,7 +384,7 @@ private struct Play: Sendable {
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             case .check(let expect):
                 try await collectAll()
-                outcome.findings += expect.evaluate(observation(outcome.calls), level: .must).map { finding in
+                outcome.findings += expect.evaluate(observation(outcome), level: .must).map { finding in
                     var finding = finding
                     finding.message = "at step \(number + 1): " + finding.message
                     finding.expectation = "check.\(finding.expectation)"
@@ -353,7 +394,7 @@ private struct Play: Sendable {
         }
         if outcome.stop == nil {
             try await collectAll()
-            let seen = observation(outcome.calls)
+            let seen = observation(outcome)
             outcome.findings += scenario.expect.evaluate(seen, level: scenario.level)
             outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []
             outcome.findings += CallEvidence.findings(seen)
@@ -368,8 +409,10 @@ private struct Play: Sendable {
         return outcome
     }
 
-    func observation(_ calls: [CallRecord]) -> Observation {
-        Observation(entries: mock.control.journal().entries, calls: calls, tokens: TokenFacts(mock.control.tokens()), start: start)
+    func observation(_ outcome: Outcome) -> Observation {
+        var observation = Observation(entries: mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(mock.control.tokens()), start: start)
+        observation.signedOutAt = outcome.signedOutAt
+        return observation
     }
 
     func shutdown(_ channel: DriverChannel) async throws {

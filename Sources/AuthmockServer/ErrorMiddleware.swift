@@ -17,6 +17,9 @@ struct ErrorMiddleware: RouterMiddleware {
     ) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let closed as ConnectionClosedByFault {
+            // A fault rule closed the connection on purpose: nobody is left to answer.
+            throw closed
         } catch let error as HTTPError {
             switch error.status {
             case .notFound: return profile.fail(common: .notFound, detail: "\(request.method) \(request.uri.path)", context: context)

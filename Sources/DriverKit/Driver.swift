@@ -24,6 +24,9 @@ public struct DriverRequest: Sendable {
     /// Forward every one of these on every attempt, retries included.
     public var headers: [String: String]
     public var body: String?
+    /// The `bodyStream` capability: the app hands `body` over as a stream
+    /// that can be read once (send it through the library's streaming body API).
+    public var bodyStream = false
 }
 
 /// What the application finally saw.
@@ -50,6 +53,15 @@ public struct DriverOutcome: Sendable {
 public protocol DriverClient: Sendable {
     func login(username: String, password: String) async -> DriverOutcome
     func request(_ request: DriverRequest) async -> DriverOutcome
+    /// The `logout` extension (declare `Capability.logout` in `Driver.run`):
+    /// sign the user out as the app would. The default answers `unsupported`.
+    func logout() async -> DriverOutcome
+}
+
+extension DriverClient {
+    public func logout() async -> DriverOutcome {
+        DriverOutcome(.unsupported, message: "this driver cannot sign out")
+    }
 }
 
 /// The driver side of the stdio protocol (version 1): reads JSON lines from
@@ -97,12 +109,18 @@ public enum Driver {
                     }
                     let request = DriverRequest(
                         method: message.method ?? "GET", path: message.path ?? "/", url: message.url,
-                        headers: message.headers ?? [:], body: message.body)
+                        headers: message.headers ?? [:], body: message.body, bodyStream: message.bodyStream ?? false)
                     let (isLogin, username, password) = (message.op == "login", message.username ?? "alice", message.password ?? "")
                     group.addTask {
                         let outcome = isLogin ? await client.login(username: username, password: password) : await client.request(request)
                         output.send(answer(id: id, outcome))
                     }
+                case "logout":
+                    guard let client else {
+                        output.send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "logout before hello"))
+                        continue
+                    }
+                    group.addTask { output.send(answer(id: id, await client.logout())) }
                 case "shutdown":
                     await group.waitForAll()
                     output.send(DriverMessage(id: id, ok: true))

@@ -22,6 +22,10 @@ public enum OutcomeKind: String, Sendable, Codable, CaseIterable {
 public enum Capability {
     /// A request to another host carries its full URL in `url`.
     public static let url = "url"
+    /// The driver understands `logout`: the app signs the user out.
+    public static let logout = "logout"
+    /// A request may mark its body `bodyStream`: hand it to the library as a one-shot stream.
+    public static let bodyStream = "bodyStream"
 }
 
 /// A message from the runner. `op` says which; the other fields belong to it.
@@ -44,6 +48,8 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
     public var url: String?
     public var headers: [String: String]?
     public var body: String?
+    /// The `bodyStream` extension: the app hands the body over as a stream that can be read once.
+    public var bodyStream: Bool?
 
     public init(id: String, op: String) {
         self.id = id
@@ -67,8 +73,11 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         return message
     }
 
-    public static func request(id: String, method: String, path: String, url: String?, headers: [String: String], body: String?) -> Self {
+    public static func request(
+        id: String, method: String, path: String, url: String?, headers: [String: String], body: String?, bodyStream: Bool? = nil
+    ) -> Self {
         var message = Self(id: id, op: "request")
+        message.bodyStream = bodyStream
         message.method = method
         message.path = path
         message.url = url
@@ -76,6 +85,9 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         message.body = body
         return message
     }
+
+    /// The `logout` extension: the application signs the user out.
+    public static func logout(id: String) -> Self { Self(id: id, op: "logout") }
 
     public static func shutdown(id: String) -> Self { Self(id: id, op: "shutdown") }
 }

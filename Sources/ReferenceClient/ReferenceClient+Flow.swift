@@ -39,12 +39,28 @@ extension ReferenceClient {
         }
     }
 
+    /// The app signs the user out. A refresh still out is left to finish;
+    /// its answer is dropped (see `TokenStore.finish`).
+    public func logout() async -> ClientOutcome {
+        await store.signOut()
+        return ClientOutcome(kind: .ok)
+    }
+
     // MARK: Calls
 
     /// One application call: attach the token, refresh once on the dialect's
     /// "expired" signal, retry once, and say `reauth_required` when the
     /// refresh is refused.
-    public func request(method: String, path: String, headers: [String: String], body: String?) async -> ClientOutcome {
+    /// Whether the current call's body came as a one-shot stream. The client
+    /// keeps the bytes the app handed over, so every attempt streams them
+    /// afresh (the `bodyStream` extension).
+    @TaskLocal static var oneShotBody = false
+
+    public func request(method: String, path: String, headers: [String: String], body: String?, bodyStream: Bool = false) async -> ClientOutcome {
+        await Self.$oneShotBody.withValue(bodyStream) { await call(method: method, path: path, headers: headers, body: body) }
+    }
+
+    private func call(method: String, path: String, headers: [String: String], body: String?) async -> ClientOutcome {
         let waitForRefresh = !faults.contains(.sendWithoutTokenDuringRefresh)
         // Proactive refresh: the client's own clock says the token is (nearly) expired.
         if proactive != .off, let due = await store.dueGeneration() {
@@ -112,8 +128,10 @@ extension ReferenceClient {
         if let credential = override ?? token, ownsURL(path) || faults.contains(.bearerToAnyHost) {
             headers.append(("Authorization", faults.contains(.noBearerPrefix) ? credential : "Bearer \(credential)"))
         }
-        let sentBody = retry && faults.contains(.dropBodyOnRetry) ? nil : body
-        let answer = try await send(method, path, headers: headers, body: sentBody)
+        var sentBody = retry && faults.contains(.dropBodyOnRetry) ? nil : body
+        // The bug: the stream the first attempt read is handed over again, and yields nothing.
+        if retry, Self.oneShotBody, faults.contains(.reuseConsumedStream), sentBody != nil { sentBody = "" }
+        let answer = try await send(method, path, headers: headers, body: sentBody, stream: Self.oneShotBody)
         await adoptRotatedToken(from: answer)
         return answer
     }

@@ -15,7 +15,10 @@ extension ReferenceClient {
         if faults.contains(.noLate401Check) { seen = await store.generation }
         let original = await store.refresh
         let logoutOnAnyError = faults.contains(.logoutOnAnyRefreshError)
-        let result = await store.refresh(after: seen, singleFlight: !faults.contains(.refreshPer401), keepAbsentRefresh: !faults.contains(.forgetRefreshTokenWhenAbsent)) { access, refresh in
+        let result = await store.refresh(
+            after: seen, singleFlight: !faults.contains(.refreshPer401), keepAbsentRefresh: !faults.contains(.forgetRefreshTokenWhenAbsent),
+            acceptLateRefresh: faults.contains(.lateRefreshRevivesSession)
+        ) { access, refresh in
             var outcome = await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)
             // The bug: an endpoint that is down is taken for a dead refresh token.
             if logoutOnAnyError, case .unavailable(let status, let message) = outcome.0 { outcome.0 = .rejected(status: status, message: message) }

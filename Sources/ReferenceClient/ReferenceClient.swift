@@ -40,6 +40,10 @@ public enum ClientFault: String, Sendable, CaseIterable {
     /// `expires_in` counted from receipt: a server clock behind the device's
     /// makes every token look expired.
     case trustJWTExp = "trust-jwt-exp"
+    /// Adopts the answer of a refresh that was still out when the user signed out.
+    case lateRefreshRevivesSession = "late-refresh-revives-session"
+    /// Hands the one-shot body stream the first attempt already read to the retry (it sends nothing).
+    case reuseConsumedStream = "reuse-consumed-stream"
 }
 
 /// When the client refreshes by its own clock, before any 401. Not a fault:
@@ -109,12 +113,18 @@ public final class ReferenceClient: Sendable {
 
     // MARK: HTTP
 
-    func send(_ method: String, _ pathOrURL: String, headers: [(String, String)] = [], body: String? = nil) async throws -> Answer {
+    func send(_ method: String, _ pathOrURL: String, headers: [(String, String)] = [], body: String? = nil, stream: Bool = false) async throws -> Answer {
         let url = pathOrURL.hasPrefix("http") ? pathOrURL : baseURL + pathOrURL
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let body {
+        if let body, stream {
+            // A one-shot stream of unknown length (chunked), as an app's upload hands it over.
+            request.body = .stream(
+                AsyncStream {
+                    $0.yield(ByteBuffer(string: body)); $0.finish()
+                }, length: .unknown)
+        } else if let body {
             request.body = .bytes(ByteBuffer(string: body))
         }
         let response = try await http.execute(request, timeout: .seconds(30))

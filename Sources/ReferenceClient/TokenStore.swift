@@ -26,6 +26,9 @@ actor TokenStore {
     private var inFlight: Task<RefreshResult, Never>?
     /// Once a refresh is refused, every later call is told to sign in again.
     private var signedOut: RefreshResult?
+    /// Bumped by every sign-in and sign-out: a refresh that began in another
+    /// session must not bring its tokens into this one.
+    private var session = 0
     /// How long before expiry the client's own clock calls a token due; nil: the default rule.
     private let margin: Duration?
     /// The broken variant: expiry from the JWT's `exp` and the device clock.
@@ -37,6 +40,7 @@ actor TokenStore {
     }
 
     func signIn(access: String, refresh: String?, lifetime: Double?) {
+        session += 1
         self.access = access
         self.refresh = refresh
         accessIssuedAt = Self.issuedAt(access)
@@ -52,6 +56,15 @@ actor TokenStore {
         if expiryFromJWT, let access, let exp = Self.claim("exp", of: access) {
             expiresAt = .now + .milliseconds(Int((exp - Date().timeIntervalSince1970) * 1000))
         }
+    }
+
+    /// The app signs the user out: tokens gone, every later call told to sign in.
+    func signOut() {
+        session += 1
+        access = nil
+        refresh = nil
+        expiresAt = nil
+        signedOut = .rejected(status: nil, message: "signed out")
     }
 
     /// Refresh ahead of expiry this long before it (golang.org/x/oauth2 uses
@@ -78,7 +91,7 @@ actor TokenStore {
 
     /// Refreshes once for all calls that saw `generation` fail.
     func refresh(
-        after seen: Int, singleFlight: Bool = true, keepAbsentRefresh: Bool = true,
+        after seen: Int, singleFlight: Bool = true, keepAbsentRefresh: Bool = true, acceptLateRefresh: Bool = false,
         perform: @escaping @Sendable (_ access: String?, _ refresh: String?) async -> (RefreshResult, access: String?, refresh: String?, lifetime: Double?)
     ) async -> RefreshResult {
         if let signedOut { return signedOut }
@@ -86,19 +99,29 @@ actor TokenStore {
             if generation > seen { return .refreshed }
             if let inFlight { return await inFlight.value }
         }
-        let (access, refresh) = (self.access, self.refresh)
+        let (access, refresh, session) = (self.access, self.refresh, self.session)
         let task = Task { await perform(access, refresh) }
         let completion = Task<RefreshResult, Never> {
             let (result, newAccess, newRefresh, lifetime) = await task.value
-            await self.finish(result, access: newAccess, refresh: newRefresh, lifetime: lifetime, keepAbsentRefresh: keepAbsentRefresh)
-            return result
+            return await self.finish(
+                result, access: newAccess, refresh: newRefresh, lifetime: lifetime, keepAbsentRefresh: keepAbsentRefresh, session: session,
+                acceptLate: acceptLateRefresh)
         }
         inFlight = completion
         return await completion.value
     }
 
-    private func finish(_ result: RefreshResult, access newAccess: String?, refresh newRefresh: String?, lifetime: Double?, keepAbsentRefresh: Bool) {
+    private func finish(
+        _ result: RefreshResult, access newAccess: String?, refresh newRefresh: String?, lifetime: Double?, keepAbsentRefresh: Bool,
+        session started: Int, acceptLate: Bool
+    ) -> RefreshResult {
         inFlight = nil
+        // The user signed out (or in again) while this refresh was out: its
+        // answer belongs to a session that is over. The broken variant revives it.
+        if started != session {
+            guard acceptLate, case .refreshed = result else { return signedOut ?? .rejected(status: nil, message: "signed out during the refresh") }
+            signedOut = nil
+        }
         switch result {
         case .refreshed:
             if let newAccess {
@@ -114,6 +137,7 @@ actor TokenStore {
         case .unavailable:
             break
         }
+        return result
     }
 
     /// A token handed out in a response header: adopted unless it is older

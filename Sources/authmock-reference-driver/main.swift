@@ -52,7 +52,11 @@ struct ReferenceDriver: DriverClient {
     }
 
     func request(_ request: DriverRequest) async -> DriverOutcome {
-        convert(await client.request(method: request.method, path: request.target, headers: request.headers, body: request.body))
+        convert(await client.request(method: request.method, path: request.target, headers: request.headers, body: request.body, bodyStream: request.bodyStream))
+    }
+
+    func logout() async -> DriverOutcome {
+        convert(await client.logout())
     }
 
     func convert(_ outcome: ClientOutcome) -> DriverOutcome {
@@ -64,7 +68,7 @@ let chosenFaults = faults
 let chosenPool = maxConnections
 let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
-await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: ["url"]) { hello in
+await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream]) { hello in
     ReferenceDriver(
         client: ReferenceClient(
             baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,

@@ -1,5 +1,6 @@
 @testable import AuthmockScenario
 @testable import AuthmockServer
+import Crypto
 import DriverProtocol
 import Foundation
 import Testing
@@ -142,6 +143,45 @@ struct EvaluatorTests {
         t.add(1.0, .resource, call: "c1", access: "A1", status: 401, scheme: "(none: bare token)")
         t.add(1.01, .refresh, path: "/oauth/token", refresh: "r1", status: 200, issues: ("A2", 300), issuesRefresh: "r2")
         #expect(t.judged == [.superfluous])
+    }
+
+    /// `bodies_intact`: a retry with the app's bytes passes, an empty retry
+    /// fails, and a call failed instead of replayed passes.
+    @Test(arguments: [("replayed", true), ("empty", false), ("failed", true)])
+    func bodiesIntact(retry: String, passes: Bool) throws {
+        let body = "line one\n"
+        let digest = SHA256.hash(data: Data(body.utf8)).map { String(format: "%02x", $0) }.joined()
+        var t = Self.signedIn()
+        t.add(1.0, .resource, call: "c1", access: "A1", status: 401)
+        t.add(1.01, .refresh, path: "/oauth/token", refresh: "r1", status: 200, issues: ("A2", 300), issuesRefresh: "r2")
+        if retry != "failed" { t.add(1.02, .resource, call: "c1", access: "A2", status: 200) }
+        t.call("c1", sent: 0.99, answered: 1.03, outcome: retry == "failed" ? "transport_error" : "ok", status: retry == "failed" ? nil : 200)
+        t.calls[0].spec.body = body
+        t.entries[1].bodySHA256 = digest
+        t.entries[1].bodyBytes = body.utf8.count
+        if retry == "replayed" {
+            t.entries[3].bodySHA256 = digest
+            t.entries[3].bodyBytes = body.utf8.count
+        }
+        #expect(BodiesIntactExpectation(required: true).judge(t.observation).passed == passes)
+    }
+
+    /// `requests_after_logout`: a request with a token after the sign-out is
+    /// counted; a revocation is the sign-out itself.
+    @Test func requestsAfterLogoutCountsTokensNotRevocations() {
+        var t = Self.signedIn()
+        t.add(1.0, .revoke, path: "/oauth/revoke", refresh: "r1", status: 200)
+        t.add(1.2, .resource, call: "c2", access: "A1", status: 401)
+        var observation = t.observation
+        observation.signedOutAt = Self.start.addingTimeInterval(0.9)
+        let judged = RequestsAfterLogoutExpectation(range: CountRange(min: 0, max: 0)).judge(observation)
+        #expect(!judged.passed)
+        #expect(judged.message.contains("saw 1"), "\(judged.message)")
+        var none = Self.signedIn()
+        none.add(1.0, .revoke, path: "/oauth/revoke", refresh: "r1", status: 200)
+        var quiet = none.observation
+        quiet.signedOutAt = Self.start.addingTimeInterval(0.9)
+        #expect(RequestsAfterLogoutExpectation(range: CountRange(min: 0, max: 0)).judge(quiet).passed)
     }
 
     /// The driver reported the call that carried a rotated token before the

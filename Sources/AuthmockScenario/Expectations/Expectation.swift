@@ -46,6 +46,8 @@ enum ExpectationKinds {
         EveryAttemptExpectation.self,
         RetryAfterExpectation.self,
         RetriedWithNewTokenExpectation.self,
+        RequestsAfterLogoutExpectation.self,
+        BodiesIntactExpectation.self,
     ]
 
     static func named(_ key: String) -> (any Expectation.Type)? { all.first { $0.key == key } }

@@ -58,6 +58,8 @@ struct Observation {
     let start: Date
     /// seq of an untagged request -> the call it was attributed to.
     let attributed: [Int: String]
+    /// When the driver confirmed the app had signed the user out (`logout` step).
+    var signedOutAt: Date?
     /// Access token -> when a request first presented it (the client had it then).
     private let firstUse: [String: Date]
     /// Call -> when the driver reported its outcome (the client had every answer of it then).
