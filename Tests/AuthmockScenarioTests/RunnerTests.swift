@@ -87,6 +87,30 @@ import Testing
         #expect(result.reason?.contains("does not speak oauth2") == true)
     }
 
+    /// A case that signs out is SKIP for a driver without the `logout`
+    /// capability, and for one that declares it but answers `unsupported`.
+    @Test(arguments: [false, true])
+    func aLogoutTheDriverCannotDoIsSkipped(declared: Bool) async throws {
+        let yaml = Self.simple.replacingOccurrences(of: "  - request: {path: /api/items}", with: "  - logout: {}\n  - request: {path: /api/items}")
+        let hello = """
+            import json, sys
+            def send(obj):
+                sys.stdout.write(json.dumps(obj) + "\\n"); sys.stdout.flush()
+            for line in sys.stdin:
+                m = json.loads(line)
+                if m['op'] == 'hello':
+                    send({'id': m['id'], 'ok': True, 'driver': 'fake', 'version': '0', 'profiles': ['oauth2'], 'capabilities': CAPS})
+                elif m['op'] in ('login', 'shutdown'):
+                    send({'id': m['id'], 'ok': True, 'outcome': 'ok'})
+                    if m['op'] == 'shutdown': break
+                else:
+                    send({'id': m['id'], 'ok': False, 'outcome': 'unsupported', 'message': 'unknown op'})
+            """
+        let result = try await runFake(hello.replacingOccurrences(of: "CAPS", with: declared ? #"["logout"]"# : "[]"), scenario: yaml)
+        #expect(result.verdict == .skip, "\(result.verdict) \(result.reason ?? "")")
+        #expect(result.reason?.contains("logout") == true, "\(result.reason ?? "")")
+    }
+
     @Test func anAnswerForAnUnknownIdIsAnError() async throws {
         let result = try await runFake(Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#) + "\nsend({'id': '77', 'ok': True})\ntime.sleep(5)\n")
         #expect(result.verdict == .error)
