@@ -23,21 +23,21 @@ enum VerdictRules {
         to, or a request had already presented the token it carried.
 
         1. **superfluous** if another refresh of the same login was still in flight when it \
-           arrived (a single-flight client never overlaps them);
+        arrived (a single-flight client never overlaps them);
         2. **superfluous** if the server had already refused a refresh of this login (a 4xx; \
-           429 means "later", and a 5xx or a lost answer says nothing about the token) \
-           and handed out no token since: the session was over;
+        429 means "later", and a 5xx or a lost answer says nothing about the token) \
+        and handed out no token since: the session was over;
         3. **necessary** if the newest access token the client held had expired (server \
-           clock), or an answer had already rejected that very token, sent as \
-           `Bearer`, with a 401 (a revocation counts once a 401 has told the client; a \
-           401 for a token sent without `Bearer ` refuses the scheme, not the token);
+        clock), or an answer had already rejected that very token, sent as \
+        `Bearer`, with a 401 (a revocation counts once a 401 has told the client; a \
+        401 for a token sent without `Bearer ` refuses the scheme, not the token);
         4. **early** if that token was live and unrejected with at most max(60 s, half its \
-           lifetime) left: a refresh ahead of expiry by the client's own clock \
-           (golang.org/x/oauth2 refreshes 10 s early, authlib 60 s). Allowed;
+        lifetime) left: a refresh ahead of expiry by the client's own clock \
+        (golang.org/x/oauth2 refreshes 10 s early, authlib 60 s). Allowed;
         5. otherwise **superfluous**: the client held a live, never rejected token far from \
-           expiry, typically a late 401 for an older token answered with a second refresh. \
-           "Left" is measured against the lifetime the token was issued with (its \
-           `expires_in`), not a later retirement by rotation.
+        expiry, typically a late 401 for an older token answered with a second refresh. \
+        "Left" is measured against the lifetime the token was issued with (its \
+        `expires_in`), not a later retirement by rotation.
 
         `superfluous_refreshes: 0` is how "refresh once" is checked; `refreshes` remains as \
         a loose loop guard. The built-in cases hold the refresh request for 300 ms (a \
