@@ -28,6 +28,8 @@ PY
 for page in docs/profiles/*.md; do
   replace_block errors "$page" "$("$bin" errors --profile "$(basename "$page" .md)")"
 done
+replace_block errors docs/graphql.md "$("$bin" errors --profile graphql)"
+replace_block schema docs/graphql.md "$(printf '```graphql\n%s\n```' "$("$bin" graphql-schema)")"
 for page in README.md docs/configuration.md; do
   replace_block settings "$page" "$("$bin" settings)"
 done

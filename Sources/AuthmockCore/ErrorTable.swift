@@ -296,6 +296,45 @@ public enum HeaderRotationError: ErrorCatalog {
     }
 }
 
+/// The GraphQL endpoint (`/graphql`, in every profile) answers in GraphQL's
+/// own shape, `{"errors": [{"message", "extensions": {"code"}}], "data"}`,
+/// with the codes Apollo Server uses, whatever the profile.
+public enum GraphQLAPIError: ErrorCatalog {
+    case badRequest, parseFailed, validationFailed, mutationOverGet
+    case unauthenticated, forbidden
+    case badUserInput, notFound
+
+    public static let profile = "graphql"
+
+    public var row: ErrorRow {
+        switch self {
+        case .badRequest:
+            make(
+                400, "BAD_REQUEST", "Not a GraphQL request",
+                when:
+                    "a POST body that is not a JSON object with a string `query`, a GET without `query`, `variables` that are not an object, a batch (JSON array), or several operations and no `operationName`"
+            )
+        case .parseFailed: make(400, "GRAPHQL_PARSE_FAILED", "Syntax error in the GraphQL document", when: "`query` does not parse; the message and `locations` say where")
+        case .validationFailed:
+            make(400, "GRAPHQL_VALIDATION_FAILED", "The document is not valid against the schema", when: "unknown fields or arguments, wrong argument or variable types; one error per problem")
+        case .mutationOverGet: make(405, "BAD_REQUEST", "Mutations need POST", when: "a mutation sent with GET (GraphQL over HTTP); the answer carries `Allow: POST`")
+        case .unauthenticated:
+            make(
+                200, "UNAUTHENTICATED", "Not authenticated",
+                when:
+                    "`graphql_auth_errors: body`: the token is missing, expired, revoked, forged or a refresh token (header-rotation: a dead refresh token); `data` is null and `extensions.reason` names the failure. With `http` (the default) the profile answers these with its own 401"
+            )
+        case .forbidden:
+            make(
+                200, "FORBIDDEN", "Access token lacks the scope this operation requires",
+                when: "`graphql_auth_errors: body`: queries need `read`, mutations `write`; `extensions.scope` names it. With `http` the profile's own 403")
+        case .badUserInput:
+            make(200, "BAD_USER_INPUT", "Invalid argument", when: "`createNote(text:)` with empty text or more than 1000 characters: nothing is stored and `createNote` is null")
+        case .notFound: make(200, "NOT_FOUND", "No such item", when: "`item(id:)` with an id that does not exist: partial data, `item` is null beside the other fields")
+        }
+    }
+}
+
 /// Every documented error, in the order the docs list them.
 public enum ErrorTable {
     public static var catalogs: [(profile: String, rows: [ErrorRow])] {
@@ -308,6 +347,7 @@ public enum ErrorTable {
             (ReissueError.profile, ReissueError.allCases.map(\.row)),
             (RenewalError.profile, RenewalError.allCases.map(\.row)),
             (HeaderRotationError.profile, HeaderRotationError.allCases.map(\.row)),
+            (GraphQLAPIError.profile, GraphQLAPIError.allCases.map(\.row)),
             (ControlError.profile, ControlError.allCases.map(\.row)),
         ]
     }
@@ -316,11 +356,13 @@ public enum ErrorTable {
 
     /// Which catalogs a client of each profile can meet, in the order its page lists them.
     static let includes: [String: [String]] = [
-        ProfileName.oauth2.rawValue: [OAuth2Error.profile, OAuth2LaxError.profile, CommonError.profile],
-        ProfileName.envelope.rawValue: [EnvelopeError.profile],
-        ProfileName.reissue.rawValue: [ReissueError.profile, BackendError.profile, CommonError.profile],
-        ProfileName.renewal.rawValue: [RenewalError.profile, BackendError.profile, CommonError.profile],
-        ProfileName.headerRotation.rawValue: [HeaderRotationError.profile, BackendError.profile, CommonError.profile],
+        ProfileName.oauth2.rawValue: [OAuth2Error.profile, OAuth2LaxError.profile, CommonError.profile, GraphQLAPIError.profile],
+        ProfileName.envelope.rawValue: [EnvelopeError.profile, GraphQLAPIError.profile],
+        ProfileName.reissue.rawValue: [ReissueError.profile, BackendError.profile, CommonError.profile, GraphQLAPIError.profile],
+        ProfileName.renewal.rawValue: [RenewalError.profile, BackendError.profile, CommonError.profile, GraphQLAPIError.profile],
+        ProfileName.headerRotation.rawValue: [HeaderRotationError.profile, BackendError.profile, CommonError.profile, GraphQLAPIError.profile],
+        // docs/graphql.md
+        GraphQLAPIError.profile: [GraphQLAPIError.profile],
     ]
 
     /// The Markdown page `authmock errors` prints and `docs/errors.md` holds.
@@ -334,7 +376,8 @@ public enum ErrorTable {
 
             Rows under **all** are answered by the `oauth2`, `reissue`, `renewal` and \
             `header-rotation` profiles (`envelope` has its own codes for them); rows under \
-            **control** by the control API of every profile.
+            **graphql** by the GraphQL endpoint of every profile (docs/graphql.md); rows \
+            under **control** by the control API of every profile.
 
             """
         for (profile, rows) in catalogs {

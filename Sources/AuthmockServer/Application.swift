@@ -28,6 +28,7 @@ public enum AuthmockApplication {
         client.get("/health") { _, _ in JSONResponse.encode(["status": "ok"]) }
         mock.profile.addRoutes(to: client, mock: mock)
         Resources.add(to: client, mock: mock)
+        GraphQLEndpoint.add(to: client, mock: mock)
         // A request no route serves (unknown path, or a known path with
         // another method) is the client's too. Hummingbird applies router
         // middleware only to routes added after it, and to the not-found

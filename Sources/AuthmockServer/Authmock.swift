@@ -12,6 +12,8 @@ public final class Authmock: Sendable {
     public let journal: RequestJournal
     public let faults = FaultRules()
     public let metrics = ServerMetrics()
+    /// `/graphql`: its schema and the notes its mutation stores.
+    let graphQL: GraphQLEndpoint
     /// Encoded `/api/me` answers by token id.
     let meAnswers = ResponseCache(limit: 10_000)
     /// Built from `options.tls` at start, so a bad certificate fails before listening.
@@ -42,6 +44,7 @@ public final class Authmock: Sendable {
         }
         self.options = options
         self.profile = profile
+        self.graphQL = try GraphQLEndpoint()
         self.baseURLBox = Mutex(settings.issuer)
         self.journal = RequestJournal(capacity: options.journalLimit)
         self.authority = await TokenAuthority(settings: settings, signingKey: options.signingKey, clock: clock)

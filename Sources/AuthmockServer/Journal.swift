@@ -57,6 +57,10 @@ public struct JournalEntry: Sendable, Codable, Equatable {
     public var grantType: String?
     /// The `X-Authmock-Call` header: which application call this attempt belongs to.
     public var call: String?
+    /// A GraphQL request's operation: `query Items`, `mutation CreateNote`.
+    public var operation: String? = nil
+    /// GraphQL mutations the request applied (nil: not a mutation, or refused before running).
+    public var mutationsApplied: Int? = nil
     /// SHA-256 of the body, hex; nil for no body.
     public var bodySHA256: String?
     public var bodyBytes: Int

@@ -35,6 +35,7 @@ struct ObservationMiddleware: RouterMiddleware {
             entry.errorCode = context.notes.errorCode
             entry.issuedAccess = context.notes.issued?.accessTokenID
             entry.issuedRefresh = context.notes.issued?.refreshTokenID
+            entry.mutationsApplied = context.notes.mutationsApplied
             entry.fault = fault
             entry.undelivered = undelivered
             let elapsed = ContinuousClock.now - arrival.start
@@ -66,7 +67,12 @@ struct ObservationMiddleware: RouterMiddleware {
             entry.bodySHA256 = SHA256.hash(data: body.readableBytesView).map { String(format: "%02x", $0) }.joined()
         }
 
-        let route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)
+        var route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)
+        // `/graphql` is the same in every profile: read here, whatever kind the profile gave it.
+        if path == GraphQLCall.path {
+            route.body = .graphQL(GraphQLCall.read(method: request.method, parameters: request.uri.queryParameters, body: body))
+            entry.operation = route.graphQL?.label
+        }
         entry.kind = route.kind
         entry.grantType = route.grantType
         mock.journal.noteArrival(route.kind)

@@ -51,8 +51,14 @@ enum Resources {
         }
     }
 
-    /// The scope a request needs: `admin` under `/api/admin/`, else `read`
-    /// for safe methods and `write` for the rest.
+    /// The scope a request needs: what its classification says (GraphQL:
+    /// queries `read`, mutations `write`), else by method and path.
+    static func requiredScope(_ request: Request, context: AuthmockRequestContext) -> String {
+        context.route.requiredScope ?? requiredScope(method: request.method, path: request.uri.path)
+    }
+
+    /// The scope of an `/api/` request: `admin` under `/api/admin/`, else
+    /// `read` for safe methods and `write` for the rest.
     static func requiredScope(method: HTTPRequest.Method, path: String) -> String {
         if path.hasPrefix("/api/admin/") || path == "/api/admin" { return "admin" }
         return method == .get || method == .head ? "read" : "write"
@@ -86,7 +92,7 @@ enum Resources {
             if failure == .malformed, mock.authority.inspectRefreshToken(token) != nil { return .failure(.refreshTokenAsAccessToken) }
             return .failure(.token(failure))
         case .valid(let grant):
-            let scope = requiredScope(method: request.method, path: request.uri.path)
+            let scope = requiredScope(request, context: context)
             guard grant.scopes.contains(scope) else { return .failure(.insufficientScope(required: scope)) }
             return .success(grant)
         }

@@ -38,9 +38,24 @@ public struct RouteClassification: Sendable {
         self.body = body
     }
 
+    /// The GraphQL request, when this is one.
+    public var graphQL: GraphQLCall? {
+        if case .graphQL(.success(let call)) = body { return call }
+        return nil
+    }
+
+    /// The scope the request needs, when its kind of request decides it (a
+    /// GraphQL mutation needs `write` though every GraphQL request is a POST).
+    var requiredScope: String? { graphQL?.requiredScope }
+
+    /// Whether `path` is a protected resource: under `/api/`, or `/graphql`.
+    public static func isResource(path: String) -> Bool {
+        path == "/api" || path.hasPrefix("/api/") || path == GraphQLCall.path
+    }
+
     /// The kinds every profile shares, by path.
     static func shared(path: String) -> RouteClassification {
-        if path == "/api" || path.hasPrefix("/api/") { return .init(kind: .resource) }
+        if isResource(path: path) { return .init(kind: .resource) }
         if path == "/health" { return .init(kind: .health) }
         if path.hasPrefix("/.well-known/") { return .init(kind: .metadata) }
         return .init(kind: .other)

@@ -24,6 +24,8 @@ public struct ServerOptions: Sendable {
     public var tls: TLSIdentity? = nil
     /// Options only some profiles read (header names, rotation, error styles).
     public var profileOptions: ProfileOptions = ProfileOptions()
+    /// How `/graphql` answers a token it refuses.
+    public var graphQLAuthErrors: GraphQLAuthErrors = .http
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",
@@ -49,4 +51,13 @@ extension ServerOptions {
     public var listensOnLoopbackOnly: Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
+}
+
+/// How the GraphQL endpoint surfaces a refused token: as the profile's own
+/// HTTP 401/403 (what a REST auth middleware in front of `/graphql` does), or
+/// Apollo Server's convention, HTTP 200 with `UNAUTHENTICATED`/`FORBIDDEN`
+/// in `errors`, which client logic that looks only at the status never sees.
+public enum GraphQLAuthErrors: String, Sendable, CaseIterable {
+    case http
+    case body
 }

@@ -159,6 +159,11 @@ extension ServerSetting {
             key: "refresh_failure_status", type: .integer(minimum: 400), defaultText: "406 (reissue), 401 (renewal)",
             doc: "reissue and renewal profiles: status of a failed refresh (4xx)", inScenarios: true
         ) { $0.profileOptions.refreshFailureStatus = $1.integer },
+        .init(
+            key: "graphql_auth_errors", type: .choice(GraphQLAuthErrors.allCases.map(\.rawValue)), defaultText: "http",
+            doc: "/graphql: a refused token answers the profile's 401/403 (http), or 200 with UNAUTHENTICATED/FORBIDDEN in `errors` (body, Apollo Server's convention)",
+            inScenarios: true
+        ) { $0.graphQLAuthErrors = GraphQLAuthErrors(rawValue: $1.string) ?? .http },
     ]
 
     public static func named(_ key: String) -> ServerSetting? { all.first { $0.key == key } }

@@ -16,14 +16,25 @@ struct DocExampleTests {
 
     @Test(arguments: Profiles.names)
     func examplesMatchTheServer(profile: String) async throws {
-        let examples = try DocExample.parse(try Self.page(profile))
-        #expect(examples.count >= 3, "docs/profiles/\(profile).md has too few examples")
         var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "d", count: 32)))
         options.profile = profile
+        try await Self.replay("docs/profiles/\(profile).md", options: options)
+    }
+
+    /// docs/graphql.md: an oauth2 server with token failures in the GraphQL body.
+    @Test func graphQLExamplesMatchTheServer() async throws {
+        var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "d", count: 32)))
+        options.graphQLAuthErrors = .body
+        try await Self.replay("docs/graphql.md", options: options)
+    }
+
+    static func replay(_ path: String, options: ServerOptions) async throws {
+        let examples = try DocExample.parse(try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8))
+        #expect(examples.count >= 3, "\(path) has too few examples")
         try await TestServer.run(options) { server in
             var variables: [String: String] = [:]
             for (index, example) in examples.enumerated() {
-                let label = "docs/profiles/\(profile).md example \(index + 1) (\(example.method) \(example.path))"
+                let label = "\(path) example \(index + 1) (\(example.method) \(example.path))"
                 let fill = { (text: String) throws -> String in try DocExample.substitute(text, variables, label: label) }
                 var headers = HTTPFields()
                 for (name, value) in example.headers { headers[HTTPField.Name(name)!] = try fill(value) }

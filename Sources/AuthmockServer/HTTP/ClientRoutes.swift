@@ -8,6 +8,8 @@ public import Hummingbird
 public struct ClientAnswer: Sendable {
     public var response: Response
     public var issued: IssuedTokens?
+    /// Mutations the request applied (GraphQL), so a test can see one applied twice.
+    public var mutationsApplied: Int? = nil
 
     public static func plain(_ response: Response) -> ClientAnswer { .init(response: response, issued: nil) }
     public static func issued(_ tokens: IssuedTokens, _ response: Response) -> ClientAnswer { .init(response: response, issued: tokens) }
@@ -44,6 +46,7 @@ public struct ClientRoutes {
         group.on(RouterPath(path), method: method) { request, context in
             let answer = try await handle(request, context)
             context.notes.issued = answer.issued
+            context.notes.mutationsApplied = answer.mutationsApplied
             return answer.response
         }
     }

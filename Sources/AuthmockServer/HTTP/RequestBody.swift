@@ -12,6 +12,8 @@ public enum RequestBody: Sendable {
     case form(Result<FormBody, FormBody.ParseError>)
     /// A JSON object (the app-backend dialects).
     case json(Result<JSONFields, JSONFields.Problem>)
+    /// A GraphQL request (`/graphql`, every profile), body or query parameters.
+    case graphQL(Result<GraphQLCall, GraphQLRequestProblem>)
 
     /// Parses `bytes` as a JSON object.
     static func json(_ bytes: ByteBuffer) -> RequestBody { .json(JSONFields.parse(bytes)) }

@@ -6,13 +6,14 @@ import Synchronization
 /// What a route tells the observation middleware on the way back: the
 /// documented error code it answered and the tokens it issued (for the
 /// journal, the metrics and the log line). A reference, because the
-/// middleware's context is a copy of the route's. Only `ClientRoutes` and
-/// `Profile.fail` write it.
+/// middleware's context is a copy of the route's. Only `ClientRoutes`,
+/// `Profile.fail` and the GraphQL endpoint's `fail` write it.
 public final class RequestNotes: Sendable {
     struct Values: Sendable {
         var errorCode: String?
         var entry: JournalEntry?
         var issued: IssuedTokens?
+        var mutationsApplied: Int?
     }
     private let values = Mutex(Values())
 
@@ -25,6 +26,12 @@ public final class RequestNotes: Sendable {
     var entry: JournalEntry? {
         get { values.withLock { $0.entry } }
         set { values.withLock { $0.entry = newValue } }
+    }
+
+    /// GraphQL mutations the request applied.
+    var mutationsApplied: Int? {
+        get { values.withLock { $0.mutationsApplied } }
+        set { values.withLock { $0.mutationsApplied = newValue } }
     }
 
     /// Tokens the answer hands out.

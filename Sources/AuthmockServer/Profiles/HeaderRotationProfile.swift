@@ -71,7 +71,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
             rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())
             mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
         }
-        let scope = Resources.requiredScope(method: request.method, path: request.uri.path)
+        let scope = Resources.requiredScope(request, context: context)
         guard grant.scopes.contains(scope) else { return .failure(.insufficientScope(required: scope)) }
         return .success(ResourceAccess(grant: grant, issued: issued))
     }
