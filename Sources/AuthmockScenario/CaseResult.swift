@@ -85,6 +85,7 @@ func describe(_ entry: JournalEntry, start: Date) -> String {
     // Another host (a third party) is named, so evidence shows who got what.
     if Observation.isForeign(entry), let host = entry.host { line += " host=\(host)" }
     if let call = entry.call { line += " call=\(call)" }
+    if let operation = entry.operation { line += " (\(operation))" }
     if !entry.presentsBearer && entry.presentsAuthorization || entry.accessToken == nil && entry.refreshToken == nil { line += " auth=\(entry.scheme)" }
     for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {
         line += " \(token.kind) \(token.id.map { String($0.prefix(10)) } ?? "?") \(token.state)"
@@ -93,6 +94,7 @@ func describe(_ entry: JournalEntry, start: Date) -> String {
     if let code = entry.errorCode { line += " \(code)" }
     if let access = entry.issuedAccess { line += " issued access \(access.prefix(10))" }
     if let refresh = entry.issuedRefresh { line += " issued refresh \(refresh.prefix(10))" }
+    if let applied = entry.mutationsApplied { line += " applied \(applied)" }
     if let fault = entry.fault { line += " (fault \(fault))" }
     if entry.undelivered { line += " (not delivered)" }
     return line

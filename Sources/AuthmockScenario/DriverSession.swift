@@ -71,6 +71,9 @@ actor DriverChannel {
         return id
     }
 
+    /// The answer to `id` if it has arrived, without waiting.
+    func arrivedAnswer(_ id: String) -> DriverAnswer? { answered[id] }
+
     /// The answer to `id`, or the reason there will be none by `deadline`.
     func answer(_ id: String, deadline: ContinuousClock.Instant) async throws -> DriverAnswer {
         if let done = answered[id] { return done }

@@ -6,7 +6,8 @@ import Foundation
 /// it), never from how many connections it used or how it scheduled them.
 ///
 /// - necessary: the newest access token the client held had expired, or an
-///   answer had already rejected it (a 401 for that very token, sent as a
+///   answer had already rejected it (a 401, or GraphQL's in-body
+///   `UNAUTHENTICATED`, for that very token, sent as a
 ///   Bearer token: a 401 for a token without `Bearer ` refuses the missing
 ///   scheme, which a new token does not fix). A revoked token counts once a
 ///   401 has told the client.
@@ -15,7 +16,7 @@ import Foundation
 ///   client's own clock and margin. Allowed.
 /// - superfluous: another refresh of the same login was still in flight; or
 ///   the server had already refused this login's refresh with a 4xx other
-///   than 429 (the session was over); or the client held a live, never rejected token with more than
+///   than 429, or in a GraphQL body (the session was over); or the client held a live, never rejected token with more than
 ///   that left (a late 401 for an older token answered by a second refresh).
 struct RefreshJudgement: Sendable, Equatable {
     enum Kind: String, Sendable { case necessary, early, superfluous, unknown }
@@ -55,7 +56,7 @@ enum RefreshNecessity {
             }
             let held = issues.filter { $0.family == family && $0.deliveredAt < arrival }
             // 429 says "later", not "never": the session goes on.
-            if let refused = others.last(where: { (400..<500).contains($0.status) && $0.status != 429 && !$0.undelivered }),
+            if let refused = others.last(where: { ((400..<500).contains($0.status) && $0.status != 429 || $0.refusedCredentials) && !$0.undelivered }),
                 !held.contains(where: { $0.entry.seq > refused.seq })
             {
                 return RefreshJudgement(
@@ -71,10 +72,12 @@ enum RefreshNecessity {
                 return RefreshJudgement(entry: refresh, kind: .necessary, reason: "\(token) had expired \(String(format: "%.1f", expiredFor)) s before")
             }
             if let rejection = own.first(where: { entry in
-                entry.kind == .resource && entry.accessToken?.id == newest.jti && entry.scheme == "Bearer" && entry.status == 401 && !entry.undelivered
+                entry.kind == .resource && entry.accessToken?.id == newest.jti && entry.scheme == "Bearer" && entry.refusedCredentials && !entry.undelivered
                     && Observation.end(entry) <= arrival
             }) {
-                return RefreshJudgement(entry: refresh, kind: .necessary, reason: "\(token) had been rejected (#\(rejection.seq) -> 401)")
+                return RefreshJudgement(
+                    entry: refresh, kind: .necessary, reason: "\(token) had been rejected (#\(rejection.seq) -> \(rejection.status)\(rejection.status == 401 ? "" : " " + (rejection.errorCode ?? "")))"
+                )
             }
             // The window is measured against the lifetime the token was issued
             // with: a later retirement (a rotation) pulls `expiry` forward, but

@@ -50,6 +50,8 @@ public struct CallSpec: Sendable {
     public var body: String?
     /// The app hands the body over as a one-shot stream (driver capability `bodyStream`).
     public var bodyStream = false
+    /// A GraphQL operation (`graphql:`), for a driver whose client speaks GraphQL (capability `graphql`).
+    public var graphQL = false
 }
 
 public enum Step: Sendable {
@@ -88,11 +90,22 @@ public enum ScenarioFormat {
         "request",
         [
             Field("method", .string(), "HTTP method (default GET)"),
-            Field("path", .string(), required: true, "path under the server, e.g. /api/items; //foreign/... is the same server under another host name (a third party)"),
+            Field("path", .string(), "path under the server, e.g. /api/items; //foreign/... is the same server under another host name (a third party); required unless `graphql` is given"),
             Field("headers", .map(.string()), "headers the application sets; X-Authmock-Call is added by the runner"),
             Field("body", .string(), "request body, sent as is"),
+            Field(
+                "graphql", .object(graphQL),
+                "a GraphQL operation: POST to `path` (default /graphql) with the JSON body {query, operationName, variables}; needs a driver with the `graphql` capability (SKIP without)"),
             Field("body_stream", .boolean, "true: the app hands the body to the library as a stream it can read once (driver capability `bodyStream`; a driver without it is SKIP)"),
             Field("wait", .boolean, "false: send and go on without waiting for the answer (default true)"),
+        ])
+
+    static let graphQL = ObjectSpec(
+        "graphql",
+        [
+            Field("query", .string(), required: true, "the GraphQL document"),
+            Field("operation_name", .string(), "`operationName`, for a document with several operations"),
+            Field("variables", .map(.oneOf([.string(), .number(), .boolean])), "`variables`: names to strings, numbers or booleans"),
         ])
 
     static let selector = ObjectSpec(

@@ -171,12 +171,34 @@ private struct Builder {
 
     func call(_ value: SpecValue) throws(ScenarioError) -> CallSpec {
         let o = try value.object(checker, "request")
+        if let operation = o["graphql"] { return try graphQLCall(o, operation, at: value.mark) }
         let path = try o.required("path", checker, at: value.mark).string(checker, "request.path")
         guard path.hasPrefix("/") else { throw checker.error(at: value.mark, "request.path must start with / (or //foreign/ for another host)") }
         return CallSpec(
             method: (o["method"]?.string ?? "GET").uppercased(), path: path,
             headers: o["headers"]?.object?.compactMapValues(\.string) ?? [:], body: o["body"]?.string,
             bodyStream: o["body_stream"]?.boolean ?? false)
+    }
+
+    /// `request: {graphql: {query, operation_name, variables}}`: a POST with
+    /// the GraphQL-over-HTTP JSON body, keys sorted so every run sends the same bytes.
+    private func graphQLCall(_ o: [String: SpecValue], _ operation: SpecValue, at mark: Mark?) throws(ScenarioError) -> CallSpec {
+        if o["body"] != nil { throw checker.error(at: mark, "request: give `graphql` or `body`, not both (graphql: builds the body)") }
+        if let method = o["method"]?.string, method.uppercased() != "POST" {
+            throw checker.error(at: mark, "request.method: a graphql request is a POST (GET cannot carry a mutation), got \(method)")
+        }
+        let fields = operation.object ?? [:]
+        var body: [String: Any] = ["query": fields["query"]?.string ?? ""]
+        if let name = fields["operation_name"]?.string { body["operationName"] = name }
+        if let variables = fields["variables"]?.object { body["variables"] = variables.mapValues(\.plain) }
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let path = o["path"]?.string ?? "/graphql"
+        guard path.hasPrefix("/") else { throw checker.error(at: mark, "request.path must start with /") }
+        var headers = o["headers"]?.object?.compactMapValues(\.string) ?? [:]
+        if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) { headers["Content-Type"] = "application/json" }
+        return CallSpec(
+            method: "POST", path: path, headers: headers, body: String(decoding: data, as: UTF8.self),
+            bodyStream: o["body_stream"]?.boolean ?? false, graphQL: true)
     }
 
     func step(_ value: SpecValue) throws(ScenarioError) -> Step {

@@ -46,6 +46,9 @@ public struct DriverInfo: Sendable, Equatable {
         if scenario.streamsBodies && !capabilities.contains(Capability.bodyStream) {
             return "the case sends a one-shot streamed body, and the driver does not declare the `bodyStream` capability in hello (docs/driver-protocol.md)"
         }
+        if scenario.sendsGraphQL && !capabilities.contains(Capability.graphQL) {
+            return "the case sends GraphQL operations, and the driver does not declare the `graphql` capability in hello (docs/driver-protocol.md)"
+        }
         if scenario.signsOut && !capabilities.contains(Capability.logout) {
             return "the case signs the user out, and the driver does not declare the `logout` capability in hello (docs/driver-protocol.md)"
         }
@@ -54,16 +57,22 @@ public struct DriverInfo: Sendable, Equatable {
 }
 
 extension Scenario {
-    /// Whether a call hands its body over as a one-shot stream.
-    var streamsBodies: Bool {
+    /// Whether any call of a `request` or `parallel` step is such.
+    func anyCall(_ test: (CallSpec) -> Bool) -> Bool {
         steps.contains { step in
             switch step {
-            case .request(let spec, _): spec.bodyStream
-            case .parallel(let specs): specs.contains(where: \.bodyStream)
+            case .request(let spec, _): test(spec)
+            case .parallel(let specs): specs.contains(where: test)
             default: false
             }
         }
     }
+
+    /// Whether a call hands its body over as a one-shot stream.
+    var streamsBodies: Bool { anyCall(\.bodyStream) }
+
+    /// Whether a call is a GraphQL operation.
+    var sendsGraphQL: Bool { anyCall(\.graphQL) }
 
     /// Whether a step signs the user out (`logout`).
     var signsOut: Bool {
@@ -71,15 +80,7 @@ extension Scenario {
     }
 
     /// Whether a step sends a request to another host (`//foreign/...`).
-    var callsAnotherHost: Bool {
-        steps.contains { step in
-            switch step {
-            case .request(let spec, _): Observation.target(of: spec.path).foreign
-            case .parallel(let specs): specs.contains { Observation.target(of: $0.path).foreign }
-            default: false
-            }
-        }
-    }
+    var callsAnotherHost: Bool { anyCall { Observation.target(of: $0.path).foreign } }
 }
 
 /// Replays scenarios against a driver: a fresh in-process server and a fresh
@@ -314,6 +315,15 @@ private struct Play: Sendable {
         func collectAll() async throws {
             for index in outcome.calls.indices { try await collect(index) }
         }
+        /// A call the driver answered `unsupported` (among the answers arrived so
+        /// far) leaves nothing to judge: a GraphQL-only client asked for REST.
+        func unsupportedCall() async -> String? {
+            for index in outcome.calls.indices where outcome.calls[index].answer == nil {
+                outcome.calls[index].answer = await channel.arrivedAnswer(outcome.calls[index].driverID)
+            }
+            guard let call = outcome.calls.first(where: { $0.answer?.outcome == .unsupported }) else { return nil }
+            return "the driver cannot express \(call.call) (\(call.spec.method) \(call.spec.path)): it answered unsupported\(call.answer?.message.map { ": \($0)" } ?? "")"
+        }
 
         steps: for (number, step) in scenario.steps.enumerated() {
             switch step {
@@ -369,6 +379,10 @@ private struct Play: Sendable {
                 let seen = { answered ? mock.control.journalCount(JournalFilter(kinds: kinds)) : mock.control.arrivals(kinds) }
                 while seen() < count {
                     guard ContinuousClock.now < waitUntil else {
+                        if let reason = await unsupportedCall() {
+                            outcome.stop = .unsupported(reason)
+                            break steps
+                        }
                         outcome.findings.append(
                             Finding(
                                 expectation: "wait_for", passed: false,
@@ -394,6 +408,9 @@ private struct Play: Sendable {
         }
         if outcome.stop == nil {
             try await collectAll()
+        }
+        if outcome.stop == nil, let reason = await unsupportedCall() { outcome.stop = .unsupported(reason) }
+        if outcome.stop == nil {
             let seen = observation(outcome)
             outcome.findings += scenario.expect.evaluate(seen, level: scenario.level)
             outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []

@@ -24,12 +24,14 @@ enum VerdictRules {
 
         1. **superfluous** if another refresh of the same login was still in flight when it \
         arrived (a single-flight client never overlaps them);
-        2. **superfluous** if the server had already refused a refresh of this login (a 4xx; \
-        429 means "later", and a 5xx or a lost answer says nothing about the token) \
+        2. **superfluous** if the server had already refused a refresh of this login (a 4xx, \
+        or GraphQL's `UNAUTHENTICATED` in a 200 body; 429 means "later", and a 5xx or a \
+        lost answer says nothing about the token) \
         and handed out no token since: the session was over;
         3. **necessary** if the newest access token the client held had expired (server \
         clock), or an answer had already rejected that very token, sent as \
-        `Bearer`, with a 401 (a revocation counts once a 401 has told the client; a \
+        `Bearer`, with a 401 or, from `/graphql` with `graphql_auth_errors: body`, a 200 \
+        whose body says `UNAUTHENTICATED` (a revocation counts once such an answer has told the client; a \
         401 for a token sent without `Bearer ` refuses the scheme, not the token);
         4. **early** if that token was live and unrejected with at most max(60 s, half its \
         lifetime) left: a refresh ahead of expiry by the client's own clock \

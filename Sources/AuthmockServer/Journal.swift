@@ -1,4 +1,5 @@
 public import Foundation
+import AuthmockCore
 import Synchronization
 
 /// What a request presented as a credential, and its state at arrival.
@@ -50,6 +51,12 @@ public struct JournalEntry: Sendable, Codable, Equatable {
     public var presentsBearer: Bool { scheme == "Bearer" }
     /// The request carried an Authorization header of any scheme.
     public var presentsAuthorization: Bool { scheme != Self.noScheme }
+    /// The answer told the client its credentials were refused: a 401, or
+    /// `UNAUTHENTICATED` in a GraphQL body (`graphql_auth_errors: body`).
+    public var refusedCredentials: Bool {
+        status == 401 || status == 200 && errorCode == Self.graphQLUnauthenticated
+    }
+    static let graphQLUnauthenticated = GraphQLAPIError.unauthenticated.row.code
     /// The Bearer token, when one was sent.
     public var accessToken: PresentedToken?
     /// The refresh token, when the request presented one.

@@ -26,6 +26,9 @@ public enum Capability {
     public static let logout = "logout"
     /// A request may mark its body `bodyStream`: hand it to the library as a one-shot stream.
     public static let bodyStream = "bodyStream"
+    /// The client speaks GraphQL: it reads errors in a 200 body, and reports a
+    /// call whose answer had `errors` and no `data` as `http_error`.
+    public static let graphQL = "graphql"
 }
 
 /// A message from the runner. `op` says which; the other fields belong to it.

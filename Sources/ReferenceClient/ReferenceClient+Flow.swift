@@ -65,7 +65,7 @@ extension ReferenceClient {
         // Proactive refresh: the client's own clock says the token is (nearly) expired.
         if proactive != .off, let due = await store.dueGeneration() {
             let result = await refresh(after: due, triggering: (method, path, headers, body))
-            if let served = result.answer { return finish(served) }
+            if let served = result.answer { return finish(served, path: path) }
             if case .rejected = result.result { return outcome(for: result.result) }
         }
         let (token, generation, signedOut) = await store.current(waitForRefresh: waitForRefresh)
@@ -83,7 +83,7 @@ extension ReferenceClient {
                 switch result.result {
                 case .refreshed:
                     // Header rotation: the refresh was this very request, answered already.
-                    if let served = result.answer { return finish(served) }
+                    if let served = result.answer { return finish(served, path: path) }
                 case .rejected:
                     // The bug: the waiting call goes out once more with the dead token.
                     if faults.contains(.resendAfterRefusedRefresh) { _ = try? await attempt(method, path, headers, body, token: token, retry: true) }
@@ -92,7 +92,7 @@ extension ReferenceClient {
                     // The refresh endpoint is down, the session is not over: the
                     // call's own 401 reaches the application (as OkHttp's
                     // Authenticator does when it cannot refresh).
-                    return finish(answer)
+                    return finish(answer, path: path)
                 }
                 let (newToken, newGeneration, _) = await store.current()
                 seen = newGeneration
@@ -101,14 +101,22 @@ extension ReferenceClient {
                 // One refresh and one retry per call; only the broken variant keeps going.
                 if !faults.contains(.retryForever) || refreshes >= 25 { break }
             }
-            return finish(answer)
+            return finish(answer, path: path)
         } catch {
             return ClientOutcome(kind: .transportError, message: "\(error)")
         }
     }
 
-    private func finish(_ answer: Answer) -> ClientOutcome {
-        ClientOutcome(kind: (200..<300).contains(answer.status) ? .ok : .httpError, status: answer.status, body: answer.body)
+    /// What the application gets. A GraphQL answer with `errors` and no
+    /// `data` is an error to it, whatever the status (the `graphql` capability).
+    private func finish(_ answer: Answer, path: String) -> ClientOutcome {
+        let failed = !(200..<300).contains(answer.status) || Self.isGraphQL(path) && answer.graphQLFailed
+        return ClientOutcome(kind: failed ? .httpError : .ok, status: answer.status, body: answer.body)
+    }
+
+    /// Calls to the GraphQL endpoint, whose answers carry failures in the body.
+    static func isGraphQL(_ path: String) -> Bool {
+        path.split(separator: "?", maxSplits: 1).first.map { $0.hasSuffix("/graphql") } ?? false
     }
 
     private func outcome(for result: TokenStore.RefreshResult) -> ClientOutcome {
@@ -154,6 +162,12 @@ extension ReferenceClient {
 
     /// The dialect's signal that the access token needs refreshing.
     func needsRefresh(_ answer: Answer, path: String) -> Bool {
+        if Self.isGraphQL(path), (200..<300).contains(answer.status) {
+            // GraphQL's convention: the token's refusal is in the body of a 200.
+            if faults.contains(.statusOnlyGraphQL) { return false }
+            if faults.contains(.refreshOnAnyGraphQLError) { return !answer.graphQLErrorCodes.isEmpty }
+            return answer.graphQLUnauthenticated && !faults.contains(.refreshOnlyByExpiry)
+        }
         if answer.status == 403 { return faults.contains(.refreshOn403) }
         guard answer.status == 401 else { return false }
         if faults.contains(.refreshOnlyByExpiry) { return false }

@@ -53,6 +53,9 @@ extension ReferenceClient {
             case .headerRotation:
                 // The refresh is the call itself, repeated with the refresh token.
                 answer = try await attempt(call.method, call.path, call.headers, call.body, token: nil, retry: true, bearer: refresh)
+                if Self.isGraphQL(call.path), answer.graphQLUnauthenticated, !faults.contains(.statusOnlyGraphQL) {
+                    return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil, nil)
+                }
                 if (200..<300).contains(answer.status) {
                     served.answer = answer
                     let rotated =

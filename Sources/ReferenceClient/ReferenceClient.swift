@@ -44,6 +44,11 @@ public enum ClientFault: String, Sendable, CaseIterable {
     case lateRefreshRevivesSession = "late-refresh-revives-session"
     /// Hands the one-shot body stream the first attempt already read to the retry (it sends nothing).
     case reuseConsumedStream = "reuse-consumed-stream"
+    /// Looks only at the HTTP status: GraphQL's `UNAUTHENTICATED` in a 200
+    /// body never starts a refresh (apollographql/apollo-ios#627).
+    case statusOnlyGraphQL = "status-only-graphql"
+    /// Refreshes and retries on any GraphQL error, `BAD_USER_INPUT` and `NOT_FOUND` too.
+    case refreshOnAnyGraphQLError = "refresh-on-any-graphql-error"
 }
 
 /// When the client refreshes by its own clock, before any 401. Not a fault:
@@ -66,6 +71,21 @@ struct Answer: Sendable {
     var body: String
 
     var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] }
+
+    /// The `extensions.code` of each GraphQL error in the body.
+    var graphQLErrorCodes: [String] {
+        guard let errors = json?["errors"] as? [[String: Any]] else { return [] }
+        return errors.map { (($0["extensions"] as? [String: Any])?["code"] as? String) ?? "" }
+    }
+
+    /// A GraphQL answer (2xx) whose token was refused in the body.
+    var graphQLUnauthenticated: Bool { (200..<300).contains(status) && graphQLErrorCodes.contains("UNAUTHENTICATED") }
+
+    /// A GraphQL answer with errors and no data: the application got an error.
+    var graphQLFailed: Bool {
+        guard let object = json, object["errors"] is [Any] else { return false }
+        return object["data"] == nil || object["data"] is NSNull
+    }
 }
 
 /// A token-refresh client done right, for every authmock profile: one

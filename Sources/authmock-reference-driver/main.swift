@@ -68,7 +68,7 @@ let chosenFaults = faults
 let chosenPool = maxConnections
 let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
-await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream]) { hello in
+await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL]) { hello in
     ReferenceDriver(
         client: ReferenceClient(
             baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,

@@ -18,7 +18,7 @@ import Testing
         #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
     }
 
-    @Test(arguments: ["python-authlib", "python-requests-oauthlib"])
+    @Test(arguments: ["python-authlib", "python-requests-oauthlib", "python-gql"])
     func pythonDriverMatchesItsExpectedFailures(_ name: String) throws {
         try expectOnlyKnownFailures(driver: "python3 \(Self.root.appendingPathComponent("drivers/\(name)/driver.py").path)", directory: name)
     }

@@ -30,17 +30,20 @@ def _answer(message_id, work):
     _send({"id": message_id, "ok": result.get("outcome") == "ok", **result})
 
 
-def serve(name, version, profiles, make_client):
-    """Runs the protocol until shutdown. ``make_client(hello)`` builds the client."""
+def serve(name, version, profiles, make_client, capabilities=("url",)):
+    """Runs the protocol until shutdown. ``make_client(hello)`` builds the client.
+
+    ``capabilities``: protocol extensions the driver implements; ``url`` hands
+    a request to another host over as its full URL, ``graphql`` says the
+    client reads GraphQL answers (docs/driver-protocol.md).
+    """
     client, threads = None, []
     for line in sys.stdin:
         message = json.loads(line)
         op, message_id = message.get("op"), message.get("id")
         if op == "hello":
             client = make_client(message)
-            # capabilities: protocol extensions this module implements; `url`
-            # hands a request to another host over as its full URL.
-            _send({"id": message_id, "ok": True, "driver": name, "version": version, "profiles": profiles, "capabilities": ["url"]})
+            _send({"id": message_id, "ok": True, "driver": name, "version": version, "profiles": profiles, "capabilities": list(capabilities)})
         elif op == "shutdown":
             for thread in threads:
                 thread.join(timeout=10)

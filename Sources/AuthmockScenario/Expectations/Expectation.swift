@@ -48,6 +48,8 @@ enum ExpectationKinds {
         RetriedWithNewTokenExpectation.self,
         RequestsAfterLogoutExpectation.self,
         BodiesIntactExpectation.self,
+        MutationsPerCallExpectation.self,
+        ExpiredTokenUsesExpectation.self,
     ]
 
     static func named(_ key: String) -> (any Expectation.Type)? { all.first { $0.key == key } }

@@ -103,7 +103,7 @@ struct Observation {
     /// Requests the application's calls make: to the API (a header-rotation
     /// refresh is the call repeated with the refresh token).
     static func isCallAttempt(_ entry: JournalEntry) -> Bool {
-        entry.kind == .resource || entry.kind == .refresh && entry.path.hasPrefix("/api/")
+        entry.kind == .resource || entry.kind == .refresh && RouteClassification.isResource(path: entry.path)
     }
 
     var resources: [JournalEntry] { entries.filter { $0.kind == .resource && !isForeign($0) } }

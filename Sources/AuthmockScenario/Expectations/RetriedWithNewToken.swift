@@ -1,8 +1,9 @@
 import AuthmockServer
-/// `retried_with_new_token`: a call retried after a 401 carries a different access token.
+/// `retried_with_new_token`: a call retried after a 401 (or an in-body
+/// `UNAUTHENTICATED`) carries a different access token.
 struct RetriedWithNewTokenExpectation: FlagExpectation {
     static let key = "retried_with_new_token"
-    static let doc = "a call retried after a 401 carries a different access token on the retry"
+    static let doc = "a call retried after a 401 (or GraphQL UNAUTHENTICATED) carries a different access token on the retry"
     static let rule = Rules.caseReports
     let required: Bool
 
@@ -10,7 +11,7 @@ struct RetriedWithNewTokenExpectation: FlagExpectation {
         var broken: [JournalEntry] = []
         for record in observation.calls {
             let tries = observation.attempts(of: record.call)
-            guard tries.count >= 2, tries.dropLast().contains(where: { $0.status == 401 }) else { continue }
+            guard tries.count >= 2, tries.dropLast().contains(where: \.refusedCredentials) else { continue }
             if tries.last?.accessToken?.id == tries.first?.accessToken?.id { broken.append(contentsOf: tries) }
         }
         return Judgement(
