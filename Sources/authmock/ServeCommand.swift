@@ -188,6 +188,7 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
         "refresh tokens: \(options.tokens.refreshTTL) s, rotation \(options.tokens.rotateRefreshTokens ? "on" : "off"), reuse grace \(options.tokens.reuseGraceSeconds) s",
     ]
     lines.append("control API: \(mock.baseURL)/_authmock/ (or `authmock ctl`)" + (options.adminToken != nil ? ", admin token required" : ""))
+    lines.append("GraphQL: \(mock.baseURL)/graphql, token refusals \(options.graphQLAuthErrors == .body ? "in the body (UNAUTHENTICATED)" : "as HTTP 401") (docs/graphql.md)")
     lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: options.directory)
     lines.removeAll { $0.isEmpty }
     // Written straight to the descriptor: a test or script reading the banner
