@@ -13,4 +13,7 @@ cp "$bin" "$out/authmock"
 # The binary must run without a Swift toolchain beside it.
 "$out/authmock" --version
 "$out/authmock" errors >/dev/null
+# The suite travels inside the binary: the image runs it from any directory.
+binary="$(cd "$out" && pwd)/authmock"
+(cd / && "$binary" cases | tail -1)
 echo "built $out/authmock"

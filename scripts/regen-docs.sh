@@ -5,11 +5,12 @@
 # run after the code they come from changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python3 scripts/embed-suite.py
 swift build --product authmock >/dev/null
 bin="$(swift build --show-bin-path)/authmock"
 "$bin" errors > docs/errors.md
 "$bin" schema > docs/scenario.schema.json
-"$bin" cases > docs/cases.md
+"$bin" cases --markdown > docs/cases.md
 
 # Replaces the <!-- NAME:begin --> ... <!-- NAME:end --> block of FILE with TEXT.
 replace_block() {

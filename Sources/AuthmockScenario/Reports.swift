@@ -26,12 +26,14 @@ public enum Reports {
         return out
     }
 
-    public static func summary(_ results: [CaseResult], seconds: Double) -> String {
+    /// `suite`: the built-in suite's version when it took part.
+    public static func summary(_ results: [CaseResult], seconds: Double, suite: String? = nil) -> String {
         var counts: [Verdict: Int] = [:]
         for result in results { counts[result.verdict, default: 0] += 1 }
         var out = "\n" + "verdict     count\n"
         for verdict in Verdict.allCases { out += "\(verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))\(counts[verdict] ?? 0)\n" }
         out += String(format: "%d cases in %.1f s\n", results.count, seconds)
+        if let suite { out += "suite: built-in \(suite)\n" }
         // A closing line test harnesses recognise.
         out += "\(counts[.pass] ?? 0) passed, \((counts[.fail] ?? 0) + (counts[.error] ?? 0)) failed, \((counts[.skip] ?? 0) + (counts[.nonStrict] ?? 0)) skipped\n"
         return out
@@ -39,7 +41,7 @@ public enum Reports {
 
     /// JUnit XML: one test case per (case, profile); FAIL and ERROR map to
     /// failure and error, SKIP and NON-STRICT to skipped.
-    public static func junit(_ results: [CaseResult], seconds: Double) -> String {
+    public static func junit(_ results: [CaseResult], seconds: Double, suite: String? = nil) -> String {
         let failures = results.filter { $0.verdict == .fail }.count
         let errors = results.filter { $0.verdict == .error }.count
         let skipped = results.filter { $0.verdict == .skip || $0.verdict == .nonStrict }.count
@@ -49,6 +51,10 @@ public enum Reports {
             xml +=
                 #"  <testsuite name="authmock.\#(escape(profile))" tests="\#(group.count)" failures="\#(group.filter { $0.verdict == .fail }.count)" errors="\#(group.filter { $0.verdict == .error }.count)" skipped="\#(group.filter { $0.verdict == .skip || $0.verdict == .nonStrict }.count)">"#
                 + "\n"
+            xml += "    <properties>\n"
+            xml += #"      <property name="authmock.version" value="\#(escape(AuthmockVersion.current))"/>"# + "\n"
+            if let suite { xml += #"      <property name="authmock.suite" value="\#(escape(suite))"/>"# + "\n" }
+            xml += "    </properties>\n"
             for result in group {
                 xml +=
                     #"    <testcase classname="authmock.\#(escape(profile))" name="\#(escape("\(result.id) \(result.name)"))" file="\#(escape(result.file))" time="\#(String(format: "%.3f", result.seconds))">"#
@@ -76,9 +82,11 @@ public enum Reports {
     /// (authmock version and a digest of every case file, so results of
     /// different versions are compared only where a case is the same), and
     /// every case with its findings, the rule each checks, and the journal.
-    public static func json(_ results: [CaseResult], seconds: Double, driver: String) -> String {
+    public static func json(_ results: [CaseResult], seconds: Double, driver: String, suite: String? = nil) -> String {
         struct Suite: Encodable {
             var version = AuthmockVersion.current
+            /// The built-in suite's version, when it took part.
+            var builtIn: String?
             /// Case file -> SHA-256 of its text.
             var digests: [String: String]
         }
@@ -101,7 +109,7 @@ public enum Reports {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let report = Report(
-            suite: Suite(digests: digests), driver: driver, driverName: results.lazy.compactMap(\.driver).first,
+            suite: Suite(builtIn: suite, digests: digests), driver: driver, driverName: results.lazy.compactMap(\.driver).first,
             driverVersion: results.lazy.compactMap(\.driverVersion).first, seconds: seconds, summary: summary, cases: results)
         let data = (try? encoder.encode(report)) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"

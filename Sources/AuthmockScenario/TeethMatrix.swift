@@ -16,7 +16,10 @@ public struct TeethMatrix: Sendable {
     public var faults: [(name: String, cells: Cells)]
 
     public static func load(path: String) throws -> TeethMatrix {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try parse(try String(contentsOfFile: path, encoding: .utf8), file: path)
+    }
+
+    public static func parse(_ text: String, file path: String) throws -> TeethMatrix {
         guard let root = try Yams.compose(yaml: text)?.mapping else {
             throw ScenarioError(file: path, line: 1, column: 1, message: "expected a mapping of fault name to cells")
         }
@@ -116,7 +119,7 @@ public enum CasesPage {
     }
 
     /// 1.2 before 1.10, 1.1 before 1.1.100.
-    static func idOrder(_ a: String, _ b: String) -> Bool {
+    public static func idOrder(_ a: String, _ b: String) -> Bool {
         let x = a.split(separator: ".").map { Int($0) ?? 0 }, y = b.split(separator: ".").map { Int($0) ?? 0 }
         return x.lexicographicallyPrecedes(y)
     }

@@ -5,14 +5,39 @@ import Foundation
 struct CasesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cases",
-        abstract: "Print the table of built-in cases (the source of docs/cases.md).")
+        abstract: "List the cases `authmock run` replays: the built-in suite, plus files given.",
+        discussion: "With --markdown, prints docs/cases.md (what each case checks and the faults it is proven to catch).")
 
-    @Option(help: "Scenario directory.") var scenarios = "scenarios"
-    @Option(help: "Teeth matrix (default: SCENARIOS/_teeth.yaml).") var matrix: String?
+    @Argument(help: "Case files or directories to add (a case with a built-in id replaces it).") var paths: [String] = []
+    @Flag(inversion: .prefixedNo, help: "Include the built-in suite.") var builtIn = true
+    @Flag(help: "Print the cases page (docs/cases.md) instead of the list.") var markdown = false
+    @Option(help: "Teeth matrix for --markdown (default: the built-in one).") var matrix: String?
 
     func run() throws {
-        let loaded = try ScenarioLoader.files(in: [scenarios]).map { try ScenarioLoader.load(file: $0) }
-        let teeth = try TeethMatrix.load(path: matrix ?? (scenarios as NSString).appendingPathComponent("_teeth.yaml"))
-        print(CasesPage.markdown(loaded, matrix: teeth), terminator: "")
+        let suite: SuiteSelection
+        do {
+            suite = try SuiteSelection.assemble(paths: paths, builtIn: builtIn)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(RunExit.usage)
+        }
+        let ordered = suite.scenarios.sorted { CasesPage.idOrder($0.id, $1.id) }
+        if markdown {
+            let teeth = try matrix.map { try TeethMatrix.load(path: $0) } ?? BuiltinSuite.teethMatrix()
+            print(CasesPage.markdown(ordered, matrix: teeth), terminator: "")
+            return
+        }
+        let idWidth = max(2, ordered.map(\.id.count).max() ?? 0)
+        let profileWidth = max(8, ordered.map { $0.profiles.joined(separator: ",").count }.max() ?? 0)
+        func row(_ id: String, _ level: String, _ profiles: String, _ name: String) -> String {
+            "\(id.padding(toLength: idWidth, withPad: " ", startingAt: 0))  \(level.padding(toLength: 6, withPad: " ", startingAt: 0))  "
+                + "\(profiles.padding(toLength: profileWidth, withPad: " ", startingAt: 0))  \(name)"
+        }
+        print(row("id", "level", "profiles", "name"))
+        for scenario in ordered {
+            print(row(scenario.id, scenario.level.rawValue, scenario.profiles.joined(separator: ","), scenario.name))
+        }
+        let runs = ordered.reduce(0) { $0 + $1.profiles.count }
+        print("\(ordered.count) cases, \(runs) case runs; \(suite.description)")
     }
 }

@@ -7,7 +7,8 @@ struct MatrixCommand: AsyncParsableCommand {
         commandName: "matrix",
         abstract: "Run several drivers through the suite and write the compatibility matrix (Markdown and HTML).")
 
-    @Argument(help: "Scenario files or directories (default: scenarios/).") var paths: [String] = []
+    @Argument(help: "Case files or directories to add to the built-in suite (a case with a built-in id replaces it).") var paths: [String] = []
+    @Flag(inversion: .prefixedNo, help: "Include the built-in suite.") var builtIn = true
     @Option(help: "NAME=COMMAND of a driver; repeatable, in column order.") var driver: [String] = []
     @Option(name: .customLong("expected-failures"), help: "NAME=FILE: a driver's expected-failures file; repeatable.") var expectedFailures: [String] = []
     @Option(help: "Write the Markdown matrix here.") var markdown: String = "docs/compatibility.md"
@@ -15,8 +16,7 @@ struct MatrixCommand: AsyncParsableCommand {
     @Option(help: "Cases run at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
     func run() async throws {
-        let scenarios = try ScenarioLoader.files(in: paths.isEmpty ? ["scenarios"] : paths).map { try ScenarioLoader.load(file: $0) }
-        let cases = scenarios.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
+        let cases = try SuiteSelection.assemble(paths: paths, builtIn: builtIn).scenarios.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
         var known: [String: [String: String]] = [:]
         for entry in expectedFailures {
             let (name, file) = try split(entry, "--expected-failures")

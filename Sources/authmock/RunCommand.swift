@@ -22,7 +22,8 @@ struct RunCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Scenario files or directories (default: scenarios/).") var paths: [String] = []
+    @Argument(help: "Case files or directories to add to the built-in suite (a case with a built-in id replaces it).") var paths: [String] = []
+    @Flag(inversion: .prefixedNo, help: "Run the built-in suite (compiled into authmock) beside the paths.") var builtIn = true
     @Option(help: "Shell command that starts the driver, e.g. \"python3 drivers/python-authlib/driver.py\".") var driver: String
     @Option(name: .customLong("case"), help: "Only cases whose id matches this glob (e.g. 1.* or 2.1); repeatable.") var cases: [String] = []
     @Option(help: "Only these profiles; repeatable.") var profile: [String] = []
@@ -34,12 +35,10 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Print the evidence of passing cases too.") var verbose = false
 
     func run() async throws {
-        let files: [String]
-        var scenarios: [Scenario] = []
+        let suite: SuiteSelection
         do {
-            files = try ScenarioLoader.files(in: paths.isEmpty ? ["scenarios"] : paths)
-            for file in files { scenarios.append(try ScenarioLoader.load(file: file)) }
-        } catch let error as ScenarioError {
+            suite = try SuiteSelection.assemble(paths: paths, builtIn: builtIn)
+        } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(RunExit.usage)
         }
@@ -53,6 +52,7 @@ struct RunCommand: AsyncParsableCommand {
                 throw ExitCode(RunExit.usage)
             }
         }
+        let scenarios = suite.scenarios
         let selected = scenarios.filter { scenario in
             (cases.isEmpty || cases.contains { glob($0, matches: scenario.id) }) && (level == nil || scenario.level.rawValue == level)
         }.flatMap { scenario in
@@ -62,7 +62,7 @@ struct RunCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("no case matches the filters (\(scenarios.count) scenarios read)\n".utf8))
             throw ExitCode(RunExit.usage)
         }
-        print("authmock run: \(selected.count) cases from \(files.count) files, driver: \(driver)")
+        print("authmock run: \(selected.count) cases from the \(suite.description), driver: \(driver)")
         let started = ContinuousClock.now
         let verbose = self.verbose
         let results = await ScenarioRunner.run(
@@ -74,9 +74,12 @@ struct RunCommand: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         for result in results { print(Reports.details(result), terminator: "") }
-        print(Reports.summary(results, seconds: seconds), terminator: "")
-        if let junit { try Reports.junit(results, seconds: seconds).write(toFile: junit, atomically: true, encoding: .utf8) }
-        if let json { try Reports.json(results, seconds: seconds, driver: driver).write(toFile: json, atomically: true, encoding: .utf8) }
+        let suiteVersion = suite.includesBuiltIn ? BuiltinSuite.version : nil
+        print(Reports.summary(results, seconds: seconds, suite: suiteVersion), terminator: "")
+        if let junit { try Reports.junit(results, seconds: seconds, suite: suiteVersion).write(toFile: junit, atomically: true, encoding: .utf8) }
+        if let json {
+            try Reports.json(results, seconds: seconds, driver: driver, suite: suiteVersion).write(toFile: json, atomically: true, encoding: .utf8)
+        }
         if results.contains(where: { $0.verdict == .fail || $0.verdict == .error }) { throw ExitCode(RunExit.failures) }
     }
 }

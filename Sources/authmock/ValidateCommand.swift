@@ -7,13 +7,19 @@ struct ValidateCommand: ParsableCommand {
         commandName: "validate",
         abstract: "Check scenario files without running them (file:line:column for every problem).")
 
-    @Argument(help: "Scenario files or directories (default: scenarios/).") var paths: [String] = []
+    @Argument(help: "Case files or directories (default: the built-in suite).") var paths: [String] = []
 
     func run() throws {
         var bad = 0
         var count = 0
+        if paths.isEmpty {
+            let scenarios = try BuiltinSuite.scenarios()
+            for scenario in scenarios { print("ok      \(scenario.file)  \(scenario.id) \(scenario.name) [\(scenario.profiles.joined(separator: ", "))]") }
+            print("\(scenarios.count) valid, 0 invalid (the built-in suite \(BuiltinSuite.version))")
+            return
+        }
         do {
-            for file in try ScenarioLoader.files(in: paths.isEmpty ? ["scenarios"] : paths) {
+            for file in try ScenarioLoader.files(in: paths) {
                 count += 1
                 let problems = ScenarioLoader.problems(file: file)
                 if problems.isEmpty, let scenario = try? ScenarioLoader.load(file: file) {

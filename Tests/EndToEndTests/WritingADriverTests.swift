@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// The Python driver in docs/writing-a-driver.md, run as written against
-/// part of the built-in suite through the real `authmock` binary.
+/// part of the built-in suite through the real `authmock` binary, from an
+/// empty directory (the suite travels inside the binary).
 struct WritingADriverTests {
     @Test func thePythonExampleDriverWorks() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -10,14 +11,23 @@ struct WritingADriverTests {
         let block = try #require(page.firstMatch(of: /<!-- python-driver:begin -->\n```python\n([\s\S]*?)```\n<!-- python-driver:end -->/))
         let code = String(block.1)
         #expect(code.split(separator: "\n").count < 60, "the example must stay under 60 lines")
-        let script = FileManager.default.temporaryDirectory.appendingPathComponent("example-driver-\(UUID()).py")
-        try code.write(to: script, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: script) }
-        let result = try runAuthmock([
-            "run", root.appendingPathComponent("scenarios").path, "--driver", "python3 \(script.path)",
-            "--profile", "oauth2", "--case", "1.1", "--case", "1.2", "--case", "2.1", "--case", "3.1", "--case", "5.1", "--case", "7.1", "--case", "8.2",
-        ])
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-empty-\(UUID())")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        try code.write(to: empty.appendingPathComponent("my_driver.py"), atomically: true, encoding: .utf8)
+        let result = try runAuthmock(
+            [
+                "run", "--driver", "python3 my_driver.py", "--json", "report.json",
+                "--profile", "oauth2", "--case", "1.1", "--case", "1.2", "--case", "2.1", "--case", "3.1", "--case", "5.1", "--case", "7.1", "--case", "8.2",
+            ], directory: empty)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty.path).sorted() == ["my_driver.py", "report.json"])
+        // Every report names the suite it ran.
+        #expect(result.stdout.contains("7 cases from the built-in suite 0."), "\(result.stdout)")
+        #expect(result.stdout.contains(/suite: built-in \d+\.\d+\.\d+\+[0-9a-f]{12}/), "\(result.stdout)")
+        let report = try String(contentsOf: empty.appendingPathComponent("report.json"), encoding: .utf8)
+        #expect(report.contains(/"builtIn" : "\d+\.\d+\.\d+\+[0-9a-f]{12}"/), "\(report.prefix(400))")
+        #expect(report.contains("built-in/1.1-concurrent-401.yaml"))
         #expect(result.stdout.contains("6 passed, 0 failed, 1 skipped"), "\(result.stdout)")
         // Written exactly to the protocol's version 1, without the `url` extension:
         // the case about another host is SKIP with the reason, never an ERROR.
@@ -59,5 +69,25 @@ struct InitTests {
         defer { try? FileManager.default.removeItem(at: swift) }
         #expect(try runAuthmock(["init", "--dir", swift.path, "--language", "swift"]).status == 0)
         #expect(FileManager.default.fileExists(atPath: swift.appendingPathComponent("driver/Sources/my-authmock-driver/main.swift").path))
+    }
+}
+
+/// `authmock cases` and `authmock validate` read the suite compiled into the binary.
+struct BuiltInSuiteBinaryTests {
+    @Test func casesListsTheBuiltInSuiteFromAnyDirectory() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-cases-\(UUID())")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let cases = try runAuthmock(["cases"], directory: empty)
+        #expect(cases.status == 0, "\(cases.stderr)")
+        let lines = cases.stdout.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("id") == true && lines.first?.contains("level") == true)
+        #expect(lines.contains { $0.hasPrefix("1.1 ") && $0.contains("must") && $0.contains("oauth2,envelope") && $0.contains("concurrent 401s refresh once") }, "\(cases.stdout)")
+        #expect(cases.stdout.contains(/\d+ cases, \d+ case runs; built-in suite \d+\.\d+\.\d+\+[0-9a-f]{12}/), "\(cases.stdout)")
+        let validate = try runAuthmock(["validate"], directory: empty)
+        #expect(validate.status == 0 && validate.stdout.contains("0 invalid (the built-in suite"), "\(validate.stdout)")
+        // A path that does not exist is still a usage error, with where.
+        let missing = try runAuthmock(["cases", "nope/"], directory: empty)
+        #expect(missing.status == 2 && missing.stderr.contains("nope/:1:1: no such file or directory"), "\(missing.stderr)")
     }
 }

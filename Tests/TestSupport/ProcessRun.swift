@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A child process that ran to completion.
 public struct ProcessRun: Sendable {
@@ -12,9 +12,10 @@ public struct ProcessRun: Sendable {
 /// looked up on PATH (through /usr/bin/env). `mergeOutput` sends stderr into
 /// the same pipe as stdout, so the text keeps its order.
 public func runProcess(
-    _ executable: String, _ arguments: [String], environment: [String: String] = [:], mergeOutput: Bool = false
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:], mergeOutput: Bool = false, directory: URL? = nil
 ) throws -> ProcessRun {
     let process = Process()
+    if let directory { process.currentDirectoryURL = directory }
     if executable.hasPrefix("/") {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

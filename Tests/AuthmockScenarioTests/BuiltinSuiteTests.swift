@@ -1,0 +1,51 @@
+@testable import AuthmockScenario
+import Foundation
+import Testing
+
+/// The suite compiled into the binary is exactly scenarios/.
+struct BuiltinSuiteTests {
+    @Test func compiledCopyMatchesTheScenariosDirectory() throws {
+        let directory = packageRoot.appendingPathComponent("scenarios")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+        let stale = "the built-in suite is stale: run scripts/embed-suite.py (scripts/regen-docs.sh runs it)"
+        #expect(BuiltinSuite.files.map(\.name) == names, "\(stale)")
+        for file in BuiltinSuite.files {
+            let onDisk = try String(contentsOf: directory.appendingPathComponent(file.name), encoding: .utf8)
+            #expect(file.text == onDisk, "\(file.name): \(stale)")
+        }
+    }
+
+    @Test func builtInCasesParseWithTheirDigests() throws {
+        let builtIn = try BuiltinSuite.scenarios()
+        let onDisk = try builtInCases().map(\.0)
+        #expect(builtIn.count == Set(onDisk.map(\.id)).count)
+        for scenario in builtIn {
+            #expect(scenario.file.hasPrefix("built-in/"))
+            let twin = try #require(onDisk.first { $0.id == scenario.id })
+            #expect(scenario.digest == twin.digest, "\(scenario.id)")
+        }
+        #expect(try BuiltinSuite.teethMatrix().faults.count == (try TeethMatrix.load(path: packageRoot.appendingPathComponent("scenarios/_teeth.yaml").path)).faults.count)
+        #expect(BuiltinSuite.version.wholeMatch(of: /\d+\.\d+\.\d+\+[0-9a-f]{12}/) != nil)
+    }
+
+    @Test func filesAddToOrReplaceBuiltInCases() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("suite-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let own = LoaderTests.valid.replacingOccurrences(of: "\"9.1\"", with: "\"100.1\"")
+        let replacing = LoaderTests.valid.replacingOccurrences(of: "\"9.1\"", with: "\"1.1\"").replacingOccurrences(of: "name: sample", with: "name: mine")
+        try own.write(to: dir.appendingPathComponent("own.yaml"), atomically: true, encoding: .utf8)
+        try replacing.write(to: dir.appendingPathComponent("replacing.yaml"), atomically: true, encoding: .utf8)
+
+        let builtInCount = try BuiltinSuite.scenarios().count
+        let mixed = try SuiteSelection.assemble(paths: [dir.path], builtIn: true)
+        #expect(mixed.scenarios.count == builtInCount + 1)
+        #expect(mixed.replaced == ["1.1"])
+        #expect(mixed.scenarios.filter { $0.id == "1.1" }.map(\.name) == ["mine"])
+        #expect(mixed.description.contains("1 replaced by your files") && mixed.description.contains("2 case files of your own"), "\(mixed.description)")
+
+        let onlyOwn = try SuiteSelection.assemble(paths: [dir.path], builtIn: false)
+        #expect(onlyOwn.scenarios.map(\.id).sorted() == ["1.1", "100.1"])
+        #expect(try SuiteSelection.assemble(paths: [], builtIn: true).scenarios.count == builtInCount)
+    }
+}
