@@ -24,7 +24,10 @@ public enum AuthmockApplication {
 
         // What the client under test calls: observed, journaled, answered in the profile's dialect.
         let observation = ObservationMiddleware(mock: mock)
-        let client = ClientRoutes(group: router.group().add(middleware: observation).add(middleware: errors))
+        let cors = CORSMiddlewareStack(policy: mock.cors, exposing: mock.profile.exposedResponseHeaders)
+        var clientGroup = router.group()
+        if let cors { clientGroup = clientGroup.add(middleware: cors) }
+        let client = ClientRoutes(group: clientGroup.add(middleware: observation).add(middleware: errors))
         client.get("/health") { _, _ in JSONResponse.encode(["status": "ok"]) }
         mock.profile.addRoutes(to: client, mock: mock)
         Resources.add(to: client, mock: mock)
@@ -33,6 +36,8 @@ public enum AuthmockApplication {
         // another method) is the client's too. Hummingbird applies router
         // middleware only to routes added after it, and to the not-found
         // responder it builds last: added here, these observe exactly that.
+        // CORS first: a preflight (OPTIONS) is answered before the journal.
+        if let cors { router.add(middleware: cors) }
         router.add(middleware: observation)
         router.add(middleware: errors)
         return router

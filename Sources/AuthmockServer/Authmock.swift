@@ -19,6 +19,8 @@ public final class Authmock: Sendable {
     /// Built from `options.tls` at start, so a bad certificate fails before listening.
     let tlsConfiguration: TLSConfiguration?
     private let baseURLBox: Mutex<String>
+    /// From `options.corsOrigin`, checked at start.
+    let cors: CORSPolicy
 
     public init(options: ServerOptions, clock: VirtualClock = VirtualClock()) async throws {
         try options.profileOptions.validate()
@@ -32,8 +34,9 @@ public final class Authmock: Sendable {
             throw SettingsError(
                 "listening on \(options.host) exposes the control API (/_authmock/) beyond this machine: set --admin-token or AUTHMOCK_ADMIN_TOKEN")
         }
+        self.cors = try CORSPolicy(setting: options.corsOrigin)
         var settings = options.tokens
-        let base = (options.publicURL ?? "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.host)):\(options.port)")
+        let base = (options.publicURL ?? "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.advertisedHost ?? options.host)):\(options.port)")
         settings.issuer = Self.trimmed(base)
         do {
             self.tlsConfiguration = try options.tls?.serverConfiguration()
@@ -62,7 +65,7 @@ public final class Authmock: Sendable {
     /// Tokens carry the issuer of the moment they were issued; none exist yet.
     func serverBound(port: Int) {
         guard options.publicURL == nil else { return }
-        let url = "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.host)):\(port)"
+        let url = "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.advertisedHost ?? options.host)):\(port)"
         baseURLBox.withLock { $0 = url }
         authority.setIssuer(url)
     }

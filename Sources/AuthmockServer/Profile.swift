@@ -48,10 +48,15 @@ public protocol Profile: Sendable {
     func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer
     /// Lines printed at start: how to sign in and refresh with curl.
     func startupHints(baseURL: String, directory: Directory) -> [String]
+    /// Response headers a browser client must be able to read (CORS
+    /// `Access-Control-Expose-Headers`) beyond the challenge and Retry-After.
+    var exposedResponseHeaders: [String] { get }
 }
 
 extension Profile {
     public func row(for common: CommonError) -> ErrorRow { common.row }
+
+    public var exposedResponseHeaders: [String] { [] }
 
     public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
         JSONResponse.bytes(body)

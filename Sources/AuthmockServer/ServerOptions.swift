@@ -26,6 +26,13 @@ public struct ServerOptions: Sendable {
     public var profileOptions: ProfileOptions = ProfileOptions()
     /// How `/graphql` answers a token it refuses.
     public var graphQLAuthErrors: GraphQLAuthErrors = .http
+    /// Browser origins allowed to call the client-facing routes (`CORSPolicy`'s
+    /// text: empty or `off`, `*`, or a comma-separated list of origins).
+    public var corsOrigin = ""
+    /// Host name clients use to reach a listener on `host` when it differs
+    /// (an emulator reaches the machine as 10.0.2.2); the bound port is kept.
+    /// Ignored when `publicURL` is set.
+    public var advertisedHost: String? = nil
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",

@@ -164,6 +164,11 @@ extension ServerSetting {
             doc: "/graphql: a refused token answers the profile's 401/403 (http), or 200 with UNAUTHENTICATED/FORBIDDEN in `errors` (body, Apollo Server's convention)",
             inScenarios: true
         ) { $0.graphQLAuthErrors = GraphQLAuthErrors(rawValue: $1.string) ?? .http },
+        .init(
+            key: "cors_origin", type: .string, defaultText: "off",
+            doc: "browser origins allowed to call the token endpoint, /api/ and /graphql: `*`, or a comma-separated list of origins (docs/configuration.md#browsers)",
+            inScenarios: false
+        ) { $0.corsOrigin = $1.string },
     ]
 
     public static func named(_ key: String) -> ServerSetting? { all.first { $0.key == key } }

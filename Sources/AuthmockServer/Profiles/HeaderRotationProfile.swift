@@ -31,6 +31,9 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         addLogin(to: routes, mock: mock)
     }
 
+    /// A browser interceptor must read the renewed token.
+    public var exposedResponseHeaders: [String] { [header.rawName] }
+
     /// The token in `Authorization`, with or without `Bearer `.
     static func presentedToken(_ headers: HTTPFields) -> String? {
         guard var value = headers[.authorization]?.trimmedSpaces, !value.isEmpty else { return nil }
