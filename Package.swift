@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/GraphQLSwift/GraphQL.git", from: "4.3.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
     ],
     targets: [
         // Token core: clock, keys, token and family state, the error table. No HTTP.
@@ -80,12 +81,22 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ]
         ),
         // The driver protocol's messages and vocabulary, shared by the runner and DriverKit.
         .target(name: "DriverProtocol"),
-        // The driver protocol for Swift drivers: wrap a client in ~30 lines.
-        .target(name: "DriverKit", dependencies: ["DriverProtocol"]),
+        // The driver protocol for Swift drivers: wrap a client in ~30 lines;
+        // over stdio, or attached to a runner over a WebSocket (in-app tests).
+        .target(
+            name: "DriverKit",
+            dependencies: [
+                "DriverProtocol",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // A correct token-refresh client for every profile (and, behind a
         // switch, the classic bugs), on AsyncHTTPClient.
         .target(

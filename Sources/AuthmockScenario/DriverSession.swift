@@ -71,6 +71,9 @@ actor DriverChannel {
         return id
     }
 
+    /// Whether an id sent is still unanswered.
+    var hasUnanswered: Bool { sentOps.keys.contains { answered[$0] == nil } }
+
     /// The answer to `id` if it has arrived, without waiting.
     func arrivedAnswer(_ id: String) -> DriverAnswer? { answered[id] }
 

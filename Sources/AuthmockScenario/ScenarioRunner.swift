@@ -18,6 +18,14 @@ public struct RunOptions: Sendable {
     /// What the driver said in `hello`, learnt once per run: cases it cannot
     /// run are SKIP without starting it again.
     public var driverInfo: DriverInfo?
+    /// Attach mode: clients connect to the runner instead of being started.
+    public var attach: AttachHub?
+    /// Where each case's server listens, and the host name it gives clients
+    /// (attach mode: a device or emulator reaches the machine by another name).
+    public var caseServerHost = "127.0.0.1"
+    public var caseServerAdvertisedHost: String?
+    /// Browser origins the case servers allow (attach mode: the page's).
+    public var caseServerCORS = ""
 
     public init(driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:], environment: [String: String] = [:]) {
         self.driver = driver
@@ -119,13 +127,13 @@ public enum ScenarioRunner {
     /// Starts the driver once and asks `hello`, against a server of `profile`.
     /// nil when the driver cannot even do that (every case will say why).
     public static func probe(_ options: RunOptions, profile: String) async -> DriverInfo? {
-        var serverOptions = ServerOptions(port: 0, profile: profile, signingKey: .random())
+        var serverOptions = caseServerOptions(profile: profile, options: options)
         serverOptions.journalLimit = 100
         let deadline = ContinuousClock.now + .seconds(20)
         guard let mock = try? await Authmock(options: serverOptions) else { return nil }
         return await serving(mock) {
             let client = mock.control.client
-            let (result, _) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
+            let (result, _) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
                 let id = try await channel.post { hello(id: $0, mock: mock, profile: profile, client: client) }
                 let greeting = try await channel.answer(id, deadline: deadline)
                 let shutdownID = try await channel.post { .shutdown(id: $0) }
@@ -135,6 +143,16 @@ public enum ScenarioRunner {
             }
             return try? result.get()
         } ?? nil
+    }
+
+    /// A case server's options before the scenario's own `server:` settings.
+    static func caseServerOptions(profile: String, options: RunOptions) -> ServerOptions {
+        var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
+        serverOptions.advertisedHost = options.caseServerAdvertisedHost
+        serverOptions.corsOrigin = options.caseServerCORS
+        // Beyond loopback the control API needs a token; the runner steers the server in process.
+        if !serverOptions.listensOnLoopbackOnly { serverOptions.adminToken = UUID().uuidString }
+        return serverOptions
     }
 
     static func environment(_ options: RunOptions, mock: Authmock, profile: String) -> [String: String] {
@@ -186,7 +204,12 @@ public enum ScenarioRunner {
             result.reason = reason
             return result
         }
-        var serverOptions = ServerOptions(port: 0, profile: profile, signingKey: .random())
+        if scenario.callsAnotherHost, let host = options.caseServerAdvertisedHost, !["127.0.0.1", "localhost"].contains(host) {
+            result.verdict = .skip
+            result.reason = "the case calls another host name of the server (localhost), which the client does not reach at \(host)"
+            return result
+        }
+        var serverOptions = caseServerOptions(profile: profile, options: options)
         scenario.server.apply(to: &serverOptions)
         let mock: Authmock
         do {
@@ -205,11 +228,13 @@ public enum ScenarioRunner {
         /// The case proper, while the server runs.
         func converse(_ result: inout CaseResult) async {
 
-            let deadline = started + .milliseconds(Int(scenario.timeout * 1000))
             let client = mock.control.client
-            let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
-            let (conversation, stderr) = await DriverProcess.with(command: options.driver, environment: environment(options, mock: mock, profile: profile)) { channel in
-                try await play.run(channel) { hello(id: $0, mock: mock, profile: profile, client: client) }
+            let (conversation, stderr) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
+                // The timeout runs from when the driver is there (an attached
+                // client may first finish another case).
+                let deadline = ContinuousClock.now + .milliseconds(Int(scenario.timeout * 1000))
+                let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
+                return try await play.run(channel) { hello(id: $0, mock: mock, profile: profile, client: client) }
             }
             result.driverStderr = stderr
             do {

@@ -56,24 +56,51 @@ public protocol DriverClient: Sendable {
     /// The `logout` extension (declare `Capability.logout` in `Driver.run`):
     /// sign the user out as the app would. The default answers `unsupported`.
     func logout() async -> DriverOutcome
+    /// Called once after `shutdown`, when every call has been answered and
+    /// before the client is dropped: release what it holds (a connection
+    /// pool). Matters when attached, where the process serves case after
+    /// case. The default does nothing.
+    func close() async
 }
 
 extension DriverClient {
+    public func close() async {}
+
     public func logout() async -> DriverOutcome {
         DriverOutcome(.unsupported, message: "this driver cannot sign out")
     }
 }
 
-/// The driver side of the stdio protocol (version 1): reads JSON lines from
-/// stdin, runs requests concurrently, answers each id exactly once on stdout,
-/// and exits after `shutdown`. A driver is `Driver.run(...)` plus a client.
-/// `capabilities` declares optional protocol extensions: pass `["url"]`
-/// once the client sends `request.target` (requests to another host).
+/// What a driver says about itself in `hello`'s answer.
+public struct DriverIdentity: Sendable {
+    public var name: String
+    public var version: String
+    public var profiles: [String]
+    /// Optional protocol extensions the client implements (`url`, `logout`, ...).
+    public var capabilities: [String]
+
+    public init(name: String, version: String, profiles: [String], capabilities: [String] = []) {
+        self.name = name
+        self.version = version
+        self.profiles = profiles
+        self.capabilities = capabilities
+    }
+}
+
+/// The driver side of the protocol (version 1), over either transport:
+/// `run` reads JSON lines from stdin and exits after `shutdown`; `attach`
+/// connects to `authmock run --attach` over a WebSocket and serves case
+/// after case until the runner ends the run. Requests run concurrently;
+/// every id is answered exactly once.
 public enum Driver {
+    /// The stdio transport. `capabilities` declares optional protocol
+    /// extensions: pass `["url"]` once the client sends `request.target`
+    /// (requests to another host).
     public static func run(
         name: String, version: String, profiles: [String], capabilities: [String] = [],
         makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient
     ) async {
+        let identity = DriverIdentity(name: name, version: version, profiles: profiles, capabilities: capabilities)
         let output = LineWriter()
         let lines = AsyncStream<String> { continuation in
             Thread.detachNewThread {
@@ -81,59 +108,12 @@ public enum Driver {
                 continuation.finish()
             }
         }
-        var client: (any DriverClient)?
+        var conversation = Conversation(identity: identity, makeClient: makeClient) { output.send($0) }
         await withTaskGroup(of: Void.self) { group in
             for await line in lines {
-                guard let message = try? JSONDecoder().decode(RunnerMessage.self, from: Data(line.utf8)) else {
-                    log("ignoring a line that is not a protocol message: \(line.prefix(200))")
-                    continue
-                }
-                let id = message.id
-                switch message.op {
-                case "hello":
-                    let environment = ProcessInfo.processInfo.environment
-                    let hello = Hello(
-                        baseURL: message.baseURL ?? environment["AUTHMOCK_BASE_URL"] ?? "",
-                        profile: message.profile ?? environment["AUTHMOCK_PROFILE"] ?? "oauth2",
-                        clientID: message.clientId ?? "demo", clientSecret: message.clientSecret ?? "")
-                    do {
-                        client = try await makeClient(hello)
-                        output.send(.hello(id: id, driver: name, version: version, profiles: profiles, capabilities: capabilities))
-                    } catch {
-                        output.send(DriverMessage(id: id, ok: false, message: "cannot create the client: \(error)"))
-                    }
-                case "login", "request":
-                    guard let client else {
-                        output.send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "\(message.op) before hello"))
-                        continue
-                    }
-                    let request = DriverRequest(
-                        method: message.method ?? "GET", path: message.path ?? "/", url: message.url,
-                        headers: message.headers ?? [:], body: message.body, bodyStream: message.bodyStream ?? false)
-                    let (isLogin, username, password) = (message.op == "login", message.username ?? "alice", message.password ?? "")
-                    group.addTask {
-                        let outcome = isLogin ? await client.login(username: username, password: password) : await client.request(request)
-                        output.send(answer(id: id, outcome))
-                    }
-                case "logout":
-                    guard let client else {
-                        output.send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "logout before hello"))
-                        continue
-                    }
-                    group.addTask { output.send(answer(id: id, await client.logout())) }
-                case "shutdown":
-                    await group.waitForAll()
-                    output.send(DriverMessage(id: id, ok: true))
-                    exit(0)
-                default:
-                    output.send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "unknown op \(message.op)"))
-                }
+                if await conversation.handle(line, in: &group) == .shutDown { exit(0) }
             }
         }
-    }
-
-    static func answer(id: String, _ outcome: DriverOutcome) -> DriverMessage {
-        DriverMessage(id: id, ok: outcome.kind == .ok, outcome: outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
     }
 
     /// Free-form diagnostics: stderr is the driver's log.
@@ -142,14 +122,93 @@ public enum Driver {
     }
 }
 
+/// One driver conversation: the client `hello` makes, and the calls in
+/// flight. `shutdown` is answered once every call has been.
+struct Conversation: Sendable {
+    enum Step { case goOn, shutDown }
+
+    let identity: DriverIdentity
+    let makeClient: @Sendable (Hello) async throws -> any DriverClient
+    let send: @Sendable (DriverMessage) async -> Void
+    private var client: (any DriverClient)?
+
+    init(identity: DriverIdentity, makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient, send: @escaping @Sendable (DriverMessage) async -> Void) {
+        self.identity = identity
+        self.makeClient = makeClient
+        self.send = send
+    }
+
+    mutating func handle(_ line: String, in group: inout TaskGroup<Void>) async -> Step {
+        guard let message = try? JSONDecoder().decode(RunnerMessage.self, from: Data(line.utf8)) else {
+            Driver.log("ignoring a line that is not a protocol message: \(line.prefix(200))")
+            return .goOn
+        }
+        let id = message.id
+        let send = self.send
+        switch message.op {
+        case "hello":
+            let environment = ProcessInfo.processInfo.environment
+            let hello = Hello(
+                baseURL: message.baseURL ?? environment["AUTHMOCK_BASE_URL"] ?? "",
+                profile: message.profile ?? environment["AUTHMOCK_PROFILE"] ?? "oauth2",
+                clientID: message.clientId ?? "demo", clientSecret: message.clientSecret ?? "")
+            do {
+                await client?.close()
+                client = try await makeClient(hello)
+                await send(.hello(id: id, driver: identity.name, version: identity.version, profiles: identity.profiles, capabilities: identity.capabilities))
+            } catch {
+                await send(DriverMessage(id: id, ok: false, message: "cannot create the client: \(error)"))
+            }
+        case "login", "request":
+            guard let client else {
+                await send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "\(message.op) before hello"))
+                return .goOn
+            }
+            let request = DriverRequest(
+                method: message.method ?? "GET", path: message.path ?? "/", url: message.url,
+                headers: message.headers ?? [:], body: message.body, bodyStream: message.bodyStream ?? false)
+            let (isLogin, username, password) = (message.op == "login", message.username ?? "alice", message.password ?? "")
+            group.addTask {
+                let outcome = isLogin ? await client.login(username: username, password: password) : await client.request(request)
+                await send(Self.answer(id: id, outcome))
+            }
+        case "logout":
+            guard let client else {
+                await send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "logout before hello"))
+                return .goOn
+            }
+            group.addTask { await send(Self.answer(id: id, await client.logout())) }
+        case "shutdown":
+            await group.waitForAll()
+            await client?.close()
+            client = nil
+            await send(DriverMessage(id: id, ok: true))
+            return .shutDown
+        default:
+            await send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "unknown op \(message.op)"))
+        }
+        return .goOn
+    }
+
+    static func answer(id: String, _ outcome: DriverOutcome) -> DriverMessage {
+        DriverMessage(id: id, ok: outcome.kind == .ok, outcome: outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
+    }
+}
+
 /// Writes whole JSON lines to stdout, one at a time.
 private final class LineWriter: Sendable {
     private let lock = NSLock()
 
     func send(_ message: DriverMessage) {
+        lock.withLock { FileHandle.standardOutput.write(Data((message.jsonLine + "\n").utf8)) }
+    }
+}
+
+extension DriverMessage {
+    /// The message as one line of JSON (keys sorted, no escaped slashes).
+    var jsonLine: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(message) else { return }
-        lock.withLock { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }

@@ -131,6 +131,11 @@ public final class ReferenceClient: Sendable {
 
     public static let profiles = ProfileName.names
 
+    /// Closes the connection pool; the client is not used after this.
+    public func close() async {
+        try? await http.shutdown()
+    }
+
     // MARK: HTTP
 
     func send(_ method: String, _ pathOrURL: String, headers: [(String, String)] = [], body: String? = nil, stream: Bool = false) async throws -> Answer {

@@ -8,6 +8,8 @@ import ReferenceClient
 var faults: Set<ClientFault> = []
 var maxConnections: Int? = nil
 var proactive = ProactiveRefresh.early
+var attachURL: String? = nil
+var connections = 1
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -23,6 +25,18 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         proactive = value
+    case "--attach":
+        guard let value = arguments.popFirst() else {
+            Driver.log("--attach takes the runner's URL (ws://HOST:PORT/attach)")
+            exit(2)
+        }
+        attachURL = value
+    case "--connections":
+        guard let value = arguments.popFirst().flatMap(Int.init), value >= 1 else {
+            Driver.log("--connections takes a whole number >= 1")
+            exit(2)
+        }
+        connections = value
     case "--fault":
         guard let name = arguments.popFirst(), let fault = ClientFault(rawValue: name) else {
             Driver.log("--fault takes one of: \(ClientFault.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -33,6 +47,7 @@ while let argument = arguments.popFirst() {
         print(
             """
             usage: authmock-reference-driver [--fault NAME]... [--max-connections-per-host N] [--proactive-refresh MODE]
+                                             [--attach ws://HOST:PORT/attach [--connections N]]
             faults: \(ClientFault.allCases.map(\.rawValue).joined(separator: ", "))
             proactive refresh modes (all correct): \(ProactiveRefresh.allCases.map(\.rawValue).joined(separator: ", ")) (default early)
             """)
@@ -59,6 +74,10 @@ struct ReferenceDriver: DriverClient {
         convert(await client.logout())
     }
 
+    func close() async {
+        await client.close()
+    }
+
     func convert(_ outcome: ClientOutcome) -> DriverOutcome {
         DriverOutcome(outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
     }
@@ -68,9 +87,21 @@ let chosenFaults = faults
 let chosenPool = maxConnections
 let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
-await Driver.run(name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL]) { hello in
+let identity = DriverIdentity(
+    name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL])
+@Sendable func makeClient(_ hello: Hello) -> any DriverClient {
     ReferenceDriver(
         client: ReferenceClient(
             baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
             maxConnectionsPerHost: chosenPool, proactive: chosenProactive))
+}
+if let attachURL {
+    do {
+        try await Driver.attach(to: attachURL, identity: identity, connections: connections, makeClient: makeClient)
+    } catch {
+        Driver.log("\(error)")
+        exit(1)
+    }
+} else {
+    await Driver.run(name: identity.name, version: identity.version, profiles: identity.profiles, capabilities: identity.capabilities, makeClient: makeClient)
 }

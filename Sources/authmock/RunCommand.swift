@@ -24,7 +24,15 @@ struct RunCommand: AsyncParsableCommand {
 
     @Argument(help: "Case files or directories to add to the built-in suite (a case with a built-in id replaces it).") var paths: [String] = []
     @Flag(inversion: .prefixedNo, help: "Run the built-in suite (compiled into authmock) beside the paths.") var builtIn = true
-    @Option(help: "Shell command that starts the driver, e.g. \"python3 drivers/python-authlib/driver.py\".") var driver: String
+    @Option(help: "Shell command that starts the driver, e.g. \"python3 drivers/python-authlib/driver.py\".") var driver: String?
+    @Flag(help: "Wait for clients to connect over a WebSocket (apps, simulators, browsers) instead of starting a driver.") var attach = false
+    @Option(help: "--attach: HOST:PORT to listen on (default 127.0.0.1 and a free port; 0.0.0.0:PORT for a device).") var listen: String?
+    @Option(name: .customLong("public-url"), help: "--attach: http://HOST the client reaches this machine by (Android emulator: http://10.0.2.2).")
+    var publicURL: String?
+    @Option(name: .customLong("attach-timeout"), help: "--attach: seconds to wait for a client before a case is an ERROR.") var attachTimeout: Double = 300
+    @Option(help: "--attach: directory served under /assets/ to the browser page (e.g. a library's browser build).") var assets: String?
+    @Option(help: "--attach: command started once listening ({page} is the page URL, {attach} the WebSocket URL), stopped at the end.")
+    var launch: String?
     @Option(name: .customLong("case"), help: "Only cases whose id matches this glob (e.g. 1.* or 2.1); repeatable.") var cases: [String] = []
     @Option(help: "Only these profiles; repeatable.") var profile: [String] = []
     @Option(help: "Only cases of this level: must or should.") var level: String?
@@ -43,6 +51,10 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(RunExit.usage)
         }
         guard level == nil || level == "must" || level == "should" else { throw ValidationError("--level takes must or should") }
+        guard (driver == nil) == attach else { throw ValidationError("give either --driver COMMAND or --attach") }
+        guard attach || (listen == nil && publicURL == nil && assets == nil && launch == nil) else {
+            throw ValidationError("--listen, --public-url, --assets and --launch go with --attach")
+        }
         var known: [String: String] = [:]
         if let expectedFailures {
             do {
@@ -62,14 +74,20 @@ struct RunCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("no case matches the filters (\(scenarios.count) scenarios read)\n".utf8))
             throw ExitCode(RunExit.usage)
         }
-        print("authmock run: \(selected.count) cases from the \(suite.description), driver: \(driver)")
         let started = ContinuousClock.now
         let verbose = self.verbose
-        let results = await ScenarioRunner.run(
-            selected, options: RunOptions(driver: driver, jobs: jobs, expectedFailures: known)
-        ) { result in
+        let progress: @Sendable (CaseResult) -> Void = { result in
             print(Reports.progressLine(result))
             if verbose { for finding in result.findings { print("           \(finding.passed ? "ok" : "x ") \(finding.expectation): \(finding.message)") } }
+        }
+        let results: [CaseResult]
+        let driver: String
+        if let command = self.driver {
+            driver = command
+            print("authmock run: \(selected.count) cases from the \(suite.description), driver: \(driver)")
+            results = await ScenarioRunner.run(selected, options: RunOptions(driver: driver, jobs: jobs, expectedFailures: known), progress: progress)
+        } else {
+            (driver, results) = try await runAttached(selected, suite: suite, known: known, progress: progress)
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -81,6 +99,79 @@ struct RunCommand: AsyncParsableCommand {
             try Reports.json(results, seconds: seconds, driver: driver, suite: suiteVersion).write(toFile: json, atomically: true, encoding: .utf8)
         }
         if results.contains(where: { $0.verdict == .fail || $0.verdict == .error }) { throw ExitCode(RunExit.failures) }
+    }
+}
+
+extension RunCommand {
+    /// `--attach`: the runner listens, clients connect and serve the cases.
+    func runAttached(
+        _ selected: [(Scenario, String)], suite: SuiteSelection, known: [String: String], progress: @escaping @Sendable (CaseResult) -> Void
+    ) async throws -> (String, [CaseResult]) {
+        var attachOptions = AttachOptions()
+        do {
+            if let listen { try attachOptions.setListen(listen) }
+            if let publicURL { try attachOptions.setPublicURL(publicURL) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+        attachOptions.timeout = attachTimeout
+        attachOptions.assetsDirectory = assets
+        let hub = AttachHub(timeout: attachTimeout) { print("attach: \($0)") }
+        var options = RunOptions(driver: "attach", jobs: jobs, expectedFailures: known)
+        options.attach = hub
+        options.caseServerHost = attachOptions.listenHost
+        options.caseServerAdvertisedHost = attachOptions.publicHost ?? (["0.0.0.0", "::"].contains(attachOptions.listenHost) ? "127.0.0.1" : nil)
+        // The browser page is served from another port: another origin.
+        options.caseServerCORS = "*"
+        let launch = self.launch
+        let base = options
+        let count = selected.count
+        let description = suite.description
+        do {
+            return try await AttachServer.serving(hub: hub, options: attachOptions) {
+                let url = await hub.attachURL
+                let page = await hub.pageURL
+                var options = base
+                options.driver = "attach \(url)"
+                print("authmock run: \(count) cases from the \(description), attach: \(url)")
+                print("  a client connects to \(url) (DriverKit: Driver.attach(to:), a browser: open \(page))")
+                let launched = launch.flatMap { Launched(command: $0, page: page, attach: url) }
+                let results = await ScenarioRunner.run(selected, options: options, progress: progress)
+                launched?.stop()
+                return (options.driver, results)
+            }
+        } catch let error as AttachSetupError {
+            FileHandle.standardError.write(Data("\(error.description)\n".utf8))
+            throw ExitCode(RunExit.usage)
+        }
+    }
+}
+
+/// The `--launch` command (a headless browser opening the page), stopped at the end.
+final class Launched: Sendable {
+    let process: Process
+
+    init?(command: String, page: String, attach: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command.replacingOccurrences(of: "{page}", with: page).replacingOccurrences(of: "{attach}", with: attach)]
+        process.environment = ProcessInfo.processInfo.environment.merging(["AUTHMOCK_PAGE_URL": page, "AUTHMOCK_ATTACH_URL": attach]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            FileHandle.standardError.write(Data("--launch: cannot start \(command): \(error)\n".utf8))
+            return nil
+        }
+        print("  launched: \(command)")
+        self.process = process
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
     }
 }
 
