@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "authmock",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "authmock", targets: ["authmock"]),
         .executable(name: "authmock-reference-driver", targets: ["authmock-reference-driver"]),
@@ -173,7 +173,9 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            ],
+            // Client programs the tests start (a misbehaving attached client).
+            exclude: ["Fixtures"]
         ),
     ]
 )

@@ -6,12 +6,14 @@ cd "$(dirname "$0")/.."
 
 # System packages the suite uses, installed only when missing.
 need_apt=()
-for pair in "git:git" "python3:python3" "curl:curl" "go:golang-go"; do
+for pair in "git:git" "python3:python3" "curl:curl" "go:golang-go" "chromium:chromium"; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
+# The browser recipes (drivers/browser/) load axios's browser build from here.
+[ -f /usr/share/nodejs/axios/dist/axios.min.js ] || need_apt+=(node-axios)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" golang-golang-x-oauth2-dev
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" golang-golang-x-oauth2-dev
   else
     echo "missing: ${need_apt[*]} (install them, or run as root to let this script do it)" >&2
     exit 1

@@ -78,6 +78,18 @@ enum VerdictRules {
         And a client that refreshes per 401 (case 1.1): the second to tenth refresh arrive \
         while #12 is held: "refresh #12 of this login was still in flight".
 
+        ### Sign-in decisions are judged on what the client was told
+
+        A client may send the user to sign-in only after a refresh answer refused its \
+        refresh token (a 4xx other than 429): `unfounded_reauth` counts the calls that \
+        ended `reauth_required` with no such answer behind them. A refresh whose \
+        connection was reset counts as told nothing, and a presentation of a spent refresh \
+        token counts as reuse only when the server refused it: a reset, a 5xx or a 429 \
+        spent nothing. Browsers resend a `POST` whose reused connection was reset before \
+        the page sees an error, so a browser client can learn of a refusal where another \
+        client sees a transport error (cases 2.3.2 and 3.3.1): both are judged right when \
+        each acted on what it was told.
+
         ### must and should
 
         `expect:` holds what the case's rule forbids breaking (FAIL in a `must` case); \
@@ -92,8 +104,9 @@ enum VerdictRules {
         Every case also checks, as `must`:
 
         - `calls_on_the_wire`: a call the application saw end `ok` or `http_error` was on \
-          the wire, and the server answered one of its attempts with the status the driver \
-          reported. A driver that answers without sending, or hides what it got, fails.
+          the wire, and the server answered one of its attempts, or a refresh, with the \
+          status the driver reported (axios recipes reject a call with its refresh's \
+          error). A driver that answers without sending, or hides what it got, fails.
         - `app_headers`: every request to the API carries the headers the application set, \
           `X-Authmock-Call` among them. A request without it is attributed to its call when \
           exactly one call with that method and path was in flight when it arrived, so \

@@ -128,50 +128,27 @@ extension RunCommand {
         let count = selected.count
         let description = suite.description
         do {
-            return try await AttachServer.serving(hub: hub, options: attachOptions) {
+            let results = try await AttachServer.serving(hub: hub, options: attachOptions) {
                 let url = await hub.attachURL
                 let page = await hub.pageURL
-                var options = base
-                options.driver = "attach \(url)"
+                var caseOptions = base
+                caseOptions.driver = "attach \(url)"
+                let options = caseOptions
                 print("authmock run: \(count) cases from the \(description), attach: \(url)")
                 print("  a client connects to \(url) (DriverKit: Driver.attach(to:), a browser: open \(page))")
-                let launched = launch.flatMap { Launched(command: $0, page: page, attach: url) }
-                let results = await ScenarioRunner.run(selected, options: options, progress: progress)
-                launched?.stop()
-                return (options.driver, results)
+                guard let launch else { return await ScenarioRunner.run(selected, options: options, progress: progress) }
+                let command = launch.replacingOccurrences(of: "{page}", with: page).replacingOccurrences(of: "{attach}", with: url)
+                return await LaunchedCommand.around(command: command, environment: ["AUTHMOCK_PAGE_URL": page, "AUTHMOCK_ATTACH_URL": url]) {
+                    startError in
+                    print(startError.map { "  --launch: \($0)" } ?? "  launched: \(launch)")
+                    return await ScenarioRunner.run(selected, options: options, progress: progress)
+                }
             }
+            return ("attach \(await hub.attachURL)", results)
         } catch let error as AttachSetupError {
             FileHandle.standardError.write(Data("\(error.description)\n".utf8))
             throw ExitCode(RunExit.usage)
         }
-    }
-}
-
-/// The `--launch` command (a headless browser opening the page), stopped at the end.
-final class Launched: Sendable {
-    let process: Process
-
-    init?(command: String, page: String, attach: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command.replacingOccurrences(of: "{page}", with: page).replacingOccurrences(of: "{attach}", with: attach)]
-        process.environment = ProcessInfo.processInfo.environment.merging(["AUTHMOCK_PAGE_URL": page, "AUTHMOCK_ATTACH_URL": attach]) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            FileHandle.standardError.write(Data("--launch: cannot start \(command): \(error)\n".utf8))
-            return nil
-        }
-        print("  launched: \(command)")
-        self.process = process
-    }
-
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
     }
 }
 

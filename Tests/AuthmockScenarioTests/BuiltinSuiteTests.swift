@@ -15,6 +15,17 @@ struct BuiltinSuiteTests {
         }
     }
 
+    /// The browser attach client the runner serves is drivers/browser/ as it is.
+    @Test func compiledBrowserClientMatchesDriversBrowser() throws {
+        let directory = packageRoot.appendingPathComponent("drivers/browser")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".html") || $0.hasSuffix(".js") }.sorted()
+        let stale = "the compiled browser client is stale: run scripts/embed-suite.py"
+        #expect(BrowserClient.files.map(\.name) == names, "\(stale)")
+        for file in BrowserClient.files {
+            #expect(file.text == (try String(contentsOf: directory.appendingPathComponent(file.name), encoding: .utf8)), "\(file.name): \(stale)")
+        }
+    }
+
     @Test func builtInCasesParseWithTheirDigests() throws {
         let builtIn = try BuiltinSuite.scenarios()
         let onDisk = try builtInCases().map(\.0)

@@ -126,7 +126,9 @@ public actor AttachHub {
         let started = Date()
         let ticker = Task { [weak self, timeout] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(10))
+                // A reminder every 10 s, and a wake-up at the deadline.
+                let left = timeout - Date().timeIntervalSince(started)
+                try? await Task.sleep(for: .seconds(max(0.05, min(10, left))))
                 guard !Task.isCancelled, let self else { return }
                 let waited = Date().timeIntervalSince(started)
                 if waited >= timeout {

@@ -213,7 +213,8 @@ AuthmockAttach.run({
 // it: the access token in memory, Authorization added to calls to the API's
 // own origin, and on a 401 one shared refresh (concurrent 401s wait for the
 // same promise), then the call retried once with the new token. A refused
-// refresh means the user must sign in again.
+// refresh means the user must sign in again: the tokens are dropped, and
+// later 401s go straight to the sign-in screen.
 "use strict";
 class ReauthRequired extends Error {}
 
@@ -234,7 +235,7 @@ function createAuthFetch({ baseURL, clientId, clientSecret }) {
       body: new URLSearchParams(fields),
     });
     if (!response.ok) return response;
-    const tokens = await response.json();
+    const tokens = await response.clone().json();
     accessToken = tokens.access_token;
     if (tokens.refresh_token) refreshToken = tokens.refresh_token;
     return response;
@@ -245,7 +246,10 @@ function createAuthFetch({ baseURL, clientId, clientSecret }) {
     refreshing ??= (async () => {
       try {
         const response = await grant({ grant_type: "refresh_token", refresh_token: refreshToken });
-        if (response.status === 400 || response.status === 401) throw new ReauthRequired(`refresh refused (${response.status})`);
+        if (response.status === 400 || response.status === 401) {
+          accessToken = refreshToken = null;
+          throw new ReauthRequired(`refresh refused (${response.status})`);
+        }
         if (!response.ok) throw new Error(`refresh failed (${response.status})`);
       } finally {
         refreshing = null;
@@ -263,6 +267,7 @@ function createAuthFetch({ baseURL, clientId, clientSecret }) {
     const sentWith = accessToken;
     const response = await send();
     if (response.status !== 401 || new URL(url, baseURL).origin !== apiOrigin) return response;
+    if (!refreshToken && !refreshing) throw new ReauthRequired("signed out: sign in again");
     // Someone else may have refreshed while this call was out.
     if (accessToken === sentWith) await refresh();
     return send();

@@ -12,7 +12,9 @@ enum CallEvidence {
         [wire(observation), headers(observation)].compactMap { $0 }
     }
 
-    /// `calls_on_the_wire`: ok and http_error outcomes are backed by an attempt with that status.
+    /// `calls_on_the_wire`: ok and http_error outcomes are backed by an attempt
+    /// with that status, or by a refresh answer with it (a recipe that rejects
+    /// the call with its refresh's error, as axios interceptors do, is honest).
     static func wire(_ observation: Observation) -> Finding? {
         var problems: [String] = []
         var evidence: [String] = []
@@ -24,7 +26,8 @@ enum CallEvidence {
             }
             guard let status = record.answer?.status else { continue }
             let delivered = attempts.filter { !$0.undelivered }
-            if !delivered.contains(where: { $0.status == status }) {
+            let refreshAnswers = observation.entries.filter { $0.kind == .refresh && !$0.undelivered }
+            if !delivered.contains(where: { $0.status == status }) && !refreshAnswers.contains(where: { $0.status == status }) {
                 problems.append(
                     "\(record.call) ended \(record.outcome) \(status) but the server never answered it \(status) (its attempts got \(delivered.map { String($0.status) }.joined(separator: ", ")))")
                 evidence += observation.lines(attempts)

@@ -37,6 +37,7 @@ enum ExpectationKinds {
         RefreshesExpectation.self,
         LoginsExpectation.self,
         OutcomesExpectation.self,
+        UnfoundedReauthExpectation.self,
         AttemptsPerCallExpectation.self,
         RefreshTokenReuseExpectation.self,
         StaleTokenUsesExpectation.self,

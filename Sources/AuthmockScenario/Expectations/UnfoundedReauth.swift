@@ -1,0 +1,29 @@
+import AuthmockServer
+import DriverProtocol
+
+/// `unfounded_reauth`: calls that ended `reauth_required` although the
+/// client was never told its refresh token was refused (no refresh answer
+/// with a 4xx other than 429 reached it). Judged on what the client knew,
+/// not on how its transport got there: a browser that resends a reset
+/// refresh and gets the refusal has been told; a client that signs the user
+/// out on a transport error or a 503 has not.
+struct UnfoundedReauthExpectation: CountingExpectation {
+    static let key = "unfounded_reauth"
+    static let shape = CountRange.shape
+    static let doc = "calls that ended reauth_required although no refresh refusal (a 4xx other than 429 from the token endpoint) ever reached the client"
+    static let rule = Rules.caseReports
+    let range: CountRange
+
+    func judge(_ observation: Observation) -> Judgement {
+        let refusals = observation.entries.filter { entry in
+            entry.kind == .refresh && !entry.undelivered && (400..<500).contains(entry.status) && entry.status != 429
+        }
+        let reauth = observation.calls.filter { $0.outcome == OutcomeKind.reauthRequired.rawValue }
+        let unfounded = refusals.isEmpty ? reauth : []
+        var message = "expected \(range.text) calls to end reauth_required with no refusal behind them, \(unfounded.count) did"
+        if !unfounded.isEmpty { message += " (no refresh answer refused the refresh token: the sign-in screen came from something else)" }
+        return Judgement(
+            passed: range.admits(unfounded.count), message: message,
+            evidence: observation.lines(observation.refreshes) + unfounded.map { "\($0.call) \($0.spec.method) \($0.spec.path) -> reauth_required" })
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+/// `authmock run --attach`: the runner listens, clients connect over a
+/// WebSocket and serve the cases, with the verdicts of the stdio transport.
+@Suite(.serialized) struct AttachTests {
+    static let root = LibraryDriverTests.root
+
+    var referenceDriver: String {
+        get throws { try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-reference-driver").path }
+    }
+
+    /// Verdict per case run ("1.1 [oauth2]" -> "PASS") from a JSON report.
+    func verdicts(_ path: String) throws -> [String: String] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let cases = try #require(report["cases"] as? [[String: Any]])
+        var verdicts: [String: String] = [:]
+        for item in cases {
+            verdicts["\(item["id"] ?? "?") [\(item["profile"] ?? "?")]"] = item["verdict"] as? String
+        }
+        return verdicts
+    }
+
+    @Test func theReferenceClientGetsTheSameVerdictsAttachedAsOverStdio() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attach-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stdio = directory.appendingPathComponent("stdio.json").path
+        let attached = directory.appendingPathComponent("attach.json").path
+        let overStdio = try runAuthmock(["run", "--driver", try referenceDriver, "--json", stdio])
+        #expect(overStdio.status == 0, "\(overStdio.stdout)\n\(overStdio.stderr)")
+        // Two connections: the runner's two jobs each take one; {attach} is the printed URL.
+        let overAttach = try runAuthmock([
+            "run", "--attach", "--listen", "127.0.0.1:0", "--attach-timeout", "60", "--json", attached,
+            "--launch", "\(try referenceDriver) --attach {attach} --connections 2",
+        ])
+        #expect(overAttach.status == 0, "\(overAttach.stdout)\n\(overAttach.stderr)")
+        #expect(overAttach.stdout.contains("attach: client 1 attached"), "\(overAttach.stdout)")
+        let expected = try verdicts(stdio)
+        let seen = try verdicts(attached)
+        #expect(expected.count > 100, "\(expected.count) case runs")
+        let differing = expected.keys.sorted().filter { expected[$0] != seen[$0] }.map { "\($0): stdio \(expected[$0] ?? "-"), attach \(seen[$0] ?? "-")" }
+        #expect(differing.isEmpty, "\(differing.joined(separator: "\n"))")
+    }
+
+    @Test func aClientThatDisconnectsMidCaseIsAnErrorAndTheNextCaseRunsAfterItReconnects() throws {
+        let client = Self.root.appendingPathComponent("Tests/EndToEndTests/Fixtures/flaky-attach-client.py").path
+        let result = try runAuthmock([
+            "run", "--attach", "--attach-timeout", "30", "--jobs", "1", "--case", "1.1", "--case", "2.1", "--profile", "oauth2",
+            "--launch", "python3 \(client) {attach}",
+        ])
+        #expect(result.status == 1, "\(result.stdout)\n\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let first = try #require(lines.firstIndex { $0.hasPrefix("ERROR ") })
+        #expect(lines[first + 1].contains("the attached client disconnected"), "\(result.stdout)")
+        // The second case ran on the reconnected client, which declines every call.
+        #expect(lines.contains { $0.hasPrefix("SKIP ") }, "\(result.stdout)")
+        #expect(result.stdout.contains("attach: client 2 attached"), "\(result.stdout)")
+    }
+
+    @Test func withNoClientEveryCaseIsAnErrorThatSaysWhereToAttach() throws {
+        let started = Date()
+        let result = try runAuthmock(["run", "--attach", "--attach-timeout", "1", "--case", "1.1", "--case", "2.1", "--profile", "oauth2"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("ERROR "), "\(result.stdout)")
+        #expect(result.stdout.contains("no client attached to ws://127.0.0.1:"), "\(result.stdout)")
+        #expect(result.stdout.contains("--public-url"), "\(result.stdout)")
+        // The second case does not wait again for a client that never came.
+        #expect(Date().timeIntervalSince(started) < 20)
+    }
+
+    @Test func listenAndPublicURLAreChecked() throws {
+        let listen = try runAuthmock(["run", "--attach", "--listen", "localhost"])
+        #expect(listen.status == 2)
+        #expect(listen.stderr.contains("--listen takes HOST:PORT"), "\(listen.stderr)")
+        let publicURL = try runAuthmock(["run", "--attach", "--public-url", "http://10.0.2.2:8080"])
+        #expect(publicURL.status == 2)
+        #expect(publicURL.stderr.contains("--public-url takes only a scheme and host"), "\(publicURL.stderr)")
+        let both = try runAuthmock(["run", "--attach", "--driver", "true"])
+        #expect(both.status == 2, "\(both.stderr)")
+    }
+
+    /// The browser recipes in drivers/browser/, in headless Chromium (Debian's
+    /// `chromium`; axios from Debian's `node-axios`), with their expected failures.
+    @Test(arguments: ["fetch", "axios"])
+    func browserRecipeMatchesItsExpectedFailures(_ recipe: String) throws {
+        let chromium = "/usr/bin/chromium"
+        try #require(FileManager.default.isExecutableFile(atPath: chromium), "scripts/test.sh installs chromium")
+        let axios = "/usr/share/nodejs/axios/dist"
+        try #require(FileManager.default.fileExists(atPath: "\(axios)/axios.min.js"), "scripts/test.sh installs node-axios")
+        let result = try runAuthmock([
+            "run", "--attach", "--attach-timeout", "60", "--profile", "oauth2", "--assets", axios,
+            "--expected-failures", Self.root.appendingPathComponent("drivers/browser/expected-failures-\(recipe).yaml").path,
+            "--launch", "\(chromium) --headless=new --no-sandbox --disable-gpu --user-data-dir=$(mktemp -d) {page}\(recipe).html",
+        ])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
+        #expect(result.stdout.contains("HeadlessChrome"), "\(result.stdout)")
+    }
+}
