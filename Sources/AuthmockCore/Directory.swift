@@ -65,6 +65,20 @@ public struct Directory: Sendable, Equatable {
         self.clients = clients
     }
 
+    /// This directory as the startup banner may print it: secrets that are
+    /// not the built-in demo ones (they came from `--config`) become shell
+    /// variables, so a banner in a CI log or a screen share leaks nothing.
+    public var redactedForDisplay: Directory {
+        var shown = self
+        for index in shown.users.indices where shown.users[index] != Self.defaultUser {
+            shown.users[index].password = "$PASSWORD"
+        }
+        for index in shown.clients.indices where shown.clients[index].secret != nil && shown.clients[index].secret != Self.defaultClient.secret {
+            shown.clients[index].secret = "$CLIENT_SECRET"
+        }
+        return shown
+    }
+
     public func user(named name: String) -> User? {
         users.first { $0.username == name }
     }

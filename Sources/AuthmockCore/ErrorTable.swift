@@ -122,10 +122,15 @@ public enum OAuth2Error: ErrorCatalog {
         case .resourceNotBearer:
             make(401, "missing_token", "Authorization scheme must be Bearer", when: "an `Authorization` header in another scheme, or a bare token without the `Bearer ` prefix; no `error` attribute")
         case .resourceToken(.missing): make(401, "missing_token", "Bearer credential is empty", when: "`Authorization: Bearer` with nothing after it; no `error` attribute")
-        case .resourceToken(.malformed): make(401, "invalid_token", "Access token is malformed", when: "not a JWS in compact form, or claims of the wrong shape")
+        case .resourceToken(.malformed):
+            make(
+                401, "invalid_token", "Access token is malformed",
+                when: "not a JWS in compact form with canonical base64url parts, claims of the wrong shape, a `crit` header, or times beyond year 5000")
         case .resourceToken(.wrongAlgorithm): make(401, "invalid_token", "Access token uses an algorithm other than HS256", when: "`alg` is `none`, another HMAC, RSA or anything but HS256")
-        case .resourceToken(.badSignature): make(401, "invalid_token", "Access token signature is invalid", when: "HS256, but not signed with this server's key (forged or tampered)")
+        case .resourceToken(.badSignature):
+            make(401, "invalid_token", "Access token signature is invalid", when: "HS256, but not signed with this server's key (forged or tampered), or a `kid` naming another key")
         case .resourceToken(.wrongAudience): make(401, "invalid_token", "Access token is for another audience", when: "`aud` does not contain this server's audience")
+        case .resourceToken(.wrongIssuer): make(401, "invalid_token", "Access token is from another issuer", when: "signed with this server's key, but `iss` is not this server's issuer")
         case .resourceToken(.notYetValid): make(401, "invalid_token", "Access token is not valid yet", when: "`nbf` or `iat` lies ahead of the server clock")
         case .resourceToken(.expired): make(401, "invalid_token", "Access token expired", when: "`exp` (or a forced expiry) is at or before the server clock")
         case .resourceToken(.revoked): make(401, "invalid_token", "Access token revoked", when: "revoked directly or through its family, or unknown to this server run")
@@ -140,7 +145,7 @@ public enum OAuth2Error: ErrorCatalog {
 /// Errors of the control API (`/_authmock/`), the same in every profile:
 /// `{"error": code, "message": ...}`.
 public enum ControlError: String, ErrorCatalog {
-    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, notFound
+    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, notFound, methodNotAllowed
 
     public static let profile = "control"
 
@@ -155,6 +160,8 @@ public enum ControlError: String, ErrorCatalog {
                 401, "admin_token_required", "Control API needs the admin token",
                 when: "an admin token is configured and the request lacks `Authorization: Bearer <admin token>`; OAuth tokens never open it")
         case .notFound: make(404, "not_found", "No such control route", when: "a path under `/_authmock/` that is not listed by `GET /_authmock/`")
+        case .methodNotAllowed:
+            make(405, "method_not_allowed", "Method not allowed on this control route", when: "a listed control path with another method (OPTIONS and TRACE too); `Allow` names the methods it takes")
         }
     }
 }

@@ -214,6 +214,10 @@ public final class TokenAuthority: Sendable {
     }
 
     private func checkSignature(_ token: String) async -> Result<AccessTokenClaims, RejectedSignature> {
+        // One token, one spelling: a padded or otherwise non-canonical part
+        // would verify (base64 decoders forgive it) yet be a second string for
+        // the same token to the cache, revocation by value and the journal.
+        guard Self.isCanonicalCompactJWS(token) else { return .failure(RejectedSignature(failure: .malformed, tokenID: nil)) }
         let parsed: (header: JWTHeader, payload: AccessTokenClaims, signature: Data)
         do {
             parsed = try DefaultJWTParser().parse(Array(token.utf8), as: AccessTokenClaims.self)
@@ -224,13 +228,45 @@ public final class TokenAuthority: Sendable {
         // Checked before any key is touched: `alg: none` and algorithm-confusion
         // tokens are refused by name, not by a failed HMAC.
         guard parsed.header.alg == "HS256" else { return .failure(RejectedSignature(failure: .wrongAlgorithm, tokenID: jti)) }
+        // RFC 7515 section 4.1.11: extensions this server does not implement
+        // must be refused; and a `kid` naming another key is not ours.
+        guard parsed.header.fields["crit"] == nil else { return .failure(RejectedSignature(failure: .malformed, tokenID: jti)) }
+        guard parsed.header.kid == keyID else { return .failure(RejectedSignature(failure: .badSignature, tokenID: jti)) }
+        // Times beyond any clock this server can be set to cannot be compared as
+        // whole seconds (and no token of ours carries them).
+        let times = [parsed.payload.exp.value, parsed.payload.iat.value, parsed.payload.nbf.value].map(\.timeIntervalSince1970)
+        guard times.allSatisfy({ abs($0) < Self.latestTokenTime }) else { return .failure(RejectedSignature(failure: .malformed, tokenID: jti)) }
+        let claims: AccessTokenClaims
         do {
-            return .success(try await keys.verify(token, as: AccessTokenClaims.self))
+            claims = try await keys.verify(token, as: AccessTokenClaims.self)
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             return .failure(RejectedSignature(failure: .badSignature, tokenID: jti))
         } catch {
             return .failure(RejectedSignature(failure: .malformed, tokenID: jti))
         }
+        guard claims.iss.value == issuer else { return .failure(RejectedSignature(failure: .wrongIssuer, tokenID: jti)) }
+        return .success(claims)
+    }
+
+    /// Seconds since 1970 beyond which no token time is accepted: real time
+    /// plus the largest clock offset is far below it (about year 5138).
+    static let latestTokenTime: Double = 1e11
+
+    /// Three base64url parts without padding, each in its one canonical
+    /// spelling (the unused low bits of the last character zero).
+    static func isCanonicalCompactJWS(_ token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return false }
+        for part in parts {
+            var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            guard !base64.contains("=") else { return false }
+            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+            guard let data = Data(base64Encoded: base64) else { return false }
+            let canonical = data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            guard canonical == part else { return false }
+        }
+        return true
     }
 
     /// The claims of an access token signed by this server, whatever its

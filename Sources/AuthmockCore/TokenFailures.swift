@@ -11,6 +11,8 @@ public enum AccessTokenFailure: String, Sendable, CaseIterable, Codable {
     case badSignature = "bad_signature"
     /// `aud` does not name this server's API.
     case wrongAudience = "wrong_audience"
+    /// Signed with this server's key, but `iss` names another issuer.
+    case wrongIssuer = "wrong_issuer"
     /// `nbf`/`iat` lie ahead of the server clock.
     case notYetValid = "not_yet_valid"
     /// `exp` (or a forced expiry) is at or before the server clock.

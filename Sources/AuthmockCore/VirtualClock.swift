@@ -6,6 +6,11 @@ import Synchronization
 public final class VirtualClock: Sendable {
     private let offset: Mutex<Double>
 
+    /// How far the clock may be moved from real time either way: 100 years.
+    /// Every token time stays a representable whole number of seconds (a
+    /// far-future offset would trap converting them), and the offset finite.
+    public static let maxOffsetSeconds: Double = 3_155_760_000
+
     public init(offsetSeconds: Double = 0) {
         self.offset = Mutex(offsetSeconds)
     }

@@ -222,7 +222,12 @@ private struct Builder {
             case (nil, let request?, nil): return .parallel([try call(request)])
             default: throw checker.error(at: body.mark, "parallel: give count with request, or a list of requests")
             }
-        case "advance_clock": return .advanceClock(seconds: try body.number(checker, "advance_clock"))
+        case "advance_clock":
+            let seconds = try body.number(checker, "advance_clock")
+            guard seconds >= 0, seconds <= 10 * 365 * 86400 else {
+                throw checker.error(at: body.mark, "advance_clock: seconds from 0 to ten years (set_clock moves the clock back)")
+            }
+            return .advanceClock(seconds: seconds)
         case "set_clock":
             let offset = try body.number(checker, "set_clock")
             guard abs(offset) <= 10 * 365 * 86400 else { throw checker.error(at: body.mark, "set_clock: at most ten years either way") }

@@ -50,7 +50,15 @@ public enum AuthmockApplication {
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         // The TLS configuration was built (and checked) when the mock was made.
-        let server: HTTPServerBuilder = mock.tlsConfiguration.flatMap { try? .tls(.http1(), tlsConfiguration: $0) } ?? .http1()
+        // Connection deadlines: between requests (Hummingbird's idle timeout)
+        // and inside one (RequestReadDeadline), so no stalled client holds a
+        // socket, or shutdown, forever.
+        let options = mock.options
+        let http1 = HTTPServerBuilder.http1(
+            configuration: .init(
+                additionalChannelHandlers: [RequestReadDeadline(timeout: .seconds(Int64(options.requestReadTimeoutSeconds)))],
+                idleTimeout: .seconds(Int64(options.idleTimeoutSeconds))))
+        let server: HTTPServerBuilder = mock.tlsConfiguration.flatMap { try? .tls(http1, tlsConfiguration: $0) } ?? http1
         return Application(
             router: router(for: mock),
             server: server,

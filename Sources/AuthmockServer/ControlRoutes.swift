@@ -76,14 +76,35 @@ enum ControlRoutes {
                 }
             }
             router.on(RouterPath(prefix + route.path), method: route.method, use: handler)
+            // HEAD is GET without the body (RFC 9110 section 9.3.2).
+            if route.method == .get { router.on(RouterPath(prefix + route.path), method: .head, use: handler) }
         }
-        for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] {
+        // Every other method on a listed path answers in the control API's
+        // shape (admin token first), never the profile's 404.
+        let byPath = Dictionary(grouping: routes(), by: \.path)
+        for (path, routes) in byPath {
+            var allowed = Set(routes.map(\.method))
+            if allowed.contains(.get) { allowed.insert(.head) }
+            let allow = allowed.map(\.rawValue).sorted().joined(separator: ", ")
+            for method in allMethods where !allowed.contains(method) {
+                router.on(RouterPath(prefix + path), method: method) { request, _ in
+                    if let refusal = checkAdmin(request, mock: mock) { return refusal }
+                    var response = failure(ControlInputError(.methodNotAllowed, "\(request.method) \(request.uri.path) is not a control route; it takes \(allow)"))
+                    response.headers[.allow] = allow
+                    return response
+                }
+            }
+        }
+        for method in allMethods {
             router.on(RouterPath(prefix + "/**"), method: method) { request, _ in
                 if let refusal = checkAdmin(request, mock: mock) { return refusal }
                 return failure(ControlInputError(.notFound, "no control route \(request.method) \(request.uri.path); GET \(prefix)/ lists them"))
             }
         }
     }
+
+    /// The methods a control path answers, routed or not.
+    static let allMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace]
 
     /// With an admin token configured, every control request must carry it.
     /// OAuth access tokens are a different secret and never match.

@@ -29,12 +29,20 @@ public struct MockControl: Sendable {
         guard seconds >= 0, seconds.isFinite else {
             throw ControlInputError(.invalidValue, "seconds must be a finite number >= 0, got \(seconds); use clock/set to move the clock back")
         }
+        let limit = VirtualClock.maxOffsetSeconds
+        guard mock.clock.offsetSeconds + seconds <= limit else {
+            throw ControlInputError(
+                .invalidValue, "the clock may run at most \(Int(limit)) s (100 years) ahead of real time; it is \(mock.clock.offsetSeconds) s ahead, and \(seconds) s more is too far")
+        }
         mock.clock.advance(seconds: seconds)
         return clock()
     }
 
     public func setClock(offsetSeconds: Double) throws(ControlInputError) -> ClockReading {
-        guard offsetSeconds.isFinite else { throw ControlInputError(.invalidValue, "offsetSeconds must be a finite number") }
+        let limit = VirtualClock.maxOffsetSeconds
+        guard offsetSeconds.isFinite, abs(offsetSeconds) <= limit else {
+            throw ControlInputError(.invalidValue, "offsetSeconds must be a number from -\(Int(limit)) to \(Int(limit)) (100 years either way), got \(offsetSeconds)")
+        }
         mock.clock.setOffset(seconds: offsetSeconds)
         return clock()
     }

@@ -61,6 +61,9 @@ struct ObservationMiddleware: RouterMiddleware {
             body = try await request.collectBody(upTo: limit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
             return answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
+        } catch is NIOTooManyBytesError {
+            // A chunked body has no Content-Length to refuse up front: it is cut off here.
+            return answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes

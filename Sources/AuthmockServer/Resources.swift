@@ -9,7 +9,8 @@ import Hummingbird
 /// see what the client sent on each attempt. The profile judges credentials
 /// and encodes answers; the routes are the same for all.
 enum Resources {
-    static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete]
+    /// HEAD comes with GET (ClientRoutes registers it beside every GET).
+    static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete]
 
     static func add(to routes: ClientRoutes, mock: Authmock) {
         let profile = mock.profile

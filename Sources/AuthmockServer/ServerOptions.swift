@@ -29,6 +29,15 @@ public struct ServerOptions: Sendable {
     /// Browser origins allowed to call the client-facing routes (`CORSPolicy`'s
     /// text: empty or `off`, `*`, or a comma-separated list of origins).
     public var corsOrigin = ""
+    /// Seconds a keep-alive connection may sit between requests before it is closed.
+    public var idleTimeoutSeconds = 60
+    /// Seconds a request may take to arrive, head and body, counted from the
+    /// last bytes that made progress: a client that stalls half-way is cut
+    /// off (its socket and descriptor freed) instead of being waited for forever.
+    public var requestReadTimeoutSeconds = 10
+    /// Seconds SIGTERM or SIGINT waits for requests in flight before the
+    /// server closes every connection and exits.
+    public var drainSeconds = 10
     /// Host name clients use to reach a listener on `host` when it differs
     /// (an emulator reaches the machine as 10.0.2.2); the bound port is kept.
     /// Ignored when `publicURL` is set.

@@ -136,6 +136,18 @@ extension ServerSetting {
             $0.maxBodyBytes = $1.integer
         },
         .init(
+            key: "idle_timeout", type: .integer(minimum: 1), defaultText: "60",
+            doc: "seconds a keep-alive connection may wait between requests before it is closed", inScenarios: false
+        ) { $0.idleTimeoutSeconds = $1.integer },
+        .init(
+            key: "request_read_timeout", type: .integer(minimum: 1), defaultText: "10",
+            doc: "seconds a request's head or body may stall (no bytes arriving) before the connection is closed", inScenarios: false
+        ) { $0.requestReadTimeoutSeconds = $1.integer },
+        .init(
+            key: "drain", type: .integer(minimum: 0), defaultText: "10",
+            doc: "seconds SIGTERM/SIGINT waits for requests in flight before closing every connection and exiting", inScenarios: false
+        ) { $0.drainSeconds = $1.integer },
+        .init(
             key: "journal_limit", type: .integer(minimum: 1), defaultText: "100000",
             doc: "most requests the journal keeps; older ones are dropped and counted", inScenarios: false
         ) { $0.journalLimit = $1.integer },

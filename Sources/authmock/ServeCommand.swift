@@ -79,9 +79,12 @@ struct ServeCommand: AsyncParsableCommand {
         let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
             printBanner(mock, port: port, certificate: certificate)
         }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // Requests in flight get `drain` seconds after SIGTERM/SIGINT; then the
+        // server is cancelled, which closes every connection, stalled ones too.
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(options.drainSeconds)
+        configuration.maximumCancellationDuration = .seconds(2)
+        let group = ServiceGroup(configuration: configuration)
         try await group.run()
     }
 
@@ -175,7 +178,8 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 /// What a developer needs at start: where the server is, and a curl line to
-/// paste. The key itself is never printed, only its id.
+/// paste. The key itself is never printed, only its id; passwords and client
+/// secrets from `--config` are printed as shell variables.
 private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     let options = mock.options
     let host = options.host.contains(":") ? "[\(options.host)]" : options.host
@@ -189,7 +193,7 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     ]
     lines.append("control API: \(mock.baseURL)/_authmock/ (or `authmock ctl`)" + (options.adminToken != nil ? ", admin token required" : ""))
     lines.append("GraphQL: \(mock.baseURL)/graphql, token refusals \(options.graphQLAuthErrors == .body ? "in the body (UNAUTHENTICATED)" : "as HTTP 401") (docs/graphql.md)")
-    lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: options.directory)
+    lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: options.directory.redactedForDisplay)
     lines.removeAll { $0.isEmpty }
     // Written straight to the descriptor: a test or script reading the banner
     // through a pipe must not wait for a stdio buffer to fill.

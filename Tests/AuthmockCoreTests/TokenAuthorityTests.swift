@@ -12,6 +12,11 @@ struct TokenAuthorityTests {
         await TokenAuthority(settings: settings, signingKey: key, clock: clock)
     }
 
+    func isValid(_ result: AccessVerification) -> Bool {
+        if case .valid = result { return true }
+        return false
+    }
+
     func expectInvalid(_ result: AccessVerification, _ failure: AccessTokenFailure, sourceLocation: SourceLocation = #_sourceLocation) {
         guard case .invalid(let got, _) = result else {
             Issue.record("expected \(failure), token was accepted", sourceLocation: sourceLocation)
@@ -128,6 +133,60 @@ struct TokenAuthorityTests {
         let otherAPI = await TokenAuthority(settings: TokenSettings(audience: "another-api"), signingKey: key, clock: clock)
         let issued = try await otherAPI.issue(subject: "alice", clientID: "demo", scope: "read")
         expectInvalid(await authority.verifyAccessToken(issued.accessToken), .wrongAudience)
+    }
+
+    /// `claims` signed with the server's own key (so only the checks beyond
+    /// the HMAC can refuse it), with `fields` added to the header.
+    func signedWithServerKey(_ claims: AccessTokenClaims, kid: String?, fields: [String: JWTHeaderField] = [:]) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: "test-secret-key-of-at-least-32-bytes"), digestAlgorithm: .sha256)
+        var header = JWTHeader(fields: fields)
+        header.typ = "at+jwt"
+        return try await keys.sign(claims, kid: kid.map { JWKIdentifier(string: $0) }, header: header)
+    }
+
+    @Test func onlyTheCanonicalSpellingOfATokenIsAccepted() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        #expect(isValid(await authority.verifyAccessToken(issued.accessToken)))
+        // A padded signature decodes to the same bytes, but is another string.
+        expectInvalid(await authority.verifyAccessToken(issued.accessToken + "="), .malformed)
+        // A 32-byte HMAC is 43 characters: the last one carries 2 unused bits.
+        let parts = issued.accessToken.split(separator: ".").map(String.init)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let last = try #require(alphabet.firstIndex(of: parts[2].last!))
+        let flipped = String(parts[2].dropLast()) + String(alphabet[last ^ 1])
+        #expect(try base64URLDecode(flipped) == (try base64URLDecode(parts[2])), "same signature bytes")
+        expectInvalid(await authority.verifyAccessToken("\(parts[0]).\(parts[1]).\(flipped)"), .malformed)
+    }
+
+    @Test func headersAndIssuerBeyondTheSignatureAreChecked() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let claims = try #require(await authority.signedClaims(issued.accessToken))
+        // Re-signed with the right key and kid, it is the same token.
+        #expect(isValid(await authority.verifyAccessToken(try await signedWithServerKey(claims, kid: authority.keyID))))
+        // RFC 7515 section 4.1.11: an extension this server does not implement.
+        let critical = try await signedWithServerKey(claims, kid: authority.keyID, fields: ["crit": .array([.string("exp")])])
+        expectInvalid(await authority.verifyAccessToken(critical), .malformed)
+        // A kid naming no key of this server, however long or odd.
+        for kid in [String(repeating: "k", count: 4096), "../../etc/passwd", ""] {
+            expectInvalid(await authority.verifyAccessToken(try await signedWithServerKey(claims, kid: kid)), .badSignature)
+        }
+        expectInvalid(await authority.verifyAccessToken(try await signedWithServerKey(claims, kid: nil)), .badSignature)
+        // Another issuer with the same key (a copied key, another environment).
+        let elsewhere = await TokenAuthority(settings: TokenSettings(issuer: "https://elsewhere.test"), signingKey: key, clock: clock)
+        let foreign = try await elsewhere.issue(subject: "alice", clientID: "demo", scope: "read")
+        expectInvalid(await authority.verifyAccessToken(foreign.accessToken), .wrongIssuer)
+    }
+
+    @Test func farFutureTimesAreRefusedNotTrapped() async throws {
+        let authority = await authority()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        var claims = try #require(await authority.signedClaims(issued.accessToken))
+        claims.exp = ExpirationClaim(value: Date(timeIntervalSince1970: 1e300))
+        expectInvalid(await authority.verifyAccessToken(try await signedWithServerKey(claims, kid: authority.keyID)), .malformed)
+        #expect(await authority.signedClaims(try await signedWithServerKey(claims, kid: authority.keyID)) == nil)
     }
 
     @Test func rotationRetiresThePresentedRefreshToken() async throws {

@@ -60,6 +60,28 @@ struct ControlAPITests {
         }
     }
 
+    /// A far-future clock once made token times overflow Int and trap the
+    /// process on /api/me and introspection; two huge advances made it infinite.
+    @Test func theClockStaysWithinAHundredYearsAndTheServerKeepsAnswering() async throws {
+        try await TestServer.run { server in
+            let pair = try await server.login()
+            for (path, body) in [("/clock/set", #"{"offsetSeconds": 9.3e18}"#), ("/clock/set", #"{"offsetSeconds": -9.3e18}"#), ("/clock/advance", #"{"seconds": 1e308}"#)] {
+                let response = try await server.control(.post, path, body)
+                #expect(response.status == .badRequest, "\(path) \(body)")
+                #expect(response.errorCode == "invalid_value")
+                #expect(response.text.contains("100 years"), "\(response.text)")
+            }
+            #expect(try await server.control(.post, "/clock/set", #"{"offsetSeconds": 3155000000}"#).status == .ok)
+            #expect(try await server.control(.post, "/clock/advance", #"{"seconds": 1000000}"#).status == .badRequest)
+            // Every token is expired a century later, and the server says so.
+            #expect(try await server.get("/api/me", bearer: pair.access).status == .unauthorized)
+            let introspection = try await server.form("/oauth/introspect", [("token", pair.access)])
+            #expect(introspection.status == .ok)
+            #expect(try introspection.json()["active"] as? Bool == false)
+            #expect(try await server.form("/oauth/token", [("grant_type", "password"), ("username", "alice"), ("password", "wonderland")]).status == .ok)
+        }
+    }
+
     @Test func expireAndRevokeBySelector() async throws {
         var options = ServerOptions(signingKey: .random())
         options.directory.users.append(User(username: "bob", password: "builder"))
@@ -177,6 +199,29 @@ struct ControlProtectionTests {
         }
     }
 
+    /// Any method on a control path answers in the control API's shape, never the profile's 404.
+    @Test func otherMethodsOnControlPathsAnswerInTheControlShape() async throws {
+        try await TestServer.run { server in
+            for (method, path) in [(HTTPRequest.Method.post, "/clock"), (.get, "/clock/advance"), (.options, "/journal"), (.trace, ""), (.put, "/faults")] {
+                let response = try await server.control(method, path)
+                #expect(response.status == .methodNotAllowed, "\(method) \(path): \(response.text)")
+                #expect(response.errorCode == "method_not_allowed")
+                #expect(response.headers[.allow]?.isEmpty == false)
+            }
+            for method in [HTTPRequest.Method.options, .trace, .head] {
+                #expect(try await server.control(method, "/nope").status == .notFound, "\(method)")
+            }
+            let head = try await server.control(.head, "/clock")
+            #expect(head.status == .ok)
+        }
+        try await TestServer.run(Self.adminOptions) { server in
+            for method in [HTTPRequest.Method.options, .trace, .head, .delete] {
+                let response = try await server.control(method, "/clock")
+                #expect(response.status == .unauthorized, "\(method)")
+            }
+        }
+    }
+
     @Test func nonLoopbackWithoutAdminTokenRefusesToStart() async throws {
         await #expect(throws: SettingsError.self) {
             _ = try await Authmock(options: ServerOptions(host: "0.0.0.0", signingKey: .random()))
@@ -194,6 +239,7 @@ struct ControlProtectionTests {
             (.missingField, "/clock/set", .post, "{}"),
             (.invalidValue, "/clock/set", .post, #"{"offsetSeconds": "x"}"#),
             (.notFound, "/clocks", .get, nil),
+            (.methodNotAllowed, "/clock", .delete, nil),
         ]
         try await TestServer.run { server in
             for (error, path, method, body) in produced {

@@ -3,6 +3,7 @@ import AuthmockServer
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// One request that must produce one documented error.
@@ -60,6 +61,14 @@ let oauth2ErrorCases: [ErrorCase] = [
     ErrorCase("grant_type twice", OAuth2Error.repeatedParameter) { try await $0.form("/oauth/token", password + [("grant_type", "password")]) },
     ErrorCase("bad percent-encoding", OAuth2Error.malformedBody) {
         try await $0.send(.post, "/oauth/token", headers: [.contentType: "application/x-www-form-urlencoded"], body: "grant_type=%zz")
+    },
+    ErrorCase("form body that is not UTF-8", OAuth2Error.malformedBody) {
+        var bytes = ByteBuffer(string: "grant_type=password&username=alice&password=wonder")
+        bytes.writeBytes([0xFF, 0xFE])
+        return try await $0.client.execute(uri: "/oauth/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"], body: bytes)
+    },
+    ErrorCase("a media type that only starts like a form", OAuth2Error.unsupportedContentType) {
+        try await $0.send(.post, "/oauth/token", headers: [.contentType: "application/x-www-form-urlencodedXYZ"], body: "grant_type=password")
     },
     ErrorCase("JSON body", OAuth2Error.unsupportedContentType) {
         try await $0.send(.post, "/oauth/token", headers: [.contentType: "application/json"], body: #"{"grant_type":"password"}"#)
@@ -171,6 +180,14 @@ let oauth2ErrorCases: [ErrorCase] = [
         let otherAPI = await TokenAuthority(settings: TokenSettings(audience: "billing"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
         let issued = try await otherAPI.issue(subject: "alice", clientID: "demo", scope: "read")
         return try await server.get("/api/me", bearer: issued.accessToken)
+    },
+    ErrorCase("token from another issuer with this server's key", OAuth2Error.resourceToken(.wrongIssuer)) { server in
+        let elsewhere = await TokenAuthority(settings: TokenSettings(issuer: "https://elsewhere.test"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
+        let issued = try await elsewhere.issue(subject: "alice", clientID: "demo", scope: "read")
+        return try await server.get("/api/me", bearer: issued.accessToken)
+    },
+    ErrorCase("token with a padded signature", OAuth2Error.resourceToken(.malformed)) { server in
+        try await server.get("/api/me", bearer: try await server.login().access + "=")
     },
     ErrorCase("token from the future", OAuth2Error.resourceToken(.notYetValid)) { server in
         let pair = try await server.login()

@@ -52,6 +52,20 @@ import Testing
         #expect(issued.count == 2 && Set(issued).count == 2 && Set(issued).isSubset(of: known), "\(issued) vs \(known)")
     }
 
+    /// HEAD answers wherever GET does: /api/me as /api/notes, /health, /graphql.
+    @Test func headIsServedBesideEveryGet() async throws {
+        try await TestServer.run { server in
+            let access = try await server.login().access
+            for path in ["/api/me", "/api/notes", "/api/items/1"] {
+                let head = try await server.send(.head, path, headers: [.authorization: "Bearer \(access)"])
+                // (Over the wire the HTTP encoder sends no body for HEAD; ConnectionDeadlineTests checks it.)
+                #expect(head.status == .ok, "HEAD \(path)")
+            }
+            #expect(try await server.send(.head, "/health").status == .ok)
+            #expect(try await server.send(.head, "/api/me").status == .unauthorized)
+        }
+    }
+
     @Test(arguments: ProfileName.allCases)
     func unroutedRequestsAreTheClients(_ profile: ProfileName) async throws {
         var options = ServerOptions(signingKey: .random())

@@ -28,6 +28,9 @@ public struct ClientRoutes {
         use handle: @escaping @Sendable (Request, AuthmockRequestContext) async throws -> Response
     ) {
         group.on(RouterPath(path), method: method, use: handle)
+        // HEAD is GET without the body (RFC 9110 section 9.3.2); the router
+        // would not fall back from a path's GET to a wildcard's HEAD.
+        if method == .get { group.on(RouterPath(path), method: .head, use: handle) }
     }
 
     public func get(_ path: String, use handle: @escaping @Sendable (Request, AuthmockRequestContext) async throws -> Response) {
@@ -43,11 +46,13 @@ public struct ClientRoutes {
         _ method: HTTPRequest.Method, _ path: String,
         use handle: @escaping @Sendable (Request, AuthmockRequestContext) async throws -> ClientAnswer
     ) {
-        group.on(RouterPath(path), method: method) { request, context in
+        let responder: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, context in
             let answer = try await handle(request, context)
             context.notes.issued = answer.issued
             context.notes.mutationsApplied = answer.mutationsApplied
             return answer.response
         }
+        group.on(RouterPath(path), method: method, use: responder)
+        if method == .get { group.on(RouterPath(path), method: .head, use: responder) }
     }
 }

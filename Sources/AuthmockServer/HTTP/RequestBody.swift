@@ -20,7 +20,9 @@ public enum RequestBody: Sendable {
 
     /// Parses `bytes` as a form.
     static func form(_ bytes: ByteBuffer) -> RequestBody {
-        do { return .form(.success(try FormBody(String(buffer: bytes)))) } catch { return .form(.failure(error)) }
+        // Bytes that are not UTF-8 are refused, not silently replaced with U+FFFD.
+        guard let text = String(validating: bytes.readableBytesView, as: UTF8.self) else { return .form(.failure(.malformed)) }
+        do { return .form(.success(try FormBody(text))) } catch { return .form(.failure(error)) }
     }
 }
 

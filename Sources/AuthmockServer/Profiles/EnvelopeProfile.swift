@@ -107,7 +107,7 @@ public struct EnvelopeProfile: Profile {
             case .token(.revoked): .accessRevoked
             case .token(.malformed): .malformedToken
             case .token(.wrongAlgorithm): .unsupportedToken
-            case .token(.badSignature), .token(.wrongAudience), .token(.notYetValid), .refresh: .accessInvalid
+            case .token(.badSignature), .token(.wrongAudience), .token(.wrongIssuer), .token(.notYetValid), .refresh: .accessInvalid
             case .refreshTokenAsAccessToken: .refreshAsAccess
             case .insufficientScope: .accessDenied
             }

@@ -190,8 +190,9 @@ public struct OAuth2Profile: Profile {
     /// 6749 section 2.3.1: HTTP Basic or `client_id`/`client_secret` in the
     /// body, not both).
     private func formRequest(_ request: Request, context: AuthmockRequestContext, mock: Authmock) -> FormRequest {
+        // The media type itself, parameters (`; charset=UTF-8`) aside: not a prefix of it.
         if let type = request.headers[.contentType],
-            !type.lowercased().hasPrefix("application/x-www-form-urlencoded")
+            type.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased() != "application/x-www-form-urlencoded"
         {
             return .refused(fail(OAuth2Error.unsupportedContentType, detail: type, context: context))
         }
