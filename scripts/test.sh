@@ -23,9 +23,9 @@ command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 
 
 # Python packages the tests use: an independent JSON Schema validator for the
 # scenario schema (with YAML to read scenarios), and the client libraries the
-# drivers in drivers/ wrap.
-if ! python3 -c "import yaml, jsonschema, authlib, httpx, requests_oauthlib, gql" 2>/dev/null; then
-  packages=(pyyaml jsonschema authlib httpx requests-oauthlib gql)
+# drivers in drivers/ wrap, and schemathesis for the OpenAPI contract.
+if ! python3 -c "import yaml, jsonschema, authlib, httpx, requests_oauthlib, gql, schemathesis" 2>/dev/null; then
+  packages=(pyyaml jsonschema authlib httpx requests-oauthlib gql schemathesis)
   python3 -m pip install --quiet "${packages[@]}" 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages "${packages[@]}"
 fi
@@ -43,3 +43,5 @@ scripts/build-java-driver.sh
 # Serial: the conformance tests measure concurrency in the clients they run,
 # and must not compete with each other for the two cores.
 swift test --skip-build --no-parallel
+# The OpenAPI contract from outside: schemathesis against each profile, bounded.
+scripts/schemathesis.sh 40
