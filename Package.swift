@@ -114,6 +114,17 @@ let package = Package(
             name: "authmock-reference-driver",
             dependencies: ["DriverKit", "ReferenceClient"]
         ),
+        // libFuzzer targets (token, body, scenario): a corpus replayer in normal
+        // builds, a fuzzer when built by scripts/fuzz.sh (AUTHMOCK_FUZZ=1).
+        .executableTarget(
+            name: "authmock-fuzz",
+            dependencies: [
+                "AuthmockCore", "AuthmockServer", "AuthmockScenario",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
         // A driver for URLSession with the refresh pattern of iOS blog posts.
         .executableTarget(
             name: "authmock-urlsession-driver",
@@ -170,6 +181,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "authmock",
+                "authmock-fuzz",
                 "authmock-reference-driver",
                 "authmock-urlsession-driver",
                 "TestSupport",
@@ -191,4 +203,17 @@ for target in package.targets where target.type == .regular || target.type == .e
             .enableUpcomingFeature("MemberImportVisibility"),
             .enableUpcomingFeature("InternalImportsByDefault"),
         ]
+}
+
+// scripts/fuzz.sh builds with AUTHMOCK_FUZZ=1: the code under test gets
+// libFuzzer's coverage instrumentation, and authmock-fuzz links libFuzzer
+// (its FUZZING entry point replaces the corpus replayer's main).
+if Context.environment["AUTHMOCK_FUZZ"] != nil {
+    for target in package.targets where ["AuthmockCore", "AuthmockServer", "AuthmockScenario"].contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer"])]
+    }
+    for target in package.targets where target.name == "authmock-fuzz" {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer"]), .define("FUZZING")]
+        target.linkerSettings = [.unsafeFlags(["-sanitize=fuzzer"])]
+    }
 }
