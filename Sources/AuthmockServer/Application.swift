@@ -56,7 +56,7 @@ public enum AuthmockApplication {
         let options = mock.options
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [RequestReadDeadline(timeout: .seconds(Int64(options.requestReadTimeoutSeconds)))],
+                additionalChannelHandlers: [RequestReadDeadline(timeout: .seconds(Int64(options.requestReadTimeoutSeconds))), ConnectGuard()],
                 idleTimeout: .seconds(Int64(options.idleTimeoutSeconds))))
         let server: HTTPServerBuilder = mock.tlsConfiguration.flatMap { try? .tls(http1, tlsConfiguration: $0) } ?? http1
         return Application(

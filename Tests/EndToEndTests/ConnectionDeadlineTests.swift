@@ -102,6 +102,12 @@ func openDescriptors(_ pid: Int32) -> Int {
         let fresh = try RawConnection(port: server.port)
         fresh.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(fresh.readToEnd().hasPrefix("HTTP/1.1 200"))
+        // CONNECT (a proxy tunnel request) is answered and the connection closed, not left hanging.
+        let tunnel = try RawConnection(port: server.port)
+        tunnel.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        let tunnelAnswer = tunnel.readToEnd()
+        #expect(tunnelAnswer.hasPrefix("HTTP/1.1 4"), "\(tunnelAnswer)")
+        #expect(tunnelAnswer.lowercased().contains("connection: close"), "\(tunnelAnswer)")
         // HEAD over the wire: the GET's status and headers, no body.
         let head = try RawConnection(port: server.port)
         head.send("HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
