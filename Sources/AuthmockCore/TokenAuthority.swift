@@ -63,12 +63,17 @@ public final class TokenAuthority: Sendable {
     private let verifiedTokens = Mutex([String: AccessTokenClaims]())
     private static let verifiedTokensLimit = 100_000
     private let issuerBox: Mutex<String>
+    let seal: RefreshTokenSeal
+    /// A pruning pass runs after this many token-issuing operations: its
+    /// cost is spread thin, and it depends on no timer (tests are repeatable).
+    static let pruneEvery = 1024
 
     public init(settings: TokenSettings, signingKey: SigningKey, clock: VirtualClock) async {
         self.settings = settings
         self.clock = clock
         self.keyID = signingKey.id
         self.issuerBox = Mutex(settings.issuer)
+        self.seal = RefreshTokenSeal(signingKey: signingKey)
         self.keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(key: signingKey.key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: signingKey.id))
     }
@@ -88,7 +93,7 @@ public final class TokenAuthority: Sendable {
         let now = clock.now()
         let (family, refresh, access) = state.withLock { state in
             let family = state.newFamily(subject: subject, clientID: clientID, scope: scope, at: now)
-            let refresh = state.newRefreshToken(family: family, at: now, ttl: settings.refreshTTL)
+            let refresh = state.newRefreshToken(family: family, at: now, ttl: settings.refreshTTL, seal: seal)
             let access = state.newAccessToken(
                 subject: subject, clientID: clientID, scope: scope, family: family, at: now, ttl: settings.signInAccessTTL ?? settings.accessTTL)
             return (family, refresh, access)
@@ -112,7 +117,7 @@ public final class TokenAuthority: Sendable {
     public func refresh(_ token: String, clientID: String?, rotate: Bool? = nil) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
         let now = clock.now()
         let outcome: Result<(AccessRecord, RefreshRecord?, String), RefreshTokenFailure> = state.withLock { state in
-            guard let record = state.refreshByValue[token] else { return .failure(.unknown) }
+            guard let record = state.refreshByValue[token] else { return .failure(state.failureOfUnrecorded(token, seal: seal, at: now)) }
             if let failure = state.failure(of: record, at: now, grace: settings.reuseGraceSeconds) {
                 if failure == .reused { state.revokeFamily(record.familyID, at: now) }
                 return .failure(failure)
@@ -122,7 +127,7 @@ public final class TokenAuthority: Sendable {
             var next: RefreshRecord? = nil
             if rotate ?? settings.rotateRefreshTokens {
                 if case .live = record.state { state.refreshByID[record.id]?.state = .rotated(at: now) }
-                next = state.newRefreshToken(family: family.id, at: now, ttl: settings.refreshTTL)
+                next = state.newRefreshToken(family: family.id, at: now, ttl: settings.refreshTTL, seal: seal)
             }
             let access = state.newAccessToken(
                 subject: family.subject, clientID: family.clientID, scope: family.scope,
@@ -152,6 +157,34 @@ public final class TokenAuthority: Sendable {
         return try await tokens(access: access, refresh: nil, familyID: familyID)
     }
 
+    /// Counts a token-issuing operation and prunes every `pruneEvery` of them.
+    func notePruning(at now: Date) {
+        guard settings.pruneAfterSeconds > 0 else { return }
+        let due = state.withLock { state in
+            state.issuedSincePrune += 1
+            return state.issuedSincePrune >= Self.pruneEvery
+        }
+        if due { prune(at: now) }
+    }
+
+    /// One pruning pass now (the control API's `tokens/prune`, and every
+    /// `pruneEvery` issuing operations); returns what it removed.
+    @discardableResult
+    public func prune(at now: Date? = nil) -> PrunedCounts {
+        let now = now ?? clock.now()
+        let retention = Double(settings.pruneAfterSeconds)
+        let removed = state.withLock { state in
+            state.issuedSincePrune = 0
+            return state.prune(now: now, retention: retention, grace: Double(settings.reuseGraceSeconds))
+        }
+        let horizon = now.addingTimeInterval(-retention)
+        verifiedTokens.withLock { cache in cache = cache.filter { $0.value.exp.value > horizon } }
+        return removed
+    }
+
+    /// Records pruned so far.
+    public var prunedCounts: PrunedCounts { state.withLock { $0.pruned } }
+
     /// Runs `body` inside the state lock (for the control operations).
     func withState<T: Sendable>(_ body: (inout TokenState) -> T) -> T {
         state.withLock { body(&$0) }
@@ -162,6 +195,7 @@ public final class TokenAuthority: Sendable {
     }
 
     private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?) async throws -> IssuedTokens {
+        notePruning(at: access.issuedAt)
         let claims = AccessTokenClaims(
             iss: .init(value: issuer), sub: .init(value: access.subject),
             aud: .init(value: settings.audience), exp: .init(value: access.expiresAt.wholeSeconds(.up)),
@@ -202,7 +236,11 @@ public final class TokenAuthority: Sendable {
         guard claims.aud.value.contains(settings.audience) else { return .invalid(.wrongAudience, tokenID: jti) }
         let now = clock.now()
         let failure: AccessTokenFailure? = state.withLock { state in
-            guard let record = state.accessByID[jti] else { return .revoked }
+            guard let record = state.accessByID[jti] else {
+                // Pruned (its exp passed long ago) or unknown to this server run.
+                if state.families[claims.sid]?.revokedAt != nil { return .revoked }
+                return claims.exp.value <= now ? .expired : .revoked
+            }
             if record.revokedAt != nil { return .revoked }
             if let family = record.familyID, state.families[family]?.revokedAt != nil { return .revoked }
             if claims.nbf.value > now || claims.iat.value > now { return .notYetValid }

@@ -56,6 +56,8 @@ public struct TokenSnapshot: Sendable, Codable, Equatable {
     public var families: [Family]
     public var access: [Token]
     public var refresh: [Token]
+    /// Records pruning removed so far (docs/configuration.md, "Pruning").
+    public var pruned: PrunedCounts
 }
 
 extension TokenAuthority {
@@ -131,7 +133,7 @@ extension TokenAuthority {
                     id: record.id, family: record.familyID, subject: state.families[record.familyID]?.subject ?? "", state: status,
                     expiresAt: record.expiresAt, tokenTail: String(record.value.suffix(6)))
             }
-            return TokenSnapshot(families: families, access: access, refresh: refresh)
+            return TokenSnapshot(families: families, access: access, refresh: refresh, pruned: state.pruned)
         }
     }
 

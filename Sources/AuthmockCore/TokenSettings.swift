@@ -20,6 +20,10 @@ public struct TokenSettings: Sendable, Equatable {
     public var audience: String
     /// Authorization codes live this long (seconds).
     public var authorizationCodeTTL: Int
+    /// Seconds past their end that token records are kept before pruning
+    /// (TokenPruning.swift has the rules); 0 keeps everything (the runner's
+    /// case servers, whose verdicts read every token of the case).
+    public var pruneAfterSeconds: Int = 60
 
     public init(
         accessTTL: Int = 300, refreshTTL: Int = 86_400, rotateRefreshTokens: Bool = true,
@@ -44,6 +48,7 @@ public struct TokenSettings: Sendable, Equatable {
         guard refreshTTL >= 1 else { throw SettingsError("refresh token lifetime must be at least 1 second, got \(refreshTTL)") }
         guard reuseGraceSeconds >= 0 else { throw SettingsError("refresh reuse grace must not be negative, got \(reuseGraceSeconds)") }
         guard authorizationCodeTTL >= 1 else { throw SettingsError("authorization code lifetime must be at least 1 second") }
+        guard pruneAfterSeconds >= 0 else { throw SettingsError("prune_after must be 0 (keep everything) or a number of seconds, got \(pruneAfterSeconds)") }
     }
 }
 

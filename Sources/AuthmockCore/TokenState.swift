@@ -65,6 +65,10 @@ struct AuthorizationCodeRecord: Sendable {
 
 /// All token state; only ever touched inside `TokenAuthority`'s lock.
 struct TokenState: Sendable {
+    /// Records removed so far by pruning, for the control API.
+    var pruned = PrunedCounts()
+    /// Token-issuing operations since the last pruning pass.
+    var issuedSincePrune = 0
     var families: [String: FamilyRecord] = [:]
     var refreshByID: [String: RefreshRecord] = [:]
     var refreshIDByValue: [String: String] = [:]
@@ -79,10 +83,11 @@ struct TokenState: Sendable {
         return id
     }
 
-    mutating func newRefreshToken(family: String, at now: Date, ttl: Int) -> RefreshRecord {
+    mutating func newRefreshToken(family: String, at now: Date, ttl: Int, seal: RefreshTokenSeal) -> RefreshRecord {
+        let expiresAt = now.addingTimeInterval(Double(ttl))
         let record = RefreshRecord(
-            id: RandomToken.shortID(prefix: "rt_"), value: RandomToken.make(), familyID: family,
-            issuedAt: now, expiresAt: now.addingTimeInterval(Double(ttl)), state: .live)
+            id: RandomToken.shortID(prefix: "rt_"), value: seal.make(family: family, expiresAt: expiresAt), familyID: family,
+            issuedAt: now, expiresAt: expiresAt, state: .live)
         refreshByID[record.id] = record
         refreshIDByValue[record.value] = record.id
         return record

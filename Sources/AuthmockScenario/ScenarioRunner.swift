@@ -150,6 +150,8 @@ public enum ScenarioRunner {
         var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
         serverOptions.advertisedHost = options.caseServerAdvertisedHost
         serverOptions.corsOrigin = options.caseServerCORS
+        // A verdict reads every token of its case: nothing is pruned.
+        serverOptions.tokens.pruneAfterSeconds = 0
         // Beyond loopback the control API needs a token; the runner steers the server in process.
         if !serverOptions.listensOnLoopbackOnly { serverOptions.adminToken = UUID().uuidString }
         return serverOptions

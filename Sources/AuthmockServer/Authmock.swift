@@ -49,7 +49,7 @@ public final class Authmock: Sendable {
         self.profile = profile
         self.graphQL = try GraphQLEndpoint()
         self.baseURLBox = Mutex(settings.issuer)
-        self.journal = RequestJournal(capacity: options.journalLimit)
+        self.journal = RequestJournal(capacity: options.journalLimit, maxBytes: options.journalMaxBytes)
         self.authority = await TokenAuthority(settings: settings, signingKey: options.signingKey, clock: clock)
     }
 

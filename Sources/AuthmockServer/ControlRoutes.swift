@@ -56,7 +56,12 @@ enum ControlRoutes {
             },
             Route(method: .get, path: "/journal", summary: "?kind=&call=&since=: recorded requests, oldest first") { request, control throws(ControlInputError) in
                 let (entries, dropped) = control.journal(try JournalFilter(query: query(request)))
-                return JSONResponse.encode(ControlWire.JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq), encoder: encoder)
+                let usage = control.journalUsage
+                return JSONResponse.encode(
+                    ControlWire.JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq, held: usage.entries, heldBytes: usage.bytes), encoder: encoder)
+            },
+            Route(method: .post, path: "/tokens/prune", summary: "run a pruning pass now: what it removed, and the totals so far") { _, control in
+                JSONResponse.encode(control.prune(), encoder: encoder)
             },
             Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") { request, control throws(ControlInputError) in
                 JSONResponse.encode(["count": control.journalCount(try JournalFilter(query: query(request)))])
@@ -179,6 +184,10 @@ public enum ControlWire {
         public var dropped: Int
         /// Sequence number of the last entry: pass it as `since` to page on.
         public var last: Int?
+        /// Entries the journal holds, and their estimated bytes (bounded by
+        /// `journal_limit` and `journal_max_bytes`).
+        public var held: Int? = nil
+        public var heldBytes: Int? = nil
     }
 }
 

@@ -1,5 +1,6 @@
 public import Foundation
 import AuthmockCore
+import DequeModule
 import Synchronization
 
 /// What a request presented as a credential, and its state at arrival.
@@ -103,14 +104,16 @@ public struct JournalFilter: Sendable, Equatable {
 }
 
 /// The bounded request journal. Appends from any number of request tasks
-/// under one lock, so nothing below the bound is lost; past it the oldest
-/// entries go and `dropped` counts them.
+/// under one lock, so nothing below the bound is lost; past it (a number of
+/// entries, and an estimate of their bytes) the oldest entries go and
+/// `dropped` counts them.
 public final class RequestJournal: Sendable {
     public let capacity: Int
+    public let maxBytes: Int
     private struct State {
-        var entries: [JournalEntry] = []
-        /// Index of the oldest entry once the buffer has wrapped.
-        var head = 0
+        var entries: Deque<JournalEntry> = []
+        /// Estimated bytes of `entries`.
+        var bytes = 0
         var nextSeq = 1
         var dropped = 0
         /// Requests by kind as they arrive, before they are answered.
@@ -118,9 +121,13 @@ public final class RequestJournal: Sendable {
     }
     private let state = Mutex(State())
 
-    public init(capacity: Int = 100_000) {
+    public init(capacity: Int = 100_000, maxBytes: Int = 32 << 20) {
         self.capacity = max(1, capacity)
+        self.maxBytes = max(1, maxBytes)
     }
+
+    /// Entries held and their estimated bytes, for the control API.
+    public var usage: (entries: Int, bytes: Int) { state.withLock { ($0.entries.count, $0.bytes) } }
 
     /// The sequence number of a request that just arrived.
     func nextSequence() -> Int {
@@ -142,12 +149,12 @@ public final class RequestJournal: Sendable {
     }
 
     func append(_ entry: JournalEntry) {
+        let size = entry.estimatedBytes
         state.withLock { state in
-            if state.entries.count < capacity {
-                state.entries.append(entry)
-            } else {
-                state.entries[state.head] = entry
-                state.head = (state.head + 1) % capacity
+            state.entries.append(entry)
+            state.bytes += size
+            while state.entries.count > capacity || (state.bytes > maxBytes && state.entries.count > 1) {
+                state.bytes -= state.entries.removeFirst().estimatedBytes
                 state.dropped += 1
             }
         }
@@ -165,5 +172,13 @@ public final class RequestJournal: Sendable {
 
     public func reset() {
         state.withLock { $0 = State() }
+    }
+}
+
+extension JournalEntry {
+    /// What an entry costs in memory, roughly: the struct and its strings.
+    var estimatedBytes: Int {
+        let strings = [method, path, host, scheme, call, operation, grantType, errorCode, issuedAccess, issuedRefresh, bodySHA256, accessToken?.id, refreshToken?.id]
+        return MemoryLayout<JournalEntry>.stride + strings.reduce(0) { $0 + ($1?.utf8.count ?? 0) + 16 }
     }
 }

@@ -63,6 +63,20 @@ public struct MockControl: Sendable {
 
     public func journalCount(_ filter: JournalFilter = JournalFilter()) -> Int { mock.journal.count(filter) }
 
+    /// Entries the journal holds and their estimated bytes.
+    public var journalUsage: (entries: Int, bytes: Int) { mock.journal.usage }
+
+    /// What a pruning pass removed now, and the totals so far.
+    public struct PruneReport: Sendable, Codable {
+        public var removed: PrunedCounts
+        public var total: PrunedCounts
+    }
+
+    public func prune() -> PruneReport {
+        let removed = mock.authority.prune()
+        return PruneReport(removed: removed, total: mock.authority.prunedCounts)
+    }
+
     /// Requests of these kinds that have arrived, answered or not (a refresh held in flight counts).
     public func arrivals(_ kinds: Set<RouteKind>) -> Int { mock.journal.arrivals(kinds) }
 

@@ -29,6 +29,8 @@ public struct ServerOptions: Sendable {
     /// Browser origins allowed to call the client-facing routes (`CORSPolicy`'s
     /// text: empty or `off`, `*`, or a comma-separated list of origins).
     public var corsOrigin = ""
+    /// The journal's memory bound in bytes (an estimate per entry), beside `journalLimit`.
+    public var journalMaxBytes = 32 << 20
     /// Seconds a keep-alive connection may sit between requests before it is closed.
     public var idleTimeoutSeconds = 60
     /// Seconds a request may take to arrive, head and body, counted from the

@@ -148,6 +148,15 @@ extension ServerSetting {
             doc: "seconds SIGTERM/SIGINT waits for requests in flight before closing every connection and exiting", inScenarios: false
         ) { $0.drainSeconds = $1.integer },
         .init(
+            key: "prune_after", type: .integer(minimum: 0), defaultText: "60",
+            doc: "seconds past their end that token records are kept before pruning (docs/configuration.md#pruning); 0 keeps everything",
+            inScenarios: false
+        ) { $0.tokens.pruneAfterSeconds = $1.integer },
+        .init(
+            key: "journal_max_bytes", type: .integer(minimum: 65_536), defaultText: "33554432",
+            doc: "the journal's memory bound in bytes, beside journal_limit entries: the oldest entries go first", inScenarios: false
+        ) { $0.journalMaxBytes = $1.integer },
+        .init(
             key: "journal_limit", type: .integer(minimum: 1), defaultText: "100000",
             doc: "most requests the journal keeps; older ones are dropped and counted", inScenarios: false
         ) { $0.journalLimit = $1.integer },

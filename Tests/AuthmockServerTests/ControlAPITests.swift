@@ -82,6 +82,46 @@ struct ControlAPITests {
         }
     }
 
+    /// Pruned tokens, presented over HTTP, get the documented errors; the
+    /// control API shows what was pruned and what the journal holds.
+    @Test func prunedTokensGetTheDocumentedErrors() async throws {
+        var options = ServerOptions(signingKey: .random())
+        options.tokens = TokenSettings(accessTTL: 1, refreshTTL: 20)
+        options.tokens.pruneAfterSeconds = 5
+        try await TestServer.run(options) { server in
+            let first = try await server.login()
+            let firstRefresh = try #require(first.refresh)
+            let second = try TokenPair(try await server.refresh(firstRefresh))
+            _ = try await server.control(.post, "/clock/advance", #"{"seconds": 12}"#)
+            let prune = try await server.control(.post, "/tokens/prune").json()
+            let removed = try #require(prune["removed"] as? [String: Any])
+            #expect(removed["access"] as? Int == 2 && removed["refresh"] as? Int == 1, "\(prune)")
+            let me = try await server.get("/api/me", bearer: first.access)
+            #expect(me.status == .unauthorized && me.text.contains("Access token expired"), "\(me.text)")
+            // The rotated refresh token, record gone: reuse, the login revoked.
+            let reuse = try await server.refresh(firstRefresh)
+            #expect(reuse.status == .badRequest && reuse.errorCode == "invalid_grant", "\(reuse.text)")
+            #expect(try await server.refresh(try #require(second.refresh)).errorCode == "invalid_grant")
+            let tokens = try await server.control(.get, "/tokens").json()
+            #expect((tokens["pruned"] as? [String: Any])?["access"] as? Int == 2, "\(tokens)")
+            let journal = try await server.control(.get, "/journal").json()
+            #expect((journal["held"] as? Int ?? 0) > 0 && (journal["heldBytes"] as? Int ?? 0) > 0, "\(journal)")
+        }
+    }
+
+    @Test func theJournalIsBoundedByBytesAsWellAsEntries() async throws {
+        var options = ServerOptions(signingKey: .random())
+        options.journalMaxBytes = 65_536
+        try await TestServer.run(options) { server in
+            for index in 0..<600 { _ = try await server.send(.get, "/nowhere/\(index)/" + String(repeating: "x", count: 200)) }
+            let journal = try await server.control(.get, "/journal").json()
+            let held = try #require(journal["held"] as? Int), bytes = try #require(journal["heldBytes"] as? Int)
+            #expect(bytes <= 65_536 && held < 600, "\(held) entries, \(bytes) bytes")
+            #expect(journal["dropped"] as? Int == 600 - held)
+            #expect((journal["entries"] as? [[String: Any]])?.last?["path"] as? String == "/nowhere/599/" + String(repeating: "x", count: 200))
+        }
+    }
+
     @Test func expireAndRevokeBySelector() async throws {
         var options = ServerOptions(signingKey: .random())
         options.directory.users.append(User(username: "bob", password: "builder"))

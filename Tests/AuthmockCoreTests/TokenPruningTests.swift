@@ -1,0 +1,95 @@
+@testable import AuthmockCore
+import Foundation
+import Testing
+
+/// Pruning keeps a long-running server's token state bounded, and a client
+/// presenting a pruned token gets the answer it would have got before.
+struct TokenPruningTests {
+    let clock = VirtualClock()
+    let key = try! SigningKey(secret: "test-secret-key-of-at-least-32-bytes")
+
+    func authority() async -> TokenAuthority {
+        var settings = TokenSettings(accessTTL: 1, refreshTTL: 5)
+        settings.pruneAfterSeconds = 5
+        return await TokenAuthority(settings: settings, signingKey: key, clock: clock)
+    }
+
+    func records(_ authority: TokenAuthority) -> Int {
+        let snapshot = authority.snapshot()
+        return snapshot.access.count + snapshot.refresh.count + snapshot.families.count
+    }
+
+    @Test func stateStopsGrowingUnderAStreamOfRefreshes() async throws {
+        let authority = await authority()
+        let signedIn = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        var refresh = try #require(signedIn.refreshToken)
+        var sizes: [Int] = []
+        // 30 s of the server clock, 400 refreshes a second, 12,000 in all.
+        for _ in 0..<30 {
+            for _ in 0..<400 {
+                refresh = try #require(try await authority.refresh(refresh, clientID: "demo").get().refreshToken)
+            }
+            clock.advance(seconds: 1)
+            sizes.append(records(authority))
+        }
+        // A window of about (retention + lifetime) seconds is kept, whatever the total.
+        #expect(sizes[29] <= sizes[14] + 2100, "records over time: \(sizes)")
+        #expect(sizes[29] < 12_000, "\(sizes)")
+        let pruned = authority.prunedCounts
+        #expect(pruned.access > 5000 && pruned.refresh > 5000, "\(pruned)")
+        // Verified-signature cache and live state still work.
+        #expect(try await authority.refresh(refresh, clientID: "demo").get().refreshToken != nil)
+    }
+
+    @Test func aPrunedTokenGetsTheAnswerItWouldHaveGot() async throws {
+        var settings = TokenSettings(accessTTL: 1, refreshTTL: 20)
+        settings.pruneAfterSeconds = 5
+        let authority = await TokenAuthority(settings: settings, signingKey: key, clock: clock)
+        let quiet = try await authority.issue(subject: "bob", clientID: "demo", scope: "read")
+        let busy = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        var current = try #require(busy.refreshToken)
+        var spent = ""
+        // Alice refreshes every second for 25 s; bob's login (20 s) ends and ages past the retention.
+        for second in 1...25 {
+            clock.advance(seconds: 1)
+            if second == 10 { spent = current }
+            current = try #require(try await authority.refresh(current, clientID: "demo").get().refreshToken)
+        }
+        let removed = authority.prune()
+        #expect(removed.access > 0 && removed.refresh > 0 && removed.families == 1, "\(removed)")
+        #expect(authority.snapshot().families.map(\.subject) == ["alice"])
+
+        // An access token pruned long after its exp: still expired.
+        guard case .invalid(.expired, _) = await authority.verifyAccessToken(quiet.accessToken) else {
+            Issue.record("a pruned access token must answer expired")
+            return
+        }
+        // A login pruned after its refresh token expired: expired, as before.
+        #expect(failure(try await authority.refresh(quiet.refreshToken!, clientID: "demo")) == .expired)
+        // A rotated token whose record was pruned while its login lives: reuse, and the login is revoked.
+        #expect(authority.inspectRefreshToken(spent) == nil, "its record is gone")
+        #expect(failure(try await authority.refresh(spent, clientID: "demo")) == .reused)
+        #expect(failure(try await authority.refresh(current, clientID: "demo")) == .revoked)
+        // Not ours: unknown, tampered or not.
+        #expect(failure(try await authority.refresh("garbage", clientID: "demo")) == .unknown)
+        let tampered = String(spent.dropLast()) + (spent.last == "A" ? "B" : "A")
+        #expect(failure(try await authority.refresh(tampered, clientID: "demo")) == .unknown)
+    }
+
+    @Test func zeroRetentionKeepsEverything() async throws {
+        var settings = TokenSettings(accessTTL: 1, refreshTTL: 5)
+        settings.pruneAfterSeconds = 0
+        let authority = await TokenAuthority(settings: settings, signingKey: key, clock: clock)
+        var refresh = try #require(try await authority.issue(subject: "alice", clientID: "demo", scope: "read").refreshToken)
+        for _ in 0..<1100 { refresh = try #require(try await authority.refresh(refresh, clientID: "demo").get().refreshToken) }
+        clock.advance(seconds: 100)
+        _ = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        #expect(authority.prunedCounts.passes == 0)
+        #expect(authority.snapshot().access.count == 1102)
+    }
+}
+
+func failure(_ result: Result<IssuedTokens, RefreshTokenFailure>) -> RefreshTokenFailure? {
+    if case .failure(let failure) = result { return failure }
+    return nil
+}

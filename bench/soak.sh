@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A long run at full rate, to show memory stays bounded: MINUTES (default 10,
+# at most 120) of refresh grants with rotation, each wrk thread a client that
+# chains its own refresh tokens (one connection per thread, so it always
+# presents the token it was last given), beside GET /api/me. Samples the
+# server's RSS and the journal every 10 s, on 127.0.0.1, release build.
+# Short lifetimes (5 s access tokens from refreshes, 10 s retention) make
+# pruning visible within minutes; the sign-in token /api/me uses lasts.
+# Usage: bench/soak.sh [minutes]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MINUTES=${1:-10}
+[ "$MINUTES" -ge 1 ] && [ "$MINUTES" -le 120 ] || { echo "minutes: 1 to 120" >&2; exit 2; }
+CLIENTS=${CLIENTS:-8}
+command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+
+swift build -c release --product authmock > "${TMPDIR:-/tmp}/authmock-soak-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/authmock-soak-build.log" >&2; exit 1; }
+AUTHMOCK="$(swift build -c release --show-bin-path)/authmock"
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$AUTHMOCK" serve --port "$PORT" --log-level warning --access-ttl 5 --sign-in-access-ttl 86400 --prune-after 10 >/dev/null & pids+=($!)
+SERVER=$!
+until curl -sf -o /dev/null "http://127.0.0.1:$PORT/health"; do sleep 0.05; done
+BASE="http://127.0.0.1:$PORT"
+login() { curl -s -u demo:demo-secret -d grant_type=password -d username=alice -d password=wonderland "$BASE/oauth/token"; }
+ACCESS=$(login | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+TOKENS=""
+for _ in $(seq "$CLIENTS"); do TOKENS+="\"$(login | python3 -c 'import json,sys; print(json.load(sys.stdin)["refresh_token"])')\","; done
+cat > "$work/chain.lua" <<LUA
+-- Each thread is one client with its own login; with one connection per
+-- thread, answers come back in order, so the next request presents the
+-- refresh token the last answer gave.
+local tokens = {${TOKENS}}
+local next_thread = 1
+function setup(thread)
+  thread:set("token", tokens[next_thread])
+  next_thread = next_thread + 1
+end
+function request()
+  return wrk.format("POST", "/oauth/token", {["Content-Type"] = "application/x-www-form-urlencoded",
+    ["Authorization"] = "Basic ZGVtbzpkZW1vLXNlY3JldA=="}, "grant_type=refresh_token&refresh_token=" .. token)
+end
+function response(status, headers, body)
+  local fresh = body:match('"refresh_token":"([^"]+)"')
+  if fresh then token = fresh end
+end
+LUA
+DURATION=$((MINUTES * 60))
+wrk -t"$CLIENTS" -c"$CLIENTS" -d"${DURATION}s" -s "$work/chain.lua" "$BASE/oauth/token" > "$work/refresh.txt" & pids+=($!)
+wrk -t2 -c16 -d"${DURATION}s" -H "Authorization: Bearer $ACCESS" "$BASE/api/me" > "$work/me.txt" & pids+=($!)
+
+echo "soak: $MINUTES min, $CLIENTS refreshing clients + /api/me, RSS every 10 s"
+printf '%6s %9s %13s %12s\n' "s" "RSS MB" "journal held" "journal KB"
+first_minute=""
+for ((t = 10; t <= DURATION; t += 10)); do
+  sleep 10
+  rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$SERVER/status")
+  journal=$(curl -s "$BASE/_authmock/journal?since=999999999999" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["held"], j["heldBytes"] // 1024)')
+  printf '%6d %9s %13s %12s\n' "$t" "$rss" "${journal%% *}" "${journal##* }"
+  [ "$t" -eq 60 ] && first_minute=$rss
+done
+wait "${pids[1]}" "${pids[2]}" 2>/dev/null || true
+end_rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$SERVER/status")
+refreshes=$(awk '/requests in/ {print $1}' "$work/refresh.txt")
+pruned=$(curl -s -X POST "$BASE/_authmock/tokens/prune" | python3 -c 'import json,sys; t=json.load(sys.stdin)["total"]; print("%d access, %d refresh, %d logins in %d passes" % (t["access"], t["refresh"], t["families"], t["passes"]))')
+echo "pruned: $pruned"
+echo "refresh grants: $refreshes ($(awk '/^Requests\/sec:/ {print $2}' "$work/refresh.txt")/s); /api/me: $(awk '/^Requests\/sec:/ {print $2}' "$work/me.txt")/s"
+python3 - "${first_minute:-$end_rss}" "$end_rss" <<'PY'
+import sys
+first, end = float(sys.argv[1]), float(sys.argv[2])
+print(f"RSS after 1 min {first:.1f} MB, at the end {end:.1f} MB: {end / first:.2f}x (target <= 1.5x, and < 150 MB)")
+PY
