@@ -28,7 +28,7 @@ public struct SigningKey: Sendable {
         self.key = key
         self.isRandom = isRandom
         let digest = key.withUnsafeBytes { SHA256.hash(data: Data($0)) }
-        self.id = digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+        self.id = digest.prefix(8).hexString
     }
 }
 
@@ -45,14 +45,5 @@ enum RandomToken {
     static func shortID(prefix: String) -> String {
         var generator = SystemRandomNumberGenerator()
         return prefix + String(UInt64.random(in: .min ... .max, using: &generator), radix: 16)
-    }
-}
-
-extension Data {
-    func base64URLEncodedString() -> String {
-        base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

@@ -20,6 +20,11 @@ public struct AccessGrant: Sendable, Equatable {
     public var tokenID: String { claims.jti.value }
     public var subject: String { claims.sub.value }
     public var scopes: [String] { claims.scopes }
+
+    /// Whether the token grants `scope` (no array built: asked on every request).
+    public func grants(scope: String) -> Bool {
+        claims.scope.utf8.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true).lazy.contains { $0.elementsEqual(scope.utf8) }
+    }
 }
 
 public enum AccessVerification: Sendable, Equatable {
@@ -296,13 +301,8 @@ public final class TokenAuthority: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return false }
         for part in parts {
-            var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            guard !base64.contains("=") else { return false }
-            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-            guard let data = Data(base64Encoded: base64) else { return false }
-            let canonical = data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-            guard canonical == part else { return false }
+            guard !part.utf8.contains(UInt8(ascii: "=")), let data = Data(base64URLEncoded: part) else { return false }
+            guard data.base64URLEncodedString() == part else { return false }
         }
         return true
     }

@@ -33,7 +33,7 @@ public enum BuiltinSuite {
             hasher.update(data: Data(file.text.utf8))
             hasher.update(data: Data([0]))
         }
-        let hex = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let hex = hasher.finalize().hexString
         return "\(AuthmockVersion.current)+\(hex.prefix(12))"
     }()
 }

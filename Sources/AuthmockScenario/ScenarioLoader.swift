@@ -94,7 +94,7 @@ public enum ScenarioLoader {
         let found = checker.found.problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
         if !found.isEmpty { throw Problems(list: found) }
         var scenario = try Builder(checker: checker, file: file).scenario(value)
-        scenario.digest = SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        scenario.digest = SHA256.hash(data: Data(text.utf8)).hexString
         return scenario
     }
 

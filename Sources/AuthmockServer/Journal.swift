@@ -178,7 +178,10 @@ public final class RequestJournal: Sendable {
 extension JournalEntry {
     /// What an entry costs in memory, roughly: the struct and its strings.
     var estimatedBytes: Int {
-        let strings = [method, path, host, scheme, call, operation, grantType, errorCode, issuedAccess, issuedRefresh, bodySHA256, accessToken?.id, refreshToken?.id]
-        return MemoryLayout<JournalEntry>.stride + strings.reduce(0) { $0 + ($1?.utf8.count ?? 0) + 16 }
+        // Summed in place: an array of the strings would be an allocation per request.
+        func size(_ text: String?) -> Int { (text?.utf8.count ?? 0) + 16 }
+        var bytes = MemoryLayout<JournalEntry>.stride + size(method) + size(path) + size(host) + size(scheme) + size(call)
+        bytes += size(operation) + size(grantType) + size(errorCode) + size(issuedAccess) + size(issuedRefresh)
+        return bytes + size(bodySHA256) + size(accessToken?.id) + size(refreshToken?.id)
     }
 }

@@ -67,7 +67,7 @@ struct ObservationMiddleware: RouterMiddleware {
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes
-            entry.bodySHA256 = SHA256.hash(data: body.readableBytesView).map { String(format: "%02x", $0) }.joined()
+            entry.bodySHA256 = SHA256.hash(data: body.readableBytesView).hexString
         }
 
         var route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)

@@ -94,7 +94,7 @@ enum Resources {
             return .failure(.token(failure))
         case .valid(let grant):
             let scope = requiredScope(request, context: context)
-            guard grant.scopes.contains(scope) else { return .failure(.insufficientScope(required: scope)) }
+            guard grant.grants(scope: scope) else { return .failure(.insufficientScope(required: scope)) }
             return .success(grant)
         }
     }

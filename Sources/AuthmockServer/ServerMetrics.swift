@@ -1,4 +1,5 @@
 public import Prometheus
+import Synchronization
 
 /// Prometheus metrics of one mock, served at `GET /metrics`. A registry per
 /// server instance (not the process-wide swift-metrics bootstrap), so the
@@ -6,28 +7,48 @@ public import Prometheus
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
 
+    /// The counters an entry can touch, by what names them.
+    private enum CounterKey: Hashable {
+        case requests(RouteKind, status: Int)
+        case issued(access: Bool)
+        case refreshes(ok: Bool)
+        case reuseDetections
+        case faults(rule: Int)
+    }
+    /// Counters made so far. The registry would hand back the same counter
+    /// for the same name and labels, but only after validating the name and
+    /// building the label strings: per request that showed in the profile.
+    private let counters = Mutex<[CounterKey: Counter]>([:])
+
+    private func counter(_ key: CounterKey) -> Counter {
+        if let known = counters.withLock({ $0[key] }) { return known }
+        let made: Counter =
+            switch key {
+            case .requests(let kind, let status):
+                registry.makeCounter(
+                    name: "authmock_requests_total", labels: [("kind", kind.rawValue), ("status", String(status))],
+                    help: "Requests by route kind and answer status (0: no answer).")
+            case .issued(let access):
+                registry.makeCounter(name: "authmock_tokens_issued_total", labels: [("type", access ? "access" : "refresh")], help: "Tokens issued by type.")
+            case .refreshes(let ok):
+                registry.makeCounter(name: "authmock_refreshes_total", labels: [("outcome", ok ? "ok" : "failed")], help: "Refresh requests by outcome.")
+            case .reuseDetections:
+                registry.makeCounter(name: "authmock_reuse_detections_total", help: "Rotated refresh tokens presented again (each revokes a login).")
+            case .faults(let rule):
+                registry.makeCounter(name: "authmock_faults_fired_total", labels: [("rule", String(rule))], help: "Fault rule firings by rule id.")
+            }
+        counters.withLock { $0[key] = made }
+        return made
+    }
+
     /// Called once per journaled request.
     func record(_ entry: JournalEntry) {
-        registry.makeCounter(
-            name: "authmock_requests_total", labels: [("kind", entry.kind.rawValue), ("status", String(entry.status))],
-            help: "Requests by route kind and answer status (0: no answer)."
-        ).increment()
-        if entry.issuedAccess != nil {
-            registry.makeCounter(name: "authmock_tokens_issued_total", labels: [("type", "access")], help: "Tokens issued by type.").increment()
-        }
-        if entry.issuedRefresh != nil {
-            registry.makeCounter(name: "authmock_tokens_issued_total", labels: [("type", "refresh")], help: "Tokens issued by type.").increment()
-        }
-        if entry.kind == .refresh {
-            let outcome = (200..<300).contains(entry.status) ? "ok" : "failed"
-            registry.makeCounter(name: "authmock_refreshes_total", labels: [("outcome", outcome)], help: "Refresh requests by outcome.").increment()
-        }
-        if entry.refreshToken?.state == .rotatedReuse {
-            registry.makeCounter(name: "authmock_reuse_detections_total", help: "Rotated refresh tokens presented again (each revokes a login).").increment()
-        }
-        if let fault = entry.fault {
-            registry.makeCounter(name: "authmock_faults_fired_total", labels: [("rule", String(fault))], help: "Fault rule firings by rule id.").increment()
-        }
+        counter(.requests(entry.kind, status: entry.status)).increment()
+        if entry.issuedAccess != nil { counter(.issued(access: true)).increment() }
+        if entry.issuedRefresh != nil { counter(.issued(access: false)).increment() }
+        if entry.kind == .refresh { counter(.refreshes(ok: (200..<300).contains(entry.status))).increment() }
+        if entry.refreshToken?.state == .rotatedReuse { counter(.reuseDetections).increment() }
+        if let fault = entry.fault { counter(.faults(rule: fault)).increment() }
     }
 
     /// The Prometheus text exposition format.

@@ -1,3 +1,4 @@
+import AuthmockCore
 import AuthmockServer
 import Crypto
 import Foundation
@@ -17,7 +18,7 @@ struct BodiesIntactExpectation: FlagExpectation {
         var checked = 0
         for record in observation.calls {
             guard let body = record.spec.body else { continue }
-            let expected = SHA256.hash(data: Data(body.utf8)).map { String(format: "%02x", $0) }.joined()
+            let expected = SHA256.hash(data: Data(body.utf8)).hexString
             for attempt in observation.attempts(of: record.call) {
                 checked += 1
                 if attempt.bodySHA256 != expected || attempt.bodyBytes != body.utf8.count { altered.append(attempt) }

@@ -1,3 +1,4 @@
+import AuthmockCore
 import Foundation
 import HTTPTypes
 
@@ -12,38 +13,40 @@ enum PresentedCredential: Sendable, Equatable {
     case other(scheme: String)
 
     init(_ fields: HTTPFields) {
-        // On the hot path of every resource request: plain Substring work,
-        // no Foundation trimming (which goes through UTF-16 on Linux).
         guard let raw = fields[.authorization] else {
             self = .none
             return
         }
-        let header = raw.trimmedSpaces
+        self.init(header: raw)
+    }
+
+    /// On the hot path of every request: UTF-8 bytes, not Characters (a
+    /// JWT is hundreds of them, and grapheme breaking showed in the profile).
+    init(header raw: String) {
+        let header = raw[...].utf8.trimmedSpaces
         guard !header.isEmpty else {
             self = .none
             return
         }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        let scheme = parts[0].lowercased()
-        let value = parts.count > 1 ? String(parts[1].trimmedSpaces) : ""
-        switch scheme {
-        case "bearer":
+        let space = header.firstIndex(of: UInt8(ascii: " "))
+        let schemeBytes = header[..<(space ?? header.endIndex)]
+        let value = space.map { String(Substring(header[header.index(after: $0)...].trimmedSpaces)) } ?? ""
+        switch schemeBytes.count {
+        case 6 where schemeBytes.lowercasedASCII == "bearer":
             self = .bearer(value)
-        case "basic":
-            guard let data = Data(base64Encoded: value), let text = String(data: data, encoding: .utf8),
-                let colon = text.firstIndex(of: ":")
+        case 5 where schemeBytes.lowercasedASCII == "basic":
+            guard let data = Data(base64Encoded: value), let text = String(validating: data, as: UTF8.self),
+                let colon = text.utf8.firstIndex(of: UInt8(ascii: ":"))
             else {
                 self = .other(scheme: "Basic")
                 return
             }
             // RFC 6749 section 2.3.1: client id and secret are form-encoded inside Basic.
-            let user = String(text[..<colon]), password = String(text[text.index(after: colon)...])
-            self = .basic(
-                user: user.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? user,
-                password: password.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? password)
+            let user = text[..<colon], password = text[text.utf8.index(after: colon)...]
+            self = .basic(user: user.formDecoded ?? String(user), password: password.formDecoded ?? String(password))
         default:
             // A bare token is one word with no scheme.
-            self = parts.count > 1 ? .other(scheme: String(parts[0])) : .bare(String(parts[0]))
+            self = space != nil ? .other(scheme: String(Substring(schemeBytes))) : .bare(String(Substring(schemeBytes)))
         }
     }
 
@@ -68,13 +71,27 @@ enum PresentedCredential: Sendable, Equatable {
     }
 }
 
-extension StringProtocol {
+extension Substring.UTF8View {
     /// Without leading and trailing spaces and tabs.
-    var trimmedSpaces: Substring {
-        let text = self[...]
-        guard let first = text.firstIndex(where: { $0 != " " && $0 != "\t" }),
-            let last = text.lastIndex(where: { $0 != " " && $0 != "\t" })
-        else { return "" }
-        return Substring(text[first...last])
+    var trimmedSpaces: Substring.UTF8View {
+        guard let first = firstIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }),
+            let last = lastIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") })
+        else { return self[endIndex...] }
+        return self[first...last]
     }
+
+    /// The bytes as a lowercased ASCII string (for comparing scheme names).
+    var lowercasedASCII: String {
+        String(decoding: map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    var trimmedSpaces: Substring { Substring(utf8.trimmedSpaces) }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs.
+    var trimmedSpaces: Substring { self[...].trimmedSpaces }
 }

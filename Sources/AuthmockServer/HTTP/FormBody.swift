@@ -1,3 +1,4 @@
+import AuthmockCore
 import Foundation
 
 /// An `application/x-www-form-urlencoded` body that remembers repeats, because
@@ -17,7 +18,7 @@ public struct FormBody: Sendable {
     }
 
     private static func decode(_ raw: Substring) throws(ParseError) -> String {
-        guard let decoded = raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+        guard let decoded = raw.formDecoded else {
             throw .malformed
         }
         return decoded

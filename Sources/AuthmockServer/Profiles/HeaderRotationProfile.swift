@@ -75,7 +75,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
             mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
         }
         let scope = Resources.requiredScope(request, context: context)
-        guard grant.scopes.contains(scope) else { return .failure(.insufficientScope(required: scope)) }
+        guard grant.grants(scope: scope) else { return .failure(.insufficientScope(required: scope)) }
         return .success(ResourceAccess(grant: grant, issued: issued))
     }
 
