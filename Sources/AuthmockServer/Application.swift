@@ -12,8 +12,9 @@ public enum AuthmockApplication {
     public static func router(for mock: Authmock) -> Router<AuthmockRequestContext> {
         let errors = ErrorMiddleware(profile: mock.profile, maxBodyBytes: mock.options.maxBodyBytes)
         let router = Router(context: AuthmockRequestContext.self)
-        router.add(middleware: RequestLogMiddleware())
-        router.add(middleware: errors)
+        var outermost = errors
+        outermost.logsRequests = true
+        router.add(middleware: outermost)
         // About the mock, not the client under test: neither observed nor journaled.
         router.get("/metrics") { _, _ in
             Response(

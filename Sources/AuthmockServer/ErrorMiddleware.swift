@@ -7,11 +7,25 @@ import Hummingbird
 /// Turns whatever escapes a route (Hummingbird's 404 and 413, anything
 /// unexpected) into the profile's documented error, so no client ever sees
 /// an undocumented answer.
+/// The outermost one also writes the request log line (one middleware, not
+/// two: each is an async frame on every request).
 struct ErrorMiddleware: RouterMiddleware {
     let profile: any Profile
     let maxBodyBytes: Int
+    var logsRequests = false
 
     func handle(
+        _ request: Request, context: AuthmockRequestContext,
+        next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard logsRequests, context.logger.logLevel <= .info else { return try await answer(request, context: context, next: next) }
+        let start = ContinuousClock.now
+        let response = try await answer(request, context: context, next: next)
+        RequestLog.write(request, response, context: context, since: start)
+        return response
+    }
+
+    private func answer(
         _ request: Request, context: AuthmockRequestContext,
         next: (Request, AuthmockRequestContext) async throws -> Response
     ) async throws -> Response {
@@ -37,27 +51,19 @@ struct ErrorMiddleware: RouterMiddleware {
 
 /// One line per request at info level. Paths only (no query), and never a
 /// token: credentials appear as kind, id and state from the journal entry.
-struct RequestLogMiddleware: RouterMiddleware {
-    func handle(
-        _ request: Request, context: AuthmockRequestContext,
-        next: (Request, AuthmockRequestContext) async throws -> Response
-    ) async throws -> Response {
-        let start = ContinuousClock.now
-        let response = try await next(request, context)
-        if context.logger.logLevel <= .info {
-            let elapsed = ContinuousClock.now - start
-            var line = "\(request.method) \(request.uri.path) -> \(response.status.code)"
-            if let code = context.notes.errorCode { line += " \(code)" }
-            if let entry = context.notes.entry {
-                for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {
-                    line += " [\(token.kind) \(token.id ?? "?") \(token.state)]"
-                }
-                if let fault = entry.fault { line += " fault \(fault)" }
+enum RequestLog {
+    static func write(_ request: Request, _ response: Response, context: AuthmockRequestContext, since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        var line = "\(request.method) \(request.uri.path) -> \(response.status.code)"
+        if let code = context.notes.errorCode { line += " \(code)" }
+        if let entry = context.notes.entry {
+            for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {
+                line += " [\(token.kind) \(token.id ?? "?") \(token.state)]"
             }
-            let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-            line += " (\(String(format: "%.1f", ms)) ms)"
-            context.logger.info("\(line)")
+            if let fault = entry.fault { line += " fault \(fault)" }
         }
-        return response
+        let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        line += " (\(String(format: "%.1f", ms)) ms)"
+        context.logger.info("\(line)")
     }
 }

@@ -25,12 +25,16 @@ enum JSONResponse {
 
     /// A JSON answer around already encoded bytes.
     static func response(_ body: ByteBuffer, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        // Most answers add nothing: they share one set of fields (copy on write).
+        guard !headers.isEmpty else { return Response(status: status, headers: plainHeaders, body: ResponseBody(byteBuffer: body)) }
         var headers = headers
         headers[.contentType] = "application/json"
         headers[.cacheControl] = "no-store"
         if headers[.pragma] == nil { headers[.pragma] = "no-cache" }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
     }
+
+    private static let plainHeaders: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .pragma: "no-cache"]
 
     /// For bodies whose shape is open-ended (echoed claims and request data).
     static func object(_ object: [String: Any], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {

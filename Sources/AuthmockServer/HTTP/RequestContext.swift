@@ -48,13 +48,36 @@ public struct AuthmockRequestContext: RequestContext {
     let channel: any Channel
     /// What the request is for and its parsed body, set on arrival by the
     /// observation middleware and passed on to the route.
-    public internal(set) var route = RouteClassification(kind: .other)
+    public internal(set) var route: RouteClassification {
+        get { arrival.route }
+        set { arrival = ArrivalFacts(route: newValue, verification: arrival.verification) }
+    }
     /// The Bearer token's verification, done once on arrival, so the route
     /// judges the token as it was when the request came in.
-    var verification: AccessVerification?
+    var verification: AccessVerification? {
+        get { arrival.verification }
+        set { arrival = ArrivalFacts(route: arrival.route, verification: newValue) }
+    }
+    /// Both behind one reference: every middleware and route closure copies
+    /// the context, and a copy of the classified body and verified claims
+    /// inline was a retain per field each time.
+    private var arrival = ArrivalFacts.none
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.channel = source.channel
     }
+}
+
+/// What the observation middleware learned on arrival (see `AuthmockRequestContext.route`).
+private final class ArrivalFacts: Sendable {
+    let route: RouteClassification
+    let verification: AccessVerification?
+
+    init(route: RouteClassification, verification: AccessVerification?) {
+        self.route = route
+        self.verification = verification
+    }
+
+    static let none = ArrivalFacts(route: RouteClassification(kind: .other), verification: nil)
 }

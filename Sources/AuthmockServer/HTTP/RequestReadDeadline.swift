@@ -8,14 +8,21 @@ import NIOHTTPTypes
 /// one, which a stalled client would otherwise hold (with its descriptor,
 /// and shutdown waiting on it) forever. A request that has fully arrived is
 /// never cut off, however long its answer takes (a delay fault holds it).
+///
+/// Per request it only notes the time: one timer per connection checks the
+/// last progress when it fires and re-arms for what is left (as NIO's
+/// IdleStateHandler does). Scheduling and cancelling a timer on every
+/// request cost more than the rest of the handler chain (bench/README.md).
 final class RequestReadDeadline: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
 
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
-    /// True between a request's end and the next bytes: nothing is owed.
-    private var betweenRequests = false
+    private var timer: Scheduled<Void>?
+    /// True while a request (or the first one, from the connection's start) is owed.
+    private var owed = false
+    /// When the owed request last made progress.
+    private var lastProgress = NIODeadline.uptimeNanoseconds(0)
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -23,46 +30,55 @@ final class RequestReadDeadline: ChannelInboundHandler, RemovableChannelHandler 
 
     func handlerAdded(context: ChannelHandlerContext) {
         // The first request line is owed from the moment the connection opens.
-        if context.channel.isActive { arm(context) }
+        if context.channel.isActive { progress(context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        arm(context)
+        progress(context)
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head, .body:
-            betweenRequests = false
-            arm(context)
-        case .end:
-            betweenRequests = true
-            deadline?.cancel()
-            deadline = nil
+        case .head, .body: progress(context)
+        case .end: owed = false
         }
         context.fireChannelRead(data)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        stop()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        stop()
     }
 
-    private func arm(_ context: ChannelHandlerContext) {
-        deadline?.cancel()
+    private func stop() {
+        owed = false
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func progress(_ context: ChannelHandlerContext) {
+        owed = true
+        lastProgress = .now()
+        if timer == nil { arm(context, in: timeout) }
+    }
+
+    private func arm(_ context: ChannelHandlerContext, in delay: TimeAmount) {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: timeout) {
+        timer = context.eventLoop.scheduleTask(in: delay) {
             let (handler, context) = loopBound.value
-            handler.deadline = nil
-            guard !handler.betweenRequests else { return }
-            context.close(promise: nil)
+            handler.timer = nil
+            guard handler.owed else { return }
+            let left = handler.timeout - (.now() - handler.lastProgress)
+            if left > .zero {
+                handler.arm(context, in: left)
+            } else {
+                context.close(promise: nil)
+            }
         }
     }
 }
