@@ -46,10 +46,12 @@ let package = Package(
             ]
         ),
         // HTTP server: shared request plumbing plus one small file per profile.
+        .target(name: "CSystemMemory"),
         .target(
             name: "AuthmockServer",
             dependencies: [
                 "AuthmockCore",
+                "CSystemMemory",
                 "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -54,12 +54,16 @@ wrk -t2 -c16 -d"${DURATION}s" -H "Authorization: Bearer $ACCESS" "$BASE/api/me" 
 echo "soak: $MINUTES min, $CLIENTS refreshing clients + /api/me, RSS every 10 s"
 printf '%6s %9s %13s %12s\n' "s" "RSS MB" "journal held" "journal KB"
 first_minute=""
-for ((t = 10; t <= DURATION; t += 10)); do
-  sleep 10
+# Samples by the wall clock (a sample takes time of its own under load).
+start=$(date +%s)
+next=10
+while [ "$next" -le "$DURATION" ]; do
+  sleep $(( start + next - $(date +%s) > 0 ? start + next - $(date +%s) : 0 ))
   rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$SERVER/status")
-  journal=$(curl -s "$BASE/_authmock/journal?since=999999999999" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["held"], j["heldBytes"] // 1024)')
-  printf '%6d %9s %13s %12s\n' "$t" "$rss" "${journal%% *}" "${journal##* }"
-  [ "$t" -eq 60 ] && first_minute=$rss
+  journal=$(curl -s -m 5 "$BASE/_authmock/journal?since=999999999999" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["held"], j["heldBytes"] // 1024)' 2>/dev/null || echo "? ?")
+  printf '%6d %9s %13s %12s\n' "$next" "$rss" "${journal%% *}" "${journal##* }"
+  [ "$next" -eq 60 ] && first_minute=$rss
+  next=$(( next + 10 ))
 done
 wait "${pids[1]}" "${pids[2]}" 2>/dev/null || true
 end_rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$SERVER/status")

@@ -69,8 +69,11 @@ public final class TokenAuthority: Sendable {
     private static let verifiedTokensLimit = 100_000
     private let issuerBox: Mutex<String>
     let seal: RefreshTokenSeal
-    /// A pruning pass runs after this many token-issuing operations: its
-    /// cost is spread thin, and it depends on no timer (tests are repeatable).
+    /// A pruning pass runs after this many token-issuing operations, and
+    /// once a quarter of the retention (at least a second) of the server
+    /// clock has passed since the last one: a pass visits every record, so
+    /// at full rate it must not run many times a second. It depends on no
+    /// timer (tests are repeatable: they move the clock).
     static let pruneEvery = 1024
 
     public init(settings: TokenSettings, signingKey: SigningKey, clock: VirtualClock) async {
@@ -165,9 +168,10 @@ public final class TokenAuthority: Sendable {
     /// Counts a token-issuing operation and prunes every `pruneEvery` of them.
     func notePruning(at now: Date) {
         guard settings.pruneAfterSeconds > 0 else { return }
+        let gap = max(1, Double(settings.pruneAfterSeconds) / 4)
         let due = state.withLock { state in
             state.issuedSincePrune += 1
-            return state.issuedSincePrune >= Self.pruneEvery
+            return state.issuedSincePrune >= Self.pruneEvery && state.lastPrune.map { now.timeIntervalSince($0) >= gap } ?? true
         }
         if due { prune(at: now) }
     }
@@ -180,10 +184,13 @@ public final class TokenAuthority: Sendable {
         let retention = Double(settings.pruneAfterSeconds)
         let removed = state.withLock { state in
             state.issuedSincePrune = 0
+            state.lastPrune = now
             return state.prune(now: now, retention: retention, grace: Double(settings.reuseGraceSeconds))
         }
         let horizon = now.addingTimeInterval(-retention)
-        verifiedTokens.withLock { cache in cache = cache.filter { $0.value.exp.value > horizon } }
+        verifiedTokens.withLock { cache in
+            for token in cache.compactMap({ $0.value.exp.value > horizon ? nil : $0.key }) { cache[token] = nil }
+        }
         return removed
     }
 

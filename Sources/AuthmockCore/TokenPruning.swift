@@ -72,18 +72,20 @@ extension TokenState {
     mutating func prune(now: Date, retention: Double, grace: Double) -> PrunedCounts {
         var removed = PrunedCounts(passes: 1)
         let horizon = now.addingTimeInterval(-retention)
-        let accessBefore = accessByID.count
+        // Keys first, then removal in place: a filtered copy of every table
+        // on every pass was the soak's largest churn of memory.
         // The JWT's exp (issue time plus lifetime) decides, not an earlier forced expiry.
-        accessByID = accessByID.filter { $0.value.issuedAt.addingTimeInterval($0.value.lifetime + 1) > horizon }
-        removed.access = accessBefore - accessByID.count
+        let deadAccess = accessByID.compactMap { $0.value.issuedAt.addingTimeInterval($0.value.lifetime + 1) > horizon ? nil : $0.key }
+        for id in deadAccess { accessByID[id] = nil }
+        removed.access = deadAccess.count
 
-        var spent = Set<String>()
+        var spent: [String] = []
         var kept = Set<String>()
         for (id, record) in refreshByID {
             if case .rotated(let at) = record.state, at.addingTimeInterval(grace) <= horizon {
-                spent.insert(id)
+                spent.append(id)
             } else if record.expiresAt <= horizon {
-                spent.insert(id)
+                spent.append(id)
             } else {
                 kept.insert(record.familyID)
             }
@@ -93,13 +95,13 @@ extension TokenState {
         }
         removed.refresh = spent.count
         // A login with no refresh record left can change no answer any more.
-        let deadFamilies = families.keys.filter { !kept.contains($0) && families[$0]!.createdAt <= horizon }
+        let deadFamilies = families.compactMap { !kept.contains($0.key) && $0.value.createdAt <= horizon ? $0.key : nil }
         for id in deadFamilies { families[id] = nil }
         removed.families = deadFamilies.count
 
-        let codesBefore = codes.count
-        codes = codes.filter { $0.value.expiresAt > horizon }
-        removed.codes = codesBefore - codes.count
+        let deadCodes = codes.compactMap { $0.value.expiresAt > horizon ? nil : $0.key }
+        for code in deadCodes { codes[code] = nil }
+        removed.codes = deadCodes.count
         pruned.access += removed.access
         pruned.refresh += removed.refresh
         pruned.families += removed.families

@@ -69,6 +69,8 @@ struct TokenState: Sendable {
     var pruned = PrunedCounts()
     /// Token-issuing operations since the last pruning pass.
     var issuedSincePrune = 0
+    /// Server-clock time of the last pruning pass.
+    var lastPrune: Date?
     var families: [String: FamilyRecord] = [:]
     var refreshByID: [String: RefreshRecord] = [:]
     var refreshIDByValue: [String: String] = [:]

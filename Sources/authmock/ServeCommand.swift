@@ -81,7 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Requests in flight get `drain` seconds after SIGTERM/SIGINT; then the
         // server is cancelled, which closes every connection, stalled ones too.
-        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var configuration = ServiceGroupConfiguration(services: [app, MemoryReturn(mock: mock)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(options.drainSeconds)
         configuration.maximumCancellationDuration = .seconds(2)
         let group = ServiceGroup(configuration: configuration)

@@ -41,6 +41,22 @@ struct TokenPruningTests {
         #expect(try await authority.refresh(refresh, clientID: "demo").get().refreshToken != nil)
     }
 
+    @Test func passesAreSpacedByTheServerClockNotOnlyByCount() async throws {
+        // Retention 5 s: at most one pass per 1.25 s of server clock, however many tokens.
+        let authority = await authority()
+        let signedIn = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        var refresh = try #require(signedIn.refreshToken)
+        for _ in 0..<(3 * TokenAuthority.pruneEvery) {
+            refresh = try #require(try await authority.refresh(refresh, clientID: "demo").get().refreshToken)
+        }
+        #expect(authority.prunedCounts.passes == 1)
+        clock.advance(seconds: 1.3)
+        for _ in 0..<TokenAuthority.pruneEvery {
+            refresh = try #require(try await authority.refresh(refresh, clientID: "demo").get().refreshToken)
+        }
+        #expect(authority.prunedCounts.passes == 2)
+    }
+
     @Test func aPrunedTokenGetsTheAnswerItWouldHaveGot() async throws {
         var settings = TokenSettings(accessTTL: 1, refreshTTL: 20)
         settings.pruneAfterSeconds = 5
