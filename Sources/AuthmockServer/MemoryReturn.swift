@@ -36,7 +36,7 @@ public struct MemoryReturn: Service {
 
     static func trim() {
         #if os(Linux)
-        _ = malloc_trim(0)
+            _ = malloc_trim(0)
         #endif
     }
 }
