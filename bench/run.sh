@@ -8,12 +8,15 @@
 #   refresh    authmock refresh_token grants with rotation on
 # Prints, per target, the server's CPU time per request (from /proc/PID/stat
 # over the run: steadier than requests/s on a shared machine, so it is the
-# headline), requests/s, p99 and RSS, then the ratios the project targets,
-# and authmock's start-to-first-200 time and idle RSS.
-# Usage: bench/run.sh [seconds-per-run, default 10]
+# headline), requests/s, p99 and RSS, as medians over ROUNDS rounds that
+# interleave the targets; then the ratios the project targets (medians of
+# the per-round ratios, with their spread), and authmock's start-to-first-200
+# time and idle RSS.
+# Usage: [ROUNDS=3] bench/run.sh [seconds-per-run, default 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_PER_RUN=${1:-10}
+SECONDS_PER_RUN=${1:-5}
+ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-64}
 THREADS=${THREADS:-2}
 
@@ -75,6 +78,7 @@ AUTH_PID=$!
 until curl -sf -o /dev/null "http://127.0.0.1:$AUTH_PORT/health"; do sleep 0.002; done
 startup_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
 idle_rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$AUTH_PID/status")
+idle_anon_kb=$(awk '/^RssAnon/ {print $2}' "/proc/$AUTH_PID/status")
 
 LOGIN=$(curl -s -u demo:demo-secret -d grant_type=password -d username=alice -d password=wonderland "http://127.0.0.1:$AUTH_PORT/oauth/token")
 ACCESS=$(echo "$LOGIN" | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
@@ -111,27 +115,40 @@ run() {
 }
 
 NGINX_PIDS="$(cat "$work/nginx.pid") $(pgrep -P "$(cat "$work/nginx.pid")" | tr '\n' ' ')"
-read -r nginx_rps nginx_p99 nginx_cpu nginx_rss < <(run nginx "$NGINX_PIDS" "http://127.0.0.1:$NGINX_PORT/")
-read -r hello_rps hello_p99 hello_cpu hello_rss < <(run hello "$HELLO_PID" "http://127.0.0.1:$HELLO_PORT/hello")
-read -r me_rps me_p99 me_cpu me_rss < <(run me "$AUTH_PID" "http://127.0.0.1:$AUTH_PORT/api/me" -H "Authorization: Bearer $ACCESS")
-read -r refresh_rps refresh_p99 refresh_cpu refresh_rss < <(run refresh "$AUTH_PID" "http://127.0.0.1:$AUTH_PORT/oauth/token" -s "$work/refresh.lua")
+# Rounds interleave the targets, so each ratio compares runs minutes apart
+# at most; the medians over rounds are what is printed.
+for round in $(seq 1 "$ROUNDS"); do
+  echo "round $round of $ROUNDS..." >&2
+  # An assignment fails with its command substitution, so an invalid run (a
+  # non-2xx answer) stops the script under set -e.
+  result=$(run nginx "$NGINX_PIDS" "http://127.0.0.1:$NGINX_PORT/"); echo "nginx $result" >> "$work/results"
+  result=$(run hello "$HELLO_PID" "http://127.0.0.1:$HELLO_PORT/hello"); echo "hello $result" >> "$work/results"
+  result=$(run me "$AUTH_PID" "http://127.0.0.1:$AUTH_PORT/api/me" -H "Authorization: Bearer $ACCESS"); echo "me $result" >> "$work/results"
+  result=$(run refresh "$AUTH_PID" "http://127.0.0.1:$AUTH_PORT/oauth/token" -s "$work/refresh.lua"); echo "refresh $result" >> "$work/results"
+done
 
-python3 - "$nginx_rps" "$hello_rps" "$me_rps" "$refresh_rps" "$nginx_p99" "$hello_p99" "$me_p99" "$refresh_p99" \
-  "$nginx_cpu" "$hello_cpu" "$me_cpu" "$refresh_cpu" "$nginx_rss" "$hello_rss" "$me_rss" "$refresh_rss" \
-  "$SECONDS_PER_RUN" "$CONNECTIONS" "$startup_ms" "$idle_rss_kb" <<'PY'
-import os, sys
-a = sys.argv[1:]
-rps = list(map(float, a[0:4])); p99 = a[4:8]; cpu = list(map(float, a[8:12])); rss = [int(x) / 1024 for x in a[12:16]]
-secs, conns, startup_ms, idle_rss = a[16], a[17], int(a[18]), int(a[19]) / 1024
-print(f"wrk, {secs} s per run, {conns} connections, 127.0.0.1, {os.cpu_count()} cores")
+python3 - "$work/results" "$SECONDS_PER_RUN" "$CONNECTIONS" "$ROUNDS" "$startup_ms" "$idle_rss_kb" "$idle_anon_kb" <<'PY'
+import os, statistics, sys
+path, secs, conns, rounds, startup_ms, idle_rss, idle_anon = sys.argv[1:]
+runs = {}
+for line in open(path):
+    name, rps, p99, cpu, rss = line.split()
+    runs.setdefault(name, []).append((float(rps), p99, float(cpu), int(rss) / 1024))
+med = statistics.median
+print(f"wrk, {rounds} rounds of {secs} s per target, {conns} connections, 127.0.0.1, {os.cpu_count()} cores; medians over rounds")
 print(f"{'target':<32}{'CPU us/req':>11}{'requests/s':>12}{'p99':>10}{'RSS MB':>9}")
-names = ["nginx static 200", "hummingbird hello-world", "authmock GET /api/me", "authmock refresh_token grant"]
-for i, name in enumerate(names):
-    print(f"{name:<32}{cpu[i]:>11.1f}{rps[i]:>12.0f}{p99[i]:>10}{rss[i]:>9.1f}")
+names = {"nginx": "nginx static 200", "hello": "hummingbird hello-world", "me": "authmock GET /api/me", "refresh": "authmock refresh_token grant"}
+for key, name in names.items():
+    r = runs[key]
+    p99 = sorted(r, key=lambda x: x[0])[len(r) // 2][1]
+    print(f"{name:<32}{med(x[2] for x in r):>11.1f}{med(x[0] for x in r):>12.0f}{p99:>10}{r[-1][3]:>9.1f}")
 print()
-print(f"/api/me CPU per request / hello-world   {cpu[2] / cpu[1]:6.2f}   (target <= 1.2)")
-print(f"/api/me requests/s / hello-world        {rps[2] / rps[1]:6.2f}   (target >= 0.85)")
-print(f"refresh grants per second               {rps[3]:6.0f}   (target >= 9000, 30x oidc-provider-mock's ~300/s)")
-print(f"authmock start to first 200             {startup_ms:6d} ms (target < 80)")
-print(f"authmock idle RSS                       {idle_rss:6.1f} MB (target < 40)")
+cpu_ratio = [m[2] / h[2] for m, h in zip(runs["me"], runs["hello"])]
+rps_ratio = [m[0] / h[0] for m, h in zip(runs["me"], runs["hello"])]
+spread = lambda xs: f"(rounds {min(xs):.2f}-{max(xs):.2f})"
+print(f"/api/me CPU per request / hello-world   {med(cpu_ratio):6.2f}   (target <= 1.2) {spread(cpu_ratio)}")
+print(f"/api/me requests/s / hello-world        {med(rps_ratio):6.2f}   (target >= 0.85) {spread(rps_ratio)}")
+print(f"refresh grants per second               {med(x[0] for x in runs['refresh']):6.0f}   (target >= 9000, 30x oidc-provider-mock's ~300/s)")
+print(f"authmock start to first 200             {int(startup_ms):6d} ms (target < 80)")
+print(f"authmock idle RSS                       {int(idle_rss) / 1024:6.1f} MB (target < 40; {int(idle_anon) / 1024:.1f} MB of it anonymous, the rest mapped binary and libraries)")
 PY
