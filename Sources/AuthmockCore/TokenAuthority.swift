@@ -188,9 +188,7 @@ public final class TokenAuthority: Sendable {
             return state.prune(now: now, retention: retention, grace: Double(settings.reuseGraceSeconds))
         }
         let horizon = now.addingTimeInterval(-retention)
-        verifiedTokens.withLock { cache in
-            for token in cache.compactMap({ $0.value.exp.value > horizon ? nil : $0.key }) { cache[token] = nil }
-        }
+        verifiedTokens.withLock { $0.removeEntries { $0.value.exp.value <= horizon } }
         return removed
     }
 

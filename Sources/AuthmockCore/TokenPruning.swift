@@ -72,12 +72,8 @@ extension TokenState {
     mutating func prune(now: Date, retention: Double, grace: Double) -> PrunedCounts {
         var removed = PrunedCounts(passes: 1)
         let horizon = now.addingTimeInterval(-retention)
-        // Keys first, then removal in place: a filtered copy of every table
-        // on every pass was the soak's largest churn of memory.
         // The JWT's exp (issue time plus lifetime) decides, not an earlier forced expiry.
-        let deadAccess = accessByID.compactMap { $0.value.issuedAt.addingTimeInterval($0.value.lifetime + 1) > horizon ? nil : $0.key }
-        for id in deadAccess { accessByID[id] = nil }
-        removed.access = deadAccess.count
+        removed.access = accessByID.removeEntries { $0.value.issuedAt.addingTimeInterval($0.value.lifetime + 1) <= horizon }
 
         var spent: [String] = []
         var kept = Set<String>()
@@ -95,13 +91,9 @@ extension TokenState {
         }
         removed.refresh = spent.count
         // A login with no refresh record left can change no answer any more.
-        let deadFamilies = families.compactMap { !kept.contains($0.key) && $0.value.createdAt <= horizon ? $0.key : nil }
-        for id in deadFamilies { families[id] = nil }
-        removed.families = deadFamilies.count
+        removed.families = families.removeEntries { !kept.contains($0.key) && $0.value.createdAt <= horizon }
 
-        let deadCodes = codes.compactMap { $0.value.expiresAt > horizon ? nil : $0.key }
-        for code in deadCodes { codes[code] = nil }
-        removed.codes = deadCodes.count
+        removed.codes = codes.removeEntries { $0.value.expiresAt <= horizon }
         pruned.access += removed.access
         pruned.refresh += removed.refresh
         pruned.families += removed.families
@@ -120,5 +112,17 @@ extension TokenState {
         // Unexpired, its login lives on: its record went because it was rotated. A reuse.
         revokeFamily(family.id, at: now)
         return .reused
+    }
+}
+
+extension Dictionary {
+    /// Removes the entries `shouldRemove` picks, in place (keys first, then
+    /// removal): a filtered copy of every table on every pruning pass was the
+    /// soak's largest churn of memory. Returns how many went.
+    @discardableResult
+    mutating func removeEntries(where shouldRemove: (Element) -> Bool) -> Int {
+        let keys = compactMap { shouldRemove($0) ? $0.key : nil }
+        for key in keys { self[key] = nil }
+        return keys.count
     }
 }
