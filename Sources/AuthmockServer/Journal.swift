@@ -27,8 +27,24 @@ public struct PresentedToken: Sendable, Codable, Equatable {
 
     public var kind: Kind
     /// The access token's `jti` or the refresh token's id; nil when unreadable.
-    public var id: String?
+    public var id: String? {
+        get { storedID?.text }
+        set { storedID = newValue.map(JournalID.init) }
+    }
     public var state: State
+    private var storedID: JournalID?
+
+    public init(kind: Kind, id: String?, state: State) {
+        self.kind = kind
+        self.storedID = id.map(JournalID.init)
+        self.state = state
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, storedID = "id", state
+    }
+
+    var heapBytes: Int { storedID?.heapBytes ?? 0 }
 }
 
 /// One request to a non-control route, as the server saw it.
@@ -70,19 +86,69 @@ public struct JournalEntry: Sendable, Codable, Equatable {
     /// GraphQL mutations the request applied (nil: not a mutation, or refused before running).
     public var mutationsApplied: Int? = nil
     /// SHA-256 of the body, hex; nil for no body.
-    public var bodySHA256: String?
+    public var bodySHA256: String? {
+        get { bodyDigest?.text }
+        set { bodyDigest = newValue.map(BodyDigest.init) }
+    }
+    var bodyDigest: BodyDigest?
     public var bodyBytes: Int
     /// 0 when the connection was closed without an answer.
     public var status: Int
     public var errorCode: String?
     /// Tokens the answer handed out: access `jti` and refresh id.
-    public var issuedAccess: String?
-    public var issuedRefresh: String?
+    public var issuedAccess: String? {
+        get { issuedAccessID?.text }
+        set { issuedAccessID = newValue.map(JournalID.init) }
+    }
+    public var issuedRefresh: String? {
+        get { issuedRefreshID?.text }
+        set { issuedRefreshID = newValue.map(JournalID.init) }
+    }
+    var issuedAccessID: JournalID?
+    var issuedRefreshID: JournalID?
     /// The fault rule that fired, if any.
     public var fault: Int?
     /// True when the client never received the answer (closed or dropped connection).
     public var undelivered: Bool
     public var durationMs: Double
+
+    public init(
+        seq: Int, virtualTime: Date, realTime: Date, method: String, path: String, host: String?, kind: RouteKind, scheme: String,
+        accessToken: PresentedToken? = nil, refreshToken: PresentedToken? = nil, grantType: String? = nil, call: String? = nil,
+        operation: String? = nil, mutationsApplied: Int? = nil, bodySHA256: String? = nil, bodyBytes: Int, status: Int,
+        errorCode: String? = nil, issuedAccess: String? = nil, issuedRefresh: String? = nil, fault: Int? = nil,
+        undelivered: Bool, durationMs: Double
+    ) {
+        self.seq = seq
+        self.virtualTime = virtualTime
+        self.realTime = realTime
+        self.method = method
+        self.path = path
+        self.host = host
+        self.kind = kind
+        self.scheme = scheme
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.grantType = grantType
+        self.call = call
+        self.operation = operation
+        self.mutationsApplied = mutationsApplied
+        self.bodyDigest = bodySHA256.map(BodyDigest.init)
+        self.bodyBytes = bodyBytes
+        self.status = status
+        self.errorCode = errorCode
+        self.issuedAccessID = issuedAccess.map(JournalID.init)
+        self.issuedRefreshID = issuedRefresh.map(JournalID.init)
+        self.fault = fault
+        self.undelivered = undelivered
+        self.durationMs = durationMs
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case seq, virtualTime, realTime, method, path, host, kind, scheme, accessToken, refreshToken, grantType, call, operation
+        case mutationsApplied, bodyDigest = "bodySHA256", bodyBytes, status, errorCode
+        case issuedAccessID = "issuedAccess", issuedRefreshID = "issuedRefresh", fault, undelivered, durationMs
+    }
 }
 
 /// Filters of `GET /_authmock/journal` and the runner's queries.
@@ -176,12 +242,13 @@ public final class RequestJournal: Sendable {
 }
 
 extension JournalEntry {
-    /// What an entry costs in memory, roughly: the struct and its strings.
+    /// What an entry costs in memory: its slot in the journal and what its
+    /// strings hold on the heap (`String.heapBytes`).
     var estimatedBytes: Int {
         // Summed in place: an array of the strings would be an allocation per request.
-        func size(_ text: String?) -> Int { (text?.utf8.count ?? 0) + 16 }
+        func size(_ text: String?) -> Int { text?.heapBytes ?? 0 }
         var bytes = MemoryLayout<JournalEntry>.stride + size(method) + size(path) + size(host) + size(scheme) + size(call)
-        bytes += size(operation) + size(grantType) + size(errorCode) + size(issuedAccess) + size(issuedRefresh)
-        return bytes + size(bodySHA256) + size(accessToken?.id) + size(refreshToken?.id)
+        bytes += size(operation) + size(grantType) + size(errorCode) + (issuedAccessID?.heapBytes ?? 0) + (issuedRefreshID?.heapBytes ?? 0)
+        return bytes + (bodyDigest?.heapBytes ?? 0) + (accessToken?.heapBytes ?? 0) + (refreshToken?.heapBytes ?? 0)
     }
 }

@@ -33,8 +33,8 @@ struct ObservationMiddleware: RouterMiddleware {
         func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0) -> Response? {
             entry.status = response.map { Int($0.status.code) } ?? 0
             entry.errorCode = context.notes.errorCode
-            entry.issuedAccess = context.notes.issued?.accessTokenID
-            entry.issuedRefresh = context.notes.issued?.refreshTokenID
+            entry.issuedAccessID = context.notes.issued.map { JournalID($0.accessTokenID) }
+            entry.issuedRefreshID = context.notes.issued?.refreshTokenID.map(JournalID.init)
             entry.mutationsApplied = context.notes.mutationsApplied
             entry.fault = fault
             entry.undelivered = undelivered
@@ -67,7 +67,7 @@ struct ObservationMiddleware: RouterMiddleware {
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes
-            entry.bodySHA256 = SHA256.hash(data: body.readableBytesView).hexString
+            entry.bodyDigest = BodyDigest(sha256: SHA256.hash(data: body.readableBytesView))
         }
 
         var route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)

@@ -44,8 +44,8 @@ public final class ServerMetrics: Sendable {
     /// Called once per journaled request.
     func record(_ entry: JournalEntry) {
         counter(.requests(entry.kind, status: entry.status)).increment()
-        if entry.issuedAccess != nil { counter(.issued(access: true)).increment() }
-        if entry.issuedRefresh != nil { counter(.issued(access: false)).increment() }
+        if entry.issuedAccessID != nil { counter(.issued(access: true)).increment() }
+        if entry.issuedRefreshID != nil { counter(.issued(access: false)).increment() }
         if entry.kind == .refresh { counter(.refreshes(ok: (200..<300).contains(entry.status))).increment() }
         if entry.refreshToken?.state == .rotatedReuse { counter(.reuseDetections).increment() }
         if let fault = entry.fault { counter(.faults(rule: fault)).increment() }

@@ -1,0 +1,66 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import AuthmockServer
+
+/// The journal keeps token ids and body hashes inline; on the wire and
+/// through the public properties they must stay exactly the text they were.
+struct JournalValuesTests {
+    @Test(arguments: [
+        "3f2c7a9e-1b4d-4e8f-9a6b-0c1d2e3f4a5b",  // a jti: inline
+        "3F2C7A9E-1B4D-4E8F-9A6B-0C1D2E3F4A5B",  // uppercase: kept as text, spelled as sent
+        "rt_9f3a",
+        "rt_0",
+        "rt_ffffffffffffffff",
+        "rt_0abc",  // a leading zero would not spell back: text
+        "rt_",
+        "rt_10000000000000000",  // past 64 bits
+        "rt_ABC",
+        "not-a-token-id-at-all-but-longer-than-fifteen",
+        "",
+    ])
+    func idsSpellBackExactly(text: String) throws {
+        #expect(JournalID(text).text == text)
+        let token = PresentedToken(kind: .access, id: text, state: .valid)
+        #expect(token.id == text)
+        let json = try JSONEncoder().encode(token)
+        #expect(String(decoding: json, as: UTF8.self).contains("\"id\":\"\(text)\""))
+        #expect(try JSONDecoder().decode(PresentedToken.self, from: json) == token)
+    }
+
+    @Test func serverShapedIdsTakeNoHeap() {
+        #expect(JournalID("3f2c7a9e-1b4d-4e8f-9a6b-0c1d2e3f4a5b").heapBytes == 0)
+        #expect(JournalID("rt_9f3a1c22d4e5b6a7").heapBytes == 0)
+        #expect(JournalID("an-id-a-client-made-up-itself").heapBytes > 0)
+    }
+
+    @Test func bodyDigestsSpellTheirHexAndKeepOtherText() throws {
+        let digest = SHA256.hash(data: Data("grant_type=refresh_token".utf8))
+        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        #expect(BodyDigest(sha256: digest).text == hex)
+        #expect(BodyDigest(hex).text == hex)
+        #expect(BodyDigest(hex) == BodyDigest(sha256: digest))
+        #expect(BodyDigest(hex).heapBytes == 0)
+        for other in ["A" + hex.dropFirst(), String(hex.dropLast()), "hello", ""] {
+            #expect(BodyDigest(other).text == other)
+        }
+    }
+
+    @Test func entriesEncodeTheSameFieldsAsStrings() throws {
+        var entry = JournalEntry(
+            seq: 1, virtualTime: Date(timeIntervalSince1970: 0), realTime: Date(timeIntervalSince1970: 0), method: "POST",
+            path: "/oauth/token", host: nil, kind: .refresh, scheme: "Basic", bodySHA256: String(repeating: "ab", count: 32),
+            bodyBytes: 10, status: 200, undelivered: false, durationMs: 1)
+        entry.issuedAccess = "3f2c7a9e-1b4d-4e8f-9a6b-0c1d2e3f4a5b"
+        entry.issuedRefresh = "rt_12ab"
+        let object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(entry)) as? [String: Any])
+        #expect(object["bodySHA256"] as? String == String(repeating: "ab", count: 32))
+        #expect(object["issuedAccess"] as? String == "3f2c7a9e-1b4d-4e8f-9a6b-0c1d2e3f4a5b")
+        #expect(object["issuedRefresh"] as? String == "rt_12ab")
+        #expect(object["issuedAccessID"] == nil && object["bodyDigest"] == nil)
+        #expect(try JSONDecoder().decode(JournalEntry.self, from: JSONEncoder().encode(entry)) == entry)
+        // A refresh grant's entry holds nothing on the heap: its estimate is its slot.
+        #expect(entry.estimatedBytes == MemoryLayout<JournalEntry>.stride)
+    }
+}
