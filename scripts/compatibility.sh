@@ -4,8 +4,8 @@
 # the whole suite. Installs the Python libraries it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -c "import authlib, httpx, requests_oauthlib, gql" 2>/dev/null \
-  || python3 -m pip install --quiet authlib httpx requests-oauthlib gql
+python3 -c "import authlib, httpx, requests_oauthlib, gql, google.auth, requests_oauth2client" 2>/dev/null \
+  || python3 -m pip install --quiet authlib httpx requests-oauthlib gql google-auth requests-oauth2client
 swift build --product authmock >/dev/null
 swift build --product authmock-reference-driver >/dev/null
 swift build --product authmock-urlsession-driver >/dev/null

@@ -18,7 +18,9 @@ import Testing
         #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
     }
 
-    @Test(arguments: ["python-authlib", "python-requests-oauthlib", "python-gql"])
+    @Test(arguments: [
+        "python-authlib", "python-requests-oauthlib", "python-gql", "python-google-auth", "python-requests-oauth2client",
+    ])
     func pythonDriverMatchesItsExpectedFailures(_ name: String) throws {
         try expectOnlyKnownFailures(driver: "python3 \(Self.root.appendingPathComponent("drivers/\(name)/driver.py").path)", directory: name)
     }
