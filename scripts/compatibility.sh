@@ -18,7 +18,9 @@ args=(--driver "reference=$bin/authmock-reference-driver"
       --driver "go-oauth2=$go_driver"
       --expected-failures "go-oauth2=drivers/go-oauth2/expected-failures.yaml"
       --driver "java-okhttp=$java_driver"
-      --expected-failures "java-okhttp=drivers/java-okhttp/expected-failures.yaml")
+      --expected-failures "java-okhttp=drivers/java-okhttp/expected-failures.yaml"
+      --driver "node-axios=node drivers/node-axios/driver.js"
+      --expected-failures "node-axios=drivers/node-axios/expected-failures.yaml")
 for dir in drivers/python-*/; do
   name="$(basename "$dir")"
   [ -f "$dir/driver.py" ] || continue

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 # System packages the suite uses, installed only when missing.
 need_apt=()
-for pair in "git:git" "python3:python3" "curl:curl" "go:golang-go" "chromium:chromium"; do
+for pair in "git:git" "python3:python3" "curl:curl" "go:golang-go" "chromium:chromium" "node:nodejs"; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
 # The browser recipes (drivers/browser/) load axios's browser build from here.

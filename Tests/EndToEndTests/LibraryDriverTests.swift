@@ -25,6 +25,12 @@ import Testing
         try expectOnlyKnownFailures(driver: "python3 \(Self.root.appendingPathComponent("drivers/\(name)/driver.py").path)", directory: name)
     }
 
+    /// axios from Debian's node-axios (scripts/test.sh installs it), running drivers/browser's recipe file in Node.
+    @Test func nodeAxiosDriverMatchesItsExpectedFailures() throws {
+        try #require(FileManager.default.fileExists(atPath: "/usr/share/nodejs/axios/package.json"), "install node-axios (scripts/test.sh does)")
+        try expectOnlyKnownFailures(driver: "node \(Self.root.appendingPathComponent("drivers/node-axios/driver.js").path)", directory: "node-axios")
+    }
+
     @Test func urlSessionDriverMatchesItsExpectedFailures() throws {
         let binary = try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-urlsession-driver")
         try expectOnlyKnownFailures(driver: binary.path, directory: "swift-urlsession")
