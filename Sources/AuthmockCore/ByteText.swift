@@ -76,9 +76,9 @@ extension StringProtocol {
             case UInt8(ascii: "+") where plusIsSpace:
                 out.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
-                guard index != bytes.endIndex, let high = hexValue(bytes[index]) else { return nil }
+                guard index != bytes.endIndex, let high = bytes[index].hexDigitValue() else { return nil }
                 bytes.formIndex(after: &index)
-                guard index != bytes.endIndex, let low = hexValue(bytes[index]) else { return nil }
+                guard index != bytes.endIndex, let low = bytes[index].hexDigitValue() else { return nil }
                 bytes.formIndex(after: &index)
                 out.append(high << 4 | low)
             default:
@@ -89,11 +89,15 @@ extension StringProtocol {
     }
 }
 
-private func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
+extension UInt8 {
+    /// The value of this byte as a hex digit, or nil. `lowercaseOnly`
+    /// refuses A-F, for text that must spell back exactly.
+    package func hexDigitValue(lowercaseOnly: Bool = false) -> UInt8? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F") where !lowercaseOnly: self - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -51,7 +51,7 @@ struct JournalID: Sendable, Hashable, Codable {
         guard digits.first != UInt8(ascii: "0") || digits.count == 1 else { return nil }
         var value: UInt64 = 0
         for byte in digits {
-            guard let nibble = lowercaseHexValue(byte) else { return nil }
+            guard let nibble = byte.hexDigitValue(lowercaseOnly: true) else { return nil }
             value = value << 4 | UInt64(nibble)
         }
         return .refreshID(value)
@@ -67,7 +67,7 @@ struct JournalID: Sendable, Hashable, Codable {
                 guard byte == UInt8(ascii: "-") else { return nil }
                 continue
             }
-            guard let nibble = lowercaseHexValue(byte) else { return nil }
+            guard let nibble = byte.hexDigitValue(lowercaseOnly: true) else { return nil }
             if digits < 16 { words.high = words.high << 4 | UInt64(nibble) } else { words.low = words.low << 4 | UInt64(nibble) }
             digits += 1
         }
@@ -78,14 +78,6 @@ struct JournalID: Sendable, Hashable, Codable {
         var text = (withUnsafeBytes(of: high.bigEndian, Array.init) + withUnsafeBytes(of: low.bigEndian, Array.init)).hexString
         for offset in [8, 13, 18, 23] { text.insert("-", at: text.index(text.startIndex, offsetBy: offset)) }
         return text
-    }
-}
-
-private func lowercaseHexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    default: nil
     }
 }
 
@@ -109,7 +101,7 @@ struct BodyDigest: Sendable, Hashable, Codable {
     private init(storage: Storage) { self.storage = storage }
 
     init(_ text: String) {
-        let nibbles = text.utf8.compactMap(lowercaseHexValue)
+        let nibbles = text.utf8.compactMap { $0.hexDigitValue(lowercaseOnly: true) }
         if text.utf8.count == 64, nibbles.count == 64 {
             self.init(sha256: stride(from: 0, to: 64, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] })
         } else {
