@@ -64,3 +64,17 @@ def serve(name, version, profiles, make_client, capabilities=("url",)):
 def outcome(status, body):
     """The outcome dict for an HTTP answer that reached the application."""
     return {"outcome": "ok" if 200 <= status < 300 else "http_error", "status": status, "body": body}
+
+
+def session_call(session, base, method, path, headers, body, refused):
+    """One application call through a ``requests``-style session.
+
+    ``path`` is the runner's path, or a full URL for another host; a
+    ``refused`` exception (the library's "the refresh was refused") means the
+    app shows its login screen: ``reauth_required``.
+    """
+    try:
+        response = session.request(method, path if path.startswith("http") else base + path, headers=headers, data=body, timeout=30)
+    except refused as error:
+        return {"outcome": "reauth_required", "message": str(error)}
+    return outcome(response.status_code, response.text)

@@ -23,7 +23,7 @@ import requests  # noqa: E402
 from google.auth.exceptions import RefreshError  # noqa: E402
 from google.auth.transport.requests import AuthorizedSession  # noqa: E402
 from google.oauth2.credentials import Credentials  # noqa: E402
-from authmock_driver import outcome, serve  # noqa: E402
+from authmock_driver import serve, session_call  # noqa: E402
 
 
 class GoogleAuthDriver:
@@ -44,11 +44,7 @@ class GoogleAuthDriver:
         return {"outcome": "ok"}
 
     def request(self, method, path, headers, body):
-        try:
-            response = self.session.request(method, (path if path.startswith("http") else self.base + path), headers=headers, data=body, timeout=30)
-        except RefreshError as error:  # the refresh was refused: the app shows its login screen
-            return {"outcome": "reauth_required", "message": str(error)}
-        return outcome(response.status_code, response.text)
+        return session_call(self.session, self.base, method, path, headers, body, refused=RefreshError)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import requests_oauthlib  # noqa: E402
 from oauthlib.oauth2 import LegacyApplicationClient, OAuth2Error  # noqa: E402
 from requests_oauthlib import OAuth2Session  # noqa: E402
-from authmock_driver import outcome, serve  # noqa: E402
+from authmock_driver import serve, session_call  # noqa: E402
 
 
 class RequestsOAuthlibDriver:
@@ -45,11 +45,7 @@ class RequestsOAuthlibDriver:
             return {"outcome": "http_error", "message": str(error)}
 
     def request(self, method, path, headers, body):
-        try:
-            response = self.session.request(method, (path if path.startswith("http") else self.base + path), headers=headers, data=body, timeout=30)
-        except OAuth2Error as error:  # the refresh was refused: the app shows its login screen
-            return {"outcome": "reauth_required", "message": str(error)}
-        return outcome(response.status_code, response.text)
+        return session_call(self.session, self.base, method, path, headers, body, refused=OAuth2Error)
 
 
 if __name__ == "__main__":
