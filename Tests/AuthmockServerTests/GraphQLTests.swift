@@ -43,6 +43,9 @@ struct GraphQLTests {
             try await s.graphQL(String(repeating: "{ a ", count: 5000) + String(repeating: "}", count: 5000), token: t)
         },
         ErrorCase(name: "syntax error", expected: .parseFailed, mode: .http) { s, t in try await s.graphQL("{ me { ", token: t) },
+        // The document ends inside a string escape: the lexer used to trap (fuzzing found it).
+        ErrorCase(name: "document ends in a \\u escape", expected: .parseFailed, mode: .http) { s, t in try await s.graphQL(#"{ item(id: "\u1"#, token: t) },
+        ErrorCase(name: "document ends in a backslash", expected: .parseFailed, mode: .http) { s, t in try await s.graphQL(#"{ item(id: "\"#, token: t) },
         ErrorCase(name: "unknown field", expected: .validationFailed, mode: .http) { s, t in try await s.graphQL("{ me { password } }", token: t) },
         ErrorCase(name: "mutation over GET", expected: .mutationOverGet, mode: .http) { s, t in
             try await s.get("/graphql?query=" + formEncode(#"mutation { createNote(text: "x") { id } }"#), bearer: t)
