@@ -20,7 +20,11 @@ args=(--driver "reference=$bin/authmock-reference-driver"
       --driver "java-okhttp=$java_driver"
       --expected-failures "java-okhttp=drivers/java-okhttp/expected-failures.yaml"
       --driver "node-axios=node drivers/node-axios/driver.js"
-      --expected-failures "node-axios=drivers/node-axios/expected-failures.yaml")
+      --expected-failures "node-axios=drivers/node-axios/expected-failures.yaml"
+      --driver "ruby-oauth2=ruby drivers/ruby-oauth2/driver.rb"
+      --expected-failures "ruby-oauth2=drivers/ruby-oauth2/expected-failures.yaml"
+      --driver "perl-lwp-authen-oauth2=perl drivers/perl-lwp-authen-oauth2/driver.pl"
+      --expected-failures "perl-lwp-authen-oauth2=drivers/perl-lwp-authen-oauth2/expected-failures.yaml")
 for dir in drivers/python-*/; do
   name="$(basename "$dir")"
   [ -f "$dir/driver.py" ] || continue

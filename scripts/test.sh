@@ -9,8 +9,13 @@ need_apt=()
 for pair in "git:git" "python3:python3" "curl:curl" "go:golang-go" "chromium:chromium" "node:nodejs"; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
-# The browser recipes (drivers/browser/) load axios's browser build from here.
-[ -f /usr/share/nodejs/axios/dist/axios.min.js ] || need_apt+=(node-axios)
+# Client libraries the drivers in drivers/ wrap, by a file each installs: the
+# browser recipes and drivers/node-axios load axios's build from here.
+for pair in "/usr/share/nodejs/axios/dist/axios.min.js:node-axios" \
+    "/usr/lib/ruby/vendor_ruby/oauth2.rb:ruby-oauth2" \
+    "/usr/share/perl5/LWP/Authen/OAuth2.pm:liblwp-authen-oauth2-perl"; do
+  [ -f "${pair%%:*}" ] || need_apt+=("${pair#*:}")
+done
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" golang-golang-x-oauth2-dev

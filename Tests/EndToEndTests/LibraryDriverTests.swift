@@ -31,6 +31,19 @@ import Testing
         try expectOnlyKnownFailures(driver: "node \(Self.root.appendingPathComponent("drivers/node-axios/driver.js").path)", directory: "node-axios")
     }
 
+    /// The oauth2 gem from Debian's ruby-oauth2 (scripts/test.sh installs it).
+    @Test func rubyOAuth2DriverMatchesItsExpectedFailures() throws {
+        try #require(FileManager.default.fileExists(atPath: "/usr/lib/ruby/vendor_ruby/oauth2.rb"), "install ruby-oauth2 (scripts/test.sh does)")
+        try expectOnlyKnownFailures(driver: "ruby \(Self.root.appendingPathComponent("drivers/ruby-oauth2/driver.rb").path)", directory: "ruby-oauth2")
+    }
+
+    /// LWP::Authen::OAuth2 from Debian's liblwp-authen-oauth2-perl (scripts/test.sh installs it).
+    @Test func perlLWPAuthenOAuth2DriverMatchesItsExpectedFailures() throws {
+        try #require(FileManager.default.fileExists(atPath: "/usr/share/perl5/LWP/Authen/OAuth2.pm"), "install liblwp-authen-oauth2-perl (scripts/test.sh does)")
+        try expectOnlyKnownFailures(
+            driver: "perl \(Self.root.appendingPathComponent("drivers/perl-lwp-authen-oauth2/driver.pl").path)", directory: "perl-lwp-authen-oauth2")
+    }
+
     @Test func urlSessionDriverMatchesItsExpectedFailures() throws {
         let binary = try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-urlsession-driver")
         try expectOnlyKnownFailures(driver: binary.path, directory: "swift-urlsession")
