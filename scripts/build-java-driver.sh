@@ -1,13 +1,31 @@
 #!/usr/bin/env bash
-# Builds the OkHttp driver offline from Debian's Java packages and prints
-# the command that runs it.
+# Builds a Java driver (drivers/NAME, default java-okhttp) offline from
+# Debian's Java packages, with the shared protocol loop in drivers/java-common,
+# into .build/NAME, writes .build/NAME/run (the command that runs it) and
+# prints that path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-jars=/usr/share/java/okhttp.jar:/usr/share/java/okio.jar:/usr/share/java/gson.jar
-if ! command -v javac >/dev/null || [ ! -f /usr/share/java/okhttp.jar ] || [ ! -f /usr/share/java/gson.jar ]; then
+name="${1:-java-okhttp}"
+case "$name" in
+  java-okhttp)
+    packages=(libokhttp-java libgoogle-gson-java)
+    jars=(okhttp okio gson) ;;
+  java-google-oauth-client)
+    packages=(libgoogle-oauth-client-java libgoogle-http-client-java libgoogle-gson-java)
+    jars=(google-oauth-client google-http-client google-http-client-gson gson guava opencensus-api opencensus-contrib-http-util grpc-context) ;;
+  *) echo "unknown Java driver: $name" >&2; exit 2 ;;
+esac
+classpath=""
+for jar in "${jars[@]}"; do classpath+="/usr/share/java/$jar.jar:"; done
+missing=0
+for jar in "${jars[@]}"; do [ -f "/usr/share/java/$jar.jar" ] || missing=1; done
+if ! command -v javac >/dev/null || [ "$missing" -eq 1 ]; then
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless libokhttp-java libgoogle-gson-java >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless "${packages[@]}" >/dev/null
 fi
-mkdir -p .build/java-okhttp
-javac -nowarn -d .build/java-okhttp -cp "$jars" drivers/java-okhttp/Driver.java 2>/dev/null
-echo "java -cp $PWD/.build/java-okhttp:$jars Driver"
+out=".build/$name"
+mkdir -p "$out"
+javac -nowarn -d "$out" -cp "$classpath" drivers/java-common/StdioDriver.java "drivers/$name/Driver.java"
+printf '#!/bin/sh\nexec java -cp "%s" Driver\n' "$PWD/$out:$classpath" > "$out/run"
+chmod +x "$out/run"
+echo "$PWD/$out/run"

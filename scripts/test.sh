@@ -44,7 +44,8 @@ fi
 swift build --build-tests
 # The Go and Java drivers are built from Debian's packages (the tests run them).
 scripts/build-go-driver.sh
-scripts/build-java-driver.sh
+scripts/build-java-driver.sh java-okhttp
+scripts/build-java-driver.sh java-google-oauth-client
 # Serial: the conformance tests measure concurrency in the clients they run,
 # and must not compete with each other for the two cores.
 swift test --skip-build --no-parallel

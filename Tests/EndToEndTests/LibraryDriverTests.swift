@@ -56,11 +56,11 @@ import Testing
         try expectOnlyKnownFailures(driver: binary.path, directory: "go-oauth2")
     }
 
-    /// Built by scripts/build-java-driver.sh (scripts/test.sh runs it first).
-    @Test func javaDriverMatchesItsExpectedFailures() throws {
-        let classes = Self.root.appendingPathComponent(".build/java-okhttp")
-        try #require(FileManager.default.fileExists(atPath: classes.appendingPathComponent("Driver.class").path), "run scripts/build-java-driver.sh first")
-        let jars = ["okhttp", "okio", "gson"].map { "/usr/share/java/\($0).jar" }.joined(separator: ":")
-        try expectOnlyKnownFailures(driver: "java -cp \(classes.path):\(jars) Driver", directory: "java-okhttp", jobs: 2)
+    /// Built by scripts/build-java-driver.sh NAME (scripts/test.sh runs it first), which writes .build/NAME/run.
+    @Test(arguments: ["java-okhttp", "java-google-oauth-client"])
+    func javaDriverMatchesItsExpectedFailures(_ name: String) throws {
+        let run = Self.root.appendingPathComponent(".build/\(name)/run")
+        try #require(FileManager.default.isExecutableFile(atPath: run.path), "run scripts/build-java-driver.sh \(name) first")
+        try expectOnlyKnownFailures(driver: run.path, directory: name, jobs: 2)
     }
 }

@@ -9,30 +9,18 @@
 // separate client without the Authenticator, so its own 401 cannot recurse.
 import com.google.gson.Gson;
 import com.google.gson.JsonObject;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import okhttp3.*;
 
 public final class Driver {
     static final Gson gson = new Gson();
-    static final Object out = new Object();
     static final Object tokenLock = new Object();
     static volatile String access, refresh;
     static volatile boolean signedOut;
     static String base, basic;
     static final OkHttpClient plain = new OkHttpClient();
     static OkHttpClient client;
-
-    static void answer(JsonObject message) {
-        synchronized (out) {
-            System.out.println(gson.toJson(message));
-            System.out.flush();
-        }
-    }
 
     /** The token grant; true when new tokens are in place. Caller holds tokenLock. */
     static boolean grant(FormBody form) throws Exception {
@@ -131,45 +119,6 @@ public final class Driver {
     }
 
     public static void main(String[] args) throws Exception {
-        ExecutorService pool = Executors.newCachedThreadPool();
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
-        String line;
-        while ((line = in.readLine()) != null) {
-            JsonObject m = gson.fromJson(line, JsonObject.class);
-            String id = m.get("id").getAsString(), op = m.get("op").getAsString();
-            if (op.equals("hello")) {
-                hello(m);
-                JsonObject result = new JsonObject();
-                result.addProperty("id", id);
-                result.addProperty("ok", true);
-                result.addProperty("driver", "okhttp-authenticator");
-                result.addProperty("version", "3.13.1 (Debian)");
-                result.add("profiles", gson.toJsonTree(new String[] {"oauth2"}));
-                result.add("capabilities", gson.toJsonTree(new String[] {"url"}));
-                answer(result);
-            } else if (op.equals("shutdown")) {
-                pool.shutdown();
-                pool.awaitTermination(10, TimeUnit.SECONDS);
-                JsonObject result = new JsonObject();
-                result.addProperty("id", id);
-                result.addProperty("ok", true);
-                answer(result);
-                System.exit(0);
-            } else {
-                pool.submit(() -> {
-                    JsonObject result;
-                    try {
-                        result = op.equals("login") ? login(m) : request(m);
-                    } catch (Exception e) {
-                        result = new JsonObject();
-                        result.addProperty("ok", false);
-                        result.addProperty("outcome", "transport_error");
-                        result.addProperty("message", e.toString());
-                    }
-                    result.addProperty("id", id);
-                    answer(result);
-                });
-            }
-        }
+        StdioDriver.run("okhttp-authenticator", "3.13.1 (Debian)", Driver::hello, Driver::login, Driver::request);
     }
 }
