@@ -14,6 +14,8 @@ struct MatrixCommand: AsyncParsableCommand {
     @Option(help: "Write the Markdown matrix here.") var markdown: String = "docs/compatibility.md"
     @Option(help: "Write the HTML matrix here.") var html: String = "docs/compatibility.html"
     @Option(help: "Cases run at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "The driver NAME that is authmock's reference client, not a library: its column does not keep rows in view that every library skips.")
+    var reference: String = "reference"
 
     func run() async throws {
         let cases = try SuiteSelection.assemble(paths: paths, builtIn: builtIn).scenarios.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
@@ -28,9 +30,10 @@ struct MatrixCommand: AsyncParsableCommand {
             print("running \(name): \(command)")
             let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: jobs, expectedFailures: known[name] ?? [:]))
             print(Reports.summary(results, seconds: results.reduce(0) { $0 + $1.seconds }), terminator: "")
-            columns.append(.init(name: name, results: results))
+            columns.append(.init(name: name, results: results, isReference: name == reference))
         }
-        try CompatibilityReport.markdown(columns).write(toFile: markdown, atomically: true, encoding: .utf8)
+        let htmlPage = URL(fileURLWithPath: html).lastPathComponent
+        try CompatibilityReport.markdown(columns, htmlPage: htmlPage).write(toFile: markdown, atomically: true, encoding: .utf8)
         try CompatibilityReport.html(columns).write(toFile: html, atomically: true, encoding: .utf8)
         print("wrote \(markdown) and \(html)")
     }

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+@testable import AuthmockScenario
+
+/// The published matrix: summaries, folded SKIP rows and links to evidence.
+struct CompatibilityReportTests {
+    static func result(_ id: String, _ profile: String, _ verdict: Verdict, level: String = "must", known: String? = nil) -> CaseResult {
+        var result = CaseResult(
+            id: id, name: "case \(id) name", profile: profile, level: level, file: "\(id).yaml", verdict: verdict, findings: [], calls: [],
+            journal: ["#1 GET /api/items -> 401"], driverStderr: "", seconds: 0, driver: "lib", driverVersion: "1.0")
+        result.knownFailure = known
+        if known != nil { result.reason = known }
+        if verdict == .fail { result.findings = [Finding(expectation: "refreshes", passed: false, message: "saw 2", evidence: [])] }
+        return result
+    }
+
+    static let columns = [
+        CompatibilityReport.Column(
+            name: "reference", results: [result("1.1", "oauth2", .pass), result("1.1", "envelope", .pass), result("6.1", "oauth2", .pass, level: "should")],
+            isReference: true),
+        CompatibilityReport.Column(
+            name: "python-lib",
+            results: [
+                result("1.1", "oauth2", .skip, known: "no lock (lib.py L10)"), result("1.1", "envelope", .skip),
+                result("6.1", "oauth2", .nonStrict, level: "should"),
+            ]),
+        CompatibilityReport.Column(
+            name: "ruby-lib", results: [result("1.1", "oauth2", .fail), result("1.1", "envelope", .skip), result("6.1", "oauth2", .pass, level: "should")]),
+    ]
+
+    @Test func summariesCountMustAndShouldCasesAgainstTheApplicableOnes() {
+        #expect(Self.columns[0].summary == "must 2/2, should 1/1")
+        // The known failure is applicable and failed; the SKIP is not applicable.
+        #expect(Self.columns[1].summary == "must 0/1, should 0/1")
+        #expect(Self.columns[2].summary == "must 0/1, should 1/1")
+    }
+
+    @Test func rowsEveryLibrarySkipsAreFoldedAndFailuresLinkToTheirEvidence() throws {
+        let markdown = CompatibilityReport.markdown(Self.columns, htmlPage: "compat.html")
+        let html = CompatibilityReport.html(Self.columns)
+        #expect(markdown.contains("2 libraries in 2 languages"))
+        let (shown, folded) = CompatibilityReport.rows(Self.columns)
+        #expect(shown == ["1.1 [oauth2]", "6.1 [oauth2]"])
+        #expect(folded == ["1.1 [envelope]"])
+        let fold = try #require(markdown.range(of: "<details>"))
+        #expect(markdown[..<fold.lowerBound].contains("| 1.1 [oauth2] | case 1.1 name | PASS | [FAIL (known)](compat.html#c-python-lib-1-1--oauth2-) | [FAIL](compat.html#c-ruby-lib-1-1--oauth2-) |"))
+        #expect(markdown[fold.upperBound...].contains("| 1.1 [envelope] | case 1.1 name | PASS | SKIP | SKIP |"))
+        #expect(markdown.contains("[NON-STRICT](compat.html#c-python-lib-6-1--oauth2-)"))
+        // Every link has its cell on the HTML page.
+        for anchor in ["c-python-lib-1-1--oauth2-", "c-ruby-lib-1-1--oauth2-", "c-python-lib-6-1--oauth2-"] {
+            #expect(html.contains("<td id=\"\(anchor)\""))
+        }
+        #expect(html.contains("<details id=\"folded\"><summary>1 case runs that every library here skips"))
+        #expect(markdown.contains("- **1.1 [oauth2]** FAIL (known): no lock (lib.py L10)"))
+    }
+}
