@@ -42,8 +42,9 @@ else
   echo "swift format is not in this toolchain (Swift 6 ships it): formatting not checked" >&2
 fi
 swift build --build-tests
-# The Go and Java drivers are built from Debian's packages (the tests run them).
+# The Go, Java and Rust drivers are built from Debian's packages (the tests run them).
 scripts/build-go-driver.sh
+scripts/build-rust-driver.sh
 scripts/build-java-driver.sh java-okhttp
 scripts/build-java-driver.sh java-google-oauth-client
 # Serial: the conformance tests measure concurrency in the clients they run,

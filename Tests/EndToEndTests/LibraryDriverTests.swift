@@ -44,6 +44,13 @@ import Testing
             driver: "perl \(Self.root.appendingPathComponent("drivers/perl-lwp-authen-oauth2/driver.pl").path)", directory: "perl-lwp-authen-oauth2")
     }
 
+    /// Built by scripts/build-rust-driver.sh (scripts/test.sh runs it first).
+    @Test func rustOAuth2DriverMatchesItsExpectedFailures() throws {
+        let binary = Self.root.appendingPathComponent(".build/rust-oauth2/release/authmock-rust-oauth2-driver")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "run scripts/build-rust-driver.sh first")
+        try expectOnlyKnownFailures(driver: binary.path, directory: "rust-oauth2")
+    }
+
     @Test func urlSessionDriverMatchesItsExpectedFailures() throws {
         let binary = try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-urlsession-driver")
         try expectOnlyKnownFailures(driver: binary.path, directory: "swift-urlsession")
