@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+// Two authmock drivers for Alamofire 5, one per refresh recipe. Build and run
+// on macOS (or Linux) next to a checkout of authmock:
+//     cd drivers/swift-alamofire && swift build
+//     swift run authmock run ../../scenarios --driver .build/debug/alamofire-authenticator
+// CI does not build this package: Alamofire is not in the package mirror CI uses.
+import PackageDescription
+
+let package = Package(
+    name: "authmock-alamofire-drivers",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    dependencies: [
+        .package(url: "https://github.com/Alamofire/Alamofire.git", from: "5.10.0"),
+        .package(name: "authmock", path: "../.."),
+    ],
+    targets: [
+        // What both recipes share: sign-in, token decoding, and a call as the app makes it.
+        .target(
+            name: "AlamofireDriverSupport",
+            dependencies: [.product(name: "Alamofire", package: "Alamofire"), .product(name: "DriverKit", package: "authmock")]),
+        // Recipe 1: AuthenticationInterceptor with an Authenticator, as Alamofire's documentation writes it.
+        .executableTarget(name: "alamofire-authenticator", dependencies: ["AlamofireDriverSupport"]),
+        // Recipe 2: a hand-written RequestInterceptor (adapt and retry), as blog posts write it.
+        .executableTarget(name: "alamofire-request-interceptor", dependencies: ["AlamofireDriverSupport"]),
+    ]
+)
