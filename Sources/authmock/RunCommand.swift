@@ -37,6 +37,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Only these profiles; repeatable.") var profile: [String] = []
     @Option(help: "Only cases of this level: must or should.") var level: String?
     @Option(help: "Cases run at once (default: the number of cores).") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "K/N: run only the K-th of N deterministic parts of the selected case runs (one CI machine of N); `authmock report merge` combines the parts' JSON reports.")
+    var shard: String?
     @Option(name: .customLong("expected-failures"), help: "YAML file of cases the driver is known to fail, with reasons (reported as SKIP).") var expectedFailures: String?
     @Option(help: "Write a JUnit XML report here.") var junit: String?
     @Option(help: "Write a JSON report here.") var json: String?
@@ -64,13 +66,22 @@ struct RunCommand: AsyncParsableCommand {
                 throw ExitCode(RunExit.usage)
             }
         }
+        let part: Shard?
+        if let shard {
+            guard let parsed = Shard(shard) else { throw ValidationError("--shard takes K/N with 1 <= K <= N, e.g. 2/4; got '\(shard)'") }
+            part = parsed
+        } else {
+            part = nil
+        }
         let scenarios = suite.scenarios
-        let selected = scenarios.filter { scenario in
+        let filtered = scenarios.filter { scenario in
             (cases.isEmpty || cases.contains { glob($0, matches: scenario.id) }) && (level == nil || scenario.level.rawValue == level)
         }.flatMap { scenario in
             scenario.profiles.filter { profile.isEmpty || profile.contains($0) }.map { (scenario, $0) }
         }
-        guard !selected.isEmpty else {
+        // A shard of a small selection may be empty: its report is then empty, not an error.
+        let selected = part?.select(filtered) ?? filtered
+        guard !filtered.isEmpty else {
             FileHandle.standardError.write(Data("no case matches the filters (\(scenarios.count) scenarios read)\n".utf8))
             throw ExitCode(RunExit.usage)
         }
@@ -84,7 +95,8 @@ struct RunCommand: AsyncParsableCommand {
         let driver: String
         if let command = self.driver {
             driver = command
-            print("authmock run: \(selected.count) cases from the \(suite.description), driver: \(driver)")
+            let of = part.map { ", shard \($0) of \(filtered.count) case runs" } ?? ""
+            print("authmock run: \(selected.count) cases from the \(suite.description)\(of), driver: \(driver)")
             results = await ScenarioRunner.run(selected, options: RunOptions(driver: driver, jobs: jobs, expectedFailures: known), progress: progress)
         } else {
             (driver, results) = try await runAttached(selected, suite: suite, known: known, progress: progress)

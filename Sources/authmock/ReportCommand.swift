@@ -1,0 +1,56 @@
+import ArgumentParser
+import AuthmockScenario
+import Foundation
+
+/// `authmock report merge`: the shard reports of a sharded run combined.
+struct ReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report", abstract: "Work with JSON reports of `authmock run`.", subcommands: [Merge.self])
+
+    struct Merge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Combine the JSON reports of `authmock run --shard K/N` into one report per driver.",
+            discussion: """
+                Give every shard's report once. Prints the merged verdict counts and exits as `authmock run` would have: \
+                0 when nothing FAILed or ERRORed, 1 otherwise, 2 for unreadable or overlapping reports. With reports of \
+                several drivers, --json and --junit need one driver; --markdown and --html write the compatibility matrix \
+                with a column per driver.
+                """)
+
+        @Argument(help: "JSON reports written by `authmock run --json`.") var reports: [String]
+        @Option(help: "Write the merged JSON report here (one driver).") var json: String?
+        @Option(help: "Write the merged JUnit XML report here (one driver).") var junit: String?
+        @Option(help: "Write the compatibility matrix as Markdown here.") var markdown: String?
+        @Option(help: "Write the compatibility matrix as HTML here.") var html: String?
+
+        func run() async throws {
+            guard !reports.isEmpty else { throw ValidationError("give the JSON reports to merge") }
+            let runs: [ReportMerge.Run]
+            do {
+                runs = try ReportMerge.merge(try reports.map { ($0, try ReportMerge.read($0)) })
+            } catch {
+                FileHandle.standardError.write(Data("authmock report merge: \(error)\n".utf8))
+                throw ExitCode(RunExit.usage)
+            }
+            if runs.count > 1, json != nil || junit != nil {
+                FileHandle.standardError.write(Data("authmock report merge: --json and --junit merge one driver's shards; these reports come from \(runs.count) drivers\n".utf8))
+                throw ExitCode(RunExit.usage)
+            }
+            for run in runs {
+                print("\(run.driverName ?? run.driver): \(run.cases.count) case runs")
+                print(Reports.summary(run.cases, seconds: run.seconds, suite: run.builtIn), terminator: "")
+            }
+            if let run = runs.first, runs.count == 1 {
+                if let json { try Reports.json(run.cases, seconds: run.seconds, driver: run.driver, suite: run.builtIn).write(toFile: json, atomically: true, encoding: .utf8) }
+                if let junit { try Reports.junit(run.cases, seconds: run.seconds, suite: run.builtIn).write(toFile: junit, atomically: true, encoding: .utf8) }
+            }
+            let columns = runs.map { CompatibilityReport.Column(name: $0.driverName ?? $0.driver, results: $0.cases) }
+            if let markdown {
+                let page = html.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "compatibility.html"
+                try CompatibilityReport.markdown(columns, htmlPage: page).write(toFile: markdown, atomically: true, encoding: .utf8)
+            }
+            if let html { try CompatibilityReport.html(columns).write(toFile: html, atomically: true, encoding: .utf8) }
+            if runs.contains(where: { $0.cases.contains { $0.verdict == .fail || $0.verdict == .error } }) { throw ExitCode(RunExit.failures) }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// `authmock run --shard K/N` and `authmock report merge`: the shards of a
+/// run together give exactly the verdicts of the run, through the real binary.
+@Suite(.serialized) struct ShardTests {
+    static var referenceDriver: String {
+        get throws { try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-reference-driver").path }
+    }
+
+    /// The reference client, with a client fault so that some cases FAIL and the merge has verdicts of every kind to keep.
+    static func run(_ extra: [String], json: URL) throws -> (status: Int32, stdout: String, stderr: String) {
+        try runAuthmock(
+            ["run", "--driver", "\(try referenceDriver) --fault refresh-per-401", "--case", "1.*", "--case", "2.1", "--case", "6.*", "--case", "11.1", "--jobs", "4", "--json", json.path]
+                + extra)
+    }
+
+    static func verdicts(_ json: URL) throws -> [String: String] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        let cases = try #require(report["cases"] as? [[String: Any]])
+        var verdicts: [String: String] = [:]
+        for result in cases {
+            let label = "\(result["id"] as? String ?? "?") [\(result["profile"] as? String ?? "?")]"
+            #expect(verdicts[label] == nil, "\(label) twice")
+            verdicts[label] = result["verdict"] as? String
+        }
+        return verdicts
+    }
+
+    @Test func threeShardsMergedGiveTheVerdictsOfOneRun() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-shards-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let whole = directory.appendingPathComponent("whole.json")
+        let unsharded = try Self.run([], json: whole)
+        #expect(unsharded.status == 1, "the faulty client fails some cases: \(unsharded.stdout)")
+        var parts: [URL] = []
+        var sizes: [Int] = []
+        for k in 1...3 {
+            let part = directory.appendingPathComponent("shard-\(k).json")
+            let result = try Self.run(["--shard", "\(k)/3"], json: part)
+            #expect(result.stdout.contains("shard \(k)/3 of"), "\(result.stdout)")
+            parts.append(part)
+            sizes.append(try Self.verdicts(part).count)
+        }
+        let expected = try Self.verdicts(whole)
+        #expect(sizes.reduce(0, +) == expected.count && sizes.max()! - sizes.min()! <= 1, "shards of \(sizes) for \(expected.count) case runs")
+        let merged = directory.appendingPathComponent("merged.json"), junit = directory.appendingPathComponent("merged.xml")
+        let html = directory.appendingPathComponent("matrix.html"), markdown = directory.appendingPathComponent("matrix.md")
+        let merge = try runAuthmock(["report", "merge"] + parts.map(\.path) + ["--json", merged.path, "--junit", junit.path, "--markdown", markdown.path, "--html", html.path])
+        #expect(merge.status == unsharded.status, "\(merge.stdout)\n\(merge.stderr)")
+        #expect(try Self.verdicts(merged) == expected)
+        // The printed counts are the unsharded run's.
+        let counts = { (text: String) in text.split(separator: "\n").filter { $0.range(of: #"^\d+ passed, \d+ failed"#, options: .regularExpression) != nil } }
+        #expect(counts(merge.stdout) == counts(unsharded.stdout))
+        #expect(try String(contentsOf: junit, encoding: .utf8).contains("<testsuite"))
+        #expect(try String(contentsOf: markdown, encoding: .utf8).contains("matrix.html#"))
+        #expect(try String(contentsOf: html, encoding: .utf8).contains("<td id=\"c-"))
+
+        // Each shard once: the same report twice is refused.
+        let twice = try runAuthmock(["report", "merge", parts[0].path, parts[0].path])
+        #expect(twice.status == 2 && twice.stderr.contains("also in"), "\(twice.stderr)")
+    }
+
+    @Test(arguments: ["0/3", "4/3", "1/0", "2", "a/b"])
+    func badShardsAreUsageErrors(_ shard: String) throws {
+        let result = try runAuthmock(["run", "--driver", "true", "--shard", shard])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--shard takes K/N"), "\(result.stderr)")
+    }
+
+    @Test func aFileThatIsNotAReportIsAUsageError() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-report-\(UUID().uuidString).json")
+        try Data("{\"hello\": 1}".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try runAuthmock(["report", "merge", file.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("not an authmock JSON report"), "\(result.stderr)")
+    }
+}
