@@ -154,7 +154,8 @@ public enum CompatibilityReport {
         out += "</table>\n"
         func table(_ labels: [String]) -> String {
             var text = "<table><tr><th>case</th>"
-            for column in columns { text += "<th>\(esc(column.library))</th>" }
+            // The column's name, as in the summary, over what the driver said it wraps.
+            for column in columns { text += "<th>\(esc(column.name))<br><small>\(esc(column.library))</small></th>" }
             text += "</tr>\n"
             for label in labels {
                 text += "<tr><th class=\"case\"><b>\(esc(label))</b> \(esc(name(label, in: columns)))</th>"
