@@ -122,6 +122,16 @@ public enum CompatibilityReport {
         return out
     }
 
+    /// Writes the Markdown and/or HTML page; the Markdown links to the HTML
+    /// page by its file name (the two are published side by side).
+    public static func write(_ columns: [Column], markdown: String?, html: String?) throws {
+        if let markdown {
+            let page = html.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "compatibility.html"
+            try Self.markdown(columns, htmlPage: page).write(toFile: markdown, atomically: true, encoding: .utf8)
+        }
+        if let html { try Self.html(columns).write(toFile: html, atomically: true, encoding: .utf8) }
+    }
+
     /// The language of a driver named `language-library` (drivers/README.md's convention).
     static func language(_ driverName: String) -> String {
         String(driverName.prefix { $0 != "-" })

@@ -32,9 +32,7 @@ struct MatrixCommand: AsyncParsableCommand {
             print(Reports.summary(results, seconds: results.reduce(0) { $0 + $1.seconds }), terminator: "")
             columns.append(.init(name: name, results: results, isReference: name == reference))
         }
-        let htmlPage = URL(fileURLWithPath: html).lastPathComponent
-        try CompatibilityReport.markdown(columns, htmlPage: htmlPage).write(toFile: markdown, atomically: true, encoding: .utf8)
-        try CompatibilityReport.html(columns).write(toFile: html, atomically: true, encoding: .utf8)
+        try CompatibilityReport.write(columns, markdown: markdown, html: html)
         print("wrote \(markdown) and \(html)")
     }
 

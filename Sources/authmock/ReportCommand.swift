@@ -36,21 +36,19 @@ struct ReportCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("authmock report merge: --json and --junit merge one driver's shards; these reports come from \(runs.count) drivers\n".utf8))
                 throw ExitCode(RunExit.usage)
             }
+            let columns = runs.map { CompatibilityReport.Column(name: $0.driverName ?? $0.driver, results: $0.cases) }
+            try CompatibilityReport.write(columns, markdown: markdown, html: html)
+            // --json and --junit are there only with one driver (checked above).
+            var failed = false
             for run in runs {
                 print("\(run.driverName ?? run.driver): \(run.cases.count) case runs")
-                print(Reports.summary(run.cases, seconds: run.seconds, suite: run.builtIn), terminator: "")
+                do {
+                    try finishRun(run.cases, seconds: run.seconds, driver: run.driver, suite: run.builtIn, junit: junit, json: json)
+                } catch let exit as ExitCode where exit.rawValue == RunExit.failures {
+                    failed = true
+                }
             }
-            if let run = runs.first, runs.count == 1 {
-                if let json { try Reports.json(run.cases, seconds: run.seconds, driver: run.driver, suite: run.builtIn).write(toFile: json, atomically: true, encoding: .utf8) }
-                if let junit { try Reports.junit(run.cases, seconds: run.seconds, suite: run.builtIn).write(toFile: junit, atomically: true, encoding: .utf8) }
-            }
-            let columns = runs.map { CompatibilityReport.Column(name: $0.driverName ?? $0.driver, results: $0.cases) }
-            if let markdown {
-                let page = html.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "compatibility.html"
-                try CompatibilityReport.markdown(columns, htmlPage: page).write(toFile: markdown, atomically: true, encoding: .utf8)
-            }
-            if let html { try CompatibilityReport.html(columns).write(toFile: html, atomically: true, encoding: .utf8) }
-            if runs.contains(where: { $0.cases.contains { $0.verdict == .fail || $0.verdict == .error } }) { throw ExitCode(RunExit.failures) }
+            if failed { throw ExitCode(RunExit.failures) }
         }
     }
 }

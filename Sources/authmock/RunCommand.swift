@@ -105,13 +105,17 @@ struct RunCommand: AsyncParsableCommand {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         for result in results { print(Reports.details(result), terminator: "") }
         let suiteVersion = suite.includesBuiltIn ? BuiltinSuite.version : nil
-        print(Reports.summary(results, seconds: seconds, suite: suiteVersion), terminator: "")
-        if let junit { try Reports.junit(results, seconds: seconds, suite: suiteVersion).write(toFile: junit, atomically: true, encoding: .utf8) }
-        if let json {
-            try Reports.json(results, seconds: seconds, driver: driver, suite: suiteVersion).write(toFile: json, atomically: true, encoding: .utf8)
-        }
-        if results.contains(where: { $0.verdict == .fail || $0.verdict == .error }) { throw ExitCode(RunExit.failures) }
+        try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, junit: junit, json: json)
     }
+}
+
+/// The end of a run, whole or merged from shards: the counts, the reports
+/// asked for, and exit status 1 when a case FAILed or ERRORed.
+func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: String?, junit: String?, json: String?) throws {
+    print(Reports.summary(results, seconds: seconds, suite: suite), terminator: "")
+    if let junit { try Reports.junit(results, seconds: seconds, suite: suite).write(toFile: junit, atomically: true, encoding: .utf8) }
+    if let json { try Reports.json(results, seconds: seconds, driver: driver, suite: suite).write(toFile: json, atomically: true, encoding: .utf8) }
+    if results.contains(where: { $0.verdict == .fail || $0.verdict == .error }) { throw ExitCode(RunExit.failures) }
 }
 
 extension RunCommand {

@@ -18,30 +18,34 @@ import Testing
         #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
     }
 
-    @Test(arguments: [
-        "python-authlib", "python-requests-oauthlib", "python-gql", "python-google-auth", "python-requests-oauth2client",
-    ])
-    func pythonDriverMatchesItsExpectedFailures(_ name: String) throws {
-        try expectOnlyKnownFailures(driver: "python3 \(Self.root.appendingPathComponent("drivers/\(name)/driver.py").path)", directory: name)
+    /// A driver run by an interpreter: its directory, the command and script,
+    /// and a file the library installs (scripts/test.sh installs them all).
+    struct ScriptDriver: Sendable, CustomTestStringConvertible {
+        var directory: String
+        var interpreter: String
+        var script: String
+        var library: String?
+        var testDescription: String { directory }
     }
 
-    /// axios from Debian's node-axios (scripts/test.sh installs it), running drivers/browser's recipe file in Node.
-    @Test func nodeAxiosDriverMatchesItsExpectedFailures() throws {
-        try #require(FileManager.default.fileExists(atPath: "/usr/share/nodejs/axios/package.json"), "install node-axios (scripts/test.sh does)")
-        try expectOnlyKnownFailures(driver: "node \(Self.root.appendingPathComponent("drivers/node-axios/driver.js").path)", directory: "node-axios")
-    }
+    static let scriptDrivers: [ScriptDriver] =
+        ["python-authlib", "python-requests-oauthlib", "python-gql", "python-google-auth", "python-requests-oauth2client"].map {
+            ScriptDriver(directory: $0, interpreter: "python3", script: "driver.py")
+        } + [
+            // axios from Debian's node-axios, running drivers/browser's recipe file in Node.
+            ScriptDriver(directory: "node-axios", interpreter: "node", script: "driver.js", library: "/usr/share/nodejs/axios/package.json"),
+            ScriptDriver(directory: "ruby-oauth2", interpreter: "ruby", script: "driver.rb", library: "/usr/lib/ruby/vendor_ruby/oauth2.rb"),
+            ScriptDriver(
+                directory: "perl-lwp-authen-oauth2", interpreter: "perl", script: "driver.pl", library: "/usr/share/perl5/LWP/Authen/OAuth2.pm"),
+        ]
 
-    /// The oauth2 gem from Debian's ruby-oauth2 (scripts/test.sh installs it).
-    @Test func rubyOAuth2DriverMatchesItsExpectedFailures() throws {
-        try #require(FileManager.default.fileExists(atPath: "/usr/lib/ruby/vendor_ruby/oauth2.rb"), "install ruby-oauth2 (scripts/test.sh does)")
-        try expectOnlyKnownFailures(driver: "ruby \(Self.root.appendingPathComponent("drivers/ruby-oauth2/driver.rb").path)", directory: "ruby-oauth2")
-    }
-
-    /// LWP::Authen::OAuth2 from Debian's liblwp-authen-oauth2-perl (scripts/test.sh installs it).
-    @Test func perlLWPAuthenOAuth2DriverMatchesItsExpectedFailures() throws {
-        try #require(FileManager.default.fileExists(atPath: "/usr/share/perl5/LWP/Authen/OAuth2.pm"), "install liblwp-authen-oauth2-perl (scripts/test.sh does)")
-        try expectOnlyKnownFailures(
-            driver: "perl \(Self.root.appendingPathComponent("drivers/perl-lwp-authen-oauth2/driver.pl").path)", directory: "perl-lwp-authen-oauth2")
+    @Test(arguments: scriptDrivers)
+    func scriptDriverMatchesItsExpectedFailures(_ driver: ScriptDriver) throws {
+        if let library = driver.library {
+            try #require(FileManager.default.fileExists(atPath: library), "\(library) is missing: scripts/test.sh installs it")
+        }
+        let script = Self.root.appendingPathComponent("drivers/\(driver.directory)/\(driver.script)").path
+        try expectOnlyKnownFailures(driver: "\(driver.interpreter) \(script)", directory: driver.directory)
     }
 
     /// Built by scripts/build-rust-driver.sh (scripts/test.sh runs it first).
