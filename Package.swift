@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/GraphQLSwift/GraphQL.git", from: "4.3.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Token core: clock, keys, token and family state, the error table. No HTTP.
@@ -45,12 +47,26 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Databases for token state that outlives the process (`--state`):
+        // SQLite through GRDB, PostgreSQL through postgres-nio, both under
+        // AuthmockCore's one SQLTokenStore.
+        .target(
+            name: "AuthmockStore",
+            dependencies: [
+                "AuthmockCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // HTTP server: shared request plumbing plus one small file per profile.
         .target(name: "CSystemMemory"),
         .target(
             name: "AuthmockServer",
             dependencies: [
                 "AuthmockCore",
+                "AuthmockStore",
                 "CSystemMemory",
                 "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -30,7 +30,7 @@ extension ErrorCatalog {
 
 /// Errors every profile can answer, in each profile's own encoding.
 public enum CommonError: ErrorCatalog {
-    case notFound, payloadTooLarge, internalError
+    case notFound, payloadTooLarge, storeUnavailable, internalError
 
     public static let profile = "all"
 
@@ -38,6 +38,8 @@ public enum CommonError: ErrorCatalog {
         switch self {
         case .notFound: make(404, "not_found", "No such endpoint", when: "the path matches no route of the running profile")
         case .payloadTooLarge: make(413, "payload_too_large", "Request body exceeds the server's limit", when: "the body is larger than `--max-body` bytes (default 65536)")
+        case .storeUnavailable:
+            make(503, "temporarily_unavailable", "Token store unavailable", when: "the `--state` database could not be reached or failed; the request can be retried")
         case .internalError: make(500, "server_error", "Internal error in authmock (please report it)", when: "a bug in authmock; no client input should ever produce it")
         }
     }
@@ -145,7 +147,7 @@ public enum OAuth2Error: ErrorCatalog {
 /// Errors of the control API (`/_authmock/`), the same in every profile:
 /// `{"error": code, "message": ...}`.
 public enum ControlError: String, ErrorCatalog {
-    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, notFound, methodNotAllowed
+    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, notFound, methodNotAllowed, storeUnavailable
 
     public static let profile = "control"
 
@@ -162,6 +164,7 @@ public enum ControlError: String, ErrorCatalog {
         case .notFound: make(404, "not_found", "No such control route", when: "a path under `/_authmock/` that is not listed by `GET /_authmock/`")
         case .methodNotAllowed:
             make(405, "method_not_allowed", "Method not allowed on this control route", when: "a listed control path with another method (OPTIONS and TRACE too); `Allow` names the methods it takes")
+        case .storeUnavailable: make(503, "store_unavailable", "Token store unavailable", when: "the `--state` database could not be reached or failed")
         }
     }
 }
@@ -189,7 +192,7 @@ public enum EnvelopeError: ErrorCatalog {
     case accessInvalid, accessRevoked, refreshUnknown, refreshRevoked, refreshReused
     case malformedToken, missingToken, refreshAsAccess, accessAsRefresh, unsupportedToken
     case missingParameter, invalidParameter, malformedJSON, accessDenied
-    case notFound, methodNotAllowed, payloadTooLarge, internalError
+    case notFound, methodNotAllowed, payloadTooLarge, storeUnavailable, internalError
 
     public static let profile = ProfileName.envelope.rawValue
 
@@ -215,6 +218,7 @@ public enum EnvelopeError: ErrorCatalog {
         case .notFound: make(404, "40400", "Unknown endpoint", when: "a path no route serves")
         case .methodNotAllowed: make(405, "40500", "Method not allowed", when: "`/auth/login` or `/auth/refresh` with a method other than POST")
         case .payloadTooLarge: make(413, "41300", "Payload too large", when: "a body over `--max-body` bytes")
+        case .storeUnavailable: make(503, "50300", "Token store unavailable", when: "the `--state` database could not be reached or failed; the request can be retried")
         case .internalError: make(500, "50000", "Internal error", when: "a bug in authmock; no client input should produce it")
         }
     }

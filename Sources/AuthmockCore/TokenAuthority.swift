@@ -1,4 +1,3 @@
-import Crypto
 public import Foundation
 import JWTKit
 import Synchronization
@@ -55,14 +54,18 @@ public enum Introspection: Sendable, Equatable {
 }
 
 /// The token core: issues, verifies, rotates and revokes tokens against the
-/// virtual clock. It holds all token state behind one lock; signing and
-/// signature checks run outside it.
+/// virtual clock. Token state lives in a `TokenStore` (memory by default);
+/// signing and signature checks run outside it.
 public final class TokenAuthority: Sendable {
     public let clock: VirtualClock
     public let settings: TokenSettings
     public let keyID: String
     private let keys: JWTKeyCollection
-    private let state = Mutex(TokenState())
+    public let store: any TokenStore
+    let mint: TokenMint
+    /// Token-issuing operations since the last pruning pass, and the
+    /// server-clock time of that pass (per process: pruning is idempotent).
+    private let pruneSchedule = Mutex((issued: 0, last: Date?.none))
     /// Verified token strings are immutable, so their signature is checked
     /// once; later uses pay only for the expiry and revocation checks.
     private let verifiedTokens = Mutex([String: AccessTokenClaims]())
@@ -76,12 +79,16 @@ public final class TokenAuthority: Sendable {
     /// timer (tests are repeatable: they move the clock).
     static let pruneEvery = 1024
 
-    public init(settings: TokenSettings, signingKey: SigningKey, clock: VirtualClock) async {
+    /// `signingKey` is used as given: ask the store first (`adoptSigningKey`)
+    /// when tokens of an earlier run must stay valid.
+    public init(settings: TokenSettings, signingKey: SigningKey, clock: VirtualClock, store: any TokenStore = MemoryTokenStore()) async {
         self.settings = settings
         self.clock = clock
+        self.store = store
         self.keyID = signingKey.id
         self.issuerBox = Mutex(settings.issuer)
         self.seal = RefreshTokenSeal(signingKey: signingKey)
+        self.mint = TokenMint(settings: settings, seal: seal)
         self.keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(key: signingKey.key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: signingKey.id))
     }
@@ -94,27 +101,31 @@ public final class TokenAuthority: Sendable {
         issuerBox.withLock { $0 = issuer }
     }
 
+    /// The server's time for a decision. A shared store keeps the clock
+    /// offset (a test moves it through any replica), so it is read first.
+    public func now() async throws -> Date {
+        if store.isShared, let offset = try await store.clockOffset() { clock.setOffset(seconds: offset) }
+        return clock.now()
+    }
+
+    /// Keeps the clock's offset in the store (after the control API moved it).
+    public func clockMoved() async throws {
+        try await store.setClockOffset(clock.offsetSeconds)
+    }
+
     // MARK: Issuing
 
     /// Signs in `user` through `client`: a new family with a refresh token and an access token.
     public func issue(subject: String, clientID: String, scope: String) async throws -> IssuedTokens {
-        let now = clock.now()
-        let (family, refresh, access) = state.withLock { state in
-            let family = state.newFamily(subject: subject, clientID: clientID, scope: scope, at: now)
-            let refresh = state.newRefreshToken(family: family, at: now, ttl: settings.refreshTTL, seal: seal)
-            let access = state.newAccessToken(
-                subject: subject, clientID: clientID, scope: scope, family: family, at: now, ttl: settings.signInAccessTTL ?? settings.accessTTL)
-            return (family, refresh, access)
-        }
-        return try await tokens(access: access, refresh: refresh, familyID: family)
+        let login = mint.login(subject: subject, clientID: clientID, scope: scope, at: try await now())
+        try await store.createLogin(login)
+        return try await tokens(access: login.access, refresh: login.refresh, familyID: login.family.id)
     }
 
     /// `client_credentials`: an access token with no refresh token and no family.
     public func issueWithoutRefresh(subject: String, clientID: String, scope: String) async throws -> IssuedTokens {
-        let now = clock.now()
-        let access = state.withLock {
-            $0.newAccessToken(subject: subject, clientID: clientID, scope: scope, family: nil, at: now, ttl: settings.accessTTL)
-        }
+        let access = mint.access(owner: TokenOwner(familyID: nil, subject: subject, clientID: clientID, scope: scope), at: try await now())
+        try await store.createAccess(access)
         return try await tokens(access: access, refresh: nil, familyID: nil)
     }
 
@@ -123,28 +134,11 @@ public final class TokenAuthority: Sendable {
     /// past the grace window the whole family is revoked.
     /// `rotate` overrides the server setting (header rotation keeps its refresh token).
     public func refresh(_ token: String, clientID: String?, rotate: Bool? = nil) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
-        let now = clock.now()
-        let outcome: Result<(AccessRecord, RefreshRecord?, String), RefreshTokenFailure> = state.withLock { state in
-            guard let record = state.refreshByValue[token] else { return .failure(state.failureOfUnrecorded(token, seal: seal, at: now)) }
-            if let failure = state.failure(of: record, at: now, grace: settings.reuseGraceSeconds) {
-                if failure == .reused { state.revokeFamily(record.familyID, at: now) }
-                return .failure(failure)
-            }
-            let family = state.families[record.familyID]!
-            if let clientID, family.clientID != clientID { return .failure(.clientMismatch) }
-            var next: RefreshRecord? = nil
-            if rotate ?? settings.rotateRefreshTokens {
-                if case .live = record.state { state.refreshByID[record.id]?.state = .rotated(at: now) }
-                next = state.newRefreshToken(family: family.id, at: now, ttl: settings.refreshTTL, seal: seal)
-            }
-            let access = state.newAccessToken(
-                subject: family.subject, clientID: family.clientID, scope: family.scope,
-                family: family.id, at: now, ttl: settings.accessTTL)
-            return .success((access, next, family.id))
-        }
+        let exchange = RefreshExchange(value: token, clientID: clientID, rotate: rotate ?? settings.rotateRefreshTokens, now: try await now())
+        let outcome = try await store.exchange(exchange, mint: mint)
         switch outcome {
-        case .failure(let failure): return .failure(failure)
-        case .success(let (access, next, family)):
+        case .failed(let failure): return .failure(failure)
+        case .issued(let access, let next, let family):
             var issued = try await tokens(access: access, refresh: next, familyID: family)
             if next == nil { issued.refreshToken = nil }
             return .success(issued)
@@ -154,58 +148,44 @@ public final class TokenAuthority: Sendable {
     /// A new access token in an existing family, for dialects that rotate the
     /// access token through a response header.
     public func reissueAccessToken(familyID: String) async throws -> IssuedTokens? {
-        let now = clock.now()
-        let access: AccessRecord? = state.withLock { state in
-            guard let family = state.families[familyID], family.revokedAt == nil else { return nil }
-            return state.newAccessToken(
-                subject: family.subject, clientID: family.clientID, scope: family.scope,
-                family: family.id, at: now, ttl: settings.accessTTL)
-        }
-        guard let access else { return nil }
+        guard let access = try await store.reissueAccess(familyID: familyID, now: try await now(), mint: mint) else { return nil }
         return try await tokens(access: access, refresh: nil, familyID: familyID)
     }
 
     /// Counts a token-issuing operation and prunes every `pruneEvery` of them.
-    func notePruning(at now: Date) {
+    func notePruning(at now: Date) async throws {
         guard settings.pruneAfterSeconds > 0 else { return }
         let gap = max(1, Double(settings.pruneAfterSeconds) / 4)
-        let due = state.withLock { state in
-            state.issuedSincePrune += 1
-            return state.issuedSincePrune >= Self.pruneEvery && state.lastPrune.map { now.timeIntervalSince($0) >= gap } ?? true
+        let due = pruneSchedule.withLock { schedule in
+            schedule.issued += 1
+            return schedule.issued >= Self.pruneEvery && schedule.last.map { now.timeIntervalSince($0) >= gap } ?? true
         }
-        if due { prune(at: now) }
+        if due { try await prune(at: now) }
     }
 
     /// One pruning pass now (the control API's `tokens/prune`, and every
     /// `pruneEvery` issuing operations); returns what it removed.
     @discardableResult
-    public func prune(at now: Date? = nil) -> PrunedCounts {
-        let now = now ?? clock.now()
+    public func prune(at time: Date? = nil) async throws -> PrunedCounts {
+        var now = time ?? Date()
+        if time == nil { now = try await self.now() }
         let retention = Double(settings.pruneAfterSeconds)
-        let removed = state.withLock { state in
-            state.issuedSincePrune = 0
-            state.lastPrune = now
-            return state.prune(now: now, retention: retention, grace: Double(settings.reuseGraceSeconds))
-        }
+        pruneSchedule.withLock { $0 = (0, now) }
+        let removed = try await store.prune(now: now, retention: retention, grace: Double(settings.reuseGraceSeconds))
         let horizon = now.addingTimeInterval(-retention)
         verifiedTokens.withLock { $0.removeEntries { $0.value.exp.value <= horizon } }
         return removed
     }
 
     /// Records pruned so far.
-    public var prunedCounts: PrunedCounts { state.withLock { $0.pruned } }
-
-    /// Runs `body` inside the state lock (for the control operations).
-    func withState<T: Sendable>(_ body: (inout TokenState) -> T) -> T {
-        state.withLock { body(&$0) }
-    }
+    public func prunedCounts() async throws -> PrunedCounts { try await store.prunedCounts() }
 
     func forgetVerifiedTokens() {
         verifiedTokens.withLock { $0.removeAll() }
     }
 
     private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?) async throws -> IssuedTokens {
-        notePruning(at: access.issuedAt)
+        try await notePruning(at: access.issuedAt)
         let claims = AccessTokenClaims(
             iss: .init(value: issuer), sub: .init(value: access.subject),
             aud: .init(value: settings.audience), exp: .init(value: access.expiresAt.wholeSeconds(.up)),
@@ -216,7 +196,7 @@ public final class TokenAuthority: Sendable {
         header.typ = "at+jwt"
         let jwt = try await keys.sign(claims, kid: JWKIdentifier(string: keyID), header: header)
         let tail = String(jwt.suffix(6))
-        state.withLock { $0.accessByID[access.jti]?.tokenTail = tail }
+        try await store.recordTail(jti: access.jti, tail: tail)
         return IssuedTokens(
             accessToken: jwt, accessTokenID: access.jti, expiresIn: Int(access.lifetime),
             refreshToken: refresh?.value, refreshTokenID: refresh?.id, scope: access.scope, familyID: familyID)
@@ -226,7 +206,7 @@ public final class TokenAuthority: Sendable {
 
     /// Judges a presented access token. Never throws: every way a token can be
     /// bad is an `AccessTokenFailure`.
-    public func verifyAccessToken(_ token: String?) async -> AccessVerification {
+    public func verifyAccessToken(_ token: String?) async throws -> AccessVerification {
         guard let token, !token.isEmpty else { return .invalid(.missing, tokenID: nil) }
         let claims: AccessTokenClaims
         if let known = verifiedTokens.withLock({ $0[token] }) {
@@ -244,19 +224,19 @@ public final class TokenAuthority: Sendable {
         }
         let jti = claims.jti.value
         guard claims.aud.value.contains(settings.audience) else { return .invalid(.wrongAudience, tokenID: jti) }
-        let now = clock.now()
-        let failure: AccessTokenFailure? = state.withLock { state in
-            guard let record = state.accessByID[jti] else {
-                // Pruned (its exp passed long ago) or unknown to this server run.
-                if state.families[claims.sid]?.revokedAt != nil { return .revoked }
+        let now = try await now()
+        let (record, familyRevoked) = try await store.accessState(jti: jti, sid: claims.sid)
+        let failure: AccessTokenFailure? = {
+            guard let record else {
+                // Pruned (its exp passed long ago) or unknown to this server's store.
+                if familyRevoked { return .revoked }
                 return claims.exp.value <= now ? .expired : .revoked
             }
-            if record.revokedAt != nil { return .revoked }
-            if let family = record.familyID, state.families[family]?.revokedAt != nil { return .revoked }
+            if record.revokedAt != nil || familyRevoked { return .revoked }
             if claims.nbf.value > now || claims.iat.value > now { return .notYetValid }
             if min(record.expiresAt, claims.exp.value) <= now { return .expired }
             return nil
-        }
+        }()
         if let failure { return .invalid(failure, tokenID: jti) }
         return .valid(AccessGrant(claims: claims))
     }
@@ -322,16 +302,8 @@ public final class TokenAuthority: Sendable {
     }
 
     /// What a refresh token is, without spending it (for journals and introspection).
-    public func inspectRefreshToken(_ token: String) -> RefreshTokenInfo? {
-        let now = clock.now()
-        return state.withLock { state in
-            guard let record = state.refreshByValue[token], let family = state.families[record.familyID] else { return nil }
-            return RefreshTokenInfo(
-                id: record.id, familyID: family.id, subject: family.subject, clientID: family.clientID,
-                scope: family.scope, expiresAt: record.expiresAt,
-                failure: state.failure(of: record, at: now, grace: settings.reuseGraceSeconds),
-                rotated: record.isRotated)
-        }
+    public func inspectRefreshToken(_ token: String) async throws -> RefreshTokenInfo? {
+        try await store.refreshInfo(value: token, now: now(), grace: settings.reuseGraceSeconds)
     }
 
     // MARK: Revocation and introspection
@@ -339,24 +311,19 @@ public final class TokenAuthority: Sendable {
     /// RFC 7009: revoking a refresh token revokes its family (and so the
     /// family's access tokens); revoking an access token revokes just it.
     /// Unknown tokens are ignored, as the RFC asks.
-    public func revoke(token: String) async {
-        let now = clock.now()
-        let refreshFamily = state.withLock { state -> String? in
-            guard let record = state.refreshByValue[token] else { return nil }
-            state.revokeFamily(record.familyID, at: now)
-            return record.familyID
-        }
-        guard refreshFamily == nil else { return }
-        if case .valid(let grant) = await verifyAccessToken(token) {
-            state.withLock { $0.accessByID[grant.tokenID]?.revokedAt = now }
+    public func revoke(token: String) async throws {
+        let now = try await now()
+        guard try await !store.revokeLogin(refreshValue: token, now: now) else { return }
+        if case .valid(let grant) = try await verifyAccessToken(token) {
+            try await store.revokeAccess(jti: grant.tokenID, now: now)
         }
     }
 
-    public func introspect(token: String) async -> Introspection {
-        if let info = inspectRefreshToken(token) {
+    public func introspect(token: String) async throws -> Introspection {
+        if let info = try await inspectRefreshToken(token) {
             return info.failure == nil ? .refresh(info) : .inactive
         }
-        if case .valid(let grant) = await verifyAccessToken(token) { return .access(grant) }
+        if case .valid(let grant) = try await verifyAccessToken(token) { return .access(grant) }
         return .inactive
     }
 
@@ -365,15 +332,15 @@ public final class TokenAuthority: Sendable {
     public func createAuthorizationCode(
         clientID: String, subject: String, scope: String, redirectURI: String?,
         codeChallenge: String?, codeChallengeMethod: String?
-    ) -> String {
-        let now = clock.now()
+    ) async throws -> String {
+        let now = try await now()
         let code = RandomToken.make()
-        state.withLock {
-            $0.codes[code] = AuthorizationCodeRecord(
+        try await store.createCode(
+            code,
+            AuthorizationCodeRecord(
                 clientID: clientID, subject: subject, scope: scope, redirectURI: redirectURI,
                 codeChallenge: codeChallenge, codeChallengeMethod: codeChallengeMethod,
-                expiresAt: now.addingTimeInterval(Double(settings.authorizationCodeTTL)), used: false)
-        }
+                expiresAt: now.addingTimeInterval(Double(settings.authorizationCodeTTL)), used: false))
         return code
     }
 
@@ -382,30 +349,12 @@ public final class TokenAuthority: Sendable {
     public func redeemAuthorizationCode(
         _ code: String, clientID: String, redirectURI: String?, codeVerifier: String?
     ) async throws -> Result<IssuedTokens, AuthorizationCodeFailure> {
-        let now = clock.now()
-        let checked: Result<AuthorizationCodeRecord, AuthorizationCodeFailure> = state.withLock { state in
-            guard var record = state.codes[code] else { return .failure(.unknown) }
-            if record.used {
-                if let family = record.issuedFamily { state.revokeFamily(family, at: now) }
-                return .failure(.used)
-            }
-            if record.expiresAt <= now { return .failure(.expired) }
-            if record.clientID != clientID { return .failure(.clientMismatch) }
-            if record.redirectURI != nil, record.redirectURI != redirectURI { return .failure(.redirectMismatch) }
-            if let challenge = record.codeChallenge {
-                guard let codeVerifier else { return .failure(.pkceMissing) }
-                let computed = Data(SHA256.hash(data: Data(codeVerifier.utf8))).base64URLEncodedString()
-                guard constantTimeEquals(computed, challenge) else { return .failure(.pkceMismatch) }
-            }
-            record.used = true
-            state.codes[code] = record
-            return .success(record)
-        }
-        switch checked {
+        let redemption = CodeRedemption(clientID: clientID, redirectURI: redirectURI, codeVerifier: codeVerifier, now: try await now())
+        switch try await store.redeemCode(code, redemption) {
         case .failure(let failure): return .failure(failure)
         case .success(let record):
             let issued = try await issue(subject: record.subject, clientID: record.clientID, scope: record.scope)
-            state.withLock { $0.codes[code]?.issuedFamily = issued.familyID }
+            if let family = issued.familyID { try await store.setCodeFamily(code, family: family) }
             return .success(issued)
         }
     }

@@ -60,97 +60,55 @@ public struct TokenSnapshot: Sendable, Codable, Equatable {
     public var pruned: PrunedCounts
 }
 
+extension TokenSnapshot {
+    /// The listing of these records, oldest first (every store lists the same way).
+    init(families: [FamilyRecord], access: [AccessRecord], refresh: [RefreshRecord], pruned: PrunedCounts, at now: Date) {
+        let revoked = Set(families.filter { $0.revokedAt != nil }.map(\.id))
+        let subjects = Dictionary(families.map { ($0.id, $0.subject) }, uniquingKeysWith: { a, _ in a })
+        self.families = families.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }.map {
+            Family(id: $0.id, subject: $0.subject, clientID: $0.clientID, state: $0.revokedAt == nil ? "live" : "revoked", createdAt: $0.createdAt)
+        }
+        self.access = access.sorted { ($0.issuedAt, $0.jti) < ($1.issuedAt, $1.jti) }.map { record in
+            Token(
+                id: record.jti, family: record.familyID, subject: record.subject,
+                state: TokenRules.state(of: record, familyRevoked: record.familyID.map(revoked.contains) ?? false, at: now),
+                expiresAt: record.expiresAt, tokenTail: record.tokenTail, issuedAt: record.issuedAt, lifetimeSeconds: record.lifetime)
+        }
+        self.refresh = refresh.sorted { ($0.issuedAt, $0.id) < ($1.issuedAt, $1.id) }.map { record in
+            Token(
+                id: record.id, family: record.familyID, subject: subjects[record.familyID] ?? "",
+                state: TokenRules.state(of: record, familyRevoked: revoked.contains(record.familyID), at: now),
+                expiresAt: record.expiresAt, tokenTail: String(record.value.suffix(6)))
+        }
+        self.pruned = pruned
+    }
+}
+
 extension TokenAuthority {
     /// Pulls the expiry of the selected tokens to now, as if their lifetime had run out.
-    public func expire(_ selector: TokenSelector) -> TokenChange {
-        let now = clock.now()
-        return withState { state in
-            var change = TokenChange(access: 0, refresh: 0)
-            if selector.kind != .refresh {
-                for (jti, record) in state.accessByID
-                where record.expiresAt > now && selector.matches(subject: record.subject, family: record.familyID, id: jti) {
-                    state.accessByID[jti]?.expiresAt = now
-                    change.access += 1
-                }
-            }
-            if selector.kind != .access {
-                for (id, record) in state.refreshByID
-                where record.expiresAt > now && selector.matches(subject: state.families[record.familyID]?.subject ?? "", family: record.familyID, id: id) {
-                    state.refreshByID[id]?.expiresAt = now
-                    change.refresh += 1
-                }
-            }
-            return change
-        }
+    public func expire(_ selector: TokenSelector) async throws -> TokenChange {
+        try await store.expire(selector, now: now())
     }
 
     /// Revokes the selected tokens. Selecting by family with kind `all`
     /// revokes the family itself, as reuse detection would.
-    public func revoke(_ selector: TokenSelector) -> TokenChange {
-        let now = clock.now()
-        return withState { state in
-            var change = TokenChange(access: 0, refresh: 0)
-            if selector.kind != .refresh {
-                for (jti, record) in state.accessByID
-                where record.revokedAt == nil && selector.matches(subject: record.subject, family: record.familyID, id: jti) {
-                    state.accessByID[jti]?.revokedAt = now
-                    change.access += 1
-                }
-            }
-            if selector.kind != .access {
-                for (id, record) in state.refreshByID
-                where !record.isRevoked && selector.matches(subject: state.families[record.familyID]?.subject ?? "", family: record.familyID, id: id) {
-                    state.refreshByID[id]?.state = .revoked(at: now)
-                    change.refresh += 1
-                }
-            }
-            if selector.kind == .all, let family = selector.family, selector.jti == nil { state.revokeFamily(family, at: now) }
-            return change
-        }
+    public func revoke(_ selector: TokenSelector) async throws -> TokenChange {
+        try await store.revoke(selector, now: now())
     }
 
-    public func snapshot() -> TokenSnapshot {
-        let now = clock.now()
-        return withState { state in
-            let families = state.families.values.sorted { $0.createdAt < $1.createdAt || ($0.createdAt == $1.createdAt && $0.id < $1.id) }.map {
-                TokenSnapshot.Family(id: $0.id, subject: $0.subject, clientID: $0.clientID, state: $0.revokedAt == nil ? "live" : "revoked", createdAt: $0.createdAt)
-            }
-            let access = state.accessByID.values.sorted { ($0.issuedAt, $0.jti) < ($1.issuedAt, $1.jti) }.map { record in
-                let familyRevoked = record.familyID.flatMap { state.families[$0]?.revokedAt } != nil
-                let status = record.revokedAt != nil || familyRevoked ? "revoked" : record.expiresAt <= now ? "expired" : "live"
-                return TokenSnapshot.Token(
-                    id: record.jti, family: record.familyID, subject: record.subject, state: status, expiresAt: record.expiresAt,
-                    tokenTail: record.tokenTail, issuedAt: record.issuedAt, lifetimeSeconds: record.lifetime)
-            }
-            let refresh = state.refreshByID.values.sorted { ($0.issuedAt, $0.id) < ($1.issuedAt, $1.id) }.map { record in
-                let status: String
-                switch record.state {
-                case .revoked: status = "revoked"
-                case .rotated: status = "rotated"
-                case .live: status = state.families[record.familyID]?.revokedAt != nil ? "revoked" : record.expiresAt <= now ? "expired" : "live"
-                }
-                return TokenSnapshot.Token(
-                    id: record.id, family: record.familyID, subject: state.families[record.familyID]?.subject ?? "", state: status,
-                    expiresAt: record.expiresAt, tokenTail: String(record.value.suffix(6)))
-            }
-            return TokenSnapshot(families: families, access: access, refresh: refresh, pruned: state.pruned)
-        }
+    public func snapshot() async throws -> TokenSnapshot {
+        try await store.snapshot(now: now())
     }
 
     /// Access tokens of `family` other than `keep` stop working `grace`
     /// seconds from now: they were superseded by a rotated token.
-    public func supersedeAccessTokens(family: String, keep: String, graceSeconds: Int) {
-        let deadline = clock.now().addingTimeInterval(Double(graceSeconds))
-        withState { state in
-            for (jti, record) in state.accessByID where record.familyID == family && jti != keep && record.expiresAt > deadline {
-                state.accessByID[jti]?.expiresAt = deadline
-            }
-        }
+    public func supersedeAccessTokens(family: String, keep: String, graceSeconds: Int) async throws {
+        try await store.supersede(family: family, keep: keep, deadline: now().addingTimeInterval(Double(graceSeconds)))
     }
 
     /// Forgets every token, family and code.
-    public func reset() {
-        withState { $0 = TokenState() }
+    public func reset() async throws {
+        try await store.reset()
         forgetVerifiedTokens()
     }
 }

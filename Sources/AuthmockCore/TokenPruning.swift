@@ -34,7 +34,7 @@ public struct PrunedCounts: Sendable, Codable, Equatable {
 /// first 12 bytes of an HMAC-SHA256 over them with a key derived from the
 /// signing key. Opaque to clients; to the server, proof of which login a
 /// token belonged to after its record is gone.
-struct RefreshTokenSeal: Sendable {
+public struct RefreshTokenSeal: Sendable {
     private let key: SymmetricKey
     private static let version: UInt8 = 1
 
@@ -100,18 +100,6 @@ extension TokenState {
         pruned.codes += removed.codes
         pruned.passes += 1
         return removed
-    }
-
-    /// Why a refresh token with no record fails: judged from its seal, as its
-    /// record would have judged it (see the rules above).
-    mutating func failureOfUnrecorded(_ value: String, seal: RefreshTokenSeal, at now: Date) -> RefreshTokenFailure {
-        guard let sealed = seal.open(value) else { return .unknown }
-        guard let family = families[sealed.family] else { return sealed.expiresAt <= now ? .expired : .unknown }
-        if family.revokedAt != nil { return .revoked }
-        if sealed.expiresAt <= now { return .expired }
-        // Unexpired, its login lives on: its record went because it was rotated. A reuse.
-        revokeFamily(family.id, at: now)
-        return .reused
     }
 }
 

@@ -389,13 +389,13 @@ private struct Play: Sendable {
             case .parallel(let specs):
                 for spec in specs { _ = try await send(spec) }
             case .advanceClock(let seconds):
-                _ = try? mock.control.advanceClock(seconds: seconds)
+                _ = try? await mock.control.advanceClock(seconds: seconds)
             case .setClock(let offset):
-                _ = try? mock.control.setClock(offsetSeconds: offset)
+                _ = try? await mock.control.setClock(offsetSeconds: offset)
             case .expire(let selector):
-                _ = mock.control.expire(selector)
+                _ = try await mock.control.expire(selector)
             case .revoke(let selector):
-                _ = mock.control.revoke(selector)
+                _ = try await mock.control.revoke(selector)
             case .fault(let rule):
                 mock.control.addFault(rule)
             case .waitFor(.allCalls):
@@ -425,7 +425,7 @@ private struct Play: Sendable {
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             case .check(let expect):
                 try await collectAll()
-                outcome.findings += expect.evaluate(observation(outcome), level: .must).map { finding in
+                outcome.findings += expect.evaluate(try await observation(outcome), level: .must).map { finding in
                     var finding = finding
                     finding.message = "at step \(number + 1): " + finding.message
                     finding.expectation = "check.\(finding.expectation)"
@@ -438,7 +438,7 @@ private struct Play: Sendable {
         }
         if outcome.stop == nil, let reason = await unsupportedCall() { outcome.stop = .unsupported(reason) }
         if outcome.stop == nil {
-            let seen = observation(outcome)
+            let seen = try await observation(outcome)
             outcome.findings += scenario.expect.evaluate(seen, level: scenario.level)
             outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []
             outcome.findings += CallEvidence.findings(seen)
@@ -453,8 +453,8 @@ private struct Play: Sendable {
         return outcome
     }
 
-    func observation(_ outcome: Outcome) -> Observation {
-        var observation = Observation(entries: mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(mock.control.tokens()), start: start)
+    func observation(_ outcome: Outcome) async throws -> Observation {
+        var observation = Observation(entries: mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(try await mock.control.tokens()), start: start)
         observation.signedOutAt = outcome.signedOutAt
         return observation
     }

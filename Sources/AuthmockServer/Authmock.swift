@@ -1,5 +1,7 @@
 public import AuthmockCore
+import AuthmockStore
 import Foundation
+import Logging
 import NIOSSL
 import Synchronization
 
@@ -50,7 +52,16 @@ public final class Authmock: Sendable {
         self.graphQL = try GraphQLEndpoint()
         self.baseURLBox = Mutex(settings.issuer)
         self.journal = RequestJournal(capacity: options.journalLimit, maxBytes: options.journalMaxBytes)
-        self.authority = await TokenAuthority(settings: settings, signingKey: options.signingKey, clock: clock)
+        let store: any TokenStore
+        do {
+            store = try await StateLocation(parsing: options.state).open(logger: Logger(label: "authmock.state"))
+            // A kept key keeps earlier tokens valid; a kept clock keeps their expiry where a test moved it.
+            let key = try await store.adoptSigningKey(options.signingKey)
+            if let offset = try await store.clockOffset() { clock.setOffset(seconds: offset) }
+            self.authority = await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
+        } catch let error as TokenStoreError {
+            throw SettingsError("--state \(options.state): \(error.description)")
+        }
     }
 
     public var directory: Directory { options.directory }

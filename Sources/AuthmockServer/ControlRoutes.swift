@@ -19,31 +19,31 @@ enum ControlRoutes {
             Route(method: .get, path: "", summary: "this list") { _, _ in
                 JSONResponse.encode(Discovery(routes: routes().map { .init(method: $0.method.rawValue, path: prefix + $0.path, summary: $0.summary) }), encoder: encoder)
             },
-            Route(method: .post, path: "/reset", summary: "drop all tokens, families, fault rules and the journal; clock back to real time") { _, control in
-                control.reset()
+            Route(method: .post, path: "/reset", summary: "drop all tokens, families, fault rules and the journal; clock back to real time") { _, control throws(ControlInputError) in
+                try await control.reset()
                 return JSONResponse.encode(["reset": true])
             },
-            Route(method: .get, path: "/clock", summary: "the server clock: now and offsetSeconds") { _, control in
-                JSONResponse.encode(control.clock(), encoder: encoder)
+            Route(method: .get, path: "/clock", summary: "the server clock: now and offsetSeconds") { _, control throws(ControlInputError) in
+                JSONResponse.encode(try await control.clock(), encoder: encoder)
             },
             Route(method: .post, path: "/clock/advance", summary: "{\"seconds\": N}: move the clock forward") { request, control throws(ControlInputError) in
                 let body = try await input(request)
                 try body.allow(["seconds"])
-                return JSONResponse.encode(try control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
+                return JSONResponse.encode(try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
             },
             Route(method: .post, path: "/clock/set", summary: "{\"offsetSeconds\": N}: set the offset from real time (may be negative)") { request, control throws(ControlInputError) in
                 let body = try await input(request)
                 try body.allow(["offsetSeconds"])
-                return JSONResponse.encode(try control.setClock(offsetSeconds: try body.required(try body.double("offsetSeconds"), "offsetSeconds")), encoder: encoder)
+                return JSONResponse.encode(try await control.setClock(offsetSeconds: try body.required(try body.double("offsetSeconds"), "offsetSeconds")), encoder: encoder)
             },
-            Route(method: .get, path: "/tokens", summary: "families, access and refresh tokens with their state (values truncated)") { _, control in
-                JSONResponse.encode(control.tokens(), encoder: encoder)
+            Route(method: .get, path: "/tokens", summary: "families, access and refresh tokens with their state (values truncated)") { _, control throws(ControlInputError) in
+                JSONResponse.encode(try await control.tokens(), encoder: encoder)
             },
             Route(method: .post, path: "/tokens/expire", summary: "{kind, subject, family, jti}: expire the selected tokens now") { request, control throws(ControlInputError) in
-                JSONResponse.encode(control.expire(try TokenSelector(try await input(request))))
+                JSONResponse.encode(try await control.expire(try TokenSelector(try await input(request))))
             },
             Route(method: .post, path: "/tokens/revoke", summary: "{kind, subject, family, jti}: revoke the selected tokens") { request, control throws(ControlInputError) in
-                JSONResponse.encode(control.revoke(try TokenSelector(try await input(request))))
+                JSONResponse.encode(try await control.revoke(try TokenSelector(try await input(request))))
             },
             Route(method: .get, path: "/faults", summary: "fault rules with how often each fired") { _, control in
                 JSONResponse.encode(control.faults().map(FaultRuleView.init))
@@ -60,8 +60,8 @@ enum ControlRoutes {
                 return JSONResponse.encode(
                     ControlWire.JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq, held: usage.entries, heldBytes: usage.bytes), encoder: encoder)
             },
-            Route(method: .post, path: "/tokens/prune", summary: "run a pruning pass now: what it removed, and the totals so far") { _, control in
-                JSONResponse.encode(control.prune(), encoder: encoder)
+            Route(method: .post, path: "/tokens/prune", summary: "run a pruning pass now: what it removed, and the totals so far") { _, control throws(ControlInputError) in
+                JSONResponse.encode(try await control.prune(), encoder: encoder)
             },
             Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") { request, control throws(ControlInputError) in
                 JSONResponse.encode(["count": control.journalCount(try JournalFilter(query: query(request)))])

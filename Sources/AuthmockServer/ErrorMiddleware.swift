@@ -34,6 +34,9 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let closed as ConnectionClosedByFault {
             // A fault rule closed the connection on purpose: nobody is left to answer.
             throw closed
+        } catch let error as TokenStoreError {
+            context.logger.error("token store failed for \(request.method) \(request.uri.path): \(error)")
+            return profile.fail(common: .storeUnavailable, context: context)
         } catch let error as HTTPError {
             switch error.status {
             case .notFound: return profile.fail(common: .notFound, detail: "\(request.method) \(request.uri.path)", context: context)

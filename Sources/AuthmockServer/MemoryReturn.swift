@@ -24,10 +24,10 @@ public struct MemoryReturn: Service {
     }
 
     private func watch() async {
-        var passesSeen = mock.authority.prunedCounts.passes
+        var passesSeen = (try? await mock.authority.prunedCounts().passes) ?? 0
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
-            let passes = mock.authority.prunedCounts.passes
+            guard let passes = try? await mock.authority.prunedCounts().passes else { continue }
             guard passes != passesSeen else { continue }
             passesSeen = passes
             Self.trim()

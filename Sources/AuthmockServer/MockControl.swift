@@ -8,11 +8,12 @@ public struct MockControl: Sendable {
     let mock: Authmock
 
     /// Drops all tokens, families, fault rules and the journal, and puts the clock back to real time.
-    public func reset() {
-        mock.authority.reset()
+    public func reset() async throws(ControlInputError) {
+        try await stored { try await mock.authority.reset() }
         mock.faults.reset()
         mock.journal.reset()
         mock.clock.setOffset(seconds: 0)
+        try await stored { try await mock.authority.clockMoved() }
     }
 
     public struct ClockReading: Sendable, Codable, Equatable {
@@ -20,36 +21,40 @@ public struct MockControl: Sendable {
         public var offsetSeconds: Double
     }
 
-    public func clock() -> ClockReading {
-        ClockReading(now: mock.clock.now(), offsetSeconds: mock.clock.offsetSeconds)
+    public func clock() async throws(ControlInputError) -> ClockReading {
+        let now = try await stored { try await mock.authority.now() }
+        return ClockReading(now: now, offsetSeconds: mock.clock.offsetSeconds)
     }
 
     /// Moves the server clock forward; time never runs backwards this way.
-    public func advanceClock(seconds: Double) throws(ControlInputError) -> ClockReading {
+    public func advanceClock(seconds: Double) async throws(ControlInputError) -> ClockReading {
         guard seconds >= 0, seconds.isFinite else {
             throw ControlInputError(.invalidValue, "seconds must be a finite number >= 0, got \(seconds); use clock/set to move the clock back")
         }
         let limit = VirtualClock.maxOffsetSeconds
+        _ = try await stored { try await mock.authority.now() }
         guard mock.clock.offsetSeconds + seconds <= limit else {
             throw ControlInputError(
                 .invalidValue, "the clock may run at most \(Int(limit)) s (100 years) ahead of real time; it is \(mock.clock.offsetSeconds) s ahead, and \(seconds) s more is too far")
         }
         mock.clock.advance(seconds: seconds)
-        return clock()
+        try await stored { try await mock.authority.clockMoved() }
+        return try await clock()
     }
 
-    public func setClock(offsetSeconds: Double) throws(ControlInputError) -> ClockReading {
+    public func setClock(offsetSeconds: Double) async throws(ControlInputError) -> ClockReading {
         let limit = VirtualClock.maxOffsetSeconds
         guard offsetSeconds.isFinite, abs(offsetSeconds) <= limit else {
             throw ControlInputError(.invalidValue, "offsetSeconds must be a number from -\(Int(limit)) to \(Int(limit)) (100 years either way), got \(offsetSeconds)")
         }
         mock.clock.setOffset(seconds: offsetSeconds)
-        return clock()
+        try await stored { try await mock.authority.clockMoved() }
+        return try await clock()
     }
 
-    public func expire(_ selector: TokenSelector) -> TokenChange { mock.authority.expire(selector) }
-    public func revoke(_ selector: TokenSelector) -> TokenChange { mock.authority.revoke(selector) }
-    public func tokens() -> TokenSnapshot { mock.authority.snapshot() }
+    public func expire(_ selector: TokenSelector) async throws(ControlInputError) -> TokenChange { try await stored { try await mock.authority.expire(selector) } }
+    public func revoke(_ selector: TokenSelector) async throws(ControlInputError) -> TokenChange { try await stored { try await mock.authority.revoke(selector) } }
+    public func tokens() async throws(ControlInputError) -> TokenSnapshot { try await stored { try await mock.authority.snapshot() } }
 
     @discardableResult
     public func addFault(_ rule: FaultRule) -> FaultRules.Installed { mock.faults.add(rule) }
@@ -72,9 +77,9 @@ public struct MockControl: Sendable {
         public var total: PrunedCounts
     }
 
-    public func prune() -> PruneReport {
-        let removed = mock.authority.prune()
-        return PruneReport(removed: removed, total: mock.authority.prunedCounts)
+    public func prune() async throws(ControlInputError) -> PruneReport {
+        let removed = try await stored { try await mock.authority.prune() }
+        return PruneReport(removed: removed, total: try await stored { try await mock.authority.prunedCounts() })
     }
 
     /// Requests of these kinds that have arrived, answered or not (a refresh held in flight counts).
@@ -82,6 +87,15 @@ public struct MockControl: Sendable {
 
     /// The OAuth client a driver signs in as: the first registered one.
     public var client: Client { mock.directory.clients.first ?? Directory.defaultClient }
+}
+
+/// A store failure as the control API reports it (503 `store_unavailable`).
+private func stored<T>(_ body: () async throws -> T) async throws(ControlInputError) -> T {
+    do {
+        return try await body()
+    } catch {
+        throw ControlInputError(.storeUnavailable, "the token store failed: \(error)")
+    }
 }
 
 /// Bad input to a control operation: always a 400 with a sentence that says

@@ -82,12 +82,12 @@ struct ObservationMiddleware: RouterMiddleware {
         context.route = route
         // A refresh token in Authorization (header rotation) is judged as a refresh token only.
         if let token = presented.token, !token.isEmpty, token != route.refreshToken {
-            let verification = await mock.authority.verifyAccessToken(token)
+            let verification = try await mock.authority.verifyAccessToken(token)
             context.verification = verification
             entry.accessToken = PresentedToken(verification)
         }
         if let refresh = route.refreshToken {
-            entry.refreshToken = PresentedToken(refresh: mock.authority.inspectRefreshToken(refresh))
+            entry.refreshToken = PresentedToken(refresh: try await mock.authority.inspectRefreshToken(refresh))
         }
 
         // Fault rules: holding actions (delay, gather) wait and pass the

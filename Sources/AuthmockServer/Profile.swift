@@ -43,7 +43,7 @@ public protocol Profile: Sendable {
     /// The bytes of a successful JSON answer (the envelope dialect wraps it).
     func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer
     /// Judges the credentials of a resource request.
-    func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<ResourceAccess, ResourceRefusal>
+    func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, ResourceRefusal>
     /// Last look at a successful resource answer (header rotation adds a token here).
     func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer
     /// Lines printed at start: how to sign in and refresh with curl.
@@ -67,8 +67,8 @@ extension Profile {
         JSONResponse.response(successBody(body), status: status, headers: headers)
     }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<ResourceAccess, ResourceRefusal> {
-        await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, ResourceRefusal> {
+        try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
     }
 
     public func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer {

@@ -15,7 +15,7 @@ enum Resources {
     static func add(to routes: ClientRoutes, mock: Authmock) {
         let profile = mock.profile
         routes.issuing(.get, "/api/me") { request, context in
-            switch await profile.authorizeResource(request, context: context, mock: mock) {
+            switch try await profile.authorizeResource(request, context: context, mock: mock) {
             case .failure(let refusal): return .plain(profile.resourceRefusal(refusal, context: context))
             case .success(let access):
                 let grant = access.grant
@@ -37,7 +37,7 @@ enum Resources {
         for method in methods {
             routes.issuing(method, "/api/**") { request, context in
                 var request = request
-                switch await profile.authorizeResource(request, context: context, mock: mock) {
+                switch try await profile.authorizeResource(request, context: context, mock: mock) {
                 case .failure(let refusal): return .plain(profile.resourceRefusal(refusal, context: context))
                 case .success(let access):
                     // Collected (and limited) on arrival already: this reads the kept bytes.
@@ -67,7 +67,7 @@ enum Resources {
 
     /// The standard check: a Bearer access token, valid now, with the scope
     /// the route needs. A refresh token in its place is named as such.
-    static func authorizeBearer(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
+    static func authorizeBearer(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, ResourceRefusal> {
         let token: String
         switch PresentedCredential(request.headers) {
         case .bearer(let value): token = value
@@ -76,21 +76,21 @@ enum Resources {
         case let other:
             return .failure(.noBearer(notBearer: true))
         }
-        return await authorize(token: token, request: request, context: context, mock: mock)
+        return try await authorize(token: token, request: request, context: context, mock: mock)
     }
 
     /// Judges an access token string (verified once on arrival by the
     /// observation middleware) and the scope.
-    static func authorize(token: String, request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<AccessGrant, ResourceRefusal> {
+    static func authorize(token: String, request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, ResourceRefusal> {
         let verification: AccessVerification
         if let known = context.verification {
             verification = known
         } else {
-            verification = await mock.authority.verifyAccessToken(token)
+            verification = try await mock.authority.verifyAccessToken(token)
         }
         switch verification {
         case .invalid(let failure, let jti):
-            if failure == .malformed, mock.authority.inspectRefreshToken(token) != nil { return .failure(.refreshTokenAsAccessToken) }
+            if failure == .malformed, try await mock.authority.inspectRefreshToken(token) != nil { return .failure(.refreshTokenAsAccessToken) }
             return .failure(.token(failure))
         case .valid(let grant):
             let scope = requiredScope(request, context: context)

@@ -44,6 +44,8 @@ public struct ServerOptions: Sendable {
     /// (an emulator reaches the machine as 10.0.2.2); the bound port is kept.
     /// Ignored when `publicURL` is set.
     public var advertisedHost: String? = nil
+    /// Where token state lives: `memory`, `sqlite:PATH` or `postgres://...` (docs/state.md).
+    public var state = "memory"
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",

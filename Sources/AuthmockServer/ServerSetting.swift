@@ -148,6 +148,11 @@ extension ServerSetting {
             doc: "seconds SIGTERM/SIGINT waits for requests in flight before closing every connection and exiting", inScenarios: false
         ) { $0.drainSeconds = $1.integer },
         .init(
+            key: "state", type: .string, defaultText: "memory",
+            doc: "where token state lives: `memory`, `sqlite:PATH` (kept across restarts) or `postgres://USER@HOST:PORT/DB` (shared by replicas); docs/state.md",
+            inScenarios: false
+        ) { $0.state = $1.string },
+        .init(
             key: "prune_after", type: .integer(minimum: 0), defaultText: "60",
             doc: "seconds past their end that token records are kept before pruning (docs/configuration.md#pruning); 0 keeps everything",
             inScenarios: false

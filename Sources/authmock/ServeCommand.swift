@@ -185,8 +185,10 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     let host = options.host.contains(":") ? "[\(options.host)]" : options.host
     var lines = [
         "authmock \(AuthmockVersion.current) listening on \(options.tls == nil ? "http" : "https")://\(host):\(port) (profile \(options.profile))",
-        "access tokens: HS256, \(options.tokens.accessTTL) s, kid \(options.signingKey.id)"
-            + (options.signingKey.isRandom ? " (random key: set AUTHMOCK_SIGNING_KEY to keep tokens valid across restarts)" : ""),
+        "access tokens: HS256, \(options.tokens.accessTTL) s, kid \(mock.authority.keyID)"
+            + (options.signingKey.isRandom && options.state == "memory"
+                ? " (random key: set AUTHMOCK_SIGNING_KEY, or --state sqlite:PATH, to keep tokens valid across restarts)" : ""),
+        "token state: \(mock.authority.store.name)" + (options.state == "memory" ? " (lost at exit; docs/state.md)" : ""),
         options.publicURL == nil ? "" : "public URL (issuer and metadata): \(mock.baseURL)",
         certificate.map { "TLS certificate (trust it in your simulator or emulator, see docs/tls.md): \($0)" } ?? "",
         "refresh tokens: \(options.tokens.refreshTTL) s, rotation \(options.tokens.rotateRefreshTokens ? "on" : "off"), reuse grace \(options.tokens.reuseGraceSeconds) s",

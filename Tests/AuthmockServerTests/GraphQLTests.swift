@@ -51,7 +51,7 @@ struct GraphQLTests {
             try await s.get("/graphql?query=" + formEncode(#"mutation { createNote(text: "x") { id } }"#), bearer: t)
         },
         ErrorCase(name: "expired token, body mode", expected: .unauthenticated, mode: .body) { s, t in
-            _ = s.mock.control.expire(TokenSelector(kind: .access))
+            _ = try await s.mock.control.expire(TokenSelector(kind: .access))
             return try await s.graphQL("{ me { sub } }", token: t)
         },
         ErrorCase(name: "read-only token writes, body mode", expected: .forbidden, mode: .body) { s, _ in
@@ -129,7 +129,7 @@ struct GraphQLTests {
                 let token = profile == "oauth2" ? try await server.login().access : try await server.backendLogin().access
                 let fresh = try await server.graphQL("{ me { sub } }", token: token)
                 #expect(fresh.status == .ok && Self.code(fresh) == nil, "\(profile) \(mode): \(fresh.text)")
-                server.expireAccess()
+                try await server.expireAccess()
                 let expired = try await server.graphQL("{ me { sub } }", token: token)
                 switch mode {
                 case .http:
@@ -151,7 +151,7 @@ struct GraphQLTests {
     @Test func headerRotationRefreshesThroughGraphQL() async throws {
         try await TestServer.run(Self.options("header-rotation", mode: .body)) { server in
             let pair = try await server.backendLogin()
-            server.expireAccess()
+            try await server.expireAccess()
             let renewed = try await server.graphQL("{ me { sub } }", token: pair.refresh)
             #expect(renewed.status == .ok && Self.code(renewed) == nil, "\(renewed.text)")
             let header = try #require(renewed.headers[.authorization])
@@ -159,7 +159,7 @@ struct GraphQLTests {
             let entry = try #require(try await server.journal().last)
             #expect(entry["kind"] as? String == "refresh" && entry["issuedAccess"] != nil)
 
-            _ = server.mock.control.expire(TokenSelector(kind: .refresh))
+            _ = try await server.mock.control.expire(TokenSelector(kind: .refresh))
             let dead = try await server.graphQL("{ me { sub } }", token: pair.refresh)
             #expect(Self.code(dead) == "UNAUTHENTICATED" && dead.text.contains("refresh_token_expired"), "\(dead.text)")
         }

@@ -44,7 +44,7 @@ extension TestServer {
         return (try #require(json["accessToken"] as? String), try #require(json["refreshToken"] as? String))
     }
 
-    func expireAccess() { _ = mock.control.expire(TokenSelector(kind: .access)) }
+    func expireAccess() async throws { _ = try await mock.control.expire(TokenSelector(kind: .access)) }
 }
 
 extension TestResponse {
@@ -75,12 +75,12 @@ func plainCases(_ profile: String) -> [ProfileCase] {
         ProfileCase(profile, "no token", BackendError.missingToken) { try await $0.get("/api/me", bearer: nil) },
         ProfileCase(profile, "expired token", BackendError.tokenExpired) { server in
             let pair = try await server.backendLogin()
-            server.expireAccess()
+            try await server.expireAccess()
             return try await server.get("/api/me", bearer: pair.access)
         },
         ProfileCase(profile, "revoked token", BackendError.tokenRevoked) { server in
             let pair = try await server.backendLogin()
-            _ = server.mock.control.revoke(TokenSelector(kind: .access))
+            _ = try await server.mock.control.revoke(TokenSelector(kind: .access))
             return try await server.get("/api/me", bearer: pair.access)
         },
         ProfileCase(profile, "alg none", BackendError.tokenInvalid) { server in
@@ -106,7 +106,7 @@ let profileCases: [ProfileCase] =
         },
         ProfileCase("reissue", "revoked refresh token", ReissueError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
-            _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
+            _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
             return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
         },
         ProfileCase("reissue", "reused refresh token", ReissueError.refreshReused) { server in
@@ -143,7 +143,7 @@ let profileCases: [ProfileCase] =
         },
         ProfileCase("renewal", "revoked refresh token", RenewalError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
-            _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
+            _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
             return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
         },
         ProfileCase("renewal", "reused refresh token", RenewalError.refreshReused) { server in
@@ -163,14 +163,14 @@ let profileCases: [ProfileCase] =
         },
         ProfileCase("header-rotation", "revoked refresh token", HeaderRotationError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
-            _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
+            _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
             return try await server.send(.get, "/api/me", headers: [.authorization: pair.refresh])
         },
         ProfileCase("header-rotation", "unknown opaque token", HeaderRotationError.refreshUnknown) { try await $0.get("/api/me", bearer: "opaque") },
         ProfileCase("envelope", "wrong password", EnvelopeError.wrongCredentials) { try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#) },
         ProfileCase("envelope", "expired access token", EnvelopeError.accessExpired) { server in
             let pair = try await server.backendLogin()
-            server.expireAccess()
+            try await server.expireAccess()
             return try await server.get("/api/me", bearer: pair.access)
         },
         ProfileCase("envelope", "expired refresh token", EnvelopeError.refreshExpired) { server in
@@ -184,13 +184,13 @@ let profileCases: [ProfileCase] =
         },
         ProfileCase("envelope", "revoked access token", EnvelopeError.accessRevoked) { server in
             let pair = try await server.backendLogin()
-            _ = server.mock.control.revoke(TokenSelector(kind: .access))
+            _ = try await server.mock.control.revoke(TokenSelector(kind: .access))
             return try await server.get("/api/me", bearer: pair.access)
         },
         ProfileCase("envelope", "unknown refresh token", EnvelopeError.refreshUnknown) { try await $0.postJSON("/auth/refresh", #"{"refreshToken": "nope"}"#) },
         ProfileCase("envelope", "revoked refresh token", EnvelopeError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
-            _ = server.mock.control.revoke(TokenSelector(kind: .refresh))
+            _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
             return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
         },
         ProfileCase("envelope", "reused refresh token", EnvelopeError.refreshReused) { server in
@@ -251,7 +251,7 @@ struct ProfileErrorTests {
     @Test func everyDocumentedErrorIsExercised() {
         let covered = Set(profileCases.map(\.expected))
         let documented =
-            EnvelopeError.allCases.filter { $0 != .internalError }.map(\.row)
+            EnvelopeError.allCases.filter { $0 != .internalError && $0 != .storeUnavailable }.map(\.row)
             + BackendError.allCases.map(\.row) + ReissueError.allCases.map(\.row) + RenewalError.allCases.map(\.row)
             + HeaderRotationError.allCases.map(\.row) + [OAuth2LaxError.deadRefreshToken.row]
         for row in documented {

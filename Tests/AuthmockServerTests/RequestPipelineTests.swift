@@ -28,7 +28,7 @@ import Testing
             #expect(try await server.postJSON("/auth/refresh", body, bearer: pair.access).status == .ok)
         case .headerRotation:
             let pair = try await server.backendLogin()
-            server.expireAccess()
+            try await server.expireAccess()
             let answer = try await server.get("/api/me", bearer: pair.refresh)
             #expect(answer.status == .ok)
             #expect(answer.headers[.authorization]?.hasPrefix("Bearer ") == true)
@@ -48,7 +48,7 @@ import Testing
         #expect(entries.map { $0["kind"] as? String } == ["login", "refresh"])
         // The journal names the access tokens the authority issued, each once.
         let issued = entries.compactMap { $0["issuedAccess"] as? String }
-        let known = Set(server.mock.control.tokens().access.map(\.id))
+        let known = Set(try await server.mock.control.tokens().access.map(\.id))
         #expect(issued.count == 2 && Set(issued).count == 2 && Set(issued).isSubset(of: known), "\(issued) vs \(known)")
     }
 

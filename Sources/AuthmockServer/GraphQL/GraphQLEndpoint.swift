@@ -50,7 +50,7 @@ struct GraphQLEndpoint: Sendable {
             let execution = GraphQLExecution(grant: nil, notes: notes, clock: mock.clock)
             return .plain(try await execute(call, execution, context: context))
         }
-        switch await mock.profile.authorizeResource(request, context: context, mock: mock) {
+        switch try await mock.profile.authorizeResource(request, context: context, mock: mock) {
         case .failure(let refusal):
             guard mock.options.graphQLAuthErrors == .body else { return .plain(mock.profile.resourceRefusal(refusal, context: context)) }
             return .plain(bodyRefusal(refusal, context: context))

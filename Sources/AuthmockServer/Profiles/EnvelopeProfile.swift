@@ -91,6 +91,7 @@ public struct EnvelopeProfile: Profile {
         switch common {
         case .notFound: EnvelopeError.notFound.row
         case .payloadTooLarge: EnvelopeError.payloadTooLarge.row
+        case .storeUnavailable: EnvelopeError.storeUnavailable.row
         case .internalError: EnvelopeError.internalError.row
         }
     }

@@ -52,9 +52,9 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         return route
     }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async -> Result<ResourceAccess, ResourceRefusal> {
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, ResourceRefusal> {
         guard let token = Self.presentedToken(request.headers), Self.isRefreshToken(token) else {
-            return await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
+            return try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
         }
         // The refresh token stays the same here; only the access token is renewed.
         let issued: IssuedTokens
@@ -67,12 +67,12 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         } catch {
             return .failure(.refresh(.unknown))
         }
-        guard case .valid(let grant) = await mock.authority.verifyAccessToken(issued.accessToken) else {
+        guard case .valid(let grant) = try await mock.authority.verifyAccessToken(issued.accessToken) else {
             return .failure(.refresh(.revoked))
         }
         if let family = issued.familyID {
             rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())
-            mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
+            try await mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
         }
         let scope = Resources.requiredScope(request, context: context)
         guard grant.grants(scope: scope) else { return .failure(.insufficientScope(required: scope)) }
@@ -87,7 +87,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         {
             answer.issued = issued
             rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())
-            mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
+            try await mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
         }
         if answer.issued != nil, let newest = rotations.newest(family: family) {
             answer.response.headers[header] = header == .authorization ? "Bearer \(newest)" : newest

@@ -22,7 +22,7 @@ public struct OAuth2Profile: Profile {
     public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
         routes.get("/.well-known/oauth-authorization-server") { _, _ in metadata(mock, openID: false) }
         routes.get("/.well-known/openid-configuration") { _, _ in metadata(mock, openID: true) }
-        routes.get("/oauth/authorize") { request, context in authorize(request, context: context, mock: mock) }
+        routes.get("/oauth/authorize") { request, context in try await authorize(request, context: context, mock: mock) }
         routes.issuing(.post, "/oauth/token") { request, context in
             var answer: ClientAnswer
             switch formRequest(request, context: context, mock: mock) {
@@ -34,22 +34,22 @@ public struct OAuth2Profile: Profile {
             return answer
         }
         tokenRoute("/oauth/revoke", routes: routes, mock: mock) { token in
-            await mock.authority.revoke(token: token)
+            try await mock.authority.revoke(token: token)
             return Response(status: .ok, headers: [.cacheControl: "no-store"])
         }
         tokenRoute("/oauth/introspect", routes: routes, mock: mock) { token in
-            introspection(await mock.authority.introspect(token: token), issuer: mock.authority.issuer)
+            introspection(try await mock.authority.introspect(token: token), issuer: mock.authority.issuer)
         }
     }
 
     /// RFC 7009 and RFC 7662 endpoints: an authenticated client's form with a `token`.
-    private func tokenRoute(_ path: String, routes: ClientRoutes, mock: Authmock, _ handle: @escaping @Sendable (String) async -> Response) {
+    private func tokenRoute(_ path: String, routes: ClientRoutes, mock: Authmock, _ handle: @escaping @Sendable (String) async throws -> Response) {
         routes.post(path) { request, context in
             switch formRequest(request, context: context, mock: mock) {
             case .refused(let response): return response
             case .accepted(let form, _):
                 guard let token = form["token"] else { return fail(OAuth2Error.missingParameter, detail: "token", context: context) }
-                return await handle(token)
+                return try await handle(token)
             }
         }
     }
@@ -227,7 +227,7 @@ public struct OAuth2Profile: Profile {
 
     /// Auto-approves: signs in the user named by `login_hint`, or the first
     /// configured user, and redirects back with a one-time code.
-    private func authorize(_ request: Request, context: AuthmockRequestContext, mock: Authmock) -> Response {
+    private func authorize(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
         let query = request.uri.queryParameters
         func param(_ name: String) -> String? {
             query[name[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
@@ -255,7 +255,7 @@ public struct OAuth2Profile: Profile {
         }
         guard let scope = resolveScope(param("scope"), client: client) else { return backWithError(.authorizeInvalidScope) }
         let user = param("login_hint").flatMap(mock.directory.user(named:)) ?? mock.directory.users.first ?? Directory.defaultUser
-        let code = mock.authority.createAuthorizationCode(
+        let code = try await mock.authority.createAuthorizationCode(
             clientID: client.id, subject: user.username, scope: scope, redirectURI: param("redirect_uri"),
             codeChallenge: challenge, codeChallengeMethod: "S256")
         return back([URLQueryItem(name: "code", value: code)])

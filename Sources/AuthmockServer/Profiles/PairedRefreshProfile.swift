@@ -88,7 +88,7 @@ public struct PairedRefreshProfile<Errors: PairedRefreshErrors>: PlainErrorProfi
 
     private func refreshPair(access: String, refresh: String, mock: Authmock) async throws -> Result<IssuedTokens, Failure> {
         guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessNotOurs) }
-        guard let info = mock.authority.inspectRefreshToken(refresh) else { return .failure(.refresh(.unknown)) }
+        guard let info = try await mock.authority.inspectRefreshToken(refresh) else { return .failure(.refresh(.unknown)) }
         guard info.familyID == claims.sid else { return .failure(.accessOfAnotherLogin) }
         return try await mock.authority.refresh(refresh, clientID: nil).mapError { .refresh($0) }
     }

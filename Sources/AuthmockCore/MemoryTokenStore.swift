@@ -1,0 +1,202 @@
+public import Foundation
+import Synchronization
+
+/// Token state in this process's memory, behind one lock: the default store,
+/// and the fastest. Gone when the process ends.
+public final class MemoryTokenStore: TokenStore {
+    private let state = Mutex(TokenState())
+
+    public init() {}
+
+    public var name: String { "memory" }
+    public var isShared: Bool { false }
+
+    public func adoptSigningKey(_ configured: SigningKey) -> SigningKey { configured }
+    public func clockOffset() -> Double? { nil }
+    public func setClockOffset(_ seconds: Double) {}
+
+    public func createLogin(_ login: NewLogin) {
+        state.withLock { state in
+            state.families[login.family.id] = login.family
+            state.insert(login.refresh)
+            state.accessByID[login.access.jti] = login.access
+        }
+    }
+
+    public func createAccess(_ record: AccessRecord) {
+        state.withLock { $0.accessByID[record.jti] = record }
+    }
+
+    public func recordTail(jti: String, tail: String) {
+        state.withLock { $0.accessByID[jti]?.tokenTail = tail }
+    }
+
+    public func exchange(_ exchange: RefreshExchange, mint: TokenMint) -> ExchangeOutcome {
+        state.withLock { state in
+            let now = exchange.now
+            guard let record = state.refreshByValue[exchange.value] else {
+                let sealed = mint.seal.open(exchange.value)
+                let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, at: now)
+                if revoke, let sealed { state.revokeFamily(sealed.family, at: now) }
+                return .failed(failure)
+            }
+            switch TokenRules.exchange(record, family: state.families[record.familyID], exchange, grace: mint.settings.reuseGraceSeconds) {
+            case .fail(let failure, let revoke):
+                if revoke { state.revokeFamily(record.familyID, at: now) }
+                return .failed(failure)
+            case .pass(let family, let retire):
+                if retire { state.refreshByID[record.id]?.state = .rotated(at: now) }
+                var next: RefreshRecord? = nil
+                if exchange.rotate {
+                    next = mint.refresh(family: family.id, at: now)
+                    state.insert(next!)
+                }
+                let access = mint.access(owner: family.owner, at: now)
+                state.accessByID[access.jti] = access
+                return .issued(access: access, next: next, familyID: family.id)
+            }
+        }
+    }
+
+    public func reissueAccess(familyID: String, now: Date, mint: TokenMint) -> AccessRecord? {
+        state.withLock { state in
+            guard let family = state.families[familyID], family.revokedAt == nil else { return nil }
+            let access = mint.access(owner: family.owner, at: now)
+            state.accessByID[access.jti] = access
+            return access
+        }
+    }
+
+    public func accessState(jti: String, sid: String) -> (record: AccessRecord?, familyRevoked: Bool) {
+        state.withLock { state in
+            let record = state.accessByID[jti]
+            return (record, state.isRevoked(family: record == nil ? sid : record?.familyID))
+        }
+    }
+
+    public func refreshInfo(value: String, now: Date, grace: Int) -> RefreshTokenInfo? {
+        state.withLock { state in
+            guard let record = state.refreshByValue[value], let family = state.families[record.familyID] else { return nil }
+            return RefreshTokenInfo(record: record, family: family, at: now, grace: grace)
+        }
+    }
+
+    public func revokeLogin(refreshValue: String, now: Date) -> Bool {
+        state.withLock { state in
+            guard let record = state.refreshByValue[refreshValue] else { return false }
+            state.revokeFamily(record.familyID, at: now)
+            return true
+        }
+    }
+
+    public func revokeAccess(jti: String, now: Date) {
+        state.withLock { $0.accessByID[jti]?.revokedAt = now }
+    }
+
+    public func createCode(_ code: String, _ record: AuthorizationCodeRecord) {
+        state.withLock { $0.codes[code] = record }
+    }
+
+    public func redeemCode(_ code: String, _ redemption: CodeRedemption) -> Result<AuthorizationCodeRecord, AuthorizationCodeFailure> {
+        state.withLock { state in
+            guard var record = state.codes[code] else { return .failure(.unknown) }
+            if record.used {
+                // RFC 6749 section 4.1.2: a second redemption revokes what the first issued.
+                if let family = record.issuedFamily { state.revokeFamily(family, at: redemption.now) }
+                return .failure(.used)
+            }
+            if let failure = TokenRules.failure(of: record, redemption) { return .failure(failure) }
+            record.used = true
+            state.codes[code] = record
+            return .success(record)
+        }
+    }
+
+    public func setCodeFamily(_ code: String, family: String) {
+        state.withLock { $0.codes[code]?.issuedFamily = family }
+    }
+
+    public func expire(_ selector: TokenSelector, now: Date) -> TokenChange {
+        state.withLock { state in
+            var change = TokenChange(access: 0, refresh: 0)
+            if selector.kind != .refresh {
+                for (jti, record) in state.accessByID
+                where record.expiresAt > now && selector.matches(subject: record.subject, family: record.familyID, id: jti) {
+                    state.accessByID[jti]?.expiresAt = now
+                    change.access += 1
+                }
+            }
+            if selector.kind != .access {
+                for (id, record) in state.refreshByID
+                where record.expiresAt > now && selector.matches(subject: state.families[record.familyID]?.subject ?? "", family: record.familyID, id: id) {
+                    state.refreshByID[id]?.expiresAt = now
+                    change.refresh += 1
+                }
+            }
+            return change
+        }
+    }
+
+    public func revoke(_ selector: TokenSelector, now: Date) -> TokenChange {
+        state.withLock { state in
+            var change = TokenChange(access: 0, refresh: 0)
+            if selector.kind != .refresh {
+                for (jti, record) in state.accessByID
+                where record.revokedAt == nil && selector.matches(subject: record.subject, family: record.familyID, id: jti) {
+                    state.accessByID[jti]?.revokedAt = now
+                    change.access += 1
+                }
+            }
+            if selector.kind != .access {
+                for (id, record) in state.refreshByID
+                where !record.isRevoked && selector.matches(subject: state.families[record.familyID]?.subject ?? "", family: record.familyID, id: id) {
+                    state.refreshByID[id]?.state = .revoked(at: now)
+                    change.refresh += 1
+                }
+            }
+            if selector.revokesLogin, let family = selector.family { state.revokeFamily(family, at: now) }
+            return change
+        }
+    }
+
+    public func supersede(family: String, keep: String, deadline: Date) {
+        state.withLock { state in
+            for (jti, record) in state.accessByID where record.familyID == family && jti != keep && record.expiresAt > deadline {
+                state.accessByID[jti]?.expiresAt = deadline
+            }
+        }
+    }
+
+    public func snapshot(now: Date) -> TokenSnapshot {
+        state.withLock { state in
+            TokenSnapshot(
+                families: Array(state.families.values), access: Array(state.accessByID.values), refresh: Array(state.refreshByID.values),
+                pruned: state.pruned, at: now)
+        }
+    }
+
+    public func prune(now: Date, retention: Double, grace: Double) -> PrunedCounts {
+        state.withLock { $0.prune(now: now, retention: retention, grace: grace) }
+    }
+
+    public func prunedCounts() -> PrunedCounts { state.withLock { $0.pruned } }
+
+    public func reset() {
+        state.withLock { $0 = TokenState() }
+    }
+}
+
+extension RefreshTokenInfo {
+    init(record: RefreshRecord, family: FamilyRecord, at now: Date, grace: Int) {
+        self.init(
+            id: record.id, familyID: family.id, subject: family.subject, clientID: family.clientID,
+            scope: family.scope, expiresAt: record.expiresAt,
+            failure: TokenRules.failure(of: record, family: family, at: now, grace: grace),
+            rotated: record.isRotated)
+    }
+}
+
+extension TokenSelector {
+    /// Selecting a login with kind `all` revokes the login itself, as reuse detection would.
+    var revokesLogin: Bool { kind == .all && family != nil && jti == nil }
+}

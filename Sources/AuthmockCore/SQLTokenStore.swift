@@ -1,0 +1,464 @@
+import Crypto
+public import Foundation
+
+/// A value bound to or read from SQL: the four kinds the token tables use.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case text(String)
+    case real(Double)
+    case integer(Int64)
+
+    var text: String? { if case .text(let value) = self { value } else { nil } }
+    var real: Double? {
+        switch self {
+        case .real(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+    }
+    var date: Date? { real.map(Date.init(timeIntervalSince1970:)) }
+    var integer: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .real(let value): Int64(value)
+        default: nil
+        }
+    }
+}
+
+extension SQLValue {
+    init(_ text: String?) { self = text.map(SQLValue.text) ?? .null }
+    init(_ date: Date?) { self = date.map { .real($0.timeIntervalSince1970) } ?? .null }
+}
+
+/// One open transaction: statements with `?` placeholders, rows as values.
+public protocol SQLTransaction: Sendable {
+    func rows(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]]
+}
+
+/// A database a `SQLTokenStore` keeps its tables in. SQLite (GRDB) and
+/// PostgreSQL (postgres-nio) implement it in the AuthmockStore module.
+public protocol SQLDatabase: Sendable {
+    var name: String { get }
+    /// Other processes may share it (PostgreSQL): rows a decision reads are
+    /// locked (`SELECT ... FOR UPDATE`), and the clock offset is re-read.
+    var isShared: Bool { get }
+    /// Runs `body` in one transaction: committed when it returns, rolled
+    /// back when it throws. Conflicts the database detects are retried.
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLTransaction) async throws -> T) async throws -> T
+}
+
+/// Token state in SQL tables (docs/state.md): every decision is one
+/// transaction that reads the rows it decides on, locked, and writes the
+/// outcome, so of two concurrent uses of one refresh token, in one process
+/// or in several, exactly one rotates it and the other sees the rotation.
+/// The decisions are `TokenRules`, the same as in memory.
+public final class SQLTokenStore: TokenStore {
+    let db: any SQLDatabase
+
+    /// Creates the tables when missing. Replicas starting together may race
+    /// on PostgreSQL's catalog (a unique violation), so it tries a few times.
+    public init(_ db: any SQLDatabase) async throws {
+        self.db = db
+        for attempt in 1...5 {
+            do {
+                try await db.transaction { tx in
+                    for statement in Self.schema { _ = try await tx.rows(statement, []) }
+                }
+                return
+            } catch  where attempt < 5 {
+                try await Task.sleep(for: .milliseconds(50 * attempt))
+            }
+        }
+    }
+
+    public var name: String { db.name }
+    public var isShared: Bool { db.isShared }
+
+    /// The tables. Times are seconds since 1970 (DOUBLE PRECISION, REAL in SQLite).
+    static var schema: [String] {
+        [
+            "CREATE TABLE IF NOT EXISTS authmock_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            """
+            CREATE TABLE IF NOT EXISTS authmock_families (id TEXT PRIMARY KEY, subject TEXT NOT NULL, client_id TEXT NOT NULL, \
+            scope TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION)
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS authmock_refresh (id TEXT PRIMARY KEY, value TEXT NOT NULL UNIQUE, family_id TEXT NOT NULL, \
+            issued_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL, state_at DOUBLE PRECISION)
+            """,
+            "CREATE INDEX IF NOT EXISTS authmock_refresh_family ON authmock_refresh (family_id)",
+            """
+            CREATE TABLE IF NOT EXISTS authmock_access (jti TEXT PRIMARY KEY, family_id TEXT, subject TEXT NOT NULL, client_id TEXT NOT NULL, \
+            scope TEXT NOT NULL, issued_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, lifetime DOUBLE PRECISION NOT NULL, \
+            revoked_at DOUBLE PRECISION, tail TEXT NOT NULL)
+            """,
+            "CREATE INDEX IF NOT EXISTS authmock_access_family ON authmock_access (family_id)",
+            """
+            CREATE TABLE IF NOT EXISTS authmock_codes (code TEXT PRIMARY KEY, client_id TEXT NOT NULL, subject TEXT NOT NULL, scope TEXT NOT NULL, \
+            redirect_uri TEXT, challenge TEXT, challenge_method TEXT, expires_at DOUBLE PRECISION NOT NULL, used BIGINT NOT NULL, issued_family TEXT)
+            """,
+        ]
+    }
+
+    /// `FOR UPDATE` where other processes may write between a read and the
+    /// write it decides (SQLite's `BEGIN IMMEDIATE` already excludes them).
+    private var locked: String { db.isShared ? " FOR UPDATE" : "" }
+
+    // MARK: Signing key and clock
+
+    public func adoptSigningKey(_ configured: SigningKey) async throws -> SigningKey {
+        let secret = configured.key.withUnsafeBytes { Data($0).base64EncodedString() }
+        let kept: String = try await db.transaction { tx in
+            if !configured.isRandom {
+                try await Self.setMeta(tx, "signing_key", secret)
+                return secret
+            }
+            // Insert-if-absent, then read: of replicas starting together, one key wins.
+            _ = try await tx.rows(
+                "INSERT INTO authmock_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", [.text("signing_key"), .text(secret)])
+            return try await Self.meta(tx, "signing_key") ?? secret
+        }
+        guard kept != secret, let data = Data(base64Encoded: kept) else { return configured }
+        return SigningKey(key: .init(data: data), isRandom: false)
+    }
+
+    public func clockOffset() async throws -> Double? {
+        try await db.transaction { tx in try await Self.meta(tx, "clock_offset").flatMap(Double.init) }
+    }
+
+    public func setClockOffset(_ seconds: Double) async throws {
+        try await db.transaction { tx in try await Self.setMeta(tx, "clock_offset", String(seconds)) }
+    }
+
+    private static func meta(_ tx: any SQLTransaction, _ key: String) async throws -> String? {
+        try await tx.rows("SELECT value FROM authmock_meta WHERE key = ?", [.text(key)]).first?.first?.text
+    }
+
+    private static func setMeta(_ tx: any SQLTransaction, _ key: String, _ value: String) async throws {
+        _ = try await tx.rows(
+            "INSERT INTO authmock_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [.text(key), .text(value)])
+    }
+
+    // MARK: Records
+
+    private static func insert(_ tx: any SQLTransaction, _ family: FamilyRecord) async throws {
+        _ = try await tx.rows(
+            "INSERT INTO authmock_families (id, subject, client_id, scope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [.text(family.id), .text(family.subject), .text(family.clientID), .text(family.scope), SQLValue(family.createdAt), SQLValue(family.revokedAt)])
+    }
+
+    private static func insert(_ tx: any SQLTransaction, _ record: RefreshRecord) async throws {
+        _ = try await tx.rows(
+            "INSERT INTO authmock_refresh (id, value, family_id, issued_at, expires_at, state, state_at) VALUES (?, ?, ?, ?, ?, 'live', NULL)",
+            [.text(record.id), .text(record.value), .text(record.familyID), SQLValue(record.issuedAt), SQLValue(record.expiresAt)])
+    }
+
+    private static func insert(_ tx: any SQLTransaction, _ record: AccessRecord) async throws {
+        _ = try await tx.rows(
+            """
+            INSERT INTO authmock_access (jti, family_id, subject, client_id, scope, issued_at, expires_at, lifetime, revoked_at, tail) \
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, '')
+            """,
+            [
+                .text(record.jti), SQLValue(record.familyID), .text(record.subject), .text(record.clientID), .text(record.scope),
+                SQLValue(record.issuedAt), SQLValue(record.expiresAt), .real(record.lifetime),
+            ])
+    }
+
+    private static let familyColumns = "id, subject, client_id, scope, created_at, revoked_at"
+    private static func family(_ row: [SQLValue]) -> FamilyRecord {
+        let id = row[0].text ?? ""
+        return FamilyRecord(
+            id: id, owner: TokenOwner(familyID: id, subject: row[1].text ?? "", clientID: row[2].text ?? "", scope: row[3].text ?? ""),
+            createdAt: row[4].date ?? .distantPast, revokedAt: row[5].date)
+    }
+
+    private static let refreshColumns = "id, value, family_id, issued_at, expires_at, state, state_at"
+    private static func refresh(_ row: [SQLValue]) -> RefreshRecord {
+        let at = row[6].date ?? .distantPast
+        let state: RefreshRecord.State =
+            switch row[5].text {
+            case "rotated": .rotated(at: at)
+            case "revoked": .revoked(at: at)
+            default: .live
+            }
+        return RefreshRecord(
+            id: row[0].text ?? "", value: row[1].text ?? "", familyID: row[2].text ?? "",
+            issuedAt: row[3].date ?? .distantPast, expiresAt: row[4].date ?? .distantPast, state: state)
+    }
+
+    private static let accessColumns = "jti, family_id, subject, client_id, scope, issued_at, expires_at, lifetime, revoked_at, tail"
+    private static func access(_ row: [SQLValue]) -> AccessRecord {
+        AccessRecord(
+            jti: row[0].text ?? "", owner: TokenOwner(familyID: row[1].text, subject: row[2].text ?? "", clientID: row[3].text ?? "", scope: row[4].text ?? ""),
+            issuedAt: row[5].date ?? .distantPast, expiresAt: row[6].date ?? .distantPast, lifetime: row[7].real ?? 0,
+            revokedAt: row[8].date, tokenTail: row[9].text ?? "")
+    }
+
+    private func family(_ tx: any SQLTransaction, _ id: String, lock: Bool = false) async throws -> FamilyRecord? {
+        try await tx.rows("SELECT \(Self.familyColumns) FROM authmock_families WHERE id = ?" + (lock ? locked : ""), [.text(id)]).first.map(Self.family)
+    }
+
+    private func refresh(_ tx: any SQLTransaction, value: String, lock: Bool = false) async throws -> RefreshRecord? {
+        try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh WHERE value = ?" + (lock ? locked : ""), [.text(value)]).first.map(Self.refresh)
+    }
+
+    private static func revokeFamily(_ tx: any SQLTransaction, _ id: String, at now: Date) async throws {
+        _ = try await tx.rows("UPDATE authmock_families SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [SQLValue(now), .text(id)])
+    }
+
+    // MARK: Issuing and using tokens
+
+    public func createLogin(_ login: NewLogin) async throws {
+        try await db.transaction { tx in
+            try await Self.insert(tx, login.family)
+            try await Self.insert(tx, login.refresh)
+            try await Self.insert(tx, login.access)
+        }
+    }
+
+    public func createAccess(_ record: AccessRecord) async throws {
+        try await db.transaction { tx in try await Self.insert(tx, record) }
+    }
+
+    public func recordTail(jti: String, tail: String) async throws {
+        try await db.transaction { tx in _ = try await tx.rows("UPDATE authmock_access SET tail = ? WHERE jti = ?", [.text(tail), .text(jti)]) }
+    }
+
+    public func exchange(_ exchange: RefreshExchange, mint: TokenMint) async throws -> ExchangeOutcome {
+        try await db.transaction { tx in
+            let now = exchange.now
+            // The token's row first, then its login's: every path locks in this order.
+            guard let record = try await self.refresh(tx, value: exchange.value, lock: true) else {
+                let sealed = mint.seal.open(exchange.value)
+                let family = try await sealed.asyncMap { try await self.family(tx, $0.family, lock: true) } ?? nil
+                let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: family, at: now)
+                if revoke, let family { try await Self.revokeFamily(tx, family.id, at: now) }
+                return .failed(failure)
+            }
+            let family = try await self.family(tx, record.familyID, lock: true)
+            switch TokenRules.exchange(record, family: family, exchange, grace: mint.settings.reuseGraceSeconds) {
+            case .fail(let failure, let revoke):
+                if revoke { try await Self.revokeFamily(tx, record.familyID, at: now) }
+                return .failed(failure)
+            case .pass(let family, let retire):
+                if retire {
+                    _ = try await tx.rows("UPDATE authmock_refresh SET state = 'rotated', state_at = ? WHERE id = ?", [SQLValue(now), .text(record.id)])
+                }
+                var next: RefreshRecord? = nil
+                if exchange.rotate {
+                    next = mint.refresh(family: family.id, at: now)
+                    try await Self.insert(tx, next!)
+                }
+                let access = mint.access(owner: family.owner, at: now)
+                try await Self.insert(tx, access)
+                return .issued(access: access, next: next, familyID: family.id)
+            }
+        }
+    }
+
+    public func reissueAccess(familyID: String, now: Date, mint: TokenMint) async throws -> AccessRecord? {
+        try await db.transaction { tx in
+            guard let family = try await self.family(tx, familyID, lock: true), family.revokedAt == nil else { return nil }
+            let access = mint.access(owner: family.owner, at: now)
+            try await Self.insert(tx, access)
+            return access
+        }
+    }
+
+    public func accessState(jti: String, sid: String) async throws -> (record: AccessRecord?, familyRevoked: Bool) {
+        let (record, revoked): (AccessRecord?, Bool) = try await db.transaction { tx in
+            let record = try await tx.rows("SELECT \(Self.accessColumns) FROM authmock_access WHERE jti = ?", [.text(jti)]).first.map(Self.access)
+            guard let family = record == nil ? sid : record?.familyID else { return (record, false) }
+            let revoked = try await tx.rows("SELECT 1 FROM authmock_families WHERE id = ? AND revoked_at IS NOT NULL", [.text(family)])
+            return (record, !revoked.isEmpty)
+        }
+        return (record, revoked)
+    }
+
+    public func refreshInfo(value: String, now: Date, grace: Int) async throws -> RefreshTokenInfo? {
+        try await db.transaction { tx in
+            guard let record = try await self.refresh(tx, value: value), let family = try await self.family(tx, record.familyID) else { return nil }
+            return RefreshTokenInfo(record: record, family: family, at: now, grace: grace)
+        }
+    }
+
+    public func revokeLogin(refreshValue: String, now: Date) async throws -> Bool {
+        try await db.transaction { tx in
+            guard let record = try await self.refresh(tx, value: refreshValue, lock: true) else { return false }
+            try await Self.revokeFamily(tx, record.familyID, at: now)
+            return true
+        }
+    }
+
+    public func revokeAccess(jti: String, now: Date) async throws {
+        try await db.transaction { tx in
+            _ = try await tx.rows("UPDATE authmock_access SET revoked_at = ? WHERE jti = ?", [SQLValue(now), .text(jti)])
+        }
+    }
+
+    // MARK: Authorization codes
+
+    public func createCode(_ code: String, _ record: AuthorizationCodeRecord) async throws {
+        try await db.transaction { tx in
+            _ = try await tx.rows(
+                """
+                INSERT INTO authmock_codes (code, client_id, subject, scope, redirect_uri, challenge, challenge_method, expires_at, used, issued_family) \
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)
+                """,
+                [
+                    .text(code), .text(record.clientID), .text(record.subject), .text(record.scope), SQLValue(record.redirectURI),
+                    SQLValue(record.codeChallenge), SQLValue(record.codeChallengeMethod), SQLValue(record.expiresAt),
+                ])
+        }
+    }
+
+    public func redeemCode(_ code: String, _ redemption: CodeRedemption) async throws -> Result<AuthorizationCodeRecord, AuthorizationCodeFailure> {
+        try await db.transaction { tx in
+            let rows = try await tx.rows(
+                """
+                SELECT client_id, subject, scope, redirect_uri, challenge, challenge_method, expires_at, used, issued_family \
+                FROM authmock_codes WHERE code = ?
+                """ + self.locked, [.text(code)])
+            guard let row = rows.first else { return .failure(.unknown) }
+            let record = AuthorizationCodeRecord(
+                clientID: row[0].text ?? "", subject: row[1].text ?? "", scope: row[2].text ?? "", redirectURI: row[3].text,
+                codeChallenge: row[4].text, codeChallengeMethod: row[5].text, expiresAt: row[6].date ?? .distantPast,
+                used: row[7].integer != 0, issuedFamily: row[8].text)
+            if record.used {
+                if let family = record.issuedFamily { try await Self.revokeFamily(tx, family, at: redemption.now) }
+                return .failure(.used)
+            }
+            if let failure = TokenRules.failure(of: record, redemption) { return .failure(failure) }
+            _ = try await tx.rows("UPDATE authmock_codes SET used = 1 WHERE code = ?", [.text(code)])
+            return .success(record)
+        }
+    }
+
+    public func setCodeFamily(_ code: String, family: String) async throws {
+        try await db.transaction { tx in
+            _ = try await tx.rows("UPDATE authmock_codes SET issued_family = ? WHERE code = ?", [.text(family), .text(code)])
+        }
+    }
+
+    // MARK: Control
+
+    /// `AND ...` narrowing a statement to `selector` (a NULL field matches all).
+    private static func matching(_ selector: TokenSelector, id: String, family: String, subject: String) -> (String, [SQLValue]) {
+        (
+            " AND (CAST(? AS TEXT) IS NULL OR \(subject) = ?) AND (CAST(? AS TEXT) IS NULL OR \(family) = ?) AND (CAST(? AS TEXT) IS NULL OR \(id) = ?)",
+            [SQLValue(selector.subject), SQLValue(selector.subject), SQLValue(selector.family), SQLValue(selector.family), SQLValue(selector.jti), SQLValue(selector.jti)]
+        )
+    }
+
+    private static let refreshSubject = "COALESCE((SELECT subject FROM authmock_families WHERE authmock_families.id = authmock_refresh.family_id), '')"
+
+    public func expire(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
+        try await db.transaction { tx in
+            var change = TokenChange(access: 0, refresh: 0)
+            if selector.kind != .refresh {
+                let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
+                change.access = try await tx.rows(
+                    "UPDATE authmock_access SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING jti", [SQLValue(now), SQLValue(now)] + binds
+                ).count
+            }
+            if selector.kind != .access {
+                let (filter, binds) = Self.matching(selector, id: "id", family: "family_id", subject: Self.refreshSubject)
+                change.refresh = try await tx.rows(
+                    "UPDATE authmock_refresh SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING id", [SQLValue(now), SQLValue(now)] + binds
+                ).count
+            }
+            return change
+        }
+    }
+
+    public func revoke(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
+        try await db.transaction { tx in
+            var change = TokenChange(access: 0, refresh: 0)
+            if selector.kind != .refresh {
+                let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
+                change.access = try await tx.rows(
+                    "UPDATE authmock_access SET revoked_at = ? WHERE revoked_at IS NULL" + filter + " RETURNING jti", [SQLValue(now)] + binds
+                ).count
+            }
+            if selector.kind != .access {
+                let (filter, binds) = Self.matching(selector, id: "id", family: "family_id", subject: Self.refreshSubject)
+                change.refresh = try await tx.rows(
+                    "UPDATE authmock_refresh SET state = 'revoked', state_at = ? WHERE state <> 'revoked'" + filter + " RETURNING id", [SQLValue(now)] + binds
+                ).count
+            }
+            if selector.revokesLogin, let family = selector.family { try await Self.revokeFamily(tx, family, at: now) }
+            return change
+        }
+    }
+
+    public func supersede(family: String, keep: String, deadline: Date) async throws {
+        try await db.transaction { tx in
+            _ = try await tx.rows(
+                "UPDATE authmock_access SET expires_at = ? WHERE family_id = ? AND jti <> ? AND expires_at > ?",
+                [SQLValue(deadline), .text(family), .text(keep), SQLValue(deadline)])
+        }
+    }
+
+    public func snapshot(now: Date) async throws -> TokenSnapshot {
+        try await db.transaction { tx in
+            let families = try await tx.rows("SELECT \(Self.familyColumns) FROM authmock_families", []).map(Self.family)
+            let access = try await tx.rows("SELECT \(Self.accessColumns) FROM authmock_access", []).map(Self.access)
+            let refresh = try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh", []).map(Self.refresh)
+            return TokenSnapshot(families: families, access: access, refresh: refresh, pruned: try await Self.pruned(tx), at: now)
+        }
+    }
+
+    /// The rules of TokenPruning.swift, as statements.
+    public func prune(now: Date, retention: Double, grace: Double) async throws -> PrunedCounts {
+        try await db.transaction { tx in
+            let horizon = SQLValue(now.addingTimeInterval(-retention))
+            var removed = PrunedCounts(passes: 1)
+            removed.access = try await tx.rows("DELETE FROM authmock_access WHERE issued_at + lifetime + 1 <= ? RETURNING jti", [horizon]).count
+            removed.refresh = try await tx.rows(
+                "DELETE FROM authmock_refresh WHERE (state = 'rotated' AND state_at + ? <= ?) OR expires_at <= ? RETURNING id", [.real(grace), horizon, horizon]
+            ).count
+            removed.families = try await tx.rows(
+                """
+                DELETE FROM authmock_families WHERE created_at <= ? \
+                AND NOT EXISTS (SELECT 1 FROM authmock_refresh WHERE authmock_refresh.family_id = authmock_families.id) RETURNING id
+                """, [horizon]
+            ).count
+            removed.codes = try await tx.rows("DELETE FROM authmock_codes WHERE expires_at <= ? RETURNING code", [horizon]).count
+            var total = try await Self.pruned(tx)
+            total.access += removed.access
+            total.refresh += removed.refresh
+            total.families += removed.families
+            total.codes += removed.codes
+            total.passes += 1
+            try await Self.setMeta(tx, "pruned", String(decoding: try JSONEncoder().encode(total), as: UTF8.self))
+            return removed
+        }
+    }
+
+    private static func pruned(_ tx: any SQLTransaction) async throws -> PrunedCounts {
+        guard let text = try await meta(tx, "pruned") else { return PrunedCounts() }
+        return (try? JSONDecoder().decode(PrunedCounts.self, from: Data(text.utf8))) ?? PrunedCounts()
+    }
+
+    public func prunedCounts() async throws -> PrunedCounts {
+        try await db.transaction { tx in try await Self.pruned(tx) }
+    }
+
+    public func reset() async throws {
+        try await db.transaction { tx in
+            for table in ["authmock_access", "authmock_refresh", "authmock_families", "authmock_codes"] {
+                _ = try await tx.rows("DELETE FROM \(table)", [])
+            }
+            _ = try await tx.rows("DELETE FROM authmock_meta WHERE key IN ('pruned', 'clock_offset')", [])
+        }
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,195 @@
+import Crypto
+public import Foundation
+
+/// Where token state lives (docs/state.md): in this process's memory (the
+/// default, fastest), or in a database that outlives the process and that
+/// several server processes share (`SQLTokenStore`).
+///
+/// Every operation that decides something is one atomic step of the store
+/// (a lock in memory, a transaction in a database), and every store reaches
+/// its decisions through the same rules (`TokenRules`), so a store changes
+/// where state is kept, never what the server answers.
+public protocol TokenStore: Sendable {
+    /// How `authmock serve` names it at start ("memory", "sqlite:PATH", ...).
+    var name: String { get }
+    /// True when other processes may change the state too (replicas), so the
+    /// clock offset must be read from the store before each decision.
+    var isShared: Bool { get }
+
+    /// The key tokens are signed with: `configured` when it was given, else the
+    /// one the store kept from an earlier run (a random one is kept for next time).
+    func adoptSigningKey(_ configured: SigningKey) async throws -> SigningKey
+    /// The clock offset kept by the store, if any.
+    func clockOffset() async throws -> Double?
+    func setClockOffset(_ seconds: Double) async throws
+
+    func createLogin(_ login: NewLogin) async throws
+    func createAccess(_ record: AccessRecord) async throws
+    func recordTail(jti: String, tail: String) async throws
+    func exchange(_ exchange: RefreshExchange, mint: TokenMint) async throws -> ExchangeOutcome
+    func reissueAccess(familyID: String, now: Date, mint: TokenMint) async throws -> AccessRecord?
+    /// The record of an access token and whether its login is revoked
+    /// (its record's family, or `sid` when the record is gone).
+    func accessState(jti: String, sid: String) async throws -> (record: AccessRecord?, familyRevoked: Bool)
+    func refreshInfo(value: String, now: Date, grace: Int) async throws -> RefreshTokenInfo?
+    /// Revokes the login of a refresh token; false when the value is not one.
+    func revokeLogin(refreshValue: String, now: Date) async throws -> Bool
+    func revokeAccess(jti: String, now: Date) async throws
+
+    func createCode(_ code: String, _ record: AuthorizationCodeRecord) async throws
+    func redeemCode(_ code: String, _ redemption: CodeRedemption) async throws -> Result<AuthorizationCodeRecord, AuthorizationCodeFailure>
+    func setCodeFamily(_ code: String, family: String) async throws
+
+    func expire(_ selector: TokenSelector, now: Date) async throws -> TokenChange
+    func revoke(_ selector: TokenSelector, now: Date) async throws -> TokenChange
+    func supersede(family: String, keep: String, deadline: Date) async throws
+    func snapshot(now: Date) async throws -> TokenSnapshot
+    func prune(now: Date, retention: Double, grace: Double) async throws -> PrunedCounts
+    func prunedCounts() async throws -> PrunedCounts
+    /// Forgets every token, family and code (the signing key stays).
+    func reset() async throws
+}
+
+/// A store that could not be reached or answered with an error: the server
+/// answers 503 `temporarily_unavailable`, never a verdict on the token.
+public struct TokenStoreError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A new login: its family, first refresh token and first access token.
+public struct NewLogin: Sendable {
+    var family: FamilyRecord
+    var refresh: RefreshRecord
+    var access: AccessRecord
+}
+
+/// One use of a refresh token.
+public struct RefreshExchange: Sendable {
+    var value: String
+    /// nil skips the client check (dialects without client authentication).
+    var clientID: String?
+    var rotate: Bool
+    var now: Date
+}
+
+public enum ExchangeOutcome: Sendable {
+    case failed(RefreshTokenFailure)
+    case issued(access: AccessRecord, next: RefreshRecord?, familyID: String)
+}
+
+/// One redemption of an authorization code.
+public struct CodeRedemption: Sendable {
+    var clientID: String
+    var redirectURI: String?
+    var codeVerifier: String?
+    var now: Date
+}
+
+/// Makes new records: ids, sealed refresh values, lifetimes. Shared by every
+/// store, so a record means the same whichever store made it.
+public struct TokenMint: Sendable {
+    let settings: TokenSettings
+    let seal: RefreshTokenSeal
+
+    func family(subject: String, clientID: String, scope: String, at now: Date) -> FamilyRecord {
+        let id = RandomToken.shortID(prefix: "fam_")
+        return FamilyRecord(id: id, owner: TokenOwner(familyID: id, subject: subject, clientID: clientID, scope: scope), createdAt: now)
+    }
+
+    func refresh(family: String, at now: Date) -> RefreshRecord {
+        let expiresAt = now.addingTimeInterval(Double(settings.refreshTTL))
+        return RefreshRecord(
+            id: RandomToken.shortID(prefix: "rt_"), value: seal.make(family: family, expiresAt: expiresAt), familyID: family,
+            issuedAt: now, expiresAt: expiresAt, state: .live)
+    }
+
+    func access(owner: TokenOwner, at now: Date, ttl: Int? = nil) -> AccessRecord {
+        let ttl = ttl ?? settings.accessTTL
+        return AccessRecord(
+            jti: UUID().uuidString.lowercased(), owner: owner,
+            issuedAt: now, expiresAt: now.addingTimeInterval(Double(ttl)), lifetime: Double(ttl))
+    }
+
+    func login(subject: String, clientID: String, scope: String, at now: Date) -> NewLogin {
+        let family = family(subject: subject, clientID: clientID, scope: scope, at: now)
+        return NewLogin(
+            family: family, refresh: refresh(family: family.id, at: now),
+            access: access(owner: family.owner, at: now, ttl: settings.signInAccessTTL ?? settings.accessTTL))
+    }
+}
+
+/// The decisions, over records, that every store makes the same way.
+enum TokenRules {
+    enum Exchange {
+        case fail(RefreshTokenFailure, revokeLogin: Bool)
+        /// Issue new tokens; `retire` marks the presented token rotated.
+        case pass(FamilyRecord, retire: Bool)
+    }
+
+    /// What using `record` (of login `family`) does now.
+    static func exchange(_ record: RefreshRecord, family: FamilyRecord?, _ exchange: RefreshExchange, grace: Int) -> Exchange {
+        if let failure = failure(of: record, family: family, at: exchange.now, grace: grace) {
+            return .fail(failure, revokeLogin: failure == .reused)
+        }
+        guard let family else { return .fail(.unknown, revokeLogin: false) }
+        if let clientID = exchange.clientID, family.clientID != clientID { return .fail(.clientMismatch, revokeLogin: false) }
+        return .pass(family, retire: exchange.rotate && record.state == .live)
+    }
+
+    /// Why `record` cannot be exchanged now, or nil when it can.
+    static func failure(of record: RefreshRecord, family: FamilyRecord?, at now: Date, grace: Int) -> RefreshTokenFailure? {
+        if family?.revokedAt != nil { return .revoked }
+        switch record.state {
+        case .revoked: return .revoked
+        case .rotated(let at):
+            if now.timeIntervalSince(at) > Double(grace) || grace == 0 { return .reused }
+        case .live: break
+        }
+        if record.expiresAt <= now { return .expired }
+        return nil
+    }
+
+    /// Why a refresh token with no record fails, judged from its seal as its
+    /// record would have judged it (TokenPruning.swift): an unexpired token of
+    /// a living login lost its record by rotation, so it is a reuse.
+    static func failureOfUnrecorded(sealed: (family: String, expiresAt: Date)?, family: FamilyRecord?, at now: Date) -> (RefreshTokenFailure, revokeLogin: Bool) {
+        guard let sealed else { return (.unknown, false) }
+        guard let family else { return (sealed.expiresAt <= now ? .expired : .unknown, false) }
+        if family.revokedAt != nil { return (.revoked, false) }
+        if sealed.expiresAt <= now { return (.expired, false) }
+        return (.reused, true)
+    }
+
+    /// Why a code cannot be redeemed (other than having been used).
+    static func failure(of code: AuthorizationCodeRecord, _ redemption: CodeRedemption) -> AuthorizationCodeFailure? {
+        if code.expiresAt <= redemption.now { return .expired }
+        if code.clientID != redemption.clientID { return .clientMismatch }
+        if code.redirectURI != nil, code.redirectURI != redemption.redirectURI { return .redirectMismatch }
+        if let challenge = code.codeChallenge {
+            guard let verifier = redemption.codeVerifier else { return .pkceMissing }
+            guard constantTimeEquals(PKCE.s256(verifier), challenge) else { return .pkceMismatch }
+        }
+        return nil
+    }
+
+    /// The snapshot's state word for an access token.
+    static func state(of record: AccessRecord, familyRevoked: Bool, at now: Date) -> String {
+        record.revokedAt != nil || familyRevoked ? "revoked" : record.expiresAt <= now ? "expired" : "live"
+    }
+
+    static func state(of record: RefreshRecord, familyRevoked: Bool, at now: Date) -> String {
+        switch record.state {
+        case .revoked: "revoked"
+        case .rotated: "rotated"
+        case .live: familyRevoked ? "revoked" : record.expiresAt <= now ? "expired" : "live"
+        }
+    }
+}
+
+/// RFC 7636 S256: base64url(SHA-256(verifier)).
+enum PKCE {
+    static func s256(_ verifier: String) -> String {
+        Data(SHA256.hash(data: Data(verifier.utf8))).base64URLEncodedString()
+    }
+}

@@ -1,0 +1,41 @@
+public import AuthmockCore
+public import Logging
+
+/// Where `--state` says token state lives (docs/state.md).
+public enum StateLocation: Sendable, Equatable, CustomStringConvertible {
+    case memory
+    case sqlite(path: String)
+    case postgres(url: String)
+
+    /// `memory`, `sqlite:PATH` or `postgres://...` (also `postgresql://`).
+    public init(parsing text: String) throws(SettingsError) {
+        if text == "memory" {
+            self = .memory
+        } else if text.hasPrefix("sqlite:") {
+            let path = String(text.dropFirst("sqlite:".count))
+            guard !path.isEmpty else { throw SettingsError("--state sqlite:PATH needs a file path, e.g. sqlite:./authmock.db") }
+            self = .sqlite(path: path)
+        } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+            self = .postgres(url: text)
+        } else {
+            throw SettingsError("--state must be memory, sqlite:PATH or postgres://USER@HOST:PORT/DATABASE, got \(text)")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .memory: "memory"
+        case .sqlite(let path): "sqlite:" + path
+        case .postgres(let url): url
+        }
+    }
+
+    /// Opens the store, creating its tables when missing.
+    public func open(logger: Logger) async throws -> any TokenStore {
+        switch self {
+        case .memory: MemoryTokenStore()
+        case .sqlite(let path): try await SQLTokenStore(SQLiteDatabase(path: path))
+        case .postgres(let url): try await SQLTokenStore(PostgresDatabase(url: url, logger: logger))
+        }
+    }
+}
