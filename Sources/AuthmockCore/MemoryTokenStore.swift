@@ -184,6 +184,8 @@ public final class MemoryTokenStore: TokenStore {
     public func reset() {
         state.withLock { $0 = TokenState() }
     }
+
+    public func discard() { reset() }
 }
 
 extension RefreshTokenInfo {

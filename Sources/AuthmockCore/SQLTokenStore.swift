@@ -55,14 +55,18 @@ public protocol SQLDatabase: Sendable {
 /// The decisions are `TokenRules`, the same as in memory.
 public final class SQLTokenStore: TokenStore {
     let db: any SQLDatabase
+    /// Starts every table name (`authmock_` unless a caller keeps several
+    /// stores apart in one database: the runner's case servers).
+    let tablePrefix: String
 
     /// Creates the tables when missing. Replicas starting together may race
     /// on PostgreSQL's catalog (a unique violation), so it tries a few times.
-    public init(_ db: any SQLDatabase) async throws {
+    public init(_ db: any SQLDatabase, tablePrefix: String = "authmock_") async throws {
         self.db = db
+        self.tablePrefix = tablePrefix
         for attempt in 1...5 {
             do {
-                try await db.transaction { tx in
+                try await transaction { tx in
                     for statement in Self.schema { _ = try await tx.rows(statement, []) }
                 }
                 return
@@ -73,6 +77,20 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public var name: String { db.name }
+
+    /// `db.transaction`, with the table names of this store.
+    private func transaction<T: Sendable>(_ body: @Sendable @escaping (any SQLTransaction) async throws -> T) async throws -> T {
+        guard tablePrefix != "authmock_" else { return try await db.transaction(body) }
+        let prefix = tablePrefix
+        return try await db.transaction { tx in try await body(PrefixedTransaction(base: tx, prefix: prefix)) }
+    }
+
+    /// Drops this store's tables (the runner's throwaway case stores).
+    public func discard() async throws {
+        try await transaction { tx in
+            for table in ["access", "refresh", "families", "codes", "meta"] { _ = try await tx.rows("DROP TABLE IF EXISTS authmock_" + table, []) }
+        }
+    }
     public var isShared: Bool { db.isShared }
 
     /// The tables. Times are seconds since 1970 (DOUBLE PRECISION, REAL in SQLite).
@@ -109,7 +127,7 @@ public final class SQLTokenStore: TokenStore {
 
     public func adoptSigningKey(_ configured: SigningKey) async throws -> SigningKey {
         let secret = configured.key.withUnsafeBytes { Data($0).base64EncodedString() }
-        let kept: String = try await db.transaction { tx in
+        let kept: String = try await transaction { tx in
             if !configured.isRandom {
                 try await Self.setMeta(tx, "signing_key", secret)
                 return secret
@@ -124,11 +142,11 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func clockOffset() async throws -> Double? {
-        try await db.transaction { tx in try await Self.meta(tx, "clock_offset").flatMap(Double.init) }
+        try await transaction { tx in try await Self.meta(tx, "clock_offset").flatMap(Double.init) }
     }
 
     public func setClockOffset(_ seconds: Double) async throws {
-        try await db.transaction { tx in try await Self.setMeta(tx, "clock_offset", String(seconds)) }
+        try await transaction { tx in try await Self.setMeta(tx, "clock_offset", String(seconds)) }
     }
 
     private static func meta(_ tx: any SQLTransaction, _ key: String) async throws -> String? {
@@ -211,7 +229,7 @@ public final class SQLTokenStore: TokenStore {
     // MARK: Issuing and using tokens
 
     public func createLogin(_ login: NewLogin) async throws {
-        try await db.transaction { tx in
+        try await transaction { tx in
             try await Self.insert(tx, login.family)
             try await Self.insert(tx, login.refresh)
             try await Self.insert(tx, login.access)
@@ -219,15 +237,15 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func createAccess(_ record: AccessRecord) async throws {
-        try await db.transaction { tx in try await Self.insert(tx, record) }
+        try await transaction { tx in try await Self.insert(tx, record) }
     }
 
     public func recordTail(jti: String, tail: String) async throws {
-        try await db.transaction { tx in _ = try await tx.rows("UPDATE authmock_access SET tail = ? WHERE jti = ?", [.text(tail), .text(jti)]) }
+        try await transaction { tx in _ = try await tx.rows("UPDATE authmock_access SET tail = ? WHERE jti = ?", [.text(tail), .text(jti)]) }
     }
 
     public func exchange(_ exchange: RefreshExchange, mint: TokenMint) async throws -> ExchangeOutcome {
-        try await db.transaction { tx in
+        try await transaction { tx in
             let now = exchange.now
             // The token's row first, then its login's: every path locks in this order.
             guard let record = try await self.refresh(tx, value: exchange.value, lock: true) else {
@@ -259,7 +277,7 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func reissueAccess(familyID: String, now: Date, mint: TokenMint) async throws -> AccessRecord? {
-        try await db.transaction { tx in
+        try await transaction { tx in
             guard let family = try await self.family(tx, familyID, lock: true), family.revokedAt == nil else { return nil }
             let access = mint.access(owner: family.owner, at: now)
             try await Self.insert(tx, access)
@@ -268,7 +286,7 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func accessState(jti: String, sid: String) async throws -> (record: AccessRecord?, familyRevoked: Bool) {
-        let (record, revoked): (AccessRecord?, Bool) = try await db.transaction { tx in
+        let (record, revoked): (AccessRecord?, Bool) = try await transaction { tx in
             let record = try await tx.rows("SELECT \(Self.accessColumns) FROM authmock_access WHERE jti = ?", [.text(jti)]).first.map(Self.access)
             guard let family = record == nil ? sid : record?.familyID else { return (record, false) }
             let revoked = try await tx.rows("SELECT 1 FROM authmock_families WHERE id = ? AND revoked_at IS NOT NULL", [.text(family)])
@@ -278,14 +296,14 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func refreshInfo(value: String, now: Date, grace: Int) async throws -> RefreshTokenInfo? {
-        try await db.transaction { tx in
+        try await transaction { tx in
             guard let record = try await self.refresh(tx, value: value), let family = try await self.family(tx, record.familyID) else { return nil }
             return RefreshTokenInfo(record: record, family: family, at: now, grace: grace)
         }
     }
 
     public func revokeLogin(refreshValue: String, now: Date) async throws -> Bool {
-        try await db.transaction { tx in
+        try await transaction { tx in
             guard let record = try await self.refresh(tx, value: refreshValue, lock: true) else { return false }
             try await Self.revokeFamily(tx, record.familyID, at: now)
             return true
@@ -293,7 +311,7 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func revokeAccess(jti: String, now: Date) async throws {
-        try await db.transaction { tx in
+        try await transaction { tx in
             _ = try await tx.rows("UPDATE authmock_access SET revoked_at = ? WHERE jti = ?", [SQLValue(now), .text(jti)])
         }
     }
@@ -301,7 +319,7 @@ public final class SQLTokenStore: TokenStore {
     // MARK: Authorization codes
 
     public func createCode(_ code: String, _ record: AuthorizationCodeRecord) async throws {
-        try await db.transaction { tx in
+        try await transaction { tx in
             _ = try await tx.rows(
                 """
                 INSERT INTO authmock_codes (code, client_id, subject, scope, redirect_uri, challenge, challenge_method, expires_at, used, issued_family) \
@@ -315,7 +333,7 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func redeemCode(_ code: String, _ redemption: CodeRedemption) async throws -> Result<AuthorizationCodeRecord, AuthorizationCodeFailure> {
-        try await db.transaction { tx in
+        try await transaction { tx in
             let rows = try await tx.rows(
                 """
                 SELECT client_id, subject, scope, redirect_uri, challenge, challenge_method, expires_at, used, issued_family \
@@ -337,7 +355,7 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func setCodeFamily(_ code: String, family: String) async throws {
-        try await db.transaction { tx in
+        try await transaction { tx in
             _ = try await tx.rows("UPDATE authmock_codes SET issued_family = ? WHERE code = ?", [.text(family), .text(code)])
         }
     }
@@ -355,7 +373,7 @@ public final class SQLTokenStore: TokenStore {
     private static let refreshSubject = "COALESCE((SELECT subject FROM authmock_families WHERE authmock_families.id = authmock_refresh.family_id), '')"
 
     public func expire(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
-        try await db.transaction { tx in
+        try await transaction { tx in
             var change = TokenChange(access: 0, refresh: 0)
             if selector.kind != .refresh {
                 let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
@@ -374,7 +392,7 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func revoke(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
-        try await db.transaction { tx in
+        try await transaction { tx in
             var change = TokenChange(access: 0, refresh: 0)
             if selector.kind != .refresh {
                 let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
@@ -394,7 +412,7 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func supersede(family: String, keep: String, deadline: Date) async throws {
-        try await db.transaction { tx in
+        try await transaction { tx in
             _ = try await tx.rows(
                 "UPDATE authmock_access SET expires_at = ? WHERE family_id = ? AND jti <> ? AND expires_at > ?",
                 [SQLValue(deadline), .text(family), .text(keep), SQLValue(deadline)])
@@ -402,7 +420,7 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func snapshot(now: Date) async throws -> TokenSnapshot {
-        try await db.transaction { tx in
+        try await transaction { tx in
             let families = try await tx.rows("SELECT \(Self.familyColumns) FROM authmock_families", []).map(Self.family)
             let access = try await tx.rows("SELECT \(Self.accessColumns) FROM authmock_access", []).map(Self.access)
             let refresh = try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh", []).map(Self.refresh)
@@ -412,7 +430,7 @@ public final class SQLTokenStore: TokenStore {
 
     /// The rules of TokenPruning.swift, as statements.
     public func prune(now: Date, retention: Double, grace: Double) async throws -> PrunedCounts {
-        try await db.transaction { tx in
+        try await transaction { tx in
             let horizon = SQLValue(now.addingTimeInterval(-retention))
             var removed = PrunedCounts(passes: 1)
             removed.access = try await tx.rows("DELETE FROM authmock_access WHERE issued_at + lifetime + 1 <= ? RETURNING jti", [horizon]).count
@@ -443,16 +461,26 @@ public final class SQLTokenStore: TokenStore {
     }
 
     public func prunedCounts() async throws -> PrunedCounts {
-        try await db.transaction { tx in try await Self.pruned(tx) }
+        try await transaction { tx in try await Self.pruned(tx) }
     }
 
     public func reset() async throws {
-        try await db.transaction { tx in
+        try await transaction { tx in
             for table in ["authmock_access", "authmock_refresh", "authmock_families", "authmock_codes"] {
                 _ = try await tx.rows("DELETE FROM \(table)", [])
             }
             _ = try await tx.rows("DELETE FROM authmock_meta WHERE key IN ('pruned', 'clock_offset')", [])
         }
+    }
+}
+
+/// Statements whose `authmock_` table names start with another prefix.
+private struct PrefixedTransaction: SQLTransaction {
+    let base: any SQLTransaction
+    let prefix: String
+
+    func rows(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+        try await base.rows(sql.replacingOccurrences(of: "authmock_", with: prefix), binds)
     }
 }
 

@@ -48,6 +48,8 @@ public protocol TokenStore: Sendable {
     func prunedCounts() async throws -> PrunedCounts
     /// Forgets every token, family and code (the signing key stays).
     func reset() async throws
+    /// Removes everything the store keeps, its tables too (a throwaway store's end).
+    func discard() async throws
 }
 
 /// A store that could not be reached or answered with an error: the server

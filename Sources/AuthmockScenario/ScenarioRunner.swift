@@ -26,12 +26,54 @@ public struct RunOptions: Sendable {
     public var caseServerAdvertisedHost: String?
     /// Browser origins the case servers allow (attach mode: the page's).
     public var caseServerCORS = ""
+    /// Where each case server keeps token state (`authmock run --state`).
+    public var caseServerState = CaseServerState.memory
 
     public init(driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:], environment: [String: String] = [:]) {
         self.driver = driver
         self.jobs = max(1, jobs)
         self.expectedFailures = expectedFailures
         self.environment = environment
+    }
+}
+
+/// The token store of the case servers: a whole suite run against each
+/// store shows a store changes where state lives, not what clients see.
+public enum CaseServerState: Sendable, Equatable {
+    case memory
+    /// A fresh SQLite file per case server, removed after it.
+    case sqlite
+    /// Tables of their own per case server in this database, dropped after it.
+    case postgres(url: String)
+
+    /// `memory`, `sqlite` or a `postgres://` URL.
+    public init?(_ text: String) {
+        switch text {
+        case "memory": self = .memory
+        case "sqlite": self = .sqlite
+        case _ where text.hasPrefix("postgres://") || text.hasPrefix("postgresql://"): self = .postgres(url: text)
+        default: return nil
+        }
+    }
+
+    func configure(_ options: inout ServerOptions) {
+        let unique = UUID().uuidString.lowercased().prefix(8)
+        switch self {
+        case .memory: break
+        case .sqlite: options.state = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("authmock-case-\(unique).db").path
+        case .postgres(let url):
+            options.state = url
+            options.stateTablePrefix = "authmock_c\(unique)_"
+        }
+    }
+
+    /// Removes what a case server kept.
+    static func discard(_ mock: Authmock) async {
+        try? await mock.authority.store.discard()
+        let state = mock.options.state
+        guard state.hasPrefix("sqlite:") else { return }
+        let path = String(state.dropFirst("sqlite:".count))
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 }
 
@@ -131,6 +173,7 @@ public enum ScenarioRunner {
         serverOptions.journalLimit = 100
         let deadline = ContinuousClock.now + .seconds(20)
         guard let mock = try? await Authmock(options: serverOptions) else { return nil }
+        defer { Task { await CaseServerState.discard(mock) } }
         return await serving(mock) {
             let client = mock.control.client
             let (result, _) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
@@ -150,6 +193,7 @@ public enum ScenarioRunner {
         var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
         serverOptions.advertisedHost = options.caseServerAdvertisedHost
         serverOptions.corsOrigin = options.caseServerCORS
+        options.caseServerState.configure(&serverOptions)
         // A verdict reads every token of its case: nothing is pruned.
         serverOptions.tokens.pruneAfterSeconds = 0
         // Beyond loopback the control API needs a token; the runner steers the server in process.
@@ -223,6 +267,7 @@ public enum ScenarioRunner {
         if await serving(mock, { await converse(&result) }) == nil {
             result.reason = "the in-process server did not start"
         }
+        await CaseServerState.discard(mock)
         let elapsed = ContinuousClock.now - started
         result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return result

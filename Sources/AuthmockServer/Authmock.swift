@@ -54,7 +54,7 @@ public final class Authmock: Sendable {
         self.journal = RequestJournal(capacity: options.journalLimit, maxBytes: options.journalMaxBytes)
         let store: any TokenStore
         do {
-            store = try await StateLocation(parsing: options.state).open(logger: Logger(label: "authmock.state"))
+            store = try await StateLocation(parsing: options.state).open(logger: Logger(label: "authmock.state"), tablePrefix: options.stateTablePrefix)
             // A kept key keeps earlier tokens valid; a kept clock keeps their expiry where a test moved it.
             let key = try await store.adoptSigningKey(options.signingKey)
             if let offset = try await store.clockOffset() { clock.setOffset(seconds: offset) }

@@ -46,6 +46,9 @@ public struct ServerOptions: Sendable {
     public var advertisedHost: String? = nil
     /// Where token state lives: `memory`, `sqlite:PATH` or `postgres://...` (docs/state.md).
     public var state = "memory"
+    /// Table names of a database store start with this; the runner gives
+    /// each case server its own, so cases sharing one database stay apart.
+    public var stateTablePrefix = "authmock_"
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",

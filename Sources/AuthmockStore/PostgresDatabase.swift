@@ -34,7 +34,11 @@ public final class PostgresDatabase: SQLDatabase {
             host: host, port: parts.port ?? 5432, username: parts.user ?? "postgres", password: parts.password,
             database: database.isEmpty ? nil : database, tls: tls)
         configuration.options.maximumConnections = 16
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        // Its background log warns of a lease before run() has started, which
+        // is the case of every first statement here; failures reach callers as errors.
+        var background = logger
+        background.logLevel = .error
+        let client = PostgresClient(configuration: configuration, backgroundLogger: background)
         self.client = client
         self.logger = logger
         self.runner = Task { await client.run() }

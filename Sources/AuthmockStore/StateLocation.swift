@@ -30,12 +30,12 @@ public enum StateLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Opens the store, creating its tables when missing.
-    public func open(logger: Logger) async throws -> any TokenStore {
+    /// Opens the store, creating its tables (named `tablePrefix...`) when missing.
+    public func open(logger: Logger, tablePrefix: String = "authmock_") async throws -> any TokenStore {
         switch self {
         case .memory: MemoryTokenStore()
-        case .sqlite(let path): try await SQLTokenStore(SQLiteDatabase(path: path))
-        case .postgres(let url): try await SQLTokenStore(PostgresDatabase(url: url, logger: logger))
+        case .sqlite(let path): try await SQLTokenStore(SQLiteDatabase(path: path), tablePrefix: tablePrefix)
+        case .postgres(let url): try await SQLTokenStore(PostgresDatabase(url: url, logger: logger), tablePrefix: tablePrefix)
         }
     }
 }

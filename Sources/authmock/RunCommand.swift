@@ -40,6 +40,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "K/N: run only the K-th of N deterministic parts of the selected case runs (one CI machine of N); `authmock report merge` combines the parts' JSON reports.")
     var shard: String?
     @Option(name: .customLong("expected-failures"), help: "YAML file of cases the driver is known to fail, with reasons (reported as SKIP).") var expectedFailures: String?
+    @Option(help: "Token store of the case servers: memory (default), sqlite (a fresh file per case) or a postgres:// URL (own tables per case, dropped after).")
+    var state = "memory"
     @Option(help: "Write a JUnit XML report here.") var junit: String?
     @Option(help: "Write a JSON report here.") var json: String?
     @Flag(help: "Print the evidence of passing cases too.") var verbose = false
@@ -65,6 +67,9 @@ struct RunCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("\(error)\n".utf8))
                 throw ExitCode(RunExit.usage)
             }
+        }
+        guard let caseState = CaseServerState(state) else {
+            throw ValidationError("--state takes memory, sqlite or a postgres://USER@HOST:PORT/DATABASE URL; got '\(state)'")
         }
         let part: Shard?
         if let shard {
@@ -97,7 +102,9 @@ struct RunCommand: AsyncParsableCommand {
             driver = command
             let of = part.map { ", shard \($0) of \(filtered.count) case runs" } ?? ""
             print("authmock run: \(selected.count) cases from the \(suite.description)\(of), driver: \(driver)")
-            results = await ScenarioRunner.run(selected, options: RunOptions(driver: driver, jobs: jobs, expectedFailures: known), progress: progress)
+            var options = RunOptions(driver: driver, jobs: jobs, expectedFailures: known)
+            options.caseServerState = caseState
+            results = await ScenarioRunner.run(selected, options: options, progress: progress)
         } else {
             (driver, results) = try await runAttached(selected, suite: suite, known: known, progress: progress)
         }
