@@ -11,11 +11,14 @@ for pair in "git:git" "python3:python3" "curl:curl" "go:golang-go" "chromium:chr
 done
 # Client libraries the drivers in drivers/ wrap, by a file each installs: the
 # browser recipes and drivers/node-axios load axios's build from here.
-for pair in "/usr/share/nodejs/axios/dist/axios.min.js:node-axios" \
+# SQLite's headers (GRDB, --state sqlite:) and PostgreSQL (the --state postgres:// tests).
+for pair in "/usr/include/sqlite3.h:libsqlite3-dev" \
+    "/usr/share/nodejs/axios/dist/axios.min.js:node-axios" \
     "/usr/lib/ruby/vendor_ruby/oauth2.rb:ruby-oauth2" \
     "/usr/share/perl5/LWP/Authen/OAuth2.pm:liblwp-authen-oauth2-perl"; do
   [ -f "${pair%%:*}" ] || need_apt+=("${pair#*:}")
 done
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" golang-golang-x-oauth2-dev
@@ -47,6 +50,12 @@ scripts/build-go-driver.sh
 scripts/build-rust-driver.sh
 scripts/build-java-driver.sh java-okhttp
 scripts/build-java-driver.sh java-google-oauth-client
+# A throwaway PostgreSQL on loopback for the --state postgres:// tests (three
+# replicas on one database), stopped when this script ends.
+pgdir="$(mktemp -d)"
+trap 'scripts/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir"' EXIT
+AUTHMOCK_TEST_POSTGRES_URL="$(scripts/postgres.sh start "$pgdir" "${AUTHMOCK_TEST_POSTGRES_PORT:-55432}")"
+export AUTHMOCK_TEST_POSTGRES_URL
 # Serial: the conformance tests measure concurrency in the clients they run,
 # and must not compete with each other for the two cores.
 swift test --skip-build --no-parallel

@@ -47,7 +47,7 @@ final class ServingBinary: @unchecked Sendable {
         // The banner's first line names the bound port; everything after is hints.
         var text = ""
         let deadline = Date().addingTimeInterval(30)
-        while !text.contains("\nRefresh:") || !text.hasSuffix("\n") {
+        while !text.contains("\nRefresh") || !text.hasSuffix("\n") {
             guard Date() < deadline, process.isRunning else {
                 process.terminate()
                 throw BinaryError("authmock serve did not start: \(text)")
@@ -97,4 +97,9 @@ extension TestClient.Response {
     func json() throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(buffer: body ?? ByteBuffer())) as? [String: Any])
     }
+}
+
+/// The reference client's driver, built beside `authmock`.
+func referenceDriver() throws -> String {
+    try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-reference-driver").path
 }

@@ -1,0 +1,188 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import TestSupport
+import Testing
+
+/// `--state`: token state that survives a restart (SQLite) and that several
+/// replicas share (PostgreSQL), through the real binary.
+@Suite(.serialized) struct StateStoreTests {
+    /// One issuer for every run and replica, as behind a load balancer: a
+    /// token's `iss` must not depend on which process signed it.
+    static let issuer = "http://authmock.test"
+
+    static func temporaryDatabase() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("authmock-test-\(UUID().uuidString).db").path
+    }
+
+    static func removeDatabase(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    @Test func aRestartedServerKeepsItsClientsSignedIn() async throws {
+        let path = Self.temporaryDatabase()
+        defer { Self.removeDatabase(path) }
+        let arguments = ["--state", "sqlite:" + path, "--public-url", Self.issuer]
+        let first = try ServingBinary(arguments)
+        #expect(first.banner.contains("token state: sqlite:\(path)"))
+        let (access, refresh) = try await first.withClient { client in
+            let login = try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland")
+            let json = try login.json()
+            // The clock moved by a test is part of the state too.
+            let moved = try await client.post("/_authmock/clock/advance", body: ByteBuffer(string: #"{"seconds": 120}"#))
+            #expect(moved.status == .ok)
+            return (try #require(json["access_token"] as? String), try #require(json["refresh_token"] as? String))
+        }
+        #expect(first.interrupt().status == 0)
+
+        // A new process on the same file: no sign-in, no configured key.
+        let second = try ServingBinary(arguments)
+        try await second.withClient { client in
+            let clock = try JSONSerialization.jsonObject(with: Data(buffer: try await client.get("/_authmock/clock").body ?? ByteBuffer())) as? [String: Any]
+            #expect(clock?["offsetSeconds"] as? Double == 120)
+            let me = try await client.get("/api/me", headers: [.authorization: "Bearer \(access)"])
+            #expect(me.status == .ok, "the access token of the first run still works")
+            let refreshed = try await client.form("/oauth/token", "grant_type=refresh_token&refresh_token=\(refresh)")
+            #expect(refreshed.status == .ok, "the refresh token of the first run still works")
+            let newAccess = try #require(try refreshed.json()["access_token"] as? String)
+            // The rotation happened in this run; reuse detection sees it.
+            let reuse = try await client.form("/oauth/token", "grant_type=refresh_token&refresh_token=\(refresh)")
+            #expect(reuse.status == .badRequest)
+            #expect(try reuse.json()["error_description"] as? String == "Refresh token already used; its whole family is now revoked")
+            let afterReuse = try await client.get("/api/me", headers: [.authorization: "Bearer \(newAccess)"])
+            #expect(afterReuse.status == .unauthorized, "reuse revoked the whole login")
+        }
+        #expect(second.interrupt().status == 0)
+    }
+
+    /// A database that cannot be written answers 503 in each profile's
+    /// shape, and on the control API; never a verdict about the token.
+    @Test func aLockedDatabaseAnswers503() async throws {
+        let path = Self.temporaryDatabase()
+        defer { Self.removeDatabase(path) }
+        let oauth2 = try ServingBinary(["--state", "sqlite:" + path])
+        let envelope = try ServingBinary(["--state", "sqlite:" + path, "--profile", "envelope"])
+        // Another process holds the write lock longer than the 5 s busy timeout
+        // (twice over: the two requests to one server wait in turn).
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        locker.arguments = [
+            "python3", "-c",
+            "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\ntime.sleep(20)",
+            path,
+        ]
+        let output = Pipe()
+        locker.standardOutput = output
+        try locker.run()
+        defer { locker.terminate() }
+        _ = output.fileHandleForReading.availableData  // "locked"
+        async let token = oauth2.withClient { client in
+            try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland")
+        }
+        async let control = oauth2.withClient { client in try await client.get("/_authmock/tokens") }
+        async let login = envelope.withClient { client in
+            try await client.post("/auth/login", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"username": "alice", "password": "wonderland"}"#))
+        }
+        let (tokenAnswer, controlAnswer, loginAnswer) = try await (token, control, login)
+        #expect(tokenAnswer.status == .serviceUnavailable)
+        #expect(try tokenAnswer.json()["error"] as? String == "temporarily_unavailable")
+        #expect(controlAnswer.status == .serviceUnavailable)
+        #expect(try controlAnswer.json()["error"] as? String == "store_unavailable")
+        #expect(loginAnswer.status == .serviceUnavailable)
+        let error = try #require(try loginAnswer.json()["error"] as? [String: Any])
+        #expect(error["code"] as? Int == 50300)
+        _ = oauth2.interrupt()
+        _ = envelope.interrupt()
+    }
+
+    @Test func aBadStateSettingExitsWithAReason() throws {
+        let run = try runAuthmock(["serve", "--port", "0", "--state", "redis://x"])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("--state must be memory, sqlite:PATH or postgres://"), "\(run.stderr)")
+        let unreachable = try runAuthmock(["serve", "--port", "0", "--state", "sqlite:/nonexistent-dir/x.db"])
+        #expect(unreachable.status != 0)
+        #expect(unreachable.stderr.contains("cannot open the database"), "\(unreachable.stderr)")
+    }
+
+    /// The whole built-in suite, with the reference client, against case
+    /// servers on a SQLite file each: a store changes nothing a client sees.
+    @Test func theBuiltInSuitePassesOnSQLite() throws {
+        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", "sqlite"])
+        #expect(run.status == 0, "\(run.stdout.suffix(2000))\n\(run.stderr)")
+        #expect(run.stdout.contains(" passed, 0 failed, 0 skipped"))
+    }
+}
+
+/// PostgreSQL started by scripts/postgres.sh (scripts/test.sh does it and
+/// exports its URL): without it these tests do not run.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["AUTHMOCK_TEST_POSTGRES_URL"] != nil))
+struct PostgresStateTests {
+    var url: String { ProcessInfo.processInfo.environment["AUTHMOCK_TEST_POSTGRES_URL"] ?? "" }
+
+    /// Three replicas on one database, 1,000 concurrent refreshes of one
+    /// token spread over them: exactly one wins, the rest see reuse, and
+    /// the login is revoked everywhere.
+    @Test func threeReplicasAgreeOnOneRotation() async throws {
+        // Quiet logs: a request log line each would fill the unread stderr pipe.
+        let replicas = try (0..<3).map { _ in
+            try ServingBinary(["--state", url, "--public-url", StateStoreTests.issuer, "--log-level", "error"])
+        }
+        let reset = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
+        #expect(reset.status == .ok)
+        let login = try await replicas[0].withClient { client in
+            try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland")
+        }.json()
+        let refresh = try #require(login["refresh_token"] as? String)
+
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 100
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let body = "grant_type=refresh_token&refresh_token=\(refresh)"
+        let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+            for index in 0..<1000 {
+                let port = replicas[index % 3].port
+                group.addTask {
+                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/oauth/token")
+                    request.method = .POST
+                    request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                    request.headers.add(name: "Authorization", value: "Basic " + Data("demo:demo-secret".utf8).base64EncodedString())
+                    request.body = .bytes(ByteBuffer(string: body))
+                    let response = try await http.execute(request, timeout: .seconds(60))
+                    let bytes = try await response.body.collect(upTo: 1 << 16)
+                    let json = try JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any]
+                    return (Int(response.status.code), json?["access_token"] as? String ?? json?["error"] as? String)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        try await http.shutdown()
+        let winners = answers.filter { $0.0 == 200 }
+        #expect(winners.count == 1, "exactly one refresh wins: \(Dictionary(grouping: answers, by: \.0).mapValues(\.count))")
+        #expect(answers.filter { $0.0 == 400 && $0.1 == "invalid_grant" }.count == 999)
+
+        // Every replica now sees one revoked login, and refuses the winner's token.
+        let tokens = try await replicas[1].withClient { try await $0.get("/_authmock/tokens") }.json()
+        let families = try #require(tokens["families"] as? [[String: Any]])
+        #expect(families.count == 1 && families.first?["state"] as? String == "revoked", "\(families)")
+        if let access = winners.first?.1 {
+            for replica in replicas {
+                let me = try await replica.withClient { try await $0.get("/api/me", headers: [.authorization: "Bearer \(access)"]) }
+                #expect(me.status == .unauthorized)
+            }
+        }
+        // One clock: moved through one replica, read through another.
+        _ = try await replicas[2].withClient { try await $0.post("/_authmock/clock/advance", body: ByteBuffer(string: #"{"seconds": 30}"#)) }
+        let clock = try await replicas[0].withClient { try await $0.get("/_authmock/clock") }.json()
+        #expect(clock["offsetSeconds"] as? Double == 30)
+        _ = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
+        for replica in replicas { _ = replica.interrupt() }
+    }
+
+    @Test func theBuiltInSuitePassesOnPostgres() throws {
+        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", url])
+        #expect(run.status == 0, "\(run.stdout.suffix(2000))\n\(run.stderr)")
+        #expect(run.stdout.contains(" passed, 0 failed, 0 skipped"))
+    }
+}
