@@ -62,4 +62,4 @@ swift test --skip-build --no-parallel
 # The OpenAPI contract from outside: schemathesis against each profile, bounded.
 scripts/schemathesis.sh 40
 # Coverage-guided fuzzing of the token check, body parsers and scenario loader, bounded.
-scripts/fuzz.sh 60
+scripts/fuzz.sh 40

@@ -108,8 +108,9 @@ import Testing
 
     /// The whole built-in suite, with the reference client, against case
     /// servers on a SQLite file each: a store changes nothing a client sees.
+    /// Six cases at once: the verdicts judge what the client knew, not timing.
     @Test func theBuiltInSuitePassesOnSQLite() throws {
-        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", "sqlite"])
+        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", "sqlite", "--jobs", "6"])
         #expect(run.status == 0, "\(run.stdout.suffix(2000))\n\(run.stderr)")
         #expect(run.stdout.contains(" passed, 0 failed, 0 skipped"))
     }
@@ -181,7 +182,7 @@ struct PostgresStateTests {
     }
 
     @Test func theBuiltInSuitePassesOnPostgres() throws {
-        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", url])
+        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", url, "--jobs", "6"])
         #expect(run.status == 0, "\(run.stdout.suffix(2000))\n\(run.stderr)")
         #expect(run.stdout.contains(" passed, 0 failed, 0 skipped"))
     }
