@@ -8,16 +8,16 @@ public enum SQLValue: Sendable, Equatable {
     case real(Double)
     case integer(Int64)
 
-    var text: String? { if case .text(let value) = self { value } else { nil } }
-    var real: Double? {
+    public var text: String? { if case .text(let value) = self { value } else { nil } }
+    public var real: Double? {
         switch self {
         case .real(let value): value
         case .integer(let value): Double(value)
         default: nil
         }
     }
-    var date: Date? { real.map(Date.init(timeIntervalSince1970:)) }
-    var integer: Int64? {
+    public var date: Date? { real.map(Date.init(timeIntervalSince1970:)) }
+    public var integer: Int64? {
         switch self {
         case .integer(let value): value
         case .real(let value): Int64(value)
@@ -27,8 +27,8 @@ public enum SQLValue: Sendable, Equatable {
 }
 
 extension SQLValue {
-    init(_ text: String?) { self = text.map(SQLValue.text) ?? .null }
-    init(_ date: Date?) { self = date.map { .real($0.timeIntervalSince1970) } ?? .null }
+    public init(_ text: String?) { self = text.map(SQLValue.text) ?? .null }
+    public init(_ date: Date?) { self = date.map { .real($0.timeIntervalSince1970) } ?? .null }
 }
 
 /// One open transaction: statements with `?` placeholders, rows as values.
@@ -46,6 +46,15 @@ public protocol SQLDatabase: Sendable {
     /// Runs `body` in one transaction: committed when it returns, rolled
     /// back when it throws. Conflicts the database detects are retried.
     func transaction<T: Sendable>(_ body: @Sendable (any SQLTransaction) async throws -> T) async throws -> T
+    /// One statement on its own (autocommit), without a transaction's two
+    /// extra round trips where the database allows it.
+    func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]]
+}
+
+extension SQLDatabase {
+    public func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+        try await transaction { try await $0.rows(sql, binds) }
+    }
 }
 
 /// Token state in SQL tables (docs/state.md): every decision is one
@@ -54,10 +63,10 @@ public protocol SQLDatabase: Sendable {
 /// or in several, exactly one rotates it and the other sees the rotation.
 /// The decisions are `TokenRules`, the same as in memory.
 public final class SQLTokenStore: TokenStore {
-    let db: any SQLDatabase
+    public let db: any SQLDatabase
     /// Starts every table name (`authmock_` unless a caller keeps several
     /// stores apart in one database: the runner's case servers).
-    let tablePrefix: String
+    public let tablePrefix: String
 
     /// Creates the tables when missing. Replicas starting together may race
     /// on PostgreSQL's catalog (a unique violation), so it tries a few times.

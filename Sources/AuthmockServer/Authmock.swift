@@ -11,7 +11,10 @@ public final class Authmock: Sendable {
     public let options: ServerOptions
     public let authority: TokenAuthority
     public let profile: any Profile
-    public let journal: RequestJournal
+    /// In memory, or the table a PostgreSQL store's replicas share (docs/state.md).
+    public let journal: any JournalStore
+    /// Requests by kind as they reach this replica, answered or not.
+    let arrivals = ArrivalCounts()
     public let faults = FaultRules()
     public let metrics = ServerMetrics()
     /// `/graphql`: its schema and the notes its mutation stores.
@@ -51,10 +54,17 @@ public final class Authmock: Sendable {
         self.profile = profile
         self.graphQL = try GraphQLEndpoint()
         self.baseURLBox = Mutex(settings.issuer)
-        self.journal = RequestJournal(capacity: options.journalLimit, maxBytes: options.journalMaxBytes)
         let store: any TokenStore
         do {
-            store = try await StateLocation(parsing: options.state).open(logger: Logger(label: "authmock.state"), tablePrefix: options.stateTablePrefix)
+            let logger = Logger(label: "authmock.state")
+            store = try await StateLocation(parsing: options.state).open(logger: logger, tablePrefix: options.stateTablePrefix)
+            // Replicas on one database share one journal; a single process keeps its own.
+            if let sql = store as? SQLTokenStore, sql.isShared {
+                self.journal = try await SQLJournal(
+                    sql.db, tablePrefix: sql.tablePrefix, capacity: options.journalLimit, maxBytes: options.journalMaxBytes, logger: logger)
+            } else {
+                self.journal = MemoryJournal(capacity: options.journalLimit, maxBytes: options.journalMaxBytes)
+            }
             // A kept key keeps earlier tokens valid; a kept clock keeps their expiry where a test moved it.
             let key = try await store.adoptSigningKey(options.signingKey)
             if let offset = try await store.clockOffset() { clock.setOffset(seconds: offset) }
@@ -62,6 +72,12 @@ public final class Authmock: Sendable {
         } catch let error as TokenStoreError {
             throw SettingsError("--state \(options.state): \(error.description)")
         }
+    }
+
+    /// Drops what this server kept in its store: the runner's throwaway case servers.
+    public func discardState() async {
+        try? await authority.store.discard()
+        try? await (journal as? SQLJournal)?.discard()
     }
 
     public var directory: Directory { options.directory }

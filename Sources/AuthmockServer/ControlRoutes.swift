@@ -55,8 +55,8 @@ enum ControlRoutes {
                 JSONResponse.encode(["removed": control.clearFaults()])
             },
             Route(method: .get, path: "/journal", summary: "?kind=&call=&since=: recorded requests, oldest first") { request, control throws(ControlInputError) in
-                let (entries, dropped) = control.journal(try JournalFilter(query: query(request)))
-                let usage = control.journalUsage
+                let (entries, dropped) = try await control.journal(try JournalFilter(query: query(request)))
+                let usage = try await control.journalUsage()
                 return JSONResponse.encode(
                     ControlWire.JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq, held: usage.entries, heldBytes: usage.bytes), encoder: encoder)
             },
@@ -64,7 +64,7 @@ enum ControlRoutes {
                 JSONResponse.encode(try await control.prune(), encoder: encoder)
             },
             Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") { request, control throws(ControlInputError) in
-                JSONResponse.encode(["count": control.journalCount(try JournalFilter(query: query(request)))])
+                JSONResponse.encode(["count": try await control.journalCount(try JournalFilter(query: query(request)))])
             },
         ]
     }

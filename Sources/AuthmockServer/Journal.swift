@@ -169,11 +169,31 @@ public struct JournalFilter: Sendable, Equatable {
     }
 }
 
-/// The bounded request journal. Appends from any number of request tasks
+/// Where journal entries are kept: in this process (`MemoryJournal`, the
+/// default), or in one table every replica of a PostgreSQL store shares
+/// (`SQLJournal`), so a test steering a cluster reads one ordered journal.
+public protocol JournalStore: Sendable {
+    /// The sequence number of a request that just arrived: the order of
+    /// arrival at this server, or at the cluster when the journal is shared.
+    func nextSequence() async throws -> Int
+    /// Records an answered request. An entry that cannot be written (a
+    /// failing database) is counted as dropped, never an error of the answer.
+    func append(_ entry: JournalEntry) async
+    /// Matching entries in `seq` order, and how many were dropped overall.
+    func entries(_ filter: JournalFilter) async throws -> (entries: [JournalEntry], dropped: Int)
+    func count(_ filter: JournalFilter) async throws -> Int
+    /// Entries held and their bytes (estimated in memory, stored in a table).
+    func usage() async throws -> (entries: Int, bytes: Int)
+    func reset() async throws
+    /// A name for the banner and docs: `memory` or the database's.
+    var location: String { get }
+}
+
+/// The bounded in-memory journal. Appends from any number of request tasks
 /// under one lock, so nothing below the bound is lost; past it (a number of
 /// entries, and an estimate of their bytes) the oldest entries go and
 /// `dropped` counts them.
-public final class RequestJournal: Sendable {
+public final class MemoryJournal: JournalStore {
     public let capacity: Int
     public let maxBytes: Int
     private struct State {
@@ -182,8 +202,6 @@ public final class RequestJournal: Sendable {
         var bytes = 0
         var nextSeq = 1
         var dropped = 0
-        /// Requests by kind as they arrive, before they are answered.
-        var arrivals: [RouteKind: Int] = [:]
     }
     private let state = Mutex(State())
 
@@ -192,29 +210,18 @@ public final class RequestJournal: Sendable {
         self.maxBytes = max(1, maxBytes)
     }
 
-    /// Entries held and their estimated bytes, for the control API.
-    public var usage: (entries: Int, bytes: Int) { state.withLock { ($0.entries.count, $0.bytes) } }
+    public var location: String { "memory" }
 
-    /// The sequence number of a request that just arrived.
-    func nextSequence() -> Int {
+    public func usage() -> (entries: Int, bytes: Int) { state.withLock { ($0.entries.count, $0.bytes) } }
+
+    public func nextSequence() -> Int {
         state.withLock { state in
             defer { state.nextSeq += 1 }
             return state.nextSeq
         }
     }
 
-    /// Counts a request the moment its kind is known, so a test can wait
-    /// for a request that is still being answered (a refresh held by a delay).
-    func noteArrival(_ kind: RouteKind) {
-        state.withLock { $0.arrivals[kind, default: 0] += 1 }
-    }
-
-    /// Requests of these kinds that have arrived, answered or not.
-    public func arrivals(_ kinds: Set<RouteKind>) -> Int {
-        state.withLock { state in kinds.reduce(0) { $0 + state.arrivals[$1, default: 0] } }
-    }
-
-    func append(_ entry: JournalEntry) {
+    public func append(_ entry: JournalEntry) {
         let size = entry.estimatedBytes
         state.withLock { state in
             state.entries.append(entry)
@@ -226,7 +233,6 @@ public final class RequestJournal: Sendable {
         }
     }
 
-    /// Matching entries in arrival order, and how many were dropped overall.
     public func entries(_ filter: JournalFilter = JournalFilter()) -> (entries: [JournalEntry], dropped: Int) {
         let (all, dropped) = state.withLock { ($0.entries, $0.dropped) }
         return (all.filter(filter.admits).sorted { $0.seq < $1.seq }, dropped)
@@ -239,6 +245,23 @@ public final class RequestJournal: Sendable {
     public func reset() {
         state.withLock { $0 = State() }
     }
+}
+
+/// Requests by kind as they arrive, before they are answered, so a test can
+/// wait for a request that is still being answered (a refresh held by a
+/// delay). Counted by each replica for the requests it receives.
+final class ArrivalCounts: Sendable {
+    private let counts = Mutex<[RouteKind: Int]>([:])
+
+    func note(_ kind: RouteKind) {
+        counts.withLock { $0[kind, default: 0] += 1 }
+    }
+
+    func count(_ kinds: Set<RouteKind>) -> Int {
+        counts.withLock { counts in kinds.reduce(0) { $0 + counts[$1, default: 0] } }
+    }
+
+    func reset() { counts.withLock { $0 = [:] } }
 }
 
 extension JournalEntry {

@@ -11,7 +11,8 @@ public struct MockControl: Sendable {
     public func reset() async throws(ControlInputError) {
         try await stored { try await mock.authority.reset() }
         mock.faults.reset()
-        mock.journal.reset()
+        try await stored("journal") { try await mock.journal.reset() }
+        mock.arrivals.reset()
         mock.clock.setOffset(seconds: 0)
         try await stored { try await mock.authority.clockMoved() }
     }
@@ -62,14 +63,18 @@ public struct MockControl: Sendable {
     @discardableResult
     public func clearFaults() -> Int { mock.faults.clear() }
 
-    public func journal(_ filter: JournalFilter = JournalFilter()) -> (entries: [JournalEntry], dropped: Int) {
-        mock.journal.entries(filter)
+    public func journal(_ filter: JournalFilter = JournalFilter()) async throws(ControlInputError) -> (entries: [JournalEntry], dropped: Int) {
+        try await stored("journal") { try await mock.journal.entries(filter) }
     }
 
-    public func journalCount(_ filter: JournalFilter = JournalFilter()) -> Int { mock.journal.count(filter) }
+    public func journalCount(_ filter: JournalFilter = JournalFilter()) async throws(ControlInputError) -> Int {
+        try await stored("journal") { try await mock.journal.count(filter) }
+    }
 
-    /// Entries the journal holds and their estimated bytes.
-    public var journalUsage: (entries: Int, bytes: Int) { mock.journal.usage }
+    /// Entries the journal holds and their bytes.
+    public func journalUsage() async throws(ControlInputError) -> (entries: Int, bytes: Int) {
+        try await stored("journal") { try await mock.journal.usage() }
+    }
 
     /// What a pruning pass removed now, and the totals so far.
     public struct PruneReport: Sendable, Codable {
@@ -83,18 +88,18 @@ public struct MockControl: Sendable {
     }
 
     /// Requests of these kinds that have arrived, answered or not (a refresh held in flight counts).
-    public func arrivals(_ kinds: Set<RouteKind>) -> Int { mock.journal.arrivals(kinds) }
+    public func arrivals(_ kinds: Set<RouteKind>) -> Int { mock.arrivals.count(kinds) }
 
     /// The OAuth client a driver signs in as: the first registered one.
     public var client: Client { mock.directory.clients.first ?? Directory.defaultClient }
 }
 
 /// A store failure as the control API reports it (503 `store_unavailable`).
-private func stored<T>(_ body: () async throws -> T) async throws(ControlInputError) -> T {
+private func stored<T>(_ what: String = "token store", _ body: () async throws -> T) async throws(ControlInputError) -> T {
     do {
         return try await body()
     } catch {
-        throw ControlInputError(.storeUnavailable, "the token store failed: \(error)")
+        throw ControlInputError(.storeUnavailable, "the \(what) failed: \(error)")
     }
 }
 

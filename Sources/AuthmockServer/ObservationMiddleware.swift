@@ -20,7 +20,7 @@ struct ObservationMiddleware: RouterMiddleware {
     ) async throws -> Response {
         let path = request.uri.path
         var context = context
-        let arrival = (seq: mock.journal.nextSequence(), virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
+        let arrival = (seq: try await mock.journal.nextSequence(), virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
         let profile = mock.profile
         let limit = mock.options.maxBodyBytes
         var request = request
@@ -30,7 +30,7 @@ struct ObservationMiddleware: RouterMiddleware {
             method: request.method.rawValue, path: path, host: request.head.authority, kind: .other, scheme: presented.scheme,
             call: request.headers[.authmockCall], bodyBytes: 0, status: 0, undelivered: false, durationMs: 0)
         @discardableResult
-        func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0) -> Response? {
+        func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0) async -> Response? {
             entry.status = response.map { Int($0.status.code) } ?? 0
             entry.errorCode = context.notes.errorCode
             entry.issuedAccessID = context.notes.issued.map { JournalID($0.accessTokenID) }
@@ -40,14 +40,14 @@ struct ObservationMiddleware: RouterMiddleware {
             entry.undelivered = undelivered
             let elapsed = ContinuousClock.now - arrival.start
             entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15 + heldMs
-            mock.journal.append(entry)
+            await mock.journal.append(entry)
             mock.metrics.record(entry)
             if context.logger.logLevel <= .info { context.notes.entry = entry }
             return response
         }
         /// Records a delivered answer and returns it.
-        func answer(_ response: Response, fault: Int? = nil, heldMs: Double = 0) -> Response {
-            record(response, fault: fault, heldMs: heldMs)
+        func answer(_ response: Response, fault: Int? = nil, heldMs: Double = 0) async -> Response {
+            await record(response, fault: fault, heldMs: heldMs)
             return response
         }
 
@@ -55,15 +55,15 @@ struct ObservationMiddleware: RouterMiddleware {
         // so it can be hashed, classified and limited in one place.
         let body: ByteBuffer
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            return answer(profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))
+            return await answer(profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))
         }
         do {
             body = try await request.collectBody(upTo: limit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            return answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
+            return await answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
         } catch is NIOTooManyBytesError {
             // A chunked body has no Content-Length to refuse up front: it is cut off here.
-            return answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
+            return await answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes
@@ -78,7 +78,7 @@ struct ObservationMiddleware: RouterMiddleware {
         }
         entry.kind = route.kind
         entry.grantType = route.grantType
-        mock.journal.noteArrival(route.kind)
+        mock.arrivals.note(route.kind)
         context.route = route
         // A refresh token in Authorization (header rotation) is judged as a refresh token only.
         if let token = presented.token, !token.isEmpty, token != route.refreshToken {
@@ -104,28 +104,28 @@ struct ObservationMiddleware: RouterMiddleware {
                 var fields = HTTPFields()
                 for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
                 let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
-                return answer(response, fault: fault.id)
+                return await answer(response, fault: fault.id)
             case .delay(let milliseconds):
                 try await Task.sleep(for: .milliseconds(milliseconds))
             case .gather(let count, let milliseconds, let quiet):
                 try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds, quiet: quiet)
             case .delayResponse(let milliseconds):
                 // The entry's duration includes the hold: it says when the client got the answer.
-                let response = answer(try await next(request, context), fault: fault.id, heldMs: Double(milliseconds))
+                let response = await answer(try await next(request, context), fault: fault.id, heldMs: Double(milliseconds))
                 try await Task.sleep(for: .milliseconds(milliseconds))
                 return response
             case .closeConnection:
-                record(nil, fault: fault.id, undelivered: true)
+                await record(nil, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             case .dropResponse:
                 let response = try await next(request, context)
-                record(response, fault: fault.id, undelivered: true)
+                await record(response, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             }
         }
-        return answer(try await next(request, context), fault: lastFault)
+        return await answer(try await next(request, context), fault: lastFault)
     }
 }
 

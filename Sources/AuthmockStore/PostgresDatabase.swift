@@ -67,6 +67,16 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    public func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+        do {
+            return try await Statements.collect(client.query(Statements.query(sql, binds), logger: logger))
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw TokenStoreError("\(name): \(Self.describe(error))")
+        }
+    }
+
     /// Deadlock or serialization failure: PostgreSQL rolled the transaction back; running it again is safe.
     private static func isConflict(_ error: PSQLError) -> Bool {
         ["40001", "40P01"].contains(error.serverInfo?[.sqlState] ?? "")
@@ -85,6 +95,10 @@ public final class PostgresDatabase: SQLDatabase {
         let logger: Logger
 
         func rows(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
+            try await Self.collect(connection.query(Self.query(sql, binds), logger: logger))
+        }
+
+        static func query(_ sql: String, _ binds: [SQLValue]) -> PostgresQuery {
             var bindings = PostgresBindings(capacity: binds.count)
             for value in binds {
                 switch value {
@@ -94,10 +108,13 @@ public final class PostgresDatabase: SQLDatabase {
                 case .integer(let integer): bindings.append(integer)
                 }
             }
-            let rows = try await connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: bindings), logger: logger)
+            return PostgresQuery(unsafeSQL: numbered(sql), binds: bindings)
+        }
+
+        static func collect(_ rows: PostgresRowSequence) async throws -> [[SQLValue]] {
             var result: [[SQLValue]] = []
             for try await row in rows {
-                result.append(try row.map(Self.value))
+                result.append(try row.map(value))
             }
             return result
         }

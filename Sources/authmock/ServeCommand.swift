@@ -189,6 +189,7 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
             + (options.signingKey.isRandom && options.state == "memory"
                 ? " (random key: set AUTHMOCK_SIGNING_KEY, or --state sqlite:PATH, to keep tokens valid across restarts)" : ""),
         "token state: \(mock.authority.store.name)" + (options.state == "memory" ? " (lost at exit; docs/state.md)" : ""),
+        mock.journal is MemoryJournal ? "" : "journal: \(mock.journal.location)",
         options.publicURL == nil ? "" : "public URL (issuer and metadata): \(mock.baseURL)",
         certificate.map { "TLS certificate (trust it in your simulator or emulator, see docs/tls.md): \($0)" } ?? "",
         "refresh tokens: \(options.tokens.refreshTTL) s, rotation \(options.tokens.rotateRefreshTokens ? "on" : "off"), reuse grace \(options.tokens.reuseGraceSeconds) s",

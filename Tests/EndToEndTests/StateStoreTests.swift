@@ -173,11 +173,52 @@ struct PostgresStateTests {
                 #expect(me.status == .unauthorized)
             }
         }
+        // One journal: read through any replica, every request once, in one order.
+        let journal = try await replicas[2].withClient { try await $0.get("/_authmock/journal?kind=token") }.json()
+        let entries = try #require(journal["entries"] as? [[String: Any]])
+        let seqs = entries.compactMap { $0["seq"] as? Int }
+        #expect(entries.count == 1001, "the login and 1,000 refreshes, whichever replica answered")
+        #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+        #expect(entries.filter { $0["status"] as? Int == 200 && $0["grantType"] as? String == "refresh_token" }.count == 1)
+        let hosts = Set(entries.compactMap { $0["host"] as? String })
+        #expect(hosts.count == 3, "each replica wrote its own requests: \(hosts)")
+
         // One clock: moved through one replica, read through another.
         _ = try await replicas[2].withClient { try await $0.post("/_authmock/clock/advance", body: ByteBuffer(string: #"{"seconds": 30}"#)) }
         let clock = try await replicas[0].withClient { try await $0.get("/_authmock/clock") }.json()
         #expect(clock["offsetSeconds"] as? Double == 30)
         _ = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
+        for replica in replicas { _ = replica.interrupt() }
+    }
+
+    /// The shared journal is bounded like the in-memory one, counts what it
+    /// dropped once for the cluster, and a reset through one replica empties
+    /// it for all.
+    @Test func theSharedJournalIsBoundedAndReadFromAnyReplica() async throws {
+        let replicas = try (0..<2).map { _ in
+            try ServingBinary(["--state", url, "--public-url", StateStoreTests.issuer, "--journal-limit", "20", "--log-level", "error"])
+        }
+        #expect(replicas[0].banner.contains("journal: table authmock_journal in"))
+        _ = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
+        for index in 0..<50 {
+            let answer = try await replicas[index % 2].withClient { try await $0.get("/health", headers: [HTTPField.Name("X-Authmock-Call")!: "c\(index)"]) }
+            #expect(answer.status == .ok)
+        }
+        let journal = try await replicas[1].withClient { try await $0.get("/_authmock/journal") }.json()
+        let entries = try #require(journal["entries"] as? [[String: Any]])
+        #expect(entries.compactMap { $0["seq"] as? Int } == Array(31...50))
+        #expect(entries.compactMap { $0["call"] as? String } == (30..<50).map { "c\($0)" })
+        #expect(journal["dropped"] as? Int == 30)
+        let since = try await replicas[0].withClient { try await $0.get("/_authmock/journal?since=45&call=c47") }.json()
+        #expect((since["entries"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [48])
+        let count = try await replicas[0].withClient { try await $0.get("/_authmock/journal/count?kind=health") }.json()
+        #expect(count["count"] as? Int == 20)
+
+        _ = try await replicas[1].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
+        _ = try await replicas[0].withClient { try await $0.get("/health") }
+        let afterReset = try await replicas[1].withClient { try await $0.get("/_authmock/journal") }.json()
+        #expect((afterReset["entries"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [1])
+        #expect(afterReset["dropped"] as? Int == 0)
         for replica in replicas { _ = replica.interrupt() }
     }
 
