@@ -45,6 +45,7 @@ let package = Package(
                 "DriverProtocol",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // Databases for token state that outlives the process (`--state`):

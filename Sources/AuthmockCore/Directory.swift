@@ -3,10 +3,14 @@
 public struct User: Sendable, Codable, Equatable {
     public var username: String
     public var password: String
+    /// OpenID Connect claims (`name`, `email`, anything JSON) for id tokens
+    /// and `/oauth/userinfo`; `sub` is always the username.
+    public var claims: [String: ClaimValue]?
 
-    public init(username: String, password: String) {
+    public init(username: String, password: String, claims: [String: ClaimValue]? = nil) {
         self.username = username
         self.password = password
+        self.claims = claims
     }
 }
 
@@ -22,7 +26,7 @@ public struct Client: Sendable, Codable, Equatable {
     public var redirectURIs: [String]
 
     public init(
-        id: String, secret: String?, scopes: [String] = ["read", "write", "admin"],
+        id: String, secret: String?, scopes: [String] = Client.allowedScopes,
         defaultScopes: [String] = ["read", "write"], redirectURIs: [String] = []
     ) {
         self.id = id
@@ -31,6 +35,10 @@ public struct Client: Sendable, Codable, Equatable {
         self.defaultScopes = defaultScopes
         self.redirectURIs = redirectURIs
     }
+
+    /// What a client may ask for unless configured: the API's scopes and
+    /// OpenID Connect's (`openid` adds an id token, docs/oidc.md).
+    public static let allowedScopes = ["read", "write", "admin", "openid", "profile", "email"]
 
     enum CodingKeys: String, CodingKey {
         case id = "client_id"
@@ -45,7 +53,7 @@ public struct Client: Sendable, Codable, Equatable {
         self.init(
             id: try c.decode(String.self, forKey: .id),
             secret: try c.decodeIfPresent(String.self, forKey: .secret),
-            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? ["read", "write", "admin"],
+            scopes: try c.decodeIfPresent([String].self, forKey: .scopes) ?? Client.allowedScopes,
             defaultScopes: try c.decodeIfPresent([String].self, forKey: .defaultScopes) ?? ["read", "write"],
             redirectURIs: try c.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
         )
@@ -57,7 +65,9 @@ public struct Directory: Sendable, Equatable {
     public var users: [User]
     public var clients: [Client]
 
-    public static let defaultUser = User(username: "alice", password: "wonderland")
+    public static let defaultUser = User(
+        username: "alice", password: "wonderland",
+        claims: ["name": .string("Alice Liddell"), "email": .string("alice@example.com"), "email_verified": .boolean(true)])
     public static let defaultClient = Client(id: "demo", secret: "demo-secret")
 
     public init(users: [User] = [Directory.defaultUser], clients: [Client] = [Directory.defaultClient]) {

@@ -57,6 +57,8 @@ public enum OAuth2Error: ErrorCatalog {
     // Authorization endpoint.
     case authorizeUnknownClient, authorizeBadRedirect, authorizeUnsupportedResponseType
     case authorizePKCERequired, authorizeInvalidScope
+    // OpenID Connect logout.
+    case logoutBadHint
     // Protected resources.
     case resourceMissingToken, resourceNotBearer
     case resourceToken(AccessTokenFailure)
@@ -74,7 +76,7 @@ public enum OAuth2Error: ErrorCatalog {
             + [
                 .unauthorizedClient, .unsupportedGrantType, .invalidScope,
                 .authorizeUnknownClient, .authorizeBadRedirect, .authorizeUnsupportedResponseType,
-                .authorizePKCERequired, .authorizeInvalidScope,
+                .authorizePKCERequired, .authorizeInvalidScope, .logoutBadHint,
                 .resourceMissingToken, .resourceNotBearer,
             ]
             + AccessTokenFailure.allCases.map { .resourceToken($0) }
@@ -119,6 +121,10 @@ public enum OAuth2Error: ErrorCatalog {
         case .authorizePKCERequired:
             make(302, "invalid_request", "PKCE with code_challenge_method=S256 is required", when: "redirected back with this `error` when `code_challenge` is missing or its method is not S256")
         case .authorizeInvalidScope: make(302, "invalid_scope", "Requested scope is not allowed for this client", when: "redirected back with this `error` for a scope outside the client's `scopes`")
+        case .logoutBadHint:
+            make(
+                400, "invalid_request", "id_token_hint is not an id token this server signed",
+                when: "`/oauth/logout` with an `id_token_hint` that is not an id token signed by one of this server's keys (docs/oidc.md)")
         case .resourceMissingToken:
             make(401, "missing_token", "No access token was sent", when: "no `Authorization` header; `WWW-Authenticate: Bearer realm=\"authmock\"` without an `error` attribute (RFC 6750 section 3.1)")
         case .resourceNotBearer:
@@ -128,9 +134,14 @@ public enum OAuth2Error: ErrorCatalog {
             make(
                 401, "invalid_token", "Access token is malformed",
                 when: "not a JWS in compact form with canonical base64url parts, claims of the wrong shape, a `crit` header, or times beyond year 5000")
-        case .resourceToken(.wrongAlgorithm): make(401, "invalid_token", "Access token uses an algorithm other than HS256", when: "`alg` is `none`, another HMAC, RSA or anything but HS256")
+        case .resourceToken(.wrongAlgorithm):
+            make(
+                401, "invalid_token", "Access token uses an algorithm other than the server's",
+                when: "`alg` is `none` or anything but the server's `--signing-alg` (HS256 unless set)")
         case .resourceToken(.badSignature):
-            make(401, "invalid_token", "Access token signature is invalid", when: "HS256, but not signed with this server's key (forged or tampered), or a `kid` naming another key")
+            make(
+                401, "invalid_token", "Access token signature is invalid",
+                when: "the server's algorithm, but not signed with its key (forged or tampered), a `kid` naming another key, or a key dropped after its rotation grace")
         case .resourceToken(.wrongAudience): make(401, "invalid_token", "Access token is for another audience", when: "`aud` does not contain this server's audience")
         case .resourceToken(.wrongIssuer): make(401, "invalid_token", "Access token is from another issuer", when: "signed with this server's key, but `iss` is not this server's issuer")
         case .resourceToken(.notYetValid): make(401, "invalid_token", "Access token is not valid yet", when: "`nbf` or `iat` lies ahead of the server clock")
@@ -147,7 +158,7 @@ public enum OAuth2Error: ErrorCatalog {
 /// Errors of the control API (`/_authmock/`), the same in every profile:
 /// `{"error": code, "message": ...}`.
 public enum ControlError: String, ErrorCatalog {
-    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, notFound, methodNotAllowed, storeUnavailable
+    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, notFound, methodNotAllowed, notRotatable, storeUnavailable
 
     public static let profile = "control"
 
@@ -164,6 +175,10 @@ public enum ControlError: String, ErrorCatalog {
         case .notFound: make(404, "not_found", "No such control route", when: "a path under `/_authmock/` that is not listed by `GET /_authmock/`")
         case .methodNotAllowed:
             make(405, "method_not_allowed", "Method not allowed on this control route", when: "a listed control path with another method (OPTIONS and TRACE too); `Allow` names the methods it takes")
+        case .notRotatable:
+            make(
+                409, "not_rotatable", "HS256 keys do not rotate",
+                when: "`POST /_authmock/keys/rotate` on a server signing with HS256, whose secret is shared rather than published; start it with `--signing-alg RS256` or `ES256`")
         case .storeUnavailable: make(503, "store_unavailable", "Token store unavailable", when: "the `--state` database could not be reached or failed")
         }
     }
@@ -210,7 +225,7 @@ public enum EnvelopeError: ErrorCatalog {
         case .missingToken: make(401, "40104", "Token type mismatch or missing", when: "no `Authorization: Bearer` on a resource")
         case .refreshAsAccess: make(401, "40104", "Token type mismatch or missing", when: "a refresh token sent as the Bearer access token")
         case .accessAsRefresh: make(401, "40104", "Token type mismatch or missing", when: "an access token sent as `refreshToken` to `/auth/refresh`")
-        case .unsupportedToken: make(401, "40105", "Unsupported token", when: "a JWT whose `alg` is not HS256 (`none` included)")
+        case .unsupportedToken: make(401, "40105", "Unsupported token", when: "a JWT whose `alg` is not the server's `--signing-alg` (HS256 unless set; `none` included)")
         case .missingParameter: make(400, "40000", "Missing parameter", when: "a required JSON field (`username`, `password`, `refreshToken`) is absent")
         case .invalidParameter: make(400, "40002", "Invalid parameter format", when: "a JSON field of the wrong type, or a body that is not a JSON object")
         case .malformedJSON: make(400, "40007", "Malformed JSON", when: "a body that does not parse as JSON")

@@ -53,7 +53,7 @@ public final class MemoryTokenStore: TokenStore {
                 }
                 let access = mint.access(owner: family.owner, at: now)
                 state.accessByID[access.jti] = access
-                return .issued(access: access, next: next, familyID: family.id)
+                return .issued(access: access, next: next, family: family)
             }
         }
     }

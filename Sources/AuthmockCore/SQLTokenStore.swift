@@ -78,6 +78,8 @@ public final class SQLTokenStore: TokenStore {
                 try await transaction { tx in
                     for statement in Self.schema { _ = try await tx.rows(statement, []) }
                 }
+                // Tables of an earlier version lack the column; where it exists this fails, harmlessly.
+                try? await transaction { tx in _ = try await tx.rows("ALTER TABLE authmock_codes ADD COLUMN nonce TEXT", []) }
                 return
             } catch  where attempt < 5 {
                 try await Task.sleep(for: .milliseconds(50 * attempt))
@@ -123,7 +125,8 @@ public final class SQLTokenStore: TokenStore {
             "CREATE INDEX IF NOT EXISTS authmock_access_family ON authmock_access (family_id)",
             """
             CREATE TABLE IF NOT EXISTS authmock_codes (code TEXT PRIMARY KEY, client_id TEXT NOT NULL, subject TEXT NOT NULL, scope TEXT NOT NULL, \
-            redirect_uri TEXT, challenge TEXT, challenge_method TEXT, expires_at DOUBLE PRECISION NOT NULL, used BIGINT NOT NULL, issued_family TEXT)
+            redirect_uri TEXT, challenge TEXT, challenge_method TEXT, expires_at DOUBLE PRECISION NOT NULL, used BIGINT NOT NULL, issued_family TEXT, \
+            nonce TEXT)
             """,
         ]
     }
@@ -280,7 +283,7 @@ public final class SQLTokenStore: TokenStore {
                 }
                 let access = mint.access(owner: family.owner, at: now)
                 try await Self.insert(tx, access)
-                return .issued(access: access, next: next, familyID: family.id)
+                return .issued(access: access, next: next, family: family)
             }
         }
     }
@@ -331,12 +334,12 @@ public final class SQLTokenStore: TokenStore {
         try await transaction { tx in
             _ = try await tx.rows(
                 """
-                INSERT INTO authmock_codes (code, client_id, subject, scope, redirect_uri, challenge, challenge_method, expires_at, used, issued_family) \
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)
+                INSERT INTO authmock_codes (code, client_id, subject, scope, redirect_uri, challenge, challenge_method, expires_at, used, issued_family, \
+                nonce) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)
                 """,
                 [
                     .text(code), .text(record.clientID), .text(record.subject), .text(record.scope), SQLValue(record.redirectURI),
-                    SQLValue(record.codeChallenge), SQLValue(record.codeChallengeMethod), SQLValue(record.expiresAt),
+                    SQLValue(record.codeChallenge), SQLValue(record.codeChallengeMethod), SQLValue(record.expiresAt), SQLValue(record.nonce),
                 ])
         }
     }
@@ -345,14 +348,14 @@ public final class SQLTokenStore: TokenStore {
         try await transaction { tx in
             let rows = try await tx.rows(
                 """
-                SELECT client_id, subject, scope, redirect_uri, challenge, challenge_method, expires_at, used, issued_family \
+                SELECT client_id, subject, scope, redirect_uri, challenge, challenge_method, expires_at, used, issued_family, nonce \
                 FROM authmock_codes WHERE code = ?
                 """ + self.locked, [.text(code)])
             guard let row = rows.first else { return .failure(.unknown) }
             let record = AuthorizationCodeRecord(
                 clientID: row[0].text ?? "", subject: row[1].text ?? "", scope: row[2].text ?? "", redirectURI: row[3].text,
                 codeChallenge: row[4].text, codeChallengeMethod: row[5].text, expiresAt: row[6].date ?? .distantPast,
-                used: row[7].integer != 0, issuedFamily: row[8].text)
+                used: row[7].integer != 0, nonce: row[9].text, issuedFamily: row[8].text)
             if record.used {
                 if let family = record.issuedFamily { try await Self.revokeFamily(tx, family, at: redemption.now) }
                 return .failure(.used)

@@ -11,6 +11,8 @@ public struct IssuedTokens: Sendable, Equatable {
     public var refreshTokenID: String?
     public var scope: String
     public var familyID: String?
+    /// An OpenID Connect ID token, when the scope has `openid` (docs/oidc.md).
+    public var idToken: String? = nil
 }
 
 /// A verified, live access token.
@@ -59,8 +61,10 @@ public enum Introspection: Sendable, Equatable {
 public final class TokenAuthority: Sendable {
     public let clock: VirtualClock
     public let settings: TokenSettings
-    public let keyID: String
-    private let keys: JWTKeyCollection
+    /// The keys tokens are signed with (`--signing-alg`), rotated by the control API.
+    public let keyRing: KeyRing
+    /// The `kid` new tokens carry.
+    public var keyID: String { keyRing.currentKeyID }
     public let store: any TokenStore
     let mint: TokenMint
     /// Token-issuing operations since the last pruning pass, and the
@@ -81,16 +85,14 @@ public final class TokenAuthority: Sendable {
 
     /// `signingKey` is used as given: ask the store first (`adoptSigningKey`)
     /// when tokens of an earlier run must stay valid.
-    public init(settings: TokenSettings, signingKey: SigningKey, clock: VirtualClock, store: any TokenStore = MemoryTokenStore()) async {
+    public init(settings: TokenSettings, signingKey: SigningKey, clock: VirtualClock, store: any TokenStore = MemoryTokenStore()) async throws {
         self.settings = settings
         self.clock = clock
         self.store = store
-        self.keyID = signingKey.id
         self.issuerBox = Mutex(settings.issuer)
         self.seal = RefreshTokenSeal(signingKey: signingKey)
         self.mint = TokenMint(settings: settings, seal: seal)
-        self.keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(key: signingKey.key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: signingKey.id))
+        self.keyRing = try await KeyRing(algorithm: settings.signingAlgorithm, secret: signingKey)
     }
 
     /// `iss` of tokens issued from now on; starts as `settings.issuer` and is
@@ -116,10 +118,12 @@ public final class TokenAuthority: Sendable {
     // MARK: Issuing
 
     /// Signs in `user` through `client`: a new family with a refresh token and an access token.
-    public func issue(subject: String, clientID: String, scope: String) async throws -> IssuedTokens {
+    public func issue(subject: String, clientID: String, scope: String, nonce: String? = nil) async throws -> IssuedTokens {
         let login = mint.login(subject: subject, clientID: clientID, scope: scope, at: try await now())
         try await store.createLogin(login)
-        return try await tokens(access: login.access, refresh: login.refresh, familyID: login.family.id)
+        return try await tokens(
+            access: login.access, refresh: login.refresh, familyID: login.family.id,
+            identity: IdentityClaims(signedInAt: login.family.createdAt, nonce: nonce))
     }
 
     /// `client_credentials`: an access token with no refresh token and no family.
@@ -139,7 +143,9 @@ public final class TokenAuthority: Sendable {
         switch outcome {
         case .failed(let failure): return .failure(failure)
         case .issued(let access, let next, let family):
-            var issued = try await tokens(access: access, refresh: next, familyID: family)
+            // OIDC Core 12.2: a refreshed id token keeps the sign-in time and carries no nonce.
+            let identity = settings.idTokenOnRefresh ? IdentityClaims(signedInAt: family.createdAt, nonce: nil) : nil
+            var issued = try await tokens(access: access, refresh: next, familyID: family.id, identity: identity)
             if next == nil { issued.refreshToken = nil }
             return .success(issued)
         }
@@ -184,7 +190,23 @@ public final class TokenAuthority: Sendable {
         verifiedTokens.withLock { $0.removeAll() }
     }
 
-    private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?) async throws -> IssuedTokens {
+    /// What an id token says beyond the access token: when the user signed
+    /// in and the authorization request's `nonce`.
+    struct IdentityClaims {
+        var signedInAt: Date
+        var nonce: String?
+    }
+
+    /// Claims from the config file per user (`users[].claims`), for id tokens and userinfo.
+    private let configuredClaims = Mutex([String: [String: ClaimValue]]())
+
+    public func setUserClaims(_ claims: [String: [String: ClaimValue]]) {
+        configuredClaims.withLock { $0 = claims }
+    }
+
+    public func userClaims(of subject: String) -> [String: ClaimValue] { configuredClaims.withLock { $0[subject] ?? [:] } }
+
+    private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?, identity: IdentityClaims? = nil) async throws -> IssuedTokens {
         try await notePruning(at: access.issuedAt)
         let claims = AccessTokenClaims(
             iss: .init(value: issuer), sub: .init(value: access.subject),
@@ -194,12 +216,22 @@ public final class TokenAuthority: Sendable {
             sid: familyID ?? "")
         var header = JWTHeader()
         header.typ = "at+jwt"
-        let jwt = try await keys.sign(claims, kid: JWKIdentifier(string: keyID), header: header)
+        let jwt = try await keyRing.sign(claims, header: header)
         let tail = String(jwt.suffix(6))
         try await store.recordTail(jti: access.jti, tail: tail)
-        return IssuedTokens(
+        var issued = IssuedTokens(
             accessToken: jwt, accessTokenID: access.jti, expiresIn: Int(access.lifetime),
             refreshToken: refresh?.value, refreshTokenID: refresh?.id, scope: access.scope, familyID: familyID)
+        if let identity, access.scope.split(separator: " ").contains("openid") {
+            let idClaims = IDTokenClaims(
+                iss: issuer, sub: access.subject, aud: access.clientID, exp: access.expiresAt.wholeSeconds(.up),
+                iat: access.issuedAt.wholeSeconds(.down), authTime: identity.signedInAt.wholeSeconds(.down), nonce: identity.nonce,
+                atHash: IDTokenClaims.accessTokenHash(jwt), sid: familyID, extra: userClaims(of: access.subject))
+            var idHeader = JWTHeader()
+            idHeader.typ = "JWT"
+            issued.idToken = try await keyRing.sign(idClaims, header: idHeader)
+        }
+        return issued
     }
 
     // MARK: Verifying
@@ -208,6 +240,8 @@ public final class TokenAuthority: Sendable {
     /// bad is an `AccessTokenFailure`.
     public func verifyAccessToken(_ token: String?) async throws -> AccessVerification {
         guard let token, !token.isEmpty else { return .invalid(.missing, tokenID: nil) }
+        // A key whose rotation grace ended no longer vouches for its tokens, cached or not.
+        if await keyRing.dropExpired(at: clock.now()) { forgetVerifiedTokens() }
         let claims: AccessTokenClaims
         if let known = verifiedTokens.withLock({ $0[token] }) {
             claims = known
@@ -255,18 +289,20 @@ public final class TokenAuthority: Sendable {
         let jti = parsed.payload.jti.value
         // Checked before any key is touched: `alg: none` and algorithm-confusion
         // tokens are refused by name, not by a failed HMAC.
-        guard parsed.header.alg == "HS256" else { return .failure(RejectedSignature(failure: .wrongAlgorithm, tokenID: jti)) }
+        guard parsed.header.alg == keyRing.algorithm.rawValue else { return .failure(RejectedSignature(failure: .wrongAlgorithm, tokenID: jti)) }
         // RFC 7515 section 4.1.11: extensions this server does not implement
         // must be refused; and a `kid` naming another key is not ours.
         guard parsed.header.fields["crit"] == nil else { return .failure(RejectedSignature(failure: .malformed, tokenID: jti)) }
-        guard parsed.header.kid == keyID else { return .failure(RejectedSignature(failure: .badSignature, tokenID: jti)) }
+        guard keyRing.verifies(kid: parsed.header.kid, at: clock.now()) else {
+            return .failure(RejectedSignature(failure: .badSignature, tokenID: jti))
+        }
         // Times beyond any clock this server can be set to cannot be compared as
         // whole seconds (and no token of ours carries them).
         let times = [parsed.payload.exp.value, parsed.payload.iat.value, parsed.payload.nbf.value].map(\.timeIntervalSince1970)
         guard times.allSatisfy({ abs($0) < Self.latestTokenTime }) else { return .failure(RejectedSignature(failure: .malformed, tokenID: jti)) }
         let claims: AccessTokenClaims
         do {
-            claims = try await keys.verify(token, as: AccessTokenClaims.self)
+            claims = try await keyRing.verify(token, as: AccessTokenClaims.self)
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             return .failure(RejectedSignature(failure: .badSignature, tokenID: jti))
         } catch {
@@ -327,11 +363,23 @@ public final class TokenAuthority: Sendable {
         return .inactive
     }
 
+    /// RP-initiated logout: the login an id token of this server names
+    /// (`sid`) is revoked. False when the hint is not such an id token.
+    /// Its expiry does not matter: a client signs out with an old one.
+    public func endSession(idTokenHint: String) async throws -> Bool {
+        guard let parsed = try? DefaultJWTParser().parse(Array(idTokenHint.utf8), as: IDTokenClaims.self),
+            parsed.header.alg == keyRing.algorithm.rawValue, keyRing.verifies(kid: parsed.header.kid, at: clock.now()),
+            let claims = try? await keyRing.verify(idTokenHint, as: IDTokenClaims.self), claims.iss.value == issuer
+        else { return false }
+        if let sid = claims.sid, !sid.isEmpty { _ = try await revoke(TokenSelector(family: sid)) }
+        return true
+    }
+
     // MARK: Authorization codes
 
     public func createAuthorizationCode(
         clientID: String, subject: String, scope: String, redirectURI: String?,
-        codeChallenge: String?, codeChallengeMethod: String?
+        codeChallenge: String?, codeChallengeMethod: String?, nonce: String? = nil
     ) async throws -> String {
         let now = try await now()
         let code = RandomToken.make()
@@ -340,7 +388,7 @@ public final class TokenAuthority: Sendable {
             AuthorizationCodeRecord(
                 clientID: clientID, subject: subject, scope: scope, redirectURI: redirectURI,
                 codeChallenge: codeChallenge, codeChallengeMethod: codeChallengeMethod,
-                expiresAt: now.addingTimeInterval(Double(settings.authorizationCodeTTL)), used: false))
+                expiresAt: now.addingTimeInterval(Double(settings.authorizationCodeTTL)), used: false, nonce: nonce))
         return code
     }
 
@@ -353,7 +401,7 @@ public final class TokenAuthority: Sendable {
         switch try await store.redeemCode(code, redemption) {
         case .failure(let failure): return .failure(failure)
         case .success(let record):
-            let issued = try await issue(subject: record.subject, clientID: record.clientID, scope: record.scope)
+            let issued = try await issue(subject: record.subject, clientID: record.clientID, scope: record.scope, nonce: record.nonce)
             if let family = issued.familyID { try await store.setCodeFamily(code, family: family) }
             return .success(issued)
         }

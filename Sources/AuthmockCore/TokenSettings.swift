@@ -24,6 +24,12 @@ public struct TokenSettings: Sendable, Equatable {
     /// (TokenPruning.swift has the rules); 0 keeps everything (the runner's
     /// case servers, whose verdicts read every token of the case).
     public var pruneAfterSeconds: Int = 60
+    /// How tokens are signed (`--signing-alg`, docs/oidc.md).
+    public var signingAlgorithm: SigningAlgorithm = .hs256
+    /// A refresh of an `openid` login returns a new id token (OIDC Core 12.2).
+    public var idTokenOnRefresh = true
+    /// Seconds a key retired by a rotation still verifies and stays in the JWKS.
+    public var keyRotationGraceSeconds = 3600
 
     public init(
         accessTTL: Int = 300, refreshTTL: Int = 86_400, rotateRefreshTokens: Bool = true,
@@ -48,6 +54,7 @@ public struct TokenSettings: Sendable, Equatable {
         guard refreshTTL >= 1 else { throw SettingsError("refresh token lifetime must be at least 1 second, got \(refreshTTL)") }
         guard reuseGraceSeconds >= 0 else { throw SettingsError("refresh reuse grace must not be negative, got \(reuseGraceSeconds)") }
         guard authorizationCodeTTL >= 1 else { throw SettingsError("authorization code lifetime must be at least 1 second") }
+        guard keyRotationGraceSeconds >= 0 else { throw SettingsError("key_grace must not be negative, got \(keyRotationGraceSeconds)") }
         guard pruneAfterSeconds >= 0 else { throw SettingsError("prune_after must be 0 (keep everything) or a number of seconds, got \(pruneAfterSeconds)") }
     }
 }

@@ -80,6 +80,8 @@ public struct AuthorizationCodeRecord: Sendable {
     var codeChallengeMethod: String?
     var expiresAt: Date
     var used: Bool
+    /// The authorization request's `nonce`, echoed in the id token (OIDC).
+    var nonce: String? = nil
     var issuedFamily: String?
 }
 

@@ -77,7 +77,7 @@ public struct RefreshExchange: Sendable {
 
 public enum ExchangeOutcome: Sendable {
     case failed(RefreshTokenFailure)
-    case issued(access: AccessRecord, next: RefreshRecord?, familyID: String)
+    case issued(access: AccessRecord, next: RefreshRecord?, family: FamilyRecord)
 }
 
 /// One redemption of an authorization code.

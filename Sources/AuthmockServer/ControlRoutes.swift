@@ -45,6 +45,15 @@ enum ControlRoutes {
             Route(method: .post, path: "/tokens/revoke", summary: "{kind, subject, family, jti}: revoke the selected tokens") { request, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.revoke(try TokenSelector(try await input(request))))
             },
+            Route(method: .get, path: "/keys", summary: "signing keys: the algorithm, the current kid and retired ones still verifying") { _, control in
+                JSONResponse.encode(control.keys(), encoder: encoder)
+            },
+            Route(method: .post, path: "/keys/rotate", summary: "{\"graceSeconds\": N} (optional): a new signing key; the old one verifies for the grace") {
+                request, control throws(ControlInputError) in
+                let body = try await input(request)
+                try body.allow(["graceSeconds"])
+                return JSONResponse.encode(try await control.rotateKeys(graceSeconds: try body.double("graceSeconds")), encoder: encoder)
+            },
             Route(method: .get, path: "/faults", summary: "fault rules with how often each fired") { _, control in
                 JSONResponse.encode(control.faults().map(FaultRuleView.init))
             },

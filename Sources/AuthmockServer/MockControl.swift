@@ -76,6 +76,45 @@ public struct MockControl: Sendable {
         try await stored("journal") { try await mock.journal.usage() }
     }
 
+    /// The signing keys: the current one and those a rotation retired.
+    public struct KeysView: Sendable, Codable, Equatable {
+        public struct Key: Sendable, Codable, Equatable {
+            public var kid: String
+            /// `current`, or `retired` (still verifying until `retiredUntil`).
+            public var state: String
+            public var retiredUntil: Date?
+        }
+        public var algorithm: String
+        public var keys: [Key]
+    }
+
+    public func keys() -> KeysView {
+        let ring = mock.authority.keyRing
+        let now = mock.clock.now()
+        return KeysView(
+            algorithm: ring.algorithm.rawValue,
+            keys: ring.listing().filter { $0.retiredUntil.map { $0 > now } ?? true }.map {
+                KeysView.Key(kid: $0.id, state: $0.retiredUntil == nil ? "current" : "retired", retiredUntil: $0.retiredUntil)
+            })
+    }
+
+    /// A new current key; the old one verifies and stays in the JWKS for
+    /// `graceSeconds` (default `key_grace`) of the server clock.
+    public func rotateKeys(graceSeconds: Double?) async throws(ControlInputError) -> KeysView {
+        let grace = graceSeconds ?? Double(mock.authority.settings.keyRotationGraceSeconds)
+        guard grace >= 0, grace.isFinite else { throw ControlInputError(.invalidValue, "graceSeconds must be a finite number >= 0, got \(grace)") }
+        let rotated: (new: String, retired: String)?
+        do {
+            rotated = try await mock.authority.keyRing.rotate(at: mock.clock.now(), grace: grace)
+        } catch {
+            throw ControlInputError(.invalidValue, "no new key could be made: \(error)")
+        }
+        guard rotated != nil else {
+            throw ControlInputError(.notRotatable, "this server signs with HS256; start it with --signing-alg RS256 or ES256 to rotate published keys")
+        }
+        return keys()
+    }
+
     /// What a pruning pass removed now, and the totals so far.
     public struct PruneReport: Sendable, Codable {
         public var removed: PrunedCounts

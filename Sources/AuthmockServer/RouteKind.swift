@@ -46,7 +46,9 @@ public struct RouteClassification: Sendable {
 
     /// The scope the request needs, when its kind of request decides it (a
     /// GraphQL mutation needs `write` though every GraphQL request is a POST).
-    var requiredScope: String? { graphQL?.requiredScope }
+    var requiredScope: String? { scope ?? graphQL?.requiredScope }
+    /// The scope a route needs whatever the method (`/oauth/userinfo`: `openid`).
+    var scope: String? = nil
 
     /// Whether `path` is a protected resource: under `/api/`, or `/graphql`.
     public static func isResource(path: String) -> Bool {

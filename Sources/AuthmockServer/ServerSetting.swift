@@ -125,6 +125,19 @@ extension ServerSetting {
             key: "reuse_grace", type: .integer(minimum: 0), defaultText: "0",
             doc: "seconds a just-rotated refresh token still works (0: any reuse revokes the login)", inScenarios: true
         ) { $0.tokens.reuseGraceSeconds = $1.integer },
+        .init(
+            key: "signing_alg", type: .choice(SigningAlgorithm.allCases.map(\.rawValue)), defaultText: "HS256",
+            doc: "how access and id tokens are signed: HS256 with the shared key, or RS256/ES256 with a key pair published at /oauth/jwks (docs/oidc.md)",
+            inScenarios: true
+        ) { $0.tokens.signingAlgorithm = SigningAlgorithm(rawValue: $1.string) ?? .hs256 },
+        .init(
+            key: "id_token_on_refresh", type: .boolean, defaultText: "true",
+            doc: "a refresh of an `openid` login returns a new id token (OIDC Core 12.2)", inScenarios: true
+        ) { $0.tokens.idTokenOnRefresh = $1.boolean },
+        .init(
+            key: "key_grace", type: .integer(minimum: 0), defaultText: "3600",
+            doc: "seconds a key retired by `POST /_authmock/keys/rotate` still verifies and stays in the JWKS (server clock)", inScenarios: true
+        ) { $0.tokens.keyRotationGraceSeconds = $1.integer },
         .init(key: "audience", type: .string, defaultText: "authmock-api", doc: "`aud` of access tokens, required by /api/", inScenarios: false) {
             $0.tokens.audience = $1.string
         },

@@ -27,7 +27,7 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     static let authority: TokenAuthority = blocking {
-        await TokenAuthority(settings: TokenSettings(), signingKey: try! SigningKey(secret: "fuzz-key-fuzz-key-fuzz-key-fuzz-key"), clock: VirtualClock())
+        try! await TokenAuthority(settings: TokenSettings(), signingKey: try! SigningKey(secret: "fuzz-key-fuzz-key-fuzz-key-fuzz-key"), clock: VirtualClock())
     }
 
     static func token(_ bytes: [UInt8]) {

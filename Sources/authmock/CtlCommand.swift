@@ -11,9 +11,11 @@ import NIOHTTP1
 struct CtlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
-        abstract: "Steer a running server: clock, tokens, faults, journal.",
+        abstract: "Steer a running server: clock, tokens, signing keys, faults, journal.",
         discussion: "The server is --url (or AUTHMOCK_URL, default http://127.0.0.1:8080); the admin token, when the server needs one, is --admin-token or AUTHMOCK_ADMIN_TOKEN.",
-        subcommands: [Routes.self, Reset.self, Clock.self, Advance.self, SetClock.self, Tokens.self, Expire.self, Revoke.self, Faults.self, Journal.self]
+        subcommands: [
+            Routes.self, Reset.self, Clock.self, Advance.self, SetClock.self, Tokens.self, Expire.self, Revoke.self, Keys.self, Faults.self, Journal.self,
+        ]
     )
 
     struct Connection: ParsableArguments {
@@ -74,6 +76,24 @@ struct CtlCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Drop all tokens, fault rules and the journal; clock back to real time.")
         @OptionGroup var connection: Connection
         func run() async throws { try await connection.show(.POST, "/reset") }
+    }
+
+    struct Keys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the signing keys, or rotate them (RS256/ES256).", subcommands: [Show.self, Rotate.self], defaultSubcommand: Show.self)
+
+        struct Show: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "show", abstract: "The algorithm, the current kid and retired keys.")
+            @OptionGroup var connection: Connection
+            func run() async throws { try await connection.show(.GET, "/keys") }
+        }
+
+        struct Rotate: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "A new signing key; the old one verifies for the grace.")
+            @OptionGroup var connection: Connection
+            @Option(help: "Seconds the old key keeps verifying (default: the server's --key-grace).") var grace: Double?
+            func run() async throws { try await connection.show(.POST, "/keys/rotate", body: ["graceSeconds": grace].compactMapValues { $0 }) }
+        }
     }
 
     struct Clock: AsyncParsableCommand {

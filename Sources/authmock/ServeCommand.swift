@@ -185,7 +185,7 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     let host = options.host.contains(":") ? "[\(options.host)]" : options.host
     var lines = [
         "authmock \(AuthmockVersion.current) listening on \(options.tls == nil ? "http" : "https")://\(host):\(port) (profile \(options.profile))",
-        "access tokens: HS256, \(options.tokens.accessTTL) s, kid \(mock.authority.keyID)"
+        "access tokens: \(options.tokens.signingAlgorithm.rawValue), \(options.tokens.accessTTL) s, kid \(mock.authority.keyID)"
             + (options.signingKey.isRandom && options.state == "memory"
                 ? " (random key: set AUTHMOCK_SIGNING_KEY, or --state sqlite:PATH, to keep tokens valid across restarts)" : ""),
         "token state: \(mock.authority.store.name)" + (options.state == "memory" ? " (lost at exit; docs/state.md)" : ""),

@@ -9,7 +9,7 @@ struct TokenAuthorityTests {
     let key = try! SigningKey(secret: "test-secret-key-of-at-least-32-bytes")
 
     func authority(_ settings: TokenSettings = TokenSettings()) async -> TokenAuthority {
-        await TokenAuthority(settings: settings, signingKey: key, clock: clock)
+        try! await TokenAuthority(settings: settings, signingKey: key, clock: clock)
     }
 
     func isValid(_ result: AccessVerification) -> Bool {
@@ -116,7 +116,7 @@ struct TokenAuthorityTests {
 
     @Test func wrongKeyAndTamperedPayloadFailTheSignature() async throws {
         let authority = await authority()
-        let forger = await TokenAuthority(settings: TokenSettings(), signingKey: try SigningKey(secret: "another-key-another-key-another-key"), clock: clock)
+        let forger = try await TokenAuthority(settings: TokenSettings(), signingKey: try SigningKey(secret: "another-key-another-key-another-key"), clock: clock)
         let forged = try await forger.issue(subject: "alice", clientID: "demo", scope: "read")
         expectInvalid(try await authority.verifyAccessToken(forged.accessToken), .badSignature)
 
@@ -130,7 +130,7 @@ struct TokenAuthorityTests {
 
     @Test func wrongAudienceIsRefused() async throws {
         let authority = await authority()
-        let otherAPI = await TokenAuthority(settings: TokenSettings(audience: "another-api"), signingKey: key, clock: clock)
+        let otherAPI = try await TokenAuthority(settings: TokenSettings(audience: "another-api"), signingKey: key, clock: clock)
         let issued = try await otherAPI.issue(subject: "alice", clientID: "demo", scope: "read")
         expectInvalid(try await authority.verifyAccessToken(issued.accessToken), .wrongAudience)
     }
@@ -175,7 +175,7 @@ struct TokenAuthorityTests {
         }
         expectInvalid(try await authority.verifyAccessToken(try await signedWithServerKey(claims, kid: nil)), .badSignature)
         // Another issuer with the same key (a copied key, another environment).
-        let elsewhere = await TokenAuthority(settings: TokenSettings(issuer: "https://elsewhere.test"), signingKey: key, clock: clock)
+        let elsewhere = try await TokenAuthority(settings: TokenSettings(issuer: "https://elsewhere.test"), signingKey: key, clock: clock)
         let foreign = try await elsewhere.issue(subject: "alice", clientID: "demo", scope: "read")
         expectInvalid(try await authority.verifyAccessToken(foreign.accessToken), .wrongIssuer)
     }

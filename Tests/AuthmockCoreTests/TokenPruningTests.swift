@@ -11,7 +11,7 @@ struct TokenPruningTests {
     func authority() async -> TokenAuthority {
         var settings = TokenSettings(accessTTL: 1, refreshTTL: 5)
         settings.pruneAfterSeconds = 5
-        return await TokenAuthority(settings: settings, signingKey: key, clock: clock)
+        return try! await TokenAuthority(settings: settings, signingKey: key, clock: clock)
     }
 
     func records(_ authority: TokenAuthority) async throws -> Int {
@@ -60,7 +60,7 @@ struct TokenPruningTests {
     @Test func aPrunedTokenGetsTheAnswerItWouldHaveGot() async throws {
         var settings = TokenSettings(accessTTL: 1, refreshTTL: 20)
         settings.pruneAfterSeconds = 5
-        let authority = await TokenAuthority(settings: settings, signingKey: key, clock: clock)
+        let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock)
         let quiet = try await authority.issue(subject: "bob", clientID: "demo", scope: "read")
         let busy = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
         var current = try #require(busy.refreshToken)
@@ -95,7 +95,7 @@ struct TokenPruningTests {
     @Test func zeroRetentionKeepsEverything() async throws {
         var settings = TokenSettings(accessTTL: 1, refreshTTL: 5)
         settings.pruneAfterSeconds = 0
-        let authority = await TokenAuthority(settings: settings, signingKey: key, clock: clock)
+        let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock)
         var refresh = try #require(try await authority.issue(subject: "alice", clientID: "demo", scope: "read").refreshToken)
         for _ in 0..<1100 { refresh = try #require(try await authority.refresh(refresh, clientID: "demo").get().refreshToken) }
         clock.advance(seconds: 100)

@@ -281,14 +281,16 @@ struct ControlProtectionTests {
             (.notFound, "/clocks", .get, nil),
             (.methodNotAllowed, "/clock", .delete, nil),
         ]
+        // The default server signs with HS256, whose key does not rotate.
+        let rotation: (ControlError, String, HTTPRequest.Method, String?) = (.notRotatable, "/keys/rotate", .post, nil)
         try await TestServer.run { server in
-            for (error, path, method, body) in produced {
+            for (error, path, method, body) in produced + [rotation] {
                 let response = try await server.control(method, path, body)
                 #expect(response.status.code == error.row.status && response.errorCode == error.row.code, "\(path): \(response.text)")
             }
         }
         // storeUnavailable needs a failing database: EndToEndTests' StateStoreTests locks one.
-        let covered = Set(produced.map(\.0)).union([.adminTokenRequired, .storeUnavailable])
+        let covered = Set((produced + [rotation]).map(\.0)).union([.adminTokenRequired, .storeUnavailable])
         #expect(covered == Set(ControlError.allCases))
     }
 }

@@ -56,6 +56,13 @@ func redeem(_ server: TestServer, code: String, client: (String, String)? = ("de
 let password = [("grant_type", "password"), ("username", "alice"), ("password", "wonderland")]
 
 let oauth2ErrorCases: [ErrorCase] = [
+    ErrorCase("logout with an access token as id_token_hint", OAuth2Error.logoutBadHint) { server in
+        try await server.send(.get, "/oauth/logout?id_token_hint=\(try await server.login(scope: "openid").access)")
+    },
+    ErrorCase("logout with a tampered id_token_hint", OAuth2Error.logoutBadHint) { server in
+        let idToken = try #require(try await server.login(scope: "openid").json["id_token"] as? String)
+        return try await server.send(.get, "/oauth/logout?id_token_hint=\(idToken.dropLast(4))AAAA")
+    },
     ErrorCase("missing username", OAuth2Error.missingParameter) { try await $0.form("/oauth/token", [("grant_type", "password"), ("password", "x")]) },
     ErrorCase("missing grant_type", OAuth2Error.missingParameter) { try await $0.form("/oauth/token", []) },
     ErrorCase("grant_type twice", OAuth2Error.repeatedParameter) { try await $0.form("/oauth/token", password + [("grant_type", "password")]) },
@@ -166,7 +173,7 @@ let oauth2ErrorCases: [ErrorCase] = [
         return try await server.get("/api/me", bearer: "\(header).\(payload).")
     },
     ErrorCase("HS256 with another key", OAuth2Error.resourceToken(.badSignature)) { server in
-        let forger = await TokenAuthority(settings: TokenSettings(), signingKey: .random(), clock: server.mock.clock)
+        let forger = try await TokenAuthority(settings: TokenSettings(), signingKey: .random(), clock: server.mock.clock)
         let forged = try await forger.issue(subject: "alice", clientID: "demo", scope: "read write admin")
         return try await server.get("/api/me", bearer: forged.accessToken)
     },
@@ -177,12 +184,12 @@ let oauth2ErrorCases: [ErrorCase] = [
         return try await server.get("/api/me", bearer: "\(parts[0]).\(base64URL(Data(claims.utf8))).\(parts[2])")
     },
     ErrorCase("token for another audience", OAuth2Error.resourceToken(.wrongAudience)) { server in
-        let otherAPI = await TokenAuthority(settings: TokenSettings(audience: "billing"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
+        let otherAPI = try await TokenAuthority(settings: TokenSettings(audience: "billing"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
         let issued = try await otherAPI.issue(subject: "alice", clientID: "demo", scope: "read")
         return try await server.get("/api/me", bearer: issued.accessToken)
     },
     ErrorCase("token from another issuer with this server's key", OAuth2Error.resourceToken(.wrongIssuer)) { server in
-        let elsewhere = await TokenAuthority(settings: TokenSettings(issuer: "https://elsewhere.test"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
+        let elsewhere = try await TokenAuthority(settings: TokenSettings(issuer: "https://elsewhere.test"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
         let issued = try await elsewhere.issue(subject: "alice", clientID: "demo", scope: "read")
         return try await server.get("/api/me", bearer: issued.accessToken)
     },

@@ -179,7 +179,7 @@ let profileCases: [ProfileCase] =
             return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
         },
         ProfileCase("envelope", "forged access token", EnvelopeError.accessInvalid) { server in
-            let forger = await TokenAuthority(settings: TokenSettings(), signingKey: .random(), clock: server.mock.clock)
+            let forger = try await TokenAuthority(settings: TokenSettings(), signingKey: .random(), clock: server.mock.clock)
             return try await server.get("/api/me", bearer: try await forger.issue(subject: "alice", clientID: "demo", scope: "read").accessToken)
         },
         ProfileCase("envelope", "revoked access token", EnvelopeError.accessRevoked) { server in

@@ -23,6 +23,7 @@ public struct OAuth2Profile: Profile {
         routes.get("/.well-known/oauth-authorization-server") { _, _ in metadata(mock, openID: false) }
         routes.get("/.well-known/openid-configuration") { _, _ in metadata(mock, openID: true) }
         routes.get("/oauth/authorize") { request, context in try await authorize(request, context: context, mock: mock) }
+        OpenIDRoutes.add(to: routes, mock: mock, profile: self)
         routes.issuing(.post, "/oauth/token") { request, context in
             var answer: ClientAnswer
             switch formRequest(request, context: context, mock: mock) {
@@ -64,6 +65,12 @@ public struct OAuth2Profile: Profile {
                 kind: grant == "refresh_token" ? .refresh : .login, grantType: grant,
                 refreshToken: grant == "refresh_token" ? form?["refresh_token"] : nil, body: parsed)
         case "/oauth/authorize": return .init(kind: .authorize)
+        case OpenIDRoutes.userinfo:
+            var route = RouteClassification(kind: .resource)
+            route.scope = "openid"
+            return route
+        case OpenIDRoutes.jwks: return .init(kind: .metadata)
+        case OpenIDRoutes.logout: return .init(kind: .revoke)
         case "/oauth/revoke": return .init(kind: .revoke, body: .form(body))
         case "/oauth/introspect": return .init(kind: .introspect, body: .form(body))
         default: return .shared(path: path)
@@ -138,6 +145,7 @@ public struct OAuth2Profile: Profile {
             }
             return success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope), context: context)
         case "client_credentials":
+            // No user signs in: no id token, whatever the scope.
             guard client.secret != nil else { return .plain(fail(OAuth2Error.unauthorizedClient, detail: "client_credentials", context: context)) }
             guard let scope = resolveScope(form["scope"], client: client) else { return .plain(fail(OAuth2Error.invalidScope, context: context)) }
             return success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context)
@@ -168,7 +176,7 @@ public struct OAuth2Profile: Profile {
             JSONResponse.encode(
                 TokenResponse(
                     accessToken: issued.accessToken, tokenType: "Bearer", expiresIn: issued.expiresIn,
-                    refreshToken: issued.refreshToken, scope: issued.scope)))
+                    refreshToken: issued.refreshToken, scope: issued.scope, idToken: issued.idToken)))
     }
 
     /// Requested scopes must all be allowed for the client; none requested
@@ -257,7 +265,7 @@ public struct OAuth2Profile: Profile {
         let user = param("login_hint").flatMap(mock.directory.user(named:)) ?? mock.directory.users.first ?? Directory.defaultUser
         let code = try await mock.authority.createAuthorizationCode(
             clientID: client.id, subject: user.username, scope: scope, redirectURI: param("redirect_uri"),
-            codeChallenge: challenge, codeChallengeMethod: "S256")
+            codeChallenge: challenge, codeChallengeMethod: "S256", nonce: param("nonce"))
         return back([URLQueryItem(name: "code", value: code)])
     }
 
@@ -276,11 +284,14 @@ public struct OAuth2Profile: Profile {
             "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
             "scopes_supported": Array(Set(mock.directory.clients.flatMap(\.scopes))).sorted(),
+            "jwks_uri": base + OpenIDRoutes.jwks,
         ]
         if openID {
-            document["userinfo_endpoint"] = "\(base)/api/me"
+            document["userinfo_endpoint"] = base + OpenIDRoutes.userinfo
+            document["end_session_endpoint"] = base + OpenIDRoutes.logout
             document["subject_types_supported"] = ["public"]
-            document["id_token_signing_alg_values_supported"] = ["HS256"]
+            document["id_token_signing_alg_values_supported"] = [mock.authority.keyRing.algorithm.rawValue]
+            document["claims_supported"] = OpenIDRoutes.claimsSupported(mock.directory)
         }
         return JSONResponse.object(document)
     }
@@ -306,10 +317,11 @@ public struct OAuth2Profile: Profile {
     }
 
     struct TokenResponse: Encodable {
-        var accessToken: String, tokenType: String, expiresIn: Int, refreshToken: String?, scope: String
+        var accessToken: String, tokenType: String, expiresIn: Int, refreshToken: String?, scope: String, idToken: String?
         enum CodingKeys: String, CodingKey {
             case scope
             case accessToken = "access_token", tokenType = "token_type", expiresIn = "expires_in", refreshToken = "refresh_token"
+            case idToken = "id_token"
         }
     }
 }
