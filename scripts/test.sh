@@ -32,8 +32,8 @@ command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 
 # Python packages the tests use: an independent JSON Schema validator for the
 # scenario schema (with YAML to read scenarios), and the client libraries the
 # drivers in drivers/ wrap, and schemathesis for the OpenAPI contract.
-if ! python3 -c "import yaml, jsonschema, authlib, httpx, requests_oauthlib, gql, google.auth, requests_oauth2client, schemathesis" 2>/dev/null; then
-  packages=(pyyaml jsonschema authlib httpx requests-oauthlib gql google-auth requests-oauth2client schemathesis)
+if ! python3 -c "import yaml, jsonschema, authlib, joserfc, httpx, requests_oauthlib, gql, google.auth, requests_oauth2client, schemathesis" 2>/dev/null; then
+  packages=(pyyaml jsonschema authlib joserfc httpx requests-oauthlib gql google-auth requests-oauth2client schemathesis)
   python3 -m pip install --quiet "${packages[@]}" 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages "${packages[@]}"
 fi

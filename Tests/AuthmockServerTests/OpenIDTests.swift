@@ -80,7 +80,7 @@ struct OpenIDTests {
             let challenge = base64URL(Data(SHA256.hash(data: Data(verifier.utf8))))
             let authorize = try await server.send(
                 .get,
-                "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb&scope=openid%20profile&nonce=n-0S6_WzA2Mj&code_challenge=\(challenge)&code_challenge_method=S256"
+                "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb&scope=openid+profile&nonce=n-0S6_WzA2Mj&code_challenge=\(challenge)&code_challenge_method=S256"
             )
             let location = try #require(authorize.headers[.location].flatMap(URLComponents.init(string:)))
             let code = try #require(location.queryItems?.first { $0.name == "code" }?.value)

@@ -8,6 +8,15 @@ public struct FormBody: Sendable {
 
     public enum ParseError: Error, Sendable { case malformed }
 
+    init() {}
+
+    /// A browser-facing endpoint's query string, decoded as HTML forms
+    /// encode it (`+` is a space, as in `scope=openid+profile`); an
+    /// undecodable query reads as empty.
+    init(query: String?) {
+        self = (try? FormBody(query ?? "")) ?? FormBody()
+    }
+
     init(_ text: String) throws(ParseError) {
         for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

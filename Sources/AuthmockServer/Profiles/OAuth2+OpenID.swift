@@ -28,8 +28,8 @@ enum OpenIDRoutes {
         routes.get(userinfo, use: answerUserinfo)
         routes.post(userinfo, use: answerUserinfo)
         routes.get(logout) { request, context in
-            let query = request.uri.queryParameters
-            func param(_ name: String) -> String? { query[name[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 } }
+            let query = FormBody(query: request.uri.query)
+            func param(_ name: String) -> String? { query[name] }
             // RP-initiated logout: the login the hint names ends (its tokens are revoked).
             if let hint = param("id_token_hint"), try await !mock.authority.endSession(idTokenHint: hint) {
                 return profile.fail(OAuth2Error.logoutBadHint, context: context)

@@ -236,10 +236,8 @@ public struct OAuth2Profile: Profile {
     /// Auto-approves: signs in the user named by `login_hint`, or the first
     /// configured user, and redirects back with a one-time code.
     private func authorize(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
-        let query = request.uri.queryParameters
-        func param(_ name: String) -> String? {
-            query[name[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
-        }
+        let query = FormBody(query: request.uri.query)
+        func param(_ name: String) -> String? { query[name] }
         guard let clientID = param("client_id"), let client = mock.directory.client(id: clientID) else {
             return fail(OAuth2Error.authorizeUnknownClient, context: context)
         }
