@@ -1,3 +1,4 @@
+public import DriverProtocol
 /// A user the mock signs in. Passwords are plain text on purpose: this is a
 /// test double and its configuration is test data.
 public struct User: Sendable, Codable, Equatable {

@@ -1,63 +1,11 @@
 import Crypto
+public import DriverProtocol
 public import Foundation
 public import JWTKit
 
-/// A JSON value of a user's claims in the config file (`users[].claims`),
-/// copied as it is into id tokens and the userinfo answer.
-public enum ClaimValue: Sendable, Codable, Equatable {
-    case string(String)
-    case integer(Int)
-    case number(Double)
-    case boolean(Bool)
-    case array([ClaimValue])
-    case object([String: ClaimValue])
-    case null
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .boolean(value)
-        } else if let value = try? container.decode(Int.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([ClaimValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: ClaimValue].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .string(let value): try container.encode(value)
-        case .integer(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .boolean(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        case .null: try container.encodeNil()
-        }
-    }
-
-    /// As `JSONSerialization` builds it (the server's JSON answers).
-    public var foundationValue: Any {
-        switch self {
-        case .string(let value): value
-        case .integer(let value): value
-        case .number(let value): value
-        case .boolean(let value): value
-        case .array(let value): value.map(\.foundationValue)
-        case .object(let value): value.mapValues(\.foundationValue)
-        case .null: NSNull()
-        }
-    }
-}
+/// A user's configured claim (`users[].claims`): any JSON value, copied as
+/// it is into id tokens and the userinfo answer.
+public typealias ClaimValue = JSONValue
 
 /// An OpenID Connect ID token (OIDC Core section 2): who signed in, for
 /// which client, when; `nonce` echoes the authorization request, `at_hash`

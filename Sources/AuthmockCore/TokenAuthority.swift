@@ -1,3 +1,4 @@
+public import DriverProtocol
 public import Foundation
 import JWTKit
 import Synchronization
@@ -361,6 +362,27 @@ public final class TokenAuthority: Sendable {
         }
         if case .valid(let grant) = try await verifyAccessToken(token) { return .access(grant) }
         return .inactive
+    }
+
+    /// One of this server's id tokens with some claims replaced, signed
+    /// again with the current key (an `id-token` fault rule).
+    public func alteredIDToken(_ idToken: String, claims replaced: [String: String]) async throws -> String {
+        var claims = try await keyRing.verify(idToken, as: IDTokenClaims.self)
+        for (name, value) in replaced {
+            switch name {
+            case "iss": claims.iss = .init(value: value)
+            case "sub": claims.sub = .init(value: value)
+            case "aud": claims.aud = .init(value: [value])
+            case "azp": claims.azp = value
+            case "nonce": claims.nonce = value
+            case "at_hash": claims.atHash = value
+            case "sid": claims.sid = value
+            default: claims.extra[name] = .string(value)
+            }
+        }
+        var header = JWTHeader()
+        header.typ = "JWT"
+        return try await keyRing.sign(claims, header: header)
     }
 
     /// RP-initiated logout: the login an id token of this server names

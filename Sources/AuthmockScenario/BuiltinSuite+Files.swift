@@ -565,6 +565,136 @@ expect:
 """##
         ),
         (
+            "12.1-refreshed-id-token-other-user.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "12.1"
+name: a refreshed id token naming another user ends the session
+description: >
+  An OpenID Connect sign-in (code flow, nonce), then the access token
+  expires and a call makes the client refresh. The refresh answer carries
+  fresh tokens and an id token, validly signed by the provider's key, whose
+  sub is another user. OIDC Core 12.2 requires a refreshed id token to name
+  the sign-in's iss and sub; a correct client refuses the whole answer and
+  the call ends reauth_required. A client that checks only the signature
+  carries on as whoever the provider now says. Needs the driver protocol's
+  optional `oidc` extension; a driver without it is SKIP.
+  The sign-in's access token lives 1 s and the case waits 2 s of real
+  time, so a client that refreshes by its own clock and one that refreshes
+  on the 401 both refresh: the case judges the id token check, not what
+  starts the refresh.
+reports: [DuendeArchive/IdentityModel.OidcClient.Old#44, python-social-auth/social-core#1898, damienbod/angular-auth-oidc-client#687]
+profile: oauth2
+level: must
+server: {signing_alg: RS256, sign_in_access_ttl: 1, access_ttl: 3600}
+steps:
+  - login: {openid: true}
+  - sleep: 2.1
+  - fault:
+      match: {kind: refresh}
+      action: {type: id-token, claims: {sub: mallory}}
+  - request: {method: GET, path: /api/me}
+  - wait_for: all
+expect:
+  outcomes: {reauth_required: all}
+  refreshes: {min: 1, max: 1}
+
+"""##
+        ),
+        (
+            "12.2-refreshed-id-token-other-issuer.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "12.2"
+name: a refreshed id token from another issuer ends the session
+description: >
+  As 12.1, but the refreshed id token keeps the user and names another
+  issuer (still signed by the provider's key, as a mix-up or a misrouted
+  token endpoint would produce). OIDC Core 12.2: its iss must be the one
+  of the sign-in. A correct client refuses the answer and the call ends
+  reauth_required. Needs the `oidc` extension; SKIP without it.
+reports: [itpropro/nuxt-oidc-auth#196]
+profile: oauth2
+level: must
+server: {signing_alg: ES256, sign_in_access_ttl: 1, access_ttl: 3600}
+steps:
+  - login: {openid: true}
+  - sleep: 2.1
+  - fault:
+      match: {kind: refresh}
+      action: {type: id-token, claims: {iss: "https://other-issuer.example"}}
+  - request: {method: GET, path: /api/me}
+  - wait_for: all
+expect:
+  outcomes: {reauth_required: all}
+  refreshes: {min: 1, max: 1}
+
+"""##
+        ),
+        (
+            "12.3-id-token-wrong-nonce.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "12.3"
+name: a sign-in whose id token carries another nonce is refused
+description: >
+  The client signs in with the authorization code flow and a nonce; the
+  token endpoint answers with an id token, validly signed, whose nonce is
+  not the one the client sent (a replayed or injected id token). OIDC Core
+  3.1.3.7: the client must refuse it, so the sign-in ends reauth_required
+  and the next call finds nobody signed in: no request carries the tokens
+  of that answer. Needs the `oidc` extension; SKIP without it.
+profile: oauth2
+level: must
+server: {signing_alg: RS256}
+steps:
+  - fault:
+      match: {kind: login}
+      action: {type: id-token, claims: {nonce: not-the-one-you-sent}}
+  - login: {openid: true, expect: reauth_required}
+  - request: {method: GET, path: /api/me}
+  - wait_for: all
+expect:
+  outcomes: {reauth_required: all}
+  max_requests: 3
+
+"""##
+        ),
+        (
+            "12.4-signing-key-rotated.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "12.4"
+name: a signing key rotated since sign-in is fetched, not refused
+description: >
+  After an OpenID Connect sign-in the provider rotates its signing key (the
+  old one stays published for its grace). The access token expires, a call
+  makes the client refresh, and the refreshed id token names the new kid.
+  A correct client sees a kid it does not know, fetches the JWKS again
+  (OIDC Core 10.1.1) and accepts the token: the call succeeds. A client
+  that fetched the keys once refuses a valid answer and signs the user out.
+  Needs the `oidc` extension; SKIP without it.
+  The sign-in's access token lives 1 s and the case waits 2 s of real
+  time, so a client that refreshes by its own clock and one that refreshes
+  on the 401 both refresh: the case judges the id token check, not what
+  starts the refresh.
+reports: [envoyproxy/gateway#4180, cleanenergyexchange/fastapi-zitadel-auth#26, mckinsey/agents-at-scale-ark#2457]
+profile: oauth2
+level: must
+server: {signing_alg: RS256, sign_in_access_ttl: 1, access_ttl: 3600}
+steps:
+  - login: {openid: true}
+  - rotate_keys: {}
+  - sleep: 2.1
+  - request: {method: GET, path: /api/me}
+  - wait_for: all
+expect:
+  outcomes: {ok: all}
+  refreshes: {min: 1, max: 1}
+
+"""##
+        ),
+        (
             "2.1-refresh-token-expired.yaml",
             ##"""
 # yaml-language-server: $schema=../docs/scenario.schema.json
@@ -1505,6 +1635,7 @@ no-bearer-prefix:
     "11.3": [oauth2, envelope, reissue, renewal]
     "11.3.1": [oauth2, envelope, reissue, renewal]
     "11.4": [oauth2, envelope, reissue, renewal, header-rotation]
+    "12.4": [oauth2]
 ignore-rotated-header:
   fail:
     "1.1": [header-rotation]
@@ -1615,6 +1746,16 @@ status-only-graphql:
 refresh-on-any-graphql-error:
   fail:
     "11.4": [oauth2, envelope, reissue, renewal, header-rotation]
+# OpenID Connect (the `oidc` extension): each id token check the client skips.
+accept-any-sub-on-refresh:
+  fail:
+    "12.1": [oauth2]
+never-refetch-jwks:
+  fail:
+    "12.4": [oauth2]
+ignore-nonce:
+  fail:
+    "12.3": [oauth2]
 
 """##
         ),

@@ -18,6 +18,8 @@ public struct DriverAnswer: Sendable {
     public var profiles: [String]?
     /// hello: optional protocol extensions the driver implements (e.g. `url`).
     public var capabilities: [String]?
+    /// login (`oidc` extension): the claims of the id token the client accepted.
+    public var idTokenClaims: [String: JSONValue]? = nil
     public var line: String
     /// When the runner read it (wall clock): ties untagged requests to calls.
     public var receivedAt: Date
@@ -116,14 +118,14 @@ actor DriverChannel {
         do {
             decoded = try JSONDecoder().decode(DriverMessage.self, from: Data(trimmed.utf8))
         } catch {
-            return fail(.badAnswer(line: trimmed, problem: "a field has the wrong type (status is a number, profiles and capabilities are lists of strings)"))
+            return fail(.badAnswer(line: trimmed, problem: "a field has the wrong type (status is a number, profiles and capabilities are lists of strings, idTokenClaims an object)"))
         }
         var fields: [String: String] = [:]
         for (key, value) in object where value is String { fields[key] = value as? String }
         let answer = DriverAnswer(
             id: id, ok: decoded.ok, outcome: decoded.outcome, status: decoded.status,
             message: decoded.message, fields: fields, profiles: decoded.profiles,
-            capabilities: decoded.capabilities, line: trimmed, receivedAt: Date())
+            capabilities: decoded.capabilities, idTokenClaims: decoded.idTokenClaims, line: trimmed, receivedAt: Date())
         answered[id] = answer
         waiting.removeValue(forKey: id)?.resume(returning: answer)
     }

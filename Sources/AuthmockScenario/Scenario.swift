@@ -1,4 +1,5 @@
 public import AuthmockCore
+public import DriverProtocol
 public import AuthmockServer
 import Foundation
 import Yams
@@ -55,7 +56,9 @@ public struct CallSpec: Sendable {
 }
 
 public enum Step: Sendable {
-    case login(username: String, password: String)
+    /// `openid`: as an OpenID Connect client (the `oidc` extension);
+    /// `expect`: the outcome the sign-in must end in (default: signed in).
+    case login(username: String, password: String, openID: Bool = false, expect: OutcomeKind? = nil)
     /// The app signs the user out (the driver protocol's `logout` extension).
     case logout
     /// `wait: false` sends without waiting for the answer.
@@ -68,6 +71,8 @@ public enum Step: Sendable {
     case expire(TokenSelector)
     case revoke(TokenSelector)
     case fault(FaultRule)
+    /// A new signing key (RS256/ES256); the old one verifies for `graceSeconds` (nil: `key_grace`).
+    case rotateKeys(graceSeconds: Double?)
     case waitFor(WaitCondition)
     /// Real time: only for cases about the client's own clock.
     case sleep(seconds: Double)
@@ -153,6 +158,7 @@ public enum ScenarioFormat {
                             Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
                             Field("quiet_ms", .integer(minimum: 0), "gather: let the held requests go once no new one has arrived for this long (default 150)"),
                             Field("count", .integer(minimum: 1), "gather: hold matching requests until this many have arrived"),
+                            Field("claims", .map(.string()), "id-token: the claims the answer's id token says instead (sub, iss, nonce, aud, ...)"),
                         ])), required: true, "what happens instead of the normal answer"),
         ])
 
@@ -183,6 +189,12 @@ public enum ScenarioFormat {
                     [
                         Field("username", .string(), "default alice"),
                         Field("password", .string(), "default wonderland"),
+                        Field(
+                            "openid", .boolean,
+                            "true: sign in as an OpenID Connect client (code flow with a nonce; driver protocol extension `oidc`, a driver without it is SKIP)"),
+                        Field(
+                            "expect", .string(oneOf: ["ok", "reauth_required", "http_error"]),
+                            "the outcome the sign-in must end in (default ok): reauth_required when the client must refuse what it got"),
                     ])), "sign in through the client"),
         Field(
             "logout", .object(ObjectSpec("logout", [])),
@@ -203,6 +215,9 @@ public enum ScenarioFormat {
         Field("expire", .object(selector), "expire tokens now"),
         Field("revoke", .object(selector), "revoke tokens"),
         Field("fault", .object(fault), "add a fault rule (the control API's shape)"),
+        Field(
+            "rotate_keys", .object(ObjectSpec("rotate_keys", [Field("grace_seconds", .number(), "how long the old key still verifies (default key_grace)")])),
+            "a new signing key, as `POST /_authmock/keys/rotate` (needs signing_alg RS256 or ES256)"),
         Field(
             "wait_for",
             .oneOf([

@@ -1,3 +1,4 @@
+import DriverProtocol
 import AuthmockCore
 import AuthmockServer
 import Crypto
@@ -206,7 +207,20 @@ private struct Builder {
         switch name {
         case "login":
             let o = body.object ?? [:]
-            return .login(username: o["username"]?.string ?? Directory.defaultUser.username, password: o["password"]?.string ?? Directory.defaultUser.password)
+            var expect: OutcomeKind? = nil
+            if let value = o["expect"] {
+                guard let kind = OutcomeKind(rawValue: try value.string(checker, "login.expect")), [.ok, .reauthRequired, .httpError].contains(kind) else {
+                    throw checker.error(at: value.mark, "login.expect: expected ok, reauth_required or http_error")
+                }
+                expect = kind
+            }
+            return .login(
+                username: o["username"]?.string ?? Directory.defaultUser.username, password: o["password"]?.string ?? Directory.defaultUser.password,
+                openID: o["openid"]?.boolean ?? false, expect: expect)
+        case "rotate_keys":
+            let grace = try body.object?["grace_seconds"].map { value throws(ScenarioError) in try value.number(checker, "rotate_keys.grace_seconds") }
+            if let grace, grace < 0 { throw checker.error(at: body.mark, "rotate_keys.grace_seconds: must be >= 0") }
+            return .rotateKeys(graceSeconds: grace)
         case "logout": return .logout
         case "request":
             return .request(try call(body), wait: body.object?["wait"]?.boolean ?? true)

@@ -99,6 +99,9 @@ public struct DriverInfo: Sendable, Equatable {
         if scenario.sendsGraphQL && !capabilities.contains(Capability.graphQL) {
             return "the case sends GraphQL operations, and the driver does not declare the `graphql` capability in hello (docs/driver-protocol.md)"
         }
+        if scenario.signsInWithOpenID && !capabilities.contains(Capability.oidc) {
+            return "the case signs in as an OpenID Connect client, and the driver does not declare the `oidc` capability in hello (docs/driver-protocol.md)"
+        }
         if scenario.signsOut && !capabilities.contains(Capability.logout) {
             return "the case signs the user out, and the driver does not declare the `logout` capability in hello (docs/driver-protocol.md)"
         }
@@ -124,6 +127,11 @@ extension Scenario {
     /// Whether a call is a GraphQL operation.
     var sendsGraphQL: Bool { anyCall(\.graphQL) }
 
+    /// Whether a step signs in as an OpenID Connect client (`login: {openid: true}`).
+    var signsInWithOpenID: Bool {
+        steps.contains { if case .login(_, _, true, _) = $0 { true } else { false } }
+    }
+
     /// Whether a step signs the user out (`logout`).
     var signsOut: Bool {
         steps.contains { if case .logout = $0 { true } else { false } }
@@ -131,6 +139,19 @@ extension Scenario {
 
     /// Whether a step sends a request to another host (`//foreign/...`).
     var callsAnotherHost: Bool { anyCall { Observation.target(of: $0.path).foreign } }
+}
+
+extension ScenarioRunner {
+    /// Claims for a finding's message: `sub=mallory, iss=...`, sorted.
+    static func claimsText(_ claims: [String: JSONValue]) -> String {
+        claims.keys.sorted().compactMap { key in
+            switch claims[key] {
+            case .string(let value): "\(key)=\(value)"
+            case .integer(let value): "\(key)=\(value)"
+            default: nil
+            }
+        }.joined(separator: ", ")
+    }
 }
 
 /// Replays scenarios against a driver: a fresh in-process server and a fresh
@@ -400,9 +421,22 @@ private struct Play: Sendable {
 
         steps: for (number, step) in scenario.steps.enumerated() {
             switch step {
-            case .login(let username, let password):
-                let id = try await channel.post { .login(id: $0, username: username, password: password) }
+            case .login(let username, let password, let openID, let expected):
+                let id = try await channel.post { .login(id: $0, username: username, password: password, openid: openID ? true : nil) }
                 let answer = try await channel.answer(id, deadline: deadline)
+                if let expected {
+                    // The sign-in must end as the case says (a client refusing a forged id token).
+                    let got = answer.ok ? OutcomeKind.ok : answer.outcome
+                    if got != expected {
+                        let accepted = answer.idTokenClaims.map { " (it accepted an id token saying \(ScenarioRunner.claimsText($0)))" } ?? ""
+                        outcome.findings.append(
+                            Finding(
+                                expectation: "login", passed: false,
+                                message: "step \(number + 1): the sign-in should end \(expected.rawValue), the client reported \(got?.rawValue ?? "?")\(accepted)",
+                                evidence: [answer.line]))
+                    }
+                    continue
+                }
                 if !answer.ok {
                     outcome.findings.append(
                         Finding(
@@ -434,6 +468,8 @@ private struct Play: Sendable {
                 if wait { try await collect(index) }
             case .parallel(let specs):
                 for spec in specs { _ = try await send(spec) }
+            case .rotateKeys(let grace):
+                _ = try? await mock.control.rotateKeys(graceSeconds: grace)
             case .advanceClock(let seconds):
                 _ = try? await mock.control.advanceClock(seconds: seconds)
             case .setClock(let offset):

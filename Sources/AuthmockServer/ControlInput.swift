@@ -20,7 +20,7 @@ extension FaultRule {
     public static let fields = ["match", "times", "action"]
     static let matchFields = ["method", "pathPrefix", "kind", "header"]
     /// The action types, as control API bodies and scenario files name them.
-    public static let actionTypes = ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response"]
+    public static let actionTypes = ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response", "id-token"]
 
     public init(_ object: StrictObject) throws(ControlInputError) {
         try object.allow(Self.fields)
@@ -81,6 +81,11 @@ extension FaultRule {
                 throw ControlInputError(.invalidValue, "field '\(action.name(key))' must be 0 to 60000 milliseconds, got \(value)")
             }
             parsed = .gather(count: count, milliseconds: ms, quietMilliseconds: quiet)
+        case "id-token":
+            try action.allow(["type", "claims"])
+            let claims = try action.required(try action.stringMap("claims"), "claims")
+            guard !claims.isEmpty else { throw ControlInputError(.invalidValue, "field '\(action.name("claims"))' must name at least one claim") }
+            parsed = .idToken(claims: claims)
         case "close-connection":
             try action.allow(["type"])
             parsed = .closeConnection
@@ -103,6 +108,7 @@ struct FaultRuleView: Encodable {
     struct Action: Encodable {
         var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil, count: Int? = nil
         var quiet_ms: Int? = nil
+        var claims: [String: String]? = nil
     }
     var id: Int, fired: Int, exhausted: Bool, times: Int?, match: Match, action: Action
 
@@ -122,6 +128,7 @@ struct FaultRuleView: Encodable {
         case .gather(let count, let ms, let quiet): action = Action(type: "gather", ms: ms, count: count, quiet_ms: quiet)
         case .closeConnection: action = Action(type: "close-connection")
         case .dropResponse: action = Action(type: "drop-response")
+        case .idToken(let claims): action = Action(type: "id-token", claims: claims)
         }
     }
 }

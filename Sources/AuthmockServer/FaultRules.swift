@@ -56,12 +56,16 @@ public struct FaultRule: Sendable, Equatable {
         /// deterministic, so N calls really meet one expired token together,
         /// and a pool-limited client is held only a short quiet period.
         case gather(count: Int, milliseconds: Int, quietMilliseconds: Int)
+        /// Answer normally, but the id token of the answer (OpenID Connect)
+        /// says these claims instead (`sub`, `iss`, `nonce`, `aud`, ...),
+        /// validly signed: the client must check what it says.
+        case idToken(claims: [String: String])
 
-        /// Holding actions wait and then pass the request on: a later rule
+        /// Holding actions wait (or mark the answer) and then pass the request on: a later rule
         /// that matches may act on it too (gather, then delay one call).
         public var holds: Bool {
             switch self {
-            case .delay, .gather: true
+            case .delay, .gather, .idToken: true
             default: false
             }
         }

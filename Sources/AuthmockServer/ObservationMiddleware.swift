@@ -107,6 +107,8 @@ struct ObservationMiddleware: RouterMiddleware {
                 return await answer(response, fault: fault.id)
             case .delay(let milliseconds):
                 try await Task.sleep(for: .milliseconds(milliseconds))
+            case .idToken(let claims):
+                context.notes.idTokenClaims = claims
             case .gather(let count, let milliseconds, let quiet):
                 try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds, quiet: quiet)
             case .delayResponse(let milliseconds):

@@ -37,12 +37,15 @@ public struct DriverOutcome: Sendable {
     public var status: Int?
     public var body: String?
     public var message: String?
+    /// A sign-in (the `oidc` extension): the claims of the id token the client accepted.
+    public var idTokenClaims: [String: JSONValue]?
 
-    public init(_ kind: Kind, status: Int? = nil, body: String? = nil, message: String? = nil) {
+    public init(_ kind: Kind, status: Int? = nil, body: String? = nil, message: String? = nil, idTokenClaims: [String: JSONValue]? = nil) {
         self.kind = kind
         self.status = status
         self.body = body
         self.message = message
+        self.idTokenClaims = idTokenClaims
     }
 
     public static func ok(status: Int, body: String?) -> Self { .init(.ok, status: status, body: body) }
@@ -52,6 +55,10 @@ public struct DriverOutcome: Sendable {
 /// making the runner's calls through `request`. Calls arrive concurrently.
 public protocol DriverClient: Sendable {
     func login(username: String, password: String) async -> DriverOutcome
+    /// The `oidc` extension (declare `Capability.oidc`): `openID` signs in as
+    /// an OpenID Connect client that validates every id token. The default
+    /// answers an OpenID sign-in `unsupported` and any other through `login`.
+    func login(username: String, password: String, openID: Bool) async -> DriverOutcome
     func request(_ request: DriverRequest) async -> DriverOutcome
     /// The `logout` extension (declare `Capability.logout` in `Driver.run`):
     /// sign the user out as the app would. The default answers `unsupported`.
@@ -65,6 +72,11 @@ public protocol DriverClient: Sendable {
 
 extension DriverClient {
     public func close() async {}
+
+    public func login(username: String, password: String, openID: Bool) async -> DriverOutcome {
+        guard !openID else { return DriverOutcome(.unsupported, message: "this driver does not sign in with OpenID Connect") }
+        return await login(username: username, password: password)
+    }
 
     public func logout() async -> DriverOutcome {
         DriverOutcome(.unsupported, message: "this driver cannot sign out")
@@ -167,9 +179,9 @@ struct Conversation: Sendable {
             let request = DriverRequest(
                 method: message.method ?? "GET", path: message.path ?? "/", url: message.url,
                 headers: message.headers ?? [:], body: message.body, bodyStream: message.bodyStream ?? false)
-            let (isLogin, username, password) = (message.op == "login", message.username ?? "alice", message.password ?? "")
+            let (isLogin, username, password, openID) = (message.op == "login", message.username ?? "alice", message.password ?? "", message.openid ?? false)
             group.addTask {
-                let outcome = isLogin ? await client.login(username: username, password: password) : await client.request(request)
+                let outcome = isLogin ? await client.login(username: username, password: password, openID: openID) : await client.request(request)
                 await send(Self.answer(id: id, outcome))
             }
         case "logout":
@@ -191,7 +203,9 @@ struct Conversation: Sendable {
     }
 
     static func answer(id: String, _ outcome: DriverOutcome) -> DriverMessage {
-        DriverMessage(id: id, ok: outcome.kind == .ok, outcome: outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
+        var answer = DriverMessage(id: id, ok: outcome.kind == .ok, outcome: outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
+        answer.idTokenClaims = outcome.idTokenClaims
+        return answer
     }
 }
 

@@ -29,6 +29,9 @@ public enum Capability {
     /// The client speaks GraphQL: it reads errors in a 200 body, and reports a
     /// call whose answer had `errors` and no `data` as `http_error`.
     public static let graphQL = "graphql"
+    /// The client is an OpenID Connect client: `login` may carry `openid`, and
+    /// it validates every id token (at sign-in and on refresh).
+    public static let oidc = "oidc"
 }
 
 /// A message from the runner. `op` says which; the other fields belong to it.
@@ -44,6 +47,8 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
     // login
     public var username: String?
     public var password: String?
+    /// The `oidc` extension: sign in as an OpenID Connect client (code flow with a nonce).
+    public var openid: Bool?
     // request
     public var method: String?
     public var path: String?
@@ -69,10 +74,11 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         return message
     }
 
-    public static func login(id: String, username: String, password: String) -> Self {
+    public static func login(id: String, username: String, password: String, openid: Bool? = nil) -> Self {
         var message = Self(id: id, op: "login")
         message.username = username
         message.password = password
+        message.openid = openid
         return message
     }
 
@@ -108,6 +114,8 @@ public struct DriverMessage: Sendable, Codable, Equatable {
     public var version: String?
     public var profiles: [String]?
     public var capabilities: [String]?
+    // login (the `oidc` extension): the claims of the id token the client accepted
+    public var idTokenClaims: [String: JSONValue]?
 
     public init(id: String, ok: Bool, outcome: OutcomeKind? = nil, status: Int? = nil, body: String? = nil, message: String? = nil) {
         self.id = id

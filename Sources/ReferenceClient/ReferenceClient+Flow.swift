@@ -11,12 +11,19 @@ public struct ClientOutcome: Sendable {
     public var status: Int?
     public var body: String?
     public var message: String?
+    /// An OpenID Connect sign-in: the claims of the id token the client accepted.
+    public var idTokenClaims: [String: JSONValue]? = nil
 }
 
 extension ReferenceClient {
     // MARK: Sign-in
 
-    public func login(username: String, password: String) async -> ClientOutcome {
+    /// `openID`: sign in as an OpenID Connect client (`loginWithOpenID`).
+    public func login(username: String, password: String, openID: Bool = false) async -> ClientOutcome {
+        if openID {
+            guard profile == .oauth2 else { return ClientOutcome(kind: .unsupported, message: "OpenID Connect is served by the oauth2 profile") }
+            return await loginWithOpenID(username: username)
+        }
         do {
             let answer: Answer
             if profile == .oauth2 {
@@ -43,6 +50,7 @@ extension ReferenceClient {
     /// its answer is dropped (see `TokenStore.finish`).
     public func logout() async -> ClientOutcome {
         await store.signOut()
+        await openID.signOut()
         return ClientOutcome(kind: .ok)
     }
 

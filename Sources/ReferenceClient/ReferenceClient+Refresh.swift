@@ -67,6 +67,8 @@ extension ReferenceClient {
             if (200..<300).contains(answer.status) {
                 let (newAccess, newRefresh) = Self.tokens(answer)
                 guard let newAccess else { return (.unavailable(status: answer.status, message: "refresh answer without an access token"), nil, nil, nil) }
+                // An id token that names someone else ends the session: none of this answer is kept.
+                if let refusal = await refusedIDToken(answer, access: newAccess) { return (.rejected(status: answer.status, message: refusal), nil, nil, nil) }
                 return (.refreshed, newAccess, newRefresh, Self.lifetime(answer))
             }
             if answer.status == 401, faults.contains(.recursiveRefresh), depth < 20 {

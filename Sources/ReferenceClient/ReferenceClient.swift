@@ -49,6 +49,13 @@ public enum ClientFault: String, Sendable, CaseIterable {
     case statusOnlyGraphQL = "status-only-graphql"
     /// Refreshes and retries on any GraphQL error, `BAD_USER_INPUT` and `NOT_FOUND` too.
     case refreshOnAnyGraphQLError = "refresh-on-any-graphql-error"
+    /// Checks a refreshed id token's signature but not that it names the
+    /// signed-in user and issuer (OIDC Core 12.2).
+    case acceptAnySubOnRefresh = "accept-any-sub-on-refresh"
+    /// Fetches the JWKS once: an id token signed by a rotated-in key is refused.
+    case neverRefetchJWKS = "never-refetch-jwks"
+    /// Does not compare the id token's `nonce` with the one it sent.
+    case ignoreNonce = "ignore-nonce"
 }
 
 /// When the client refreshes by its own clock, before any 401. Not a fault:
@@ -105,6 +112,8 @@ public final class ReferenceClient: Sendable {
     let proactive: ProactiveRefresh
     let http: HTTPClient
     let store: TokenStore
+    /// The OpenID Connect sign-in, when the app signed in that way.
+    let openID: OpenIDSession
     /// Longest Retry-After the client honours.
     static let retryAfterCap = 10.0
 
@@ -122,6 +131,7 @@ public final class ReferenceClient: Sendable {
         self.faults = faults
         self.proactive = faults.contains(.noProactiveRefresh) && !faults.contains(.refreshOnlyByExpiry) ? .off : proactive
         store = TokenStore(margin: proactive == .atExpiry ? .zero : nil, expiryFromJWT: faults.contains(.trustJWTExp))
+        openID = OpenIDSession(clientID: clientID, faults: faults)
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))

@@ -66,6 +66,10 @@ struct ReferenceDriver: DriverClient {
         convert(await client.login(username: username, password: password))
     }
 
+    func login(username: String, password: String, openID: Bool) async -> DriverOutcome {
+        convert(await client.login(username: username, password: password, openID: openID))
+    }
+
     func request(_ request: DriverRequest) async -> DriverOutcome {
         convert(await client.request(method: request.method, path: request.target, headers: request.headers, body: request.body, bodyStream: request.bodyStream))
     }
@@ -79,7 +83,7 @@ struct ReferenceDriver: DriverClient {
     }
 
     func convert(_ outcome: ClientOutcome) -> DriverOutcome {
-        DriverOutcome(outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
+        DriverOutcome(outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message, idTokenClaims: outcome.idTokenClaims)
     }
 }
 
@@ -88,7 +92,7 @@ let chosenPool = maxConnections
 let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
 let identity = DriverIdentity(
-    name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL])
+    name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc])
 @Sendable func makeClient(_ hello: Hello) -> any DriverClient {
     ReferenceDriver(
         client: ReferenceClient(

@@ -35,7 +35,9 @@ def serve(name, version, profiles, make_client, capabilities=("url",)):
 
     ``capabilities``: protocol extensions the driver implements; ``url`` hands
     a request to another host over as its full URL, ``graphql`` says the
-    client reads GraphQL answers (docs/driver-protocol.md).
+    client reads GraphQL answers, ``oidc`` that ``login`` takes ``openid=True``
+    and signs in as an OpenID Connect client (docs/driver-protocol.md). An
+    outcome dict may carry ``idTokenClaims``: it goes into the answer as is.
     """
     client, threads = None, []
     for line in sys.stdin:
@@ -50,7 +52,8 @@ def serve(name, version, profiles, make_client, capabilities=("url",)):
             _send({"id": message_id, "ok": True})
             return
         elif op == "login":
-            work = lambda m=message: client.login(m["username"], m["password"])
+            # The `oidc` extension: only a driver that declares it gets `openid`.
+            work = lambda m=message: client.login(m["username"], m["password"], **({"openid": True} if m.get("openid") else {}))
             threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
             threads[-1].start()
         elif op == "request":

@@ -14,12 +14,19 @@ public final class RequestNotes: Sendable {
         var entry: JournalEntry?
         var issued: IssuedTokens?
         var mutationsApplied: Int?
+        var idTokenClaims: [String: String]?
     }
     private let values = Mutex(Values())
 
     var errorCode: String? {
         get { values.withLock { $0.errorCode } }
         set { values.withLock { $0.errorCode = newValue } }
+    }
+
+    /// Claims an `id-token` fault rule puts in this answer's id token.
+    var idTokenClaims: [String: String]? {
+        get { values.withLock { $0.idTokenClaims } }
+        set { values.withLock { $0.idTokenClaims = newValue } }
     }
 
     /// The journal entry of this request, for the log line.

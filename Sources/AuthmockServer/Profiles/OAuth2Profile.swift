@@ -143,16 +143,16 @@ public struct OAuth2Profile: Profile {
             guard let user = mock.directory.authenticate(username: username, password: password) else {
                 return .plain(fail(OAuth2Error.wrongCredentials, context: context))
             }
-            return success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope), context: context)
+            return try await success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope), context: context, mock: mock)
         case "client_credentials":
             // No user signs in: no id token, whatever the scope.
             guard client.secret != nil else { return .plain(fail(OAuth2Error.unauthorizedClient, detail: "client_credentials", context: context)) }
             guard let scope = resolveScope(form["scope"], client: client) else { return .plain(fail(OAuth2Error.invalidScope, context: context)) }
-            return success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context)
+            return try await success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context, mock: mock)
         case "refresh_token":
             guard let refreshToken = form["refresh_token"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "refresh_token", context: context)) }
             switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
-            case .success(let issued): return success(issued, context: context)
+            case .success(let issued): return try await success(issued, context: context, mock: mock)
             case .failure(let failure):
                 if errors == .rfcLax { return .plain(fail(OAuth2LaxError.deadRefreshToken, detail: OAuth2Error.refresh(failure).row.message, context: context)) }
                 return .plain(fail(OAuth2Error.refresh(failure), context: context))
@@ -162,7 +162,7 @@ public struct OAuth2Profile: Profile {
             switch try await mock.authority.redeemAuthorizationCode(
                 code, clientID: client.id, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
             {
-            case .success(let issued): return success(issued, context: context)
+            case .success(let issued): return try await success(issued, context: context, mock: mock)
             case .failure(let failure): return .plain(fail(OAuth2Error.code(failure), context: context))
             }
         default:
@@ -170,8 +170,13 @@ public struct OAuth2Profile: Profile {
         }
     }
 
-    private func success(_ issued: IssuedTokens, context: AuthmockRequestContext) -> ClientAnswer {
-        .issued(
+    private func success(_ issued: IssuedTokens, context: AuthmockRequestContext, mock: Authmock) async throws -> ClientAnswer {
+        var issued = issued
+        // An `id-token` fault rule: the id token says what the test wants the client to catch.
+        if let claims = context.notes.idTokenClaims, let idToken = issued.idToken {
+            issued.idToken = try await mock.authority.alteredIDToken(idToken, claims: claims)
+        }
+        return .issued(
             issued,
             JSONResponse.encode(
                 TokenResponse(
