@@ -60,6 +60,6 @@ export AUTHMOCK_TEST_POSTGRES_URL
 # and must not compete with each other for the two cores.
 swift test --skip-build --no-parallel
 # The OpenAPI contract from outside: schemathesis against each profile, bounded.
-scripts/schemathesis.sh 40
+scripts/schemathesis.sh 30
 # Coverage-guided fuzzing of the token check, body parsers and scenario loader, bounded.
-scripts/fuzz.sh 40
+scripts/fuzz.sh 25

@@ -1,4 +1,5 @@
 import AuthmockScenario
+import DriverProtocol
 import Foundation
 import Testing
 
@@ -29,6 +30,40 @@ struct LoaderTests {
         if case .advanceClock(let seconds) = parsed.steps[1] { #expect(seconds == 300) } else { Issue.record("step 2 is not advance_clock") }
     }
 
+    /// The OpenID Connect steps: a sign-in as an OIDC client, what it must
+    /// end in, a key rotation, and an id token that says other claims.
+    @Test func openIDStepsParse() throws {
+        let parsed = try scenario(
+            """
+            id: "12.9"
+            name: sample
+            description: a sample
+            profile: oauth2
+            server: {signing_alg: ES256}
+            steps:
+              - fault: {match: {kind: login}, action: {type: id-token, claims: {nonce: other}}}
+              - login: {openid: true, expect: reauth_required}
+              - rotate_keys: {grace_seconds: 30}
+            expect:
+              outcomes: {ok: 0}
+            """)
+        guard case .fault(let rule) = parsed.steps[0], case .idToken(let claims) = rule.action else {
+            Issue.record(Comment(rawValue: "step 1: \(parsed.steps[0])"))
+            return
+        }
+        #expect(claims == ["nonce": "other"])
+        guard case .login(_, _, let openID, let expect) = parsed.steps[1] else {
+            Issue.record(Comment(rawValue: "step 2: \(parsed.steps[1])"))
+            return
+        }
+        #expect(openID && expect == .reauthRequired)
+        guard case .rotateKeys(let grace) = parsed.steps[2] else {
+            Issue.record(Comment(rawValue: "step 3: \(parsed.steps[2])"))
+            return
+        }
+        #expect(grace == 30)
+    }
+
     @Test func everyBuiltInScenarioIsValid() throws {
         let files = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path])
         #expect(files.count >= 20)
@@ -53,6 +88,9 @@ struct LoaderTests {
         ("id: \"1\"\nname: x\ndescription: y\nprofile: oauth2\nprofiles: [envelope]\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:5:11", "give either profile or profiles"),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: respond, status: 999}}\nexpect:\n  refreshes: 1\n", "test.yaml:5:12", "100 to 599"),
         ("id: \"1\"\nname: [x\n", "test.yaml:3:1", "invalid YAML"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {openid: true, expect: refused}\nexpect:\n  refreshes: 1\n", "test.yaml:5:35", "'refused' is not one of"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - rotate_keys: {grace_seconds: -1}\nexpect:\n  refreshes: 1\n", "test.yaml:5:18", "grace_seconds: must be >= 0"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: id-token, claims: {}}}\nexpect:\n  refreshes: 1\n", "test.yaml:5:12", "must name at least one claim"),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshes: {min: 3, max: 1}\n", "test.yaml:7:14", "min 3 is greater than max 1"),
     ])
     func errorsSayWhereAndWhat(yaml: String, place: String, fragment: String) {

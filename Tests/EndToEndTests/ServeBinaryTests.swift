@@ -65,6 +65,7 @@ import Testing
         users:
           - username: bob
             password: builder
+            claims: {name: Bob the Builder, email_verified: true, shoe_size: 44, groups: [builders, "7"]}
         clients:
           - client_id: app
             client_secret: app-secret
@@ -78,6 +79,13 @@ import Testing
         try await server.withClient { client in
             let login = try await client.form("/oauth/token", "grant_type=password&username=bob&password=builder", basic: "app:app-secret")
             #expect(try login.json()["expires_in"] as? Int == 1)
+            // users[].claims: what userinfo (and the id token) say about bob, JSON types kept.
+            let openID = try await client.form("/oauth/token", "grant_type=password&username=bob&password=builder&scope=openid", basic: "app:app-secret")
+            let access = try #require(try openID.json()["access_token"] as? String)
+            let info = try await client.get("/oauth/userinfo", headers: [.authorization: "Bearer \(access)"]).json()
+            #expect(info["sub"] as? String == "bob" && info["name"] as? String == "Bob the Builder")
+            #expect(info["email_verified"] as? Bool == true && info["shoe_size"] as? Int == 44)
+            #expect(info["groups"] as? [String] == ["builders", "7"])
             let alice = try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland", basic: "app:app-secret")
             #expect(alice.status == .badRequest)
         }
