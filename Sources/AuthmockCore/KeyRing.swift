@@ -41,6 +41,8 @@ public final class KeyRing: Sendable {
     private struct State {
         var keys: [Key]
         var collection: JWTKeyCollection
+        /// Bumped by every change: a change built from an older list is built again.
+        var generation = 0
     }
     private let state: Mutex<State>
 
@@ -90,13 +92,13 @@ public final class KeyRing: Sendable {
     public func rotate(at now: Date, grace: Double) async throws -> (new: String, retired: String)? {
         guard algorithm.isAsymmetric else { return nil }
         let fresh = try Self.generate(algorithm)
-        var keys = state.withLock { $0.keys }
-        let retired = keys.first { $0.retiredUntil == nil }!.id
-        for index in keys.indices where keys[index].retiredUntil == nil { keys[index].retiredUntil = now.addingTimeInterval(grace) }
-        keys.removeAll { $0.retiredUntil.map { $0 <= now } ?? false }
-        keys.insert(fresh, at: 0)
-        let collection = await Self.collection(of: keys)
-        state.withLock { $0 = State(keys: keys, collection: collection) }
+        var retired = ""
+        await change { keys in
+            retired = keys.first { $0.retiredUntil == nil }!.id
+            for index in keys.indices where keys[index].retiredUntil == nil { keys[index].retiredUntil = now.addingTimeInterval(grace) }
+            keys.removeAll { $0.retiredUntil.map { $0 <= now } ?? false }
+            keys.insert(fresh, at: 0)
+        }
         return (fresh.id, retired)
     }
 
@@ -105,12 +107,31 @@ public final class KeyRing: Sendable {
     public func dropExpired(at now: Date) async -> Bool {
         // Asked before every verification: no allocation unless a key is due.
         guard state.withLock({ $0.keys.contains { $0.retiredUntil.map { $0 <= now } ?? false } }) else { return false }
-        let keys = state.withLock { $0.keys }
-        let kept = keys.filter { $0.retiredUntil.map { $0 > now } ?? true }
-        guard kept.count < keys.count else { return false }
-        let collection = await Self.collection(of: kept)
-        state.withLock { $0 = State(keys: kept, collection: collection) }
-        return true
+        var dropped = false
+        await change { keys in
+            let count = keys.count
+            keys.removeAll { $0.retiredUntil.map { $0 <= now } ?? false }
+            dropped = keys.count < count
+        }
+        return dropped
+    }
+
+    /// Applies `edit` to the key list and installs the keys it leaves. The
+    /// collection is built outside the lock (jwt-kit's is an actor); a
+    /// rotation and a drop racing each other never undo one another: an
+    /// edit of a list that changed meanwhile is made again on the new one.
+    private func change(_ edit: (inout [Key]) -> Void) async {
+        while true {
+            var (keys, generation) = state.withLock { ($0.keys, $0.generation) }
+            edit(&keys)
+            let collection = await Self.collection(of: keys)
+            let installed = state.withLock { state in
+                guard state.generation == generation else { return false }
+                state = State(keys: keys, collection: collection, generation: generation + 1)
+                return true
+            }
+            if installed { return }
+        }
     }
 
     private static func collection(of keys: [Key]) async -> JWTKeyCollection {
