@@ -1750,6 +1750,7 @@ refresh-on-any-graphql-error:
 accept-any-sub-on-refresh:
   fail:
     "12.1": [oauth2]
+    "12.2": [oauth2]
 never-refetch-jwks:
   fail:
     "12.4": [oauth2]

@@ -49,8 +49,8 @@ public enum ClientFault: String, Sendable, CaseIterable {
     case statusOnlyGraphQL = "status-only-graphql"
     /// Refreshes and retries on any GraphQL error, `BAD_USER_INPUT` and `NOT_FOUND` too.
     case refreshOnAnyGraphQLError = "refresh-on-any-graphql-error"
-    /// Checks a refreshed id token's signature but not that it names the
-    /// signed-in user and issuer (OIDC Core 12.2).
+    /// Checks a refreshed id token's signature only: whatever `sub` and
+    /// `iss` it names are taken (OIDC Core 12.2 asks for the sign-in's).
     case acceptAnySubOnRefresh = "accept-any-sub-on-refresh"
     /// Fetches the JWKS once: an id token signed by a rotated-in key is refused.
     case neverRefetchJWKS = "never-refetch-jwks"
