@@ -15,11 +15,53 @@ public enum SigningAlgorithm: String, Sendable, CaseIterable, Codable {
     public var isAsymmetric: Bool { self != .hs256 }
 }
 
+/// The key pairs of RS256/ES256 as a store keeps them (docs/state.md): the
+/// private keys in PEM, so a restarted server, or another replica on the
+/// same database, signs and verifies with the same keys. `version` grows
+/// with every rotation, which is how a replica notices one made elsewhere.
+public struct KeptKeys: Codable, Sendable, Equatable {
+    public struct Key: Codable, Sendable, Equatable {
+        public var kid: String
+        public var pem: String
+        /// End of a retired key's grace (seconds since 1970); nil for the current key.
+        public var retiredUntil: Double?
+    }
+    public var algorithm: SigningAlgorithm
+    public var version: Int
+    /// Current key first.
+    public var keys: [Key]
+
+    /// A rotation: `fresh` becomes current, the current key is retired until
+    /// `now + grace`, and keys whose grace already ended are forgotten.
+    func rotated(to fresh: Key, at now: Date, grace: Double) -> KeptKeys {
+        var next = self
+        next.version += 1
+        next.keys.removeAll { $0.retiredUntil.map { $0 <= now.timeIntervalSince1970 } ?? false }
+        for index in next.keys.indices where next.keys[index].retiredUntil == nil {
+            next.keys[index].retiredUntil = now.addingTimeInterval(grace).timeIntervalSince1970
+        }
+        next.keys.insert(fresh, at: 0)
+        return next
+    }
+
+    /// The form a store writes (JSON).
+    public var encoded: String { String(decoding: try! JSONEncoder().encode(self), as: UTF8.self) }
+
+    public init(encoded: String) throws { self = try JSONDecoder().decode(KeptKeys.self, from: Data(encoded.utf8)) }
+
+    init(algorithm: SigningAlgorithm, version: Int, keys: [Key]) {
+        self.algorithm = algorithm
+        self.version = version
+        self.keys = keys
+    }
+}
+
 /// The keys tokens are signed and verified with: the current key, and keys a
 /// rotation retired, which still verify (and stay in the JWKS) until their
 /// grace ends on the server clock; then they are dropped, and tokens they
 /// signed fail as `wrong-signature`. HS256 has one key and does not rotate:
 /// its secret is shared with whoever verifies tokens, not published.
+/// RS256/ES256 keys come from `KeptKeys`, which the token store keeps.
 public final class KeyRing: Sendable {
     public let algorithm: SigningAlgorithm
 
@@ -41,19 +83,43 @@ public final class KeyRing: Sendable {
     private struct State {
         var keys: [Key]
         var collection: JWTKeyCollection
+        /// What a store keeps of these keys; nil for HS256.
+        var kept: KeptKeys?
         /// Bumped by every change: a change built from an older list is built again.
         var generation = 0
     }
     private let state: Mutex<State>
 
-    /// HS256 with `secret`, or a new key pair for RS256/ES256.
-    public init(algorithm: SigningAlgorithm, secret: SigningKey) async throws {
-        self.algorithm = algorithm
-        let first =
-            algorithm == .hs256
-            ? Key(id: secret.id, signer: .hmac(secret.key), publicJWK: nil) : try Self.generate(algorithm)
-        let collection = await Self.collection(of: [first])
-        self.state = Mutex(State(keys: [first], collection: collection))
+    /// HS256 with `secret`.
+    public init(hmac secret: SigningKey) async {
+        self.algorithm = .hs256
+        let key = Key(id: secret.id, signer: .hmac(secret.key), publicJWK: nil)
+        self.state = Mutex(State(keys: [key], collection: await Self.collection(of: [key])))
+    }
+
+    /// RS256 or ES256 with `kept` keys: a store's, or new ones (`KeyRing.newKeys`).
+    public init(kept: KeptKeys) async throws {
+        self.algorithm = kept.algorithm
+        let keys = try kept.keys.map { try Self.key(kept.algorithm, $0) }
+        self.state = Mutex(State(keys: keys, collection: await Self.collection(of: keys), kept: kept))
+    }
+
+    /// What a store keeps of these keys (nil for HS256, whose secret is kept as the signing key).
+    public var kept: KeptKeys? { state.withLock { $0.kept } }
+
+    /// Grows with every rotation; 0 for HS256.
+    public var version: Int { state.withLock { $0.kept?.version ?? 0 } }
+
+    /// Installs keys kept by the store when they are newer than these: a
+    /// rotation made through another replica.
+    public func install(_ kept: KeptKeys) async throws {
+        guard kept.algorithm == algorithm, kept.version > version else { return }
+        let keys = try kept.keys.map { try Self.key(kept.algorithm, $0) }
+        let collection = await Self.collection(of: keys)
+        state.withLock { state in
+            guard kept.version > (state.kept?.version ?? 0) else { return }
+            state = State(keys: keys, collection: collection, kept: kept, generation: state.generation + 1)
+        }
     }
 
     /// The `kid` new tokens carry.
@@ -87,50 +153,28 @@ public final class KeyRing: Sendable {
         state.withLock { $0.keys.map { ($0.id, $0.retiredUntil) } }
     }
 
-    /// Makes a new current key; the old one verifies until `now + grace`.
-    /// Nil for HS256 (nothing to rotate to that a verifier would know).
-    public func rotate(at now: Date, grace: Double) async throws -> (new: String, retired: String)? {
-        guard algorithm.isAsymmetric else { return nil }
-        let fresh = try Self.generate(algorithm)
-        var retired = ""
-        await change { keys in
-            retired = keys.first { $0.retiredUntil == nil }!.id
-            for index in keys.indices where keys[index].retiredUntil == nil { keys[index].retiredUntil = now.addingTimeInterval(grace) }
-            keys.removeAll { $0.retiredUntil.map { $0 <= now } ?? false }
-            keys.insert(fresh, at: 0)
-        }
-        return (fresh.id, retired)
-    }
-
     /// Drops keys whose grace ended by `now`; true when one was dropped
-    /// (cached verifications of its tokens must go too).
+    /// (cached verifications of its tokens must go too). The kept keys stay
+    /// as they are: the next rotation forgets them there.
     public func dropExpired(at now: Date) async -> Bool {
         // Asked before every verification: no allocation unless a key is due.
         guard state.withLock({ $0.keys.contains { $0.retiredUntil.map { $0 <= now } ?? false } }) else { return false }
-        var dropped = false
-        await change { keys in
-            let count = keys.count
-            keys.removeAll { $0.retiredUntil.map { $0 <= now } ?? false }
-            dropped = keys.count < count
-        }
-        return dropped
-    }
-
-    /// Applies `edit` to the key list and installs the keys it leaves. The
-    /// collection is built outside the lock (jwt-kit's is an actor); a
-    /// rotation and a drop racing each other never undo one another: an
-    /// edit of a list that changed meanwhile is made again on the new one.
-    private func change(_ edit: (inout [Key]) -> Void) async {
         while true {
             var (keys, generation) = state.withLock { ($0.keys, $0.generation) }
-            edit(&keys)
+            let count = keys.count
+            keys.removeAll { $0.retiredUntil.map { $0 <= now } ?? false }
+            // jwt-kit's collection is an actor: built outside the lock. A drop
+            // racing an install never undoes it: a list that changed meanwhile
+            // is edited again.
             let collection = await Self.collection(of: keys)
             let installed = state.withLock { state in
                 guard state.generation == generation else { return false }
-                state = State(keys: keys, collection: collection, generation: generation + 1)
+                state.keys = keys
+                state.collection = collection
+                state.generation += 1
                 return true
             }
-            if installed { return }
+            if installed { return keys.count < count }
         }
     }
 
@@ -147,29 +191,53 @@ public final class KeyRing: Sendable {
         return collection
     }
 
+    /// A first key pair, to keep when the store has none.
+    public static func newKeys(_ algorithm: SigningAlgorithm) throws -> KeptKeys {
+        KeptKeys(algorithm: algorithm, version: 1, keys: [try newKey(algorithm)])
+    }
+
     /// A new key pair; its `kid` is the RFC 7638 thumbprint's first 16 hex digits.
-    private static func generate(_ algorithm: SigningAlgorithm) throws -> Key {
-        var jwk: [String: String]
-        let signer: Signer
+    static func newKey(_ algorithm: SigningAlgorithm) throws -> KeptKeys.Key {
+        let pem: String
         switch algorithm {
         case .hs256: preconditionFailure("HS256 keys come from the configured secret")
-        case .rs256:
-            let key = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
-            let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
-            jwk = ["kty": "RSA", "n": modulus.base64URLEncodedString(), "e": exponent.base64URLEncodedString()]
-            signer = .rsa(key)
-        case .es256:
-            let key = ES256PrivateKey()
-            guard let (x, y) = key.parameters else { throw SettingsError("the new P-256 key has no public coordinates") }
-            jwk = ["kty": "EC", "crv": "P-256", "x": x, "y": y]
-            signer = .ecdsa(key)
+        case .rs256: pem = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
+        case .es256: pem = ES256PrivateKey().pemRepresentation
         }
+        let jwk = try publicJWK(signer(algorithm, pem: pem))
         // RFC 7638: the required members, in lexicographic order, no spaces.
         let members = jwk.keys.sorted().map { "\"\($0)\":\"\(jwk[$0]!)\"" }.joined(separator: ",")
-        let id = SHA256.hash(data: Data(("{" + members + "}").utf8)).prefix(8).hexString
-        jwk["kid"] = id
+        let kid = SHA256.hash(data: Data(("{" + members + "}").utf8)).prefix(8).hexString
+        return KeptKeys.Key(kid: kid, pem: pem, retiredUntil: nil)
+    }
+
+    private static func signer(_ algorithm: SigningAlgorithm, pem: String) throws -> Signer {
+        switch algorithm {
+        case .hs256: preconditionFailure("HS256 keys come from the configured secret")
+        case .rs256: return .rsa(try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(pemRepresentation: pem)))
+        case .es256: return .ecdsa(try ES256PrivateKey(pem: pem))
+        }
+    }
+
+    /// The RFC 7638 required members of the public half.
+    private static func publicJWK(_ signer: Signer) throws -> [String: String] {
+        switch signer {
+        case .hmac: preconditionFailure("HS256 keys are not published")
+        case .rsa(let key):
+            let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
+            return ["kty": "RSA", "n": modulus.base64URLEncodedString(), "e": exponent.base64URLEncodedString()]
+        case .ecdsa(let key):
+            guard let (x, y) = key.parameters else { throw SettingsError("the P-256 key has no public coordinates") }
+            return ["kty": "EC", "crv": "P-256", "x": x, "y": y]
+        }
+    }
+
+    private static func key(_ algorithm: SigningAlgorithm, _ kept: KeptKeys.Key) throws -> Key {
+        let signer = try signer(algorithm, pem: kept.pem)
+        var jwk = try publicJWK(signer)
+        jwk["kid"] = kept.kid
         jwk["alg"] = algorithm.rawValue
         jwk["use"] = "sig"
-        return Key(id: id, signer: signer, publicJWK: jwk)
+        return Key(id: kept.kid, signer: signer, publicJWK: jwk, retiredUntil: kept.retiredUntil.map(Date.init(timeIntervalSince1970:)))
     }
 }

@@ -5,6 +5,7 @@ import Synchronization
 /// and the fastest. Gone when the process ends.
 public final class MemoryTokenStore: TokenStore {
     private let state = Mutex(TokenState())
+    private let keys = Mutex(KeptKeys?.none)
 
     public init() {}
 
@@ -12,8 +13,23 @@ public final class MemoryTokenStore: TokenStore {
     public var isShared: Bool { false }
 
     public func adoptSigningKey(_ configured: SigningKey) -> SigningKey { configured }
-    public func clockOffset() -> Double? { nil }
+    public func sharedSettings() -> SharedSettings { SharedSettings(keysVersion: keys.withLock { $0?.version }) }
     public func setClockOffset(_ seconds: Double) {}
+    public func keptKeys() -> KeptKeys? { keys.withLock { $0 } }
+
+    public func adoptKeys(_ fresh: KeptKeys) -> KeptKeys {
+        keys.withLock { kept in
+            if kept?.algorithm != fresh.algorithm { kept = fresh }
+            return kept!
+        }
+    }
+
+    public func updateKeys(_ edit: (KeptKeys) -> KeptKeys) -> KeptKeys? {
+        keys.withLock { kept in
+            kept = kept.map(edit)
+            return kept
+        }
+    }
 
     public func createLogin(_ login: NewLogin) {
         state.withLock { state in

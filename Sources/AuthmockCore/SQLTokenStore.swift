@@ -153,8 +153,67 @@ public final class SQLTokenStore: TokenStore {
         return SigningKey(key: .init(data: data), isRandom: false)
     }
 
-    public func clockOffset() async throws -> Double? {
-        try await transaction { tx in try await Self.meta(tx, "clock_offset").flatMap(Double.init) }
+    public func sharedSettings() async throws -> SharedSettings {
+        let rows = try await transaction { tx in
+            try await tx.rows("SELECT key, value FROM authmock_meta WHERE key IN ('clock_offset', 'keys_version')", [])
+        }
+        var settings = SharedSettings()
+        for row in rows {
+            switch row.first?.text {
+            case "clock_offset": settings.clockOffset = row.last?.text.flatMap(Double.init)
+            case "keys_version": settings.keysVersion = row.last?.text.flatMap { Int($0) }
+            default: break
+            }
+        }
+        return settings
+    }
+
+    // MARK: Key pairs (RS256, ES256)
+
+    public func keptKeys() async throws -> KeptKeys? {
+        try await transaction { tx in try await self.keptKeys(tx) }
+    }
+
+    public func adoptKeys(_ fresh: KeptKeys) async throws -> KeptKeys {
+        try await transaction { tx in
+            // Replicas starting together: the first insert wins, the others read it.
+            for (key, value) in [("keys", fresh.encoded), ("keys_version", String(fresh.version))] {
+                _ = try await tx.rows("INSERT INTO authmock_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", [.text(key), .text(value)])
+            }
+            if let kept = try await self.keptKeys(tx, lock: true), kept.algorithm == fresh.algorithm { return kept }
+            // Keys of another algorithm (the server was restarted with another
+            // --signing-alg): replaced, with a version above theirs.
+            var replacement = fresh
+            replacement.version = max(fresh.version, try await Self.meta(tx, "keys_version").flatMap { Int($0) } ?? 0) + 1
+            try await Self.keep(tx, replacement)
+            return replacement
+        }
+    }
+
+    public func updateKeys(_ edit: @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys? {
+        try await withoutActuallyEscaping(edit) { edit in
+            try await transaction { tx in
+                guard let kept = try await self.keptKeys(tx, lock: true) else { return nil }
+                let next = edit(kept)
+                try await Self.keep(tx, next)
+                return next
+            }
+        }
+    }
+
+    private func keptKeys(_ tx: any SQLTransaction, lock: Bool = false) async throws -> KeptKeys? {
+        let sql = "SELECT value FROM authmock_meta WHERE key = 'keys'" + (lock ? locked : "")
+        guard let text = try await tx.rows(sql, []).first?.first?.text else { return nil }
+        do {
+            return try KeptKeys(encoded: text)
+        } catch {
+            throw TokenStoreError("the kept signing keys cannot be read: \(error)")
+        }
+    }
+
+    private static func keep(_ tx: any SQLTransaction, _ keys: KeptKeys) async throws {
+        try await setMeta(tx, "keys", keys.encoded)
+        try await setMeta(tx, "keys_version", String(keys.version))
     }
 
     public func setClockOffset(_ seconds: Double) async throws {

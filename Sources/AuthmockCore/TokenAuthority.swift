@@ -93,7 +93,15 @@ public final class TokenAuthority: Sendable {
         self.issuerBox = Mutex(settings.issuer)
         self.seal = RefreshTokenSeal(signingKey: signingKey)
         self.mint = TokenMint(settings: settings, seal: seal)
-        self.keyRing = try await KeyRing(algorithm: settings.signingAlgorithm, secret: signingKey)
+        if settings.signingAlgorithm.isAsymmetric {
+            // Key pairs kept by the store (an earlier run's, or another
+            // replica's) keep its tokens valid; new ones are made only when none are.
+            var kept = try await store.keptKeys()
+            if kept?.algorithm != settings.signingAlgorithm { kept = try await store.adoptKeys(try KeyRing.newKeys(settings.signingAlgorithm)) }
+            self.keyRing = try await KeyRing(kept: kept!)
+        } else {
+            self.keyRing = await KeyRing(hmac: signingKey)
+        }
     }
 
     /// `iss` of tokens issued from now on; starts as `settings.issuer` and is
@@ -107,8 +115,39 @@ public final class TokenAuthority: Sendable {
     /// The server's time for a decision. A shared store keeps the clock
     /// offset (a test moves it through any replica), so it is read first.
     public func now() async throws -> Date {
-        if store.isShared, let offset = try await store.clockOffset() { clock.setOffset(seconds: offset) }
+        if store.isShared {
+            // One read tells both: where a test moved the clock, and whether keys rotated elsewhere.
+            let shared = try await store.sharedSettings()
+            if let offset = shared.clockOffset { clock.setOffset(seconds: offset) }
+            if let version = shared.keysVersion, version > keyRing.version { try await reloadKeys() }
+        }
         return clock.now()
+    }
+
+    /// Installs the store's key pairs when another replica rotated them.
+    private func reloadKeys() async throws {
+        guard keyRing.algorithm.isAsymmetric, let kept = try await store.keptKeys() else { return }
+        do {
+            try await keyRing.install(kept)
+        } catch {
+            throw TokenStoreError("the kept signing keys cannot be used: \(error)")
+        }
+    }
+
+    /// A new current key pair; the current one verifies, and stays in the
+    /// JWKS, for `grace` seconds of the server clock. Nil for HS256 (its
+    /// secret is shared, not published: no verifier could learn a new one).
+    public func rotateKeys(grace: Double) async throws -> (new: String, retired: String)? {
+        guard keyRing.algorithm.isAsymmetric else { return nil }
+        let fresh = try KeyRing.newKey(keyRing.algorithm)
+        let now = try await now()
+        // Through the store, atomically: a rotation via any replica is the one every replica installs.
+        var next = try await store.updateKeys { $0.rotated(to: fresh, at: now, grace: grace) }
+        if next == nil, let mine = keyRing.kept { next = try await store.adoptKeys(mine.rotated(to: fresh, at: now, grace: grace)) }
+        guard let next else { throw TokenStoreError("the store keeps no signing keys to rotate") }
+        try await keyRing.install(next)
+        // The key current before is the one after the new key.
+        return (fresh.kid, next.keys.dropFirst().first?.kid ?? "")
     }
 
     /// Keeps the clock's offset in the store (after the control API moved it).
@@ -294,9 +333,7 @@ public final class TokenAuthority: Sendable {
         // RFC 7515 section 4.1.11: extensions this server does not implement
         // must be refused; and a `kid` naming another key is not ours.
         guard parsed.header.fields["crit"] == nil else { return .failure(RejectedSignature(failure: .malformed, tokenID: jti)) }
-        guard keyRing.verifies(kid: parsed.header.kid, at: clock.now()) else {
-            return .failure(RejectedSignature(failure: .badSignature, tokenID: jti))
-        }
+        guard await knowsKey(parsed.header.kid) else { return .failure(RejectedSignature(failure: .badSignature, tokenID: jti)) }
         // Times beyond any clock this server can be set to cannot be compared as
         // whole seconds (and no token of ours carries them).
         let times = [parsed.payload.exp.value, parsed.payload.iat.value, parsed.payload.nbf.value].map(\.timeIntervalSince1970)
@@ -311,6 +348,15 @@ public final class TokenAuthority: Sendable {
         }
         guard claims.iss.value == issuer else { return .failure(RejectedSignature(failure: .wrongIssuer, tokenID: jti)) }
         return .success(claims)
+    }
+
+    /// Whether `kid` names a key that verifies now. On a shared store a key
+    /// this replica does not know may come from a rotation through another:
+    /// the store's keys are read before the answer is no.
+    private func knowsKey(_ kid: String?) async -> Bool {
+        if keyRing.verifies(kid: kid, at: clock.now()) { return true }
+        guard store.isShared, (try? await reloadKeys()) != nil else { return false }
+        return keyRing.verifies(kid: kid, at: clock.now())
     }
 
     /// Seconds since 1970 beyond which no token time is accepted: real time
@@ -390,7 +436,7 @@ public final class TokenAuthority: Sendable {
     /// Its expiry does not matter: a client signs out with an old one.
     public func endSession(idTokenHint: String) async throws -> Bool {
         guard let parsed = try? DefaultJWTParser().parse(Array(idTokenHint.utf8), as: IDTokenClaims.self),
-            parsed.header.alg == keyRing.algorithm.rawValue, keyRing.verifies(kid: parsed.header.kid, at: clock.now()),
+            parsed.header.alg == keyRing.algorithm.rawValue, await knowsKey(parsed.header.kid),
             let claims = try? await keyRing.verify(idTokenHint, as: IDTokenClaims.self), claims.iss.value == issuer
         else { return false }
         if let sid = claims.sid, !sid.isEmpty { _ = try await revoke(TokenSelector(family: sid)) }

@@ -19,9 +19,19 @@ public protocol TokenStore: Sendable {
     /// The key tokens are signed with: `configured` when it was given, else the
     /// one the store kept from an earlier run (a random one is kept for next time).
     func adoptSigningKey(_ configured: SigningKey) async throws -> SigningKey
-    /// The clock offset kept by the store, if any.
-    func clockOffset() async throws -> Double?
+    /// What other replicas may have changed: the clock offset and the
+    /// version of the kept key pairs (one read, before each decision on a
+    /// shared store).
+    func sharedSettings() async throws -> SharedSettings
     func setClockOffset(_ seconds: Double) async throws
+    /// The RS256/ES256 key pairs kept by the store, if any.
+    func keptKeys() async throws -> KeptKeys?
+    /// Keeps `fresh` unless keys of its algorithm are kept already (of
+    /// replicas starting together, one set wins); returns what is kept.
+    func adoptKeys(_ fresh: KeptKeys) async throws -> KeptKeys
+    /// Replaces the kept keys by `edit` of them, atomically (a rotation
+    /// through any replica); nil when none are kept.
+    func updateKeys(_ edit: @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys?
 
     func createLogin(_ login: NewLogin) async throws
     func createAccess(_ record: AccessRecord) async throws
@@ -50,6 +60,16 @@ public protocol TokenStore: Sendable {
     func reset() async throws
     /// Removes everything the store keeps, its tables too (a throwaway store's end).
     func discard() async throws
+}
+
+/// What a shared store's replicas change for each other besides tokens.
+public struct SharedSettings: Sendable, Equatable {
+    public var clockOffset: Double?
+    public var keysVersion: Int?
+    public init(clockOffset: Double? = nil, keysVersion: Int? = nil) {
+        self.clockOffset = clockOffset
+        self.keysVersion = keysVersion
+    }
 }
 
 /// A store that could not be reached or answered with an error: the server

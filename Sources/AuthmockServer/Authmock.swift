@@ -67,7 +67,7 @@ public final class Authmock: Sendable {
             }
             // A kept key keeps earlier tokens valid; a kept clock keeps their expiry where a test moved it.
             let key = try await store.adoptSigningKey(options.signingKey)
-            if let offset = try await store.clockOffset() { clock.setOffset(seconds: offset) }
+            if let offset = try await store.sharedSettings().clockOffset { clock.setOffset(seconds: offset) }
             self.authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
             authority.setUserClaims(Dictionary(options.directory.users.map { ($0.username, $0.claims ?? [:]) }, uniquingKeysWith: { first, _ in first }))
         } catch let error as TokenStoreError {

@@ -45,8 +45,9 @@ enum ControlRoutes {
             Route(method: .post, path: "/tokens/revoke", summary: "{kind, subject, family, jti}: revoke the selected tokens") { request, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.revoke(try TokenSelector(try await input(request))))
             },
-            Route(method: .get, path: "/keys", summary: "signing keys: the algorithm, the current kid and retired ones still verifying") { _, control in
-                JSONResponse.encode(control.keys(), encoder: encoder)
+            Route(method: .get, path: "/keys", summary: "signing keys: the algorithm, the current kid and retired ones still verifying") {
+                _, control throws(ControlInputError) in
+                JSONResponse.encode(try await control.keys(), encoder: encoder)
             },
             Route(method: .post, path: "/keys/rotate", summary: "{\"graceSeconds\": N} (optional): a new signing key; the old one verifies for the grace") {
                 request, control throws(ControlInputError) in

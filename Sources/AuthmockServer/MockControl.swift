@@ -88,9 +88,10 @@ public struct MockControl: Sendable {
         public var keys: [Key]
     }
 
-    public func keys() -> KeysView {
+    public func keys() async throws(ControlInputError) -> KeysView {
         let ring = mock.authority.keyRing
-        let now = mock.clock.now()
+        // On a shared store this also installs a rotation made through another replica.
+        let now = try await stored { try await mock.authority.now() }
         return KeysView(
             algorithm: ring.algorithm.rawValue,
             keys: ring.listing().filter { $0.retiredUntil.map { $0 > now } ?? true }.map {
@@ -103,16 +104,12 @@ public struct MockControl: Sendable {
     public func rotateKeys(graceSeconds: Double?) async throws(ControlInputError) -> KeysView {
         let grace = graceSeconds ?? Double(mock.authority.settings.keyRotationGraceSeconds)
         guard grace >= 0, grace.isFinite else { throw ControlInputError(.invalidValue, "graceSeconds must be a finite number >= 0, got \(grace)") }
-        let rotated: (new: String, retired: String)?
-        do {
-            rotated = try await mock.authority.keyRing.rotate(at: mock.clock.now(), grace: grace)
-        } catch {
-            throw ControlInputError(.invalidValue, "no new key could be made: \(error)")
-        }
+        // The keys are kept by the token store (shared by replicas): its failure is a 503.
+        let rotated = try await stored { try await mock.authority.rotateKeys(grace: grace) }
         guard rotated != nil else {
             throw ControlInputError(.notRotatable, "this server signs with HS256; start it with --signing-alg RS256 or ES256 to rotate published keys")
         }
-        return keys()
+        return try await keys()
     }
 
     /// What a pruning pass removed now, and the totals so far.

@@ -57,6 +57,54 @@ import Testing
         #expect(second.interrupt().status == 0)
     }
 
+    /// RS256/ES256 key pairs are state too: a restarted server keeps
+    /// signing and verifying with them, retired keys keep their grace, and
+    /// the JWKS a client cached stays right.
+    @Test(arguments: ["RS256", "ES256"]) func aRestartedServerKeepsItsKeyPairs(algorithm: String) async throws {
+        let path = Self.temporaryDatabase()
+        defer { Self.removeDatabase(path) }
+        let arguments = ["--state", "sqlite:" + path, "--public-url", Self.issuer, "--signing-alg", algorithm]
+        let signIn = "grant_type=password&username=alice&password=wonderland&scope=openid%20read"
+        let first = try ServingBinary(arguments)
+        let (access, retiredKid, currentKid) = try await first.withClient { client in
+            let access = try #require(try await client.form("/oauth/token", signIn).json()["access_token"] as? String)
+            let retired = try Self.kids(try await client.get("/oauth/jwks").json())
+            let rotated = try await client.post("/_authmock/keys/rotate", body: ByteBuffer(string: #"{"graceSeconds": 600}"#))
+            #expect(rotated.status == .ok)
+            let current = try Self.kids(try await client.get("/oauth/jwks").json())
+            #expect(current.count == 2 && current.last == retired.first)
+            return (access, try #require(retired.first), try #require(current.first))
+        }
+        #expect(first.interrupt().status == 0)
+
+        let second = try ServingBinary(arguments)
+        #expect(second.banner.contains("kid \(currentKid)"), "\(second.banner)")
+        try await second.withClient { client in
+            #expect(try Self.kids(try await client.get("/oauth/jwks").json()) == [currentKid, retiredKid])
+            let me = try await client.get("/api/me", headers: [.authorization: "Bearer \(access)"])
+            #expect(me.status == .ok, "a token signed by the retired key still verifies in its grace")
+            let fresh = try #require(try await client.form("/oauth/token", signIn).json()["id_token"] as? String)
+            #expect(try Self.header(fresh)["kid"] as? String == currentKid)
+            // The grace runs on the kept clock: past it, the retired key is gone.
+            _ = try await client.post("/_authmock/clock/advance", body: ByteBuffer(string: #"{"seconds": 601}"#))
+            #expect(try Self.kids(try await client.get("/oauth/jwks").json()) == [currentKid])
+            let late = try await client.get("/api/me", headers: [.authorization: "Bearer \(access)"])
+            #expect(late.status == .unauthorized)
+        }
+        #expect(second.interrupt().status == 0)
+    }
+
+    static func kids(_ jwks: [String: Any]) throws -> [String] {
+        try #require(jwks["keys"] as? [[String: Any]]).compactMap { $0["kid"] as? String }
+    }
+
+    static func header(_ jwt: String) throws -> [String: Any] {
+        var part = String(jwt.split(separator: ".")[0]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while part.count % 4 != 0 { part += "=" }
+        let data = try #require(Data(base64Encoded: part))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
     /// A database that cannot be written answers 503 in each profile's
     /// shape, and on the control API; never a verdict about the token.
     @Test func aLockedDatabaseAnswers503() async throws {
@@ -187,6 +235,38 @@ struct PostgresStateTests {
         _ = try await replicas[2].withClient { try await $0.post("/_authmock/clock/advance", body: ByteBuffer(string: #"{"seconds": 30}"#)) }
         let clock = try await replicas[0].withClient { try await $0.get("/_authmock/clock") }.json()
         #expect(clock["offsetSeconds"] as? Double == 30)
+        _ = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
+        for replica in replicas { _ = replica.interrupt() }
+    }
+
+    /// Replicas on one database sign with the same key pair, and a rotation
+    /// through one is the rotation of all: the others publish the new key,
+    /// sign with it, and verify what it signed.
+    @Test func replicasShareKeyPairsAndTheirRotation() async throws {
+        let replicas = try (0..<2).map { _ in
+            try ServingBinary(["--state", url, "--public-url", StateStoreTests.issuer, "--signing-alg", "ES256", "--log-level", "error"])
+        }
+        let signIn = "grant_type=password&username=alice&password=wonderland&scope=openid%20read"
+        let before = try await replicas[0].withClient { try await $0.get("/oauth/jwks") }.json()
+        #expect(try StateStoreTests.kids(before) == StateStoreTests.kids(try await replicas[1].withClient { try await $0.get("/oauth/jwks") }.json()))
+        let early = try #require(try await replicas[1].withClient { try await $0.form("/oauth/token", signIn) }.json()["access_token"] as? String)
+
+        let rotated = try await replicas[0].withClient { try await $0.post("/_authmock/keys/rotate", body: ByteBuffer()) }
+        #expect(rotated.status == .ok)
+        let kids = try StateStoreTests.kids(try await replicas[0].withClient { try await $0.get("/oauth/jwks") }.json())
+        #expect(kids.count >= 2)
+        let view = try await replicas[1].withClient { try await $0.get("/_authmock/keys") }.json()
+        #expect((view["keys"] as? [[String: Any]])?.first?["kid"] as? String == kids.first)
+        #expect(try StateStoreTests.kids(try await replicas[1].withClient { try await $0.get("/oauth/jwks") }.json()) == kids)
+        // Signed by replica 1 after the rotation (through replica 0): the new kid; both replicas verify both tokens.
+        let late = try #require(try await replicas[1].withClient { try await $0.form("/oauth/token", signIn) }.json()["access_token"] as? String)
+        #expect(try StateStoreTests.header(late)["kid"] as? String == kids.first)
+        for replica in replicas {
+            for token in [early, late] {
+                let me = try await replica.withClient { try await $0.get("/api/me", headers: [.authorization: "Bearer \(token)"]) }
+                #expect(me.status == .ok)
+            }
+        }
         _ = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
         for replica in replicas { _ = replica.interrupt() }
     }

@@ -13,8 +13,10 @@ enum OpenIDRoutes {
 
     static func add(to routes: ClientRoutes, mock: Authmock, profile: OAuth2Profile) {
         routes.get(jwks) { _, _ in
+            // On a shared store, `now()` also installs a rotation made through another replica.
+            let now = try await mock.authority.now()
             // Cacheable, as real providers answer: a client must refetch on a `kid` it does not know.
-            JSONResponse.object(["keys": mock.authority.keyRing.jwks(at: mock.clock.now())], headers: [.cacheControl: "public, max-age=300"])
+            return JSONResponse.object(["keys": mock.authority.keyRing.jwks(at: now)], headers: [.cacheControl: "public, max-age=300"])
         }
         let answerUserinfo: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, context in
             switch try await Resources.authorizeBearer(request, context: context, mock: mock) {
