@@ -24,11 +24,11 @@ public enum AuthmockApplication {
         ControlRoutes.add(to: router, mock: mock)
 
         // What the client under test calls: observed, journaled, answered in the profile's dialect.
-        let observation = ObservationMiddleware(mock: mock)
+        let observation = ObservationMiddleware(mock: mock, errors: errors)
         let cors = CORSMiddlewareStack(policy: mock.cors, exposing: mock.profile.exposedResponseHeaders)
         var clientGroup = router.group()
         if let cors { clientGroup = clientGroup.add(middleware: cors) }
-        let client = ClientRoutes(group: clientGroup.add(middleware: observation).add(middleware: errors))
+        let client = ClientRoutes(group: clientGroup.add(middleware: observation))
         client.get("/health") { _, _ in JSONResponse.encode(["status": "ok"]) }
         mock.profile.addRoutes(to: client, mock: mock)
         Resources.add(to: client, mock: mock)
@@ -40,7 +40,6 @@ public enum AuthmockApplication {
         // CORS first: a preflight (OPTIONS) is answered before the journal.
         if let cors { router.add(middleware: cors) }
         router.add(middleware: observation)
-        router.add(middleware: errors)
         return router
     }
 

@@ -31,6 +31,17 @@ struct ErrorMiddleware: RouterMiddleware {
     ) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch {
+            return try answer(error, request, context: context)
+        }
+    }
+
+    /// The documented answer to what a route threw. The observation
+    /// middleware asks it too, so the journal records the answer the client
+    /// gets (one middleware frame fewer than a second ErrorMiddleware).
+    func answer(_ error: any Error, _ request: Request, context: AuthmockRequestContext) throws -> Response {
+        do {
+            throw error
         } catch let closed as ConnectionClosedByFault {
             // A fault rule closed the connection on purpose: nobody is left to answer.
             throw closed

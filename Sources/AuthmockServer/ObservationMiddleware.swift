@@ -13,6 +13,8 @@ import NIOCore
 /// entry with what the route issued.
 struct ObservationMiddleware: RouterMiddleware {
     let mock: Authmock
+    /// Turns what the route threw into the profile's documented answer before it is journaled.
+    let errors: ErrorMiddleware
 
     func handle(
         _ request: Request, context: AuthmockRequestContext,
@@ -51,6 +53,15 @@ struct ObservationMiddleware: RouterMiddleware {
             return response
         }
 
+        /// The route's answer, or the documented one for what it threw.
+        func routed() async throws -> Response {
+            do {
+                return try await next(request, context)
+            } catch {
+                return try errors.answer(error, request, context: context)
+            }
+        }
+
         // The body is read here once (and kept on the request for the route),
         // so it can be hashed, classified and limited in one place.
         let body: ByteBuffer
@@ -79,13 +90,13 @@ struct ObservationMiddleware: RouterMiddleware {
         entry.kind = route.kind
         entry.grantType = route.grantType
         mock.arrivals.note(route.kind)
-        context.route = route
         // A refresh token in Authorization (header rotation) is judged as a refresh token only.
+        var verification: AccessVerification? = nil
         if let token = presented.token, !token.isEmpty, token != route.refreshToken {
-            let verification = try await mock.authority.verifyAccessToken(token)
-            context.verification = verification
-            entry.accessToken = PresentedToken(verification)
+            verification = try await mock.authority.verifyAccessToken(token)
+            entry.accessToken = verification.map(PresentedToken.init)
         }
+        context.arrived(route: route, credential: presented, verification: verification)
         if let refresh = route.refreshToken {
             entry.refreshToken = PresentedToken(refresh: try await mock.authority.inspectRefreshToken(refresh))
         }
@@ -113,7 +124,7 @@ struct ObservationMiddleware: RouterMiddleware {
                 try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds, quiet: quiet)
             case .delayResponse(let milliseconds):
                 // The entry's duration includes the hold: it says when the client got the answer.
-                let response = await answer(try await next(request, context), fault: fault.id, heldMs: Double(milliseconds))
+                let response = await answer(try await routed(), fault: fault.id, heldMs: Double(milliseconds))
                 try await Task.sleep(for: .milliseconds(milliseconds))
                 return response
             case .closeConnection:
@@ -121,13 +132,20 @@ struct ObservationMiddleware: RouterMiddleware {
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             case .dropResponse:
-                let response = try await next(request, context)
+                let response = try await routed()
                 await record(response, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             }
         }
-        return await answer(try await next(request, context), fault: lastFault)
+        // Inline, not `routed()`: this is every request's path.
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = try errors.answer(error, request, context: context)
+        }
+        return await answer(response, fault: lastFault)
     }
 }
 

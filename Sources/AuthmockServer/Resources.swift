@@ -69,7 +69,7 @@ enum Resources {
     /// the route needs. A refresh token in its place is named as such.
     static func authorizeBearer(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, ResourceRefusal> {
         let token: String
-        switch PresentedCredential(request.headers) {
+        switch context.credential ?? PresentedCredential(request.headers) {
         case .bearer(let value): token = value
         case .none:
             return .failure(.noBearer(notBearer: false))

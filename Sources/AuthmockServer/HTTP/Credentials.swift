@@ -32,9 +32,9 @@ enum PresentedCredential: Sendable, Equatable {
         let schemeBytes = header[..<(space ?? header.endIndex)]
         let value = space.map { String(Substring(header[header.index(after: $0)...].trimmedSpaces)) } ?? ""
         switch schemeBytes.count {
-        case 6 where schemeBytes.lowercasedASCII == "bearer":
+        case 6 where schemeBytes.equalsIgnoringASCIICase("bearer"):
             self = .bearer(value)
-        case 5 where schemeBytes.lowercasedASCII == "basic":
+        case 5 where schemeBytes.equalsIgnoringASCIICase("basic"):
             guard let data = Data(base64Encoded: value), let text = String(validating: data, as: UTF8.self),
                 let colon = text.utf8.firstIndex(of: UInt8(ascii: ":"))
             else {
@@ -80,9 +80,11 @@ extension Substring.UTF8View {
         return self[first...last]
     }
 
-    /// The bytes as a lowercased ASCII string (for comparing scheme names).
-    var lowercasedASCII: String {
-        String(decoding: map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    /// Whether the bytes spell `lowercase` in any ASCII case (scheme names;
+    /// on every request, so nothing is allocated).
+    func equalsIgnoringASCIICase(_ lowercase: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        return elementsEqual(expected) { byte, letter in ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == letter }
     }
 }
 

@@ -55,20 +55,22 @@ public struct AuthmockRequestContext: RequestContext {
     let channel: any Channel
     /// What the request is for and its parsed body, set on arrival by the
     /// observation middleware and passed on to the route.
-    public internal(set) var route: RouteClassification {
-        get { arrival.route }
-        set { arrival = ArrivalFacts(route: newValue, verification: arrival.verification) }
-    }
+    public var route: RouteClassification { arrival.route }
+    /// The `Authorization` header as parsed on arrival (nil outside the
+    /// client's routes, which are not observed).
+    var credential: PresentedCredential? { arrival.credential }
     /// The Bearer token's verification, done once on arrival, so the route
     /// judges the token as it was when the request came in.
-    var verification: AccessVerification? {
-        get { arrival.verification }
-        set { arrival = ArrivalFacts(route: arrival.route, verification: newValue) }
-    }
-    /// Both behind one reference: every middleware and route closure copies
-    /// the context, and a copy of the classified body and verified claims
-    /// inline was a retain per field each time.
+    var verification: AccessVerification? { arrival.verification }
+    /// All behind one reference, set once: every middleware and route
+    /// closure copies the context, and a copy of the classified body and
+    /// verified claims inline was a retain per field each time.
     private var arrival = ArrivalFacts.none
+
+    /// What the observation middleware learned on arrival.
+    mutating func arrived(route: RouteClassification, credential: PresentedCredential, verification: AccessVerification?) {
+        arrival = ArrivalFacts(route: route, credential: credential, verification: verification)
+    }
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
@@ -79,12 +81,14 @@ public struct AuthmockRequestContext: RequestContext {
 /// What the observation middleware learned on arrival (see `AuthmockRequestContext.route`).
 private final class ArrivalFacts: Sendable {
     let route: RouteClassification
+    let credential: PresentedCredential?
     let verification: AccessVerification?
 
-    init(route: RouteClassification, verification: AccessVerification?) {
+    init(route: RouteClassification, credential: PresentedCredential?, verification: AccessVerification?) {
         self.route = route
+        self.credential = credential
         self.verification = verification
     }
 
-    static let none = ArrivalFacts(route: RouteClassification(kind: .other), verification: nil)
+    static let none = ArrivalFacts(route: RouteClassification(kind: .other), credential: nil, verification: nil)
 }

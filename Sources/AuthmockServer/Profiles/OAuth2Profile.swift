@@ -216,7 +216,7 @@ public struct OAuth2Profile: Profile {
             return .refused(fail(OAuth2Error.repeatedParameter, detail: repeated, context: context))
         }
         let basicChallenge: HTTPFields = [.wwwAuthenticate: #"Basic realm="authmock""#]
-        switch PresentedCredential(request.headers) {
+        switch context.credential ?? PresentedCredential(request.headers) {
         case .basic(let id, let secret):
             if form["client_secret"] != nil { return .refused(fail(OAuth2Error.multipleClientAuth, context: context)) }
             guard let client = mock.directory.authenticateClient(id: id, secret: secret) else {

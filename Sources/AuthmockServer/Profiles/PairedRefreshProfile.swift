@@ -43,7 +43,7 @@ public struct PairedRefreshProfile<Errors: PairedRefreshErrors>: PlainErrorProfi
         routes.issuing(.post, path) { request, context in
             var bearer: String? = nil
             if let missing = bearerRequired {
-                guard case .bearer(let presented) = PresentedCredential(request.headers), !presented.isEmpty else {
+                guard case .bearer(let presented) = context.credential ?? PresentedCredential(request.headers), !presented.isEmpty else {
                     return .plain(refreshFailed(missing, context: context))
                 }
                 bearer = presented
