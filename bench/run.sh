@@ -11,8 +11,8 @@
 # headline), requests/s, p99 and RSS, as medians over ROUNDS rounds that
 # interleave the targets; then the ratios the project targets (medians of
 # the per-round ratios, with their spread), and authmock's start-to-first-200
-# time and idle RSS (and the container binary's, dist/authmock, when built).
-# Usage: [ROUNDS=3] bench/run.sh [seconds-per-run, default 5]
+# time and idle RSS.
+# Usage: [ROUNDS=3] [LINK=static|dynamic] bench/run.sh [seconds-per-run, default 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-5}
@@ -29,12 +29,22 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-echo "building release binaries..." >&2
+# Both servers are built as the container ships authmock (docker/build.sh):
+# release, the Swift runtime and Foundation linked statically, so only what
+# is used is mapped. LINK=dynamic measures the toolchain's shared libraries
+# instead (both servers again built alike).
+LINK=${LINK:-static}
+case "$LINK" in
+  static) link_flags=(--static-swift-stdlib) ;;
+  dynamic) link_flags=() ;;
+  *) echo "LINK must be static or dynamic" >&2; exit 2 ;;
+esac
+echo "building release binaries ($LINK Swift runtime)..." >&2
 build() { "$@" > "${TMPDIR:-/tmp}/authmock-bench-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/authmock-bench-build.log" >&2; exit 1; }; }
-build swift build -c release --product authmock
-AUTHMOCK="$(swift build -c release --show-bin-path)/authmock"
-(cd bench/hello && build swift build -c release)
-HELLO="$(cd bench/hello && swift build -c release --show-bin-path)/hello"
+build swift build -c release "${link_flags[@]}" --product authmock
+AUTHMOCK="$(swift build -c release "${link_flags[@]}" --show-bin-path)/authmock"
+(cd bench/hello && build swift build -c release "${link_flags[@]}")
+HELLO="$(cd bench/hello && swift build -c release "${link_flags[@]}" --show-bin-path)/hello"
 
 work=$(mktemp -d)
 pids=()
@@ -79,18 +89,6 @@ until curl -sf -o /dev/null "http://127.0.0.1:$AUTH_PORT/health"; do sleep 0.002
 startup_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
 idle_rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$AUTH_PID/status")
 idle_anon_kb=$(awk '/^RssAnon/ {print $2}' "/proc/$AUTH_PID/status")
-# The container's binary (docker/build.sh: Swift runtime and Foundation linked
-# statically, so only the parts it uses are mapped), when one has been built.
-STATIC_AUTHMOCK=${STATIC_AUTHMOCK:-dist/authmock}
-static_rss_kb=0
-if [ -x "$STATIC_AUTHMOCK" ]; then
-  STATIC_PORT=$(free_port)
-  "$STATIC_AUTHMOCK" serve --port "$STATIC_PORT" --log-level warning >/dev/null & static_pid=$!
-  until curl -sf -o /dev/null "http://127.0.0.1:$STATIC_PORT/health"; do sleep 0.002; done
-  static_rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$static_pid/status")
-  kill "$static_pid"; wait "$static_pid" 2>/dev/null || true
-fi
-
 LOGIN=$(curl -s -u demo:demo-secret -d grant_type=password -d username=alice -d password=wonderland "http://127.0.0.1:$AUTH_PORT/oauth/token")
 ACCESS=$(echo "$LOGIN" | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
 REFRESH=$(echo "$LOGIN" | python3 -c 'import json,sys; print(json.load(sys.stdin)["refresh_token"])')
@@ -138,15 +136,15 @@ for round in $(seq 1 "$ROUNDS"); do
   result=$(run refresh "$AUTH_PID" "http://127.0.0.1:$AUTH_PORT/oauth/token" -s "$work/refresh.lua"); echo "refresh $result" >> "$work/results"
 done
 
-python3 - "$work/results" "$SECONDS_PER_RUN" "$CONNECTIONS" "$ROUNDS" "$startup_ms" "$idle_rss_kb" "$idle_anon_kb" "$static_rss_kb" <<'PY'
+python3 - "$work/results" "$SECONDS_PER_RUN" "$CONNECTIONS" "$ROUNDS" "$startup_ms" "$idle_rss_kb" "$idle_anon_kb" "$LINK" <<'PY'
 import os, statistics, sys
-path, secs, conns, rounds, startup_ms, idle_rss, idle_anon, static_rss = sys.argv[1:]
+path, secs, conns, rounds, startup_ms, idle_rss, idle_anon, link = sys.argv[1:]
 runs = {}
 for line in open(path):
     name, rps, p99, cpu, rss = line.split()
     runs.setdefault(name, []).append((float(rps), p99, float(cpu), int(rss) / 1024))
 med = statistics.median
-print(f"wrk, {rounds} rounds of {secs} s per target, {conns} connections, 127.0.0.1, {os.cpu_count()} cores; medians over rounds")
+print(f"wrk, {rounds} rounds of {secs} s per target, {conns} connections, 127.0.0.1, {os.cpu_count()} cores; medians over rounds; {link} Swift runtime")
 print(f"{'target':<32}{'CPU us/req':>11}{'requests/s':>12}{'p99':>10}{'RSS MB':>9}")
 names = {"nginx": "nginx static 200", "hello": "hummingbird hello-world", "me": "authmock GET /api/me", "refresh": "authmock refresh_token grant"}
 for key, name in names.items():
@@ -162,8 +160,4 @@ print(f"/api/me requests/s / hello-world        {med(rps_ratio):6.2f}   (target 
 print(f"refresh grants per second               {med(x[0] for x in runs['refresh']):6.0f}   (target >= 9000, 30x oidc-provider-mock's ~300/s)")
 print(f"authmock start to first 200             {int(startup_ms):6d} ms (target < 80)")
 print(f"authmock idle RSS                       {int(idle_rss) / 1024:6.1f} MB (target < 40; {int(idle_anon) / 1024:.1f} MB of it anonymous, the rest mapped binary and libraries)")
-if int(static_rss):
-    print(f"  container binary (static stdlib)      {int(static_rss) / 1024:6.1f} MB idle RSS (dist/authmock from docker/build.sh)")
-else:
-    print("  container binary: not measured (build it with docker/build.sh, or set STATIC_AUTHMOCK)")
 PY
