@@ -52,6 +52,24 @@ import Testing
         #expect(issued.count == 2 && Set(issued).count == 2 && Set(issued).isSubset(of: known), "\(issued) vs \(known)")
     }
 
+    /// The scheme is case-insensitive (RFC 9110 section 11.1); a request
+    /// with two Authorization fields presents their joined value, which is
+    /// no token, so it is refused (not judged by its first field only).
+    @Test func authorizationIsReadAsSentOnce() async throws {
+        try await TestServer.run { server in
+            let access = try await server.login().access
+            let mixedCase = try await server.send(.get, "/api/me", headers: [.authorization: "bEaReR \(access)"])
+            #expect(mixedCase.status == .ok)
+            var twice = HTTPFields()
+            twice.append(HTTPField(name: .authorization, value: "Bearer \(access)"))
+            twice.append(HTTPField(name: .authorization, value: "Bearer \(access)"))
+            let doubled = try await server.send(.get, "/api/me", headers: twice)
+            #expect(doubled.status == .unauthorized)
+            let entry = try #require(try await server.journal().last)
+            #expect((entry["accessToken"] as? [String: Any])?["state"] as? String == "malformed")
+        }
+    }
+
     /// HEAD answers wherever GET does: /api/me as /api/notes, /health, /graphql.
     @Test func headIsServedBesideEveryGet() async throws {
         try await TestServer.run { server in

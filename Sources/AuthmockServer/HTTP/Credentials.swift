@@ -13,7 +13,7 @@ enum PresentedCredential: Sendable, Equatable {
     case other(scheme: String)
 
     init(_ fields: HTTPFields) {
-        guard let raw = fields[.authorization] else {
+        guard let raw = fields.value(of: .authorization) else {
             self = .none
             return
         }
@@ -68,6 +68,21 @@ enum PresentedCredential: Sendable, Equatable {
         case .bearer(let token), .bare(let token): token
         case .none, .basic, .other: nil
         }
+    }
+}
+
+extension HTTPFields {
+    /// The field's value as the name subscript gives it (several values
+    /// joined), but a field sent once, as `Authorization` always is, is
+    /// returned as it is: the subscript copies even one value through a
+    /// generic join, on every request, and a JWT is hundreds of bytes.
+    func value(of name: HTTPField.Name) -> String? {
+        var found: String? = nil
+        for field in self where field.name == name {
+            guard found == nil else { return self[name] }
+            found = field.value
+        }
+        return found
     }
 }
 

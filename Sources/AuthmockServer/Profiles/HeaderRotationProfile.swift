@@ -36,7 +36,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
 
     /// The token in `Authorization`, with or without `Bearer `.
     static func presentedToken(_ headers: HTTPFields) -> String? {
-        guard var value = headers[.authorization]?.trimmedSpaces, !value.isEmpty else { return nil }
+        guard var value = headers.value(of: .authorization)?.trimmedSpaces, !value.isEmpty else { return nil }
         if value.lowercased().hasPrefix("bearer ") { value = value.dropFirst(7).trimmedSpaces }
         return value.isEmpty ? nil : String(value)
     }
