@@ -29,54 +29,22 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-# Both servers are built as the container ships authmock (docker/build.sh):
-# release, the Swift runtime and Foundation linked statically, so only what
-# is used is mapped. LINK=dynamic measures the toolchain's shared libraries
-# instead (both servers again built alike).
+# Both servers are built as the container ships authmock (docker/release-flags:
+# release, the Swift runtime and Foundation linked statically, no PIE).
+# LINK=dynamic measures plain `swift build -c release` builds instead (both
+# servers again built alike).
 LINK=${LINK:-static}
 case "$LINK" in
-  static) link_flags=(--static-swift-stdlib) ;;
-  dynamic) link_flags=() ;;
+  static) mapfile -t flags < docker/release-flags ;;
+  dynamic) flags=(-c release) ;;
   *) echo "LINK must be static or dynamic" >&2; exit 2 ;;
 esac
-echo "building release binaries ($LINK Swift runtime)..." >&2
+echo "building release binaries (${flags[*]})..." >&2
 build() { "$@" > "${TMPDIR:-/tmp}/authmock-bench-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/authmock-bench-build.log" >&2; exit 1; }; }
-build swift build -c release "${link_flags[@]}" --product authmock
-AUTHMOCK="$(swift build -c release "${link_flags[@]}" --show-bin-path)/authmock"
-(cd bench/hello && build swift build -c release "${link_flags[@]}")
-HELLO="$(cd bench/hello && swift build -c release "${link_flags[@]}" --show-bin-path)/hello"
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not up: $1" >&2; exit 1; }
-
-NGINX_PORT=$(free_port)
-cat > "$work/nginx.conf" <<CONF
-worker_processes auto;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work; uwsgi_temp_path $work; scgi_temp_path $work;
-  server { listen 127.0.0.1:$NGINX_PORT; location / { default_type application/json; return 200 '{"hello":"world"}'; } }
-}
-CONF
-"$NGINX" -c "$work/nginx.conf" -p "$work"
-wait_up "http://127.0.0.1:$NGINX_PORT/"
-
-HELLO_PORT=$(free_port)
-"$HELLO" "$HELLO_PORT" & pids+=($!)
-HELLO_PID=$!
-wait_up "http://127.0.0.1:$HELLO_PORT/hello"
+build swift build "${flags[@]}" --product authmock
+AUTHMOCK="$(swift build "${flags[@]}" --show-bin-path)/authmock"
+(cd bench/hello && build swift build "${flags[@]}")
+HELLO="$(cd bench/hello && swift build "${flags[@]}" --show-bin-path)/hello"
 
 # Start to first 200, and RSS when idle (a fresh process, nothing served yet).
 AUTH_PORT=$(free_port)
@@ -144,7 +112,8 @@ for line in open(path):
     name, rps, p99, cpu, rss = line.split()
     runs.setdefault(name, []).append((float(rps), p99, float(cpu), int(rss) / 1024))
 med = statistics.median
-print(f"wrk, {rounds} rounds of {secs} s per target, {conns} connections, 127.0.0.1, {os.cpu_count()} cores; medians over rounds; {link} Swift runtime")
+print(f"wrk, {rounds} rounds of {secs} s per target, {conns} connections, 127.0.0.1, {os.cpu_count()} cores; medians over rounds")
+print("servers built " + ("as the container's binary (docker/release-flags)" if link == "static" else "by swift build -c release (shared Swift runtime)"))
 print(f"{'target':<32}{'CPU us/req':>11}{'requests/s':>12}{'p99':>10}{'RSS MB':>9}")
 names = {"nginx": "nginx static 200", "hello": "hummingbird hello-world", "me": "authmock GET /api/me", "refresh": "authmock refresh_token grant"}
 for key, name in names.items():

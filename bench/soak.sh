@@ -14,8 +14,10 @@ MINUTES=${1:-10}
 CLIENTS=${CLIENTS:-8}
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 
-swift build -c release --product authmock > "${TMPDIR:-/tmp}/authmock-soak-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/authmock-soak-build.log" >&2; exit 1; }
-AUTHMOCK="$(swift build -c release --show-bin-path)/authmock"
+# The container's build (docker/release-flags), as bench/run.sh measures.
+mapfile -t flags < docker/release-flags
+swift build "${flags[@]}" --product authmock > "${TMPDIR:-/tmp}/authmock-soak-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/authmock-soak-build.log" >&2; exit 1; }
+AUTHMOCK="$(swift build "${flags[@]}" --show-bin-path)/authmock"
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT

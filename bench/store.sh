@@ -22,9 +22,11 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 echo "building a release binary..." >&2
-swift build -c release --product authmock > "${TMPDIR:-/tmp}/authmock-bench-build.log" 2>&1 \
+# The container's build (docker/release-flags), as bench/run.sh measures.
+mapfile -t flags < docker/release-flags
+swift build "${flags[@]}" --product authmock > "${TMPDIR:-/tmp}/authmock-bench-build.log" 2>&1 \
   || { cat "${TMPDIR:-/tmp}/authmock-bench-build.log" >&2; exit 1; }
-AUTHMOCK="$(swift build -c release --show-bin-path)/authmock"
+AUTHMOCK="$(swift build "${flags[@]}" --show-bin-path)/authmock"
 
 work=$(mktemp -d)
 chmod 755 "$work"
