@@ -54,7 +54,10 @@ scripts/build-java-driver.sh java-google-oauth-client
 # replicas on one database), stopped when this script ends.
 pgdir="$(mktemp -d)"
 trap 'scripts/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir"' EXIT
-AUTHMOCK_TEST_POSTGRES_URL="$(scripts/postgres.sh start "$pgdir" "${AUTHMOCK_TEST_POSTGRES_PORT:-55432}")"
+# A free port unless one is given: another PostgreSQL (a developer's own, a
+# leftover run) may hold the usual ones.
+pgport="${AUTHMOCK_TEST_POSTGRES_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
+AUTHMOCK_TEST_POSTGRES_URL="$(scripts/postgres.sh start "$pgdir" "$pgport")"
 export AUTHMOCK_TEST_POSTGRES_URL
 # Serial: the conformance tests measure concurrency in the clients they run,
 # and must not compete with each other for the two cores.
