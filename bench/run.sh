@@ -46,17 +46,60 @@ AUTHMOCK="$(swift build "${flags[@]}" --show-bin-path)/authmock"
 (cd bench/hello && build swift build "${flags[@]}")
 HELLO="$(cd bench/hello && swift build "${flags[@]}" --show-bin-path)/hello"
 
-# Start to first 200, and RSS when idle (a fresh process, nothing served yet).
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not up: $1" >&2; exit 1; }
+
+NGINX_PORT=$(free_port)
+cat > "$work/nginx.conf" <<CONF
+worker_processes auto;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work; uwsgi_temp_path $work; scgi_temp_path $work;
+  server { listen 127.0.0.1:$NGINX_PORT; location / { default_type application/json; return 200 '{"hello":"world"}'; } }
+}
+CONF
+"$NGINX" -c "$work/nginx.conf" -p "$work"
+wait_up "http://127.0.0.1:$NGINX_PORT/"
+
+HELLO_PORT=$(free_port)
+"$HELLO" "$HELLO_PORT" & pids+=($!)
+HELLO_PID=$!
+wait_up "http://127.0.0.1:$HELLO_PORT/hello"
+
+# Start to first 200, and RSS when idle (a fresh process, nothing served
+# yet): the best of three starts, as a start right after a build reads the
+# new binary from disk (a cold start here was 175 ms, warm ones 29-55 ms).
+startup_ms=
+for _ in 1 2 3; do
+  port=$(free_port)
+  start_ns=$(date +%s%N)
+  "$AUTHMOCK" serve --port "$port" --log-level warning >/dev/null & probe=$!
+  until curl -sf -o /dev/null "http://127.0.0.1:$port/health"; do sleep 0.002; done
+  ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+  [ -z "$startup_ms" ] || [ "$ms" -lt "$startup_ms" ] && startup_ms=$ms
+  idle_rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$probe/status")
+  idle_anon_kb=$(awk '/^RssAnon/ {print $2}' "/proc/$probe/status")
+  kill "$probe"; wait "$probe" 2>/dev/null || true
+done
+
 AUTH_PORT=$(free_port)
-start_ns=$(date +%s%N)
 # A huge reuse grace lets wrk replay one refresh token while every request
 # still takes the full rotation path (new refresh token, new access token).
 "$AUTHMOCK" serve --port "$AUTH_PORT" --log-level warning --access-ttl 3600 --reuse-grace 1000000000 >/dev/null & pids+=($!)
 AUTH_PID=$!
 until curl -sf -o /dev/null "http://127.0.0.1:$AUTH_PORT/health"; do sleep 0.002; done
-startup_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
-idle_rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$AUTH_PID/status")
-idle_anon_kb=$(awk '/^RssAnon/ {print $2}' "/proc/$AUTH_PID/status")
 LOGIN=$(curl -s -u demo:demo-secret -d grant_type=password -d username=alice -d password=wonderland "http://127.0.0.1:$AUTH_PORT/oauth/token")
 ACCESS=$(echo "$LOGIN" | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
 REFRESH=$(echo "$LOGIN" | python3 -c 'import json,sys; print(json.load(sys.stdin)["refresh_token"])')
