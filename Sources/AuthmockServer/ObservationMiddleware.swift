@@ -138,14 +138,7 @@ struct ObservationMiddleware: RouterMiddleware {
                 throw ConnectionClosedByFault()
             }
         }
-        // Inline, not `routed()`: this is every request's path.
-        let response: Response
-        do {
-            response = try await next(request, context)
-        } catch {
-            response = try errors.answer(error, request, context: context)
-        }
-        return await answer(response, fault: lastFault)
+        return await answer(try await routed(), fault: lastFault)
     }
 }
 
