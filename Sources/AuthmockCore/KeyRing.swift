@@ -46,14 +46,11 @@ public struct KeptKeys: Codable, Sendable, Equatable {
 
     /// The form a store writes (JSON).
     public var encoded: String { String(decoding: try! JSONEncoder().encode(self), as: UTF8.self) }
+}
 
+extension KeptKeys {
+    /// Read back from `encoded` (an extension, so the memberwise initializer stays).
     public init(encoded: String) throws { self = try JSONDecoder().decode(KeptKeys.self, from: Data(encoded.utf8)) }
-
-    init(algorithm: SigningAlgorithm, version: Int, keys: [Key]) {
-        self.algorithm = algorithm
-        self.version = version
-        self.keys = keys
-    }
 }
 
 /// The keys tokens are signed and verified with: the current key, and keys a

@@ -24,10 +24,11 @@ public final class MemoryTokenStore: TokenStore {
         }
     }
 
-    public func updateKeys(_ edit: (KeptKeys) -> KeptKeys) -> KeptKeys? {
+    public func updateKeys(from current: KeptKeys, _ edit: (KeptKeys) -> KeptKeys) -> KeptKeys {
         keys.withLock { kept in
-            kept = kept.map(edit)
-            return kept
+            let next = edit(kept ?? current)
+            kept = next
+            return next
         }
     }
 

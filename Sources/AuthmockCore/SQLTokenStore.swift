@@ -190,11 +190,10 @@ public final class SQLTokenStore: TokenStore {
         }
     }
 
-    public func updateKeys(_ edit: @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys? {
+    public func updateKeys(from current: KeptKeys, _ edit: @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys {
         try await withoutActuallyEscaping(edit) { edit in
             try await transaction { tx in
-                guard let kept = try await self.keptKeys(tx, lock: true) else { return nil }
-                let next = edit(kept)
+                let next = edit(try await self.keptKeys(tx, lock: true) ?? current)
                 try await Self.keep(tx, next)
                 return next
             }

@@ -138,13 +138,11 @@ public final class TokenAuthority: Sendable {
     /// JWKS, for `grace` seconds of the server clock. Nil for HS256 (its
     /// secret is shared, not published: no verifier could learn a new one).
     public func rotateKeys(grace: Double) async throws -> (new: String, retired: String)? {
-        guard keyRing.algorithm.isAsymmetric else { return nil }
+        guard let mine = keyRing.kept else { return nil }
         let fresh = try KeyRing.newKey(keyRing.algorithm)
         let now = try await now()
         // Through the store, atomically: a rotation via any replica is the one every replica installs.
-        var next = try await store.updateKeys { $0.rotated(to: fresh, at: now, grace: grace) }
-        if next == nil, let mine = keyRing.kept { next = try await store.adoptKeys(mine.rotated(to: fresh, at: now, grace: grace)) }
-        guard let next else { throw TokenStoreError("the store keeps no signing keys to rotate") }
+        let next = try await store.updateKeys(from: mine) { $0.rotated(to: fresh, at: now, grace: grace) }
         try await keyRing.install(next)
         // The key current before is the one after the new key.
         return (fresh.kid, next.keys.dropFirst().first?.kid ?? "")

@@ -29,9 +29,9 @@ public protocol TokenStore: Sendable {
     /// Keeps `fresh` unless keys of its algorithm are kept already (of
     /// replicas starting together, one set wins); returns what is kept.
     func adoptKeys(_ fresh: KeptKeys) async throws -> KeptKeys
-    /// Replaces the kept keys by `edit` of them, atomically (a rotation
-    /// through any replica); nil when none are kept.
-    func updateKeys(_ edit: @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys?
+    /// Replaces the kept keys (or `current`, when none are kept) by `edit`
+    /// of them, atomically: a rotation through any replica.
+    func updateKeys(from current: KeptKeys, _ edit: @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys
 
     func createLogin(_ login: NewLogin) async throws
     func createAccess(_ record: AccessRecord) async throws

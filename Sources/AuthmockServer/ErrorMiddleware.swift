@@ -40,23 +40,21 @@ struct ErrorMiddleware: RouterMiddleware {
     /// middleware asks it too, so the journal records the answer the client
     /// gets (one middleware frame fewer than a second ErrorMiddleware).
     func answer(_ error: any Error, _ request: Request, context: AuthmockRequestContext) throws -> Response {
-        do {
-            throw error
-        } catch let closed as ConnectionClosedByFault {
+        switch error {
+        case let closed as ConnectionClosedByFault:
             // A fault rule closed the connection on purpose: nobody is left to answer.
             throw closed
-        } catch let error as TokenStoreError {
+        case let error as TokenStoreError:
             context.logger.error("token store failed for \(request.method) \(request.uri.path): \(error)")
             return profile.fail(common: .storeUnavailable, context: context)
-        } catch let error as HTTPError {
-            switch error.status {
-            case .notFound: return profile.fail(common: .notFound, detail: "\(request.method) \(request.uri.path)", context: context)
-            case .contentTooLarge: return profile.fail(common: .payloadTooLarge, detail: "limit \(maxBodyBytes) bytes", context: context)
-            default:
-                context.logger.error("unexpected HTTP error \(error.status.code) for \(request.method) \(request.uri.path)")
-                return profile.fail(common: .internalError, context: context)
-            }
-        } catch {
+        case let error as HTTPError where error.status == .notFound:
+            return profile.fail(common: .notFound, detail: "\(request.method) \(request.uri.path)", context: context)
+        case let error as HTTPError where error.status == .contentTooLarge:
+            return profile.fail(common: .payloadTooLarge, detail: "limit \(maxBodyBytes) bytes", context: context)
+        case let error as HTTPError:
+            context.logger.error("unexpected HTTP error \(error.status.code) for \(request.method) \(request.uri.path)")
+            return profile.fail(common: .internalError, context: context)
+        default:
             context.logger.error("internal error for \(request.method) \(request.uri.path): \(error)")
             return profile.fail(common: .internalError, context: context)
         }
