@@ -92,7 +92,7 @@ extension StringProtocol {
 extension UInt8 {
     /// The value of this byte as a hex digit, or nil. `lowercaseOnly`
     /// refuses A-F, for text that must spell back exactly.
-    package func hexDigitValue(lowercaseOnly: Bool = false) -> UInt8? {
+    @inlinable package func hexDigitValue(lowercaseOnly: Bool = false) -> UInt8? {
         switch self {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10

@@ -154,8 +154,7 @@ public final class KeyRing: Sendable {
     /// (cached verifications of its tokens must go too). The kept keys stay
     /// as they are: the next rotation forgets them there.
     public func dropExpired(at now: Date) async -> Bool {
-        // Asked before every verification: no allocation unless a key is due.
-        guard state.withLock({ $0.keys.contains { $0.retiredUntil.map { $0 <= now } ?? false } }) else { return false }
+        guard hasExpired(at: now) else { return false }
         while true {
             var (keys, generation) = state.withLock { ($0.keys, $0.generation) }
             let count = keys.count
@@ -173,6 +172,13 @@ public final class KeyRing: Sendable {
             }
             if installed { return keys.count < count }
         }
+    }
+
+    /// Whether a retired key's grace ended by `now`. Asked before every
+    /// verification, so it is synchronous and allocates nothing; only a
+    /// due key takes the async `dropExpired`.
+    public func hasExpired(at now: Date) -> Bool {
+        state.withLock { $0.keys.contains { $0.retiredUntil.map { $0 <= now } ?? false } }
     }
 
     private static func collection(of keys: [Key]) async -> JWTKeyCollection {

@@ -12,16 +12,19 @@ public enum AuthmockApplication {
     public static func router(for mock: Authmock) -> Router<AuthmockRequestContext> {
         let errors = ErrorMiddleware(profile: mock.profile, maxBodyBytes: mock.options.maxBodyBytes)
         let router = Router(context: AuthmockRequestContext.self)
-        var outermost = errors
-        outermost.logsRequests = true
-        router.add(middleware: outermost)
-        // About the mock, not the client under test: neither observed nor journaled.
-        router.get("/metrics") { _, _ in
+        // About the mock, not the client under test: neither observed nor
+        // journaled; their failures answered and their requests logged by
+        // the error middleware (the client's routes do both in the
+        // observation middleware, one async frame fewer per request).
+        var logged = errors
+        logged.logsRequests = true
+        let own = router.group().add(middleware: logged)
+        own.get("/metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: mock.metrics.exposition())))
         }
-        ControlRoutes.add(to: router, mock: mock)
+        ControlRoutes.add(to: own, mock: mock)
 
         // What the client under test calls: observed, journaled, answered in the profile's dialect.
         let observation = ObservationMiddleware(mock: mock, errors: errors)
@@ -51,12 +54,12 @@ public enum AuthmockApplication {
     ) -> some ApplicationProtocol {
         // The TLS configuration was built (and checked) when the mock was made.
         // Connection deadlines: between requests (Hummingbird's idle timeout)
-        // and inside one (RequestReadDeadline), so no stalled client holds a
+        // and inside one (RequestGuard, which also ends a CONNECT), so no stalled client holds a
         // socket, or shutdown, forever.
         let options = mock.options
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [RequestReadDeadline(timeout: .seconds(Int64(options.requestReadTimeoutSeconds))), ConnectGuard()],
+                additionalChannelHandlers: [RequestGuard(timeout: .seconds(Int64(options.requestReadTimeoutSeconds)))],
                 idleTimeout: .seconds(Int64(options.idleTimeoutSeconds))))
         let server: HTTPServerBuilder = mock.tlsConfiguration.flatMap { try? .tls(http1, tlsConfiguration: $0) } ?? http1
         return Application(

@@ -13,6 +13,9 @@ public final class Authmock: Sendable {
     public let profile: any Profile
     /// In memory, or the table a PostgreSQL store's replicas share (docs/state.md).
     public let journal: any JournalStore
+    /// `journal` when it is the in-process one: the observation middleware
+    /// calls it directly (two async calls fewer per request).
+    let memoryJournal: MemoryJournal?
     /// Requests by kind as they reach this replica, answered or not.
     let arrivals = ArrivalCounts()
     public let faults = FaultRules()
@@ -65,6 +68,7 @@ public final class Authmock: Sendable {
             } else {
                 self.journal = MemoryJournal(capacity: options.journalLimit, maxBytes: options.journalMaxBytes)
             }
+            self.memoryJournal = journal as? MemoryJournal
             // A kept key keeps earlier tokens valid; a kept clock keeps their expiry where a test moved it.
             let key = try await store.adoptSigningKey(options.signingKey)
             if let offset = try await store.sharedSettings().clockOffset { clock.setOffset(seconds: offset) }

@@ -79,7 +79,7 @@ enum ControlRoutes {
         ]
     }
 
-    static func add(to router: Router<AuthmockRequestContext>, mock: Authmock) {
+    static func add(to router: some RouterMethods<AuthmockRequestContext>, mock: Authmock) {
         let control = mock.control
         for route in routes() {
             let handler: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, _ in

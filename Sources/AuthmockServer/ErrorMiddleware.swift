@@ -18,22 +18,20 @@ struct ErrorMiddleware: RouterMiddleware {
         _ request: Request, context: AuthmockRequestContext,
         next: (Request, AuthmockRequestContext) async throws -> Response
     ) async throws -> Response {
-        guard logsRequests, context.logger.logLevel <= .info else { return try await answer(request, context: context, next: next) }
-        let start = ContinuousClock.now
-        let response = try await answer(request, context: context, next: next)
-        RequestLog.write(request, response, context: context, since: start)
-        return response
-    }
-
-    private func answer(
-        _ request: Request, context: AuthmockRequestContext,
-        next: (Request, AuthmockRequestContext) async throws -> Response
-    ) async throws -> Response {
+        // One async frame per request: the log line's clock is read only when it is written.
+        let start = logsRequests && context.logger.logLevel <= .info ? ContinuousClock.now : nil
+        let response: Response
         do {
-            return try await next(request, context)
+            response = try await next(request, context)
         } catch {
-            return try answer(error, request, context: context)
+            response = try answer(error, request, context: context)
         }
+        if let start {
+            let elapsed = ContinuousClock.now - start
+            let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            RequestLog.write(request, status: response.status.code, context: context, ms: ms)
+        }
+        return response
     }
 
     /// The documented answer to what a route threw. The observation
@@ -64,9 +62,9 @@ struct ErrorMiddleware: RouterMiddleware {
 /// One line per request at info level. Paths only (no query), and never a
 /// token: credentials appear as kind, id and state from the journal entry.
 enum RequestLog {
-    static func write(_ request: Request, _ response: Response, context: AuthmockRequestContext, since start: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - start
-        var line = "\(request.method) \(request.uri.path) -> \(response.status.code)"
+    /// `ms`: how long the answer took, when known.
+    static func write(_ request: Request, status: Int, context: AuthmockRequestContext, ms: Double?) {
+        var line = "\(request.method) \(request.uri.path) -> \(status)"
         if let code = context.notes.errorCode { line += " \(code)" }
         if let entry = context.notes.entry {
             for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {
@@ -74,8 +72,7 @@ enum RequestLog {
             }
             if let fault = entry.fault { line += " fault \(fault)" }
         }
-        let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-        line += " (\(String(format: "%.1f", ms)) ms)"
+        if let ms { line += " (\(String(format: "%.1f", ms)) ms)" }
         context.logger.info("\(line)")
     }
 }

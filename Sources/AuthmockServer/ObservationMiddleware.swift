@@ -20,9 +20,27 @@ struct ObservationMiddleware: RouterMiddleware {
         _ request: Request, context: AuthmockRequestContext,
         next: (Request, AuthmockRequestContext) async throws -> Response
     ) async throws -> Response {
+        // The client's requests pass no other error middleware (one async
+        // frame fewer on every request): what escapes below (a failing
+        // store, a cancelled hold) gets its documented answer here.
+        do {
+            return try await observe(request, context: context, next: next)
+        } catch {
+            let response = try errors.answer(error, request, context: context)
+            if context.logger.logLevel <= .info { RequestLog.write(request, status: response.status.code, context: context, ms: nil) }
+            return response
+        }
+    }
+
+    @inline(__always)
+    private func observe(
+        _ request: Request, context: AuthmockRequestContext,
+        next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response {
         let path = request.uri.path
         var context = context
-        let arrival = (seq: try await mock.journal.nextSequence(), virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
+        let seq = if let memory = mock.memoryJournal { memory.nextSequence() } else { try await mock.journal.nextSequence() }
+        let arrival = (seq: seq, virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
         let profile = mock.profile
         let limit = mock.options.maxBodyBytes
         var request = request
@@ -34,20 +52,25 @@ struct ObservationMiddleware: RouterMiddleware {
         @discardableResult
         func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0) async -> Response? {
             entry.status = response.map { Int($0.status.code) } ?? 0
-            entry.errorCode = context.notes.errorCode
-            entry.issuedAccessID = context.notes.issued.map { JournalID($0.accessTokenID) }
-            entry.issuedRefreshID = context.notes.issued?.refreshTokenID.map(JournalID.init)
-            entry.mutationsApplied = context.notes.mutationsApplied
+            let notes = context.notes.values
+            entry.errorCode = notes.errorCode
+            entry.issuedAccessID = notes.issued.map { JournalID($0.accessTokenID) }
+            entry.issuedRefreshID = notes.issued?.refreshTokenID.map(JournalID.init)
+            entry.mutationsApplied = notes.mutationsApplied
             entry.fault = fault
             entry.undelivered = undelivered
             let elapsed = ContinuousClock.now - arrival.start
             entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15 + heldMs
-            await mock.journal.append(entry)
+            if let memory = mock.memoryJournal { memory.append(entry) } else { await mock.journal.append(entry) }
             mock.metrics.record(entry)
-            if context.logger.logLevel <= .info { context.notes.entry = entry }
+            if context.logger.logLevel <= .info, let response, !undelivered {
+                context.notes.entry = entry
+                RequestLog.write(request, status: response.status.code, context: context, ms: entry.durationMs)
+            }
             return response
         }
         /// Records a delivered answer and returns it.
+        @inline(__always)
         func answer(_ response: Response, fault: Int? = nil, heldMs: Double = 0) async -> Response {
             await record(response, fault: fault, heldMs: heldMs)
             return response
@@ -64,12 +87,15 @@ struct ObservationMiddleware: RouterMiddleware {
 
         // The body is read here once (and kept on the request for the route),
         // so it can be hashed, classified and limited in one place.
-        let body: ByteBuffer
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        var body = ByteBuffer()
+        let length = request.headers[.contentLength]
+        if let length = length.flatMap(Int.init), length > limit {
             return await answer(profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))
         }
         do {
-            body = try await request.collectBody(upTo: limit)
+            // An HTTP/1.1 request with neither header has no body (RFC 9112
+            // section 6.3): nothing to wait for on most requests.
+            if length != nil || request.headers[.transferEncoding] != nil { body = try await request.collectBody(upTo: limit) }
         } catch let error as HTTPError where error.status == .contentTooLarge {
             return await answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
         } catch is NIOTooManyBytesError {

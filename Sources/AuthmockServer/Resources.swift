@@ -67,6 +67,7 @@ enum Resources {
 
     /// The standard check: a Bearer access token, valid now, with the scope
     /// the route needs. A refresh token in its place is named as such.
+    @inline(__always)
     static func authorizeBearer(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, ResourceRefusal> {
         let token: String
         switch context.credential ?? PresentedCredential(request.headers) {
@@ -81,6 +82,7 @@ enum Resources {
 
     /// Judges an access token string (verified once on arrival by the
     /// observation middleware) and the scope.
+    @inline(__always)
     static func authorize(token: String, request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, ResourceRefusal> {
         let verification: AccessVerification
         if let known = context.verification {

@@ -13,15 +13,12 @@ struct JSONLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-        source: String, file: String, function: String, line: UInt
-    ) {
+    func log(event: LogEvent) {
         var fields: [String: Any] = [
             "time": Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
-            "level": level.rawValue, "label": label, "message": message.description,
+            "level": event.level.rawValue, "label": label, "message": event.message.description,
         ]
-        let merged = metadata.merging(explicit ?? [:]) { $1 }
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         if !merged.isEmpty { fields["metadata"] = merged.mapValues { $0.description } }
         guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         FileHandle.standardError.write(data + Data("\n".utf8))

@@ -48,9 +48,7 @@ struct ServeCommand: AsyncParsableCommand {
         let json = logFormat == "json"
         LoggingSystem.bootstrap { label in
             if json { return JSONLogHandler(label: label, logLevel: level) }
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            return TextLogHandler(label: label, logLevel: level)
         }
         var logger = Logger(label: "authmock")
         logger.logLevel = level

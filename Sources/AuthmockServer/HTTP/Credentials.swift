@@ -20,34 +20,41 @@ enum PresentedCredential: Sendable, Equatable {
         self.init(header: raw)
     }
 
-    /// On the hot path of every request: UTF-8 bytes, not Characters (a
-    /// JWT is hundreds of them, and grapheme breaking showed in the profile).
+    /// On the hot path of every request: index arithmetic on the header's
+    /// UTF-8 bytes (a JWT is hundreds of them; grapheme breaking, and then
+    /// generic walks over the UTF-8 view, showed in the profile).
     init(header raw: String) {
-        let header = raw[...].utf8.trimmedSpaces
-        guard !header.isEmpty else {
-            self = .none
-            return
-        }
-        let space = header.firstIndex(of: UInt8(ascii: " "))
-        let schemeBytes = header[..<(space ?? header.endIndex)]
-        let value = space.map { String(Substring(header[header.index(after: $0)...].trimmedSpaces)) } ?? ""
-        switch schemeBytes.count {
-        case 6 where schemeBytes.equalsIgnoringASCIICase("bearer"):
-            self = .bearer(value)
-        case 5 where schemeBytes.equalsIgnoringASCIICase("basic"):
+        var raw = raw
+        self = raw.withUTF8(Self.parse)
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> PresentedCredential {
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        guard start < end else { return .none }
+        // The scheme ends at the first space; the value is the rest, trimmed.
+        var space = start
+        while space < end, bytes[space] != UInt8(ascii: " ") { space += 1 }
+        let scheme = UnsafeBufferPointer(rebasing: bytes[start..<space])
+        var valueStart = space
+        while valueStart < end, isSpace(bytes[valueStart]) { valueStart += 1 }
+        let value = text(valueStart..<end)
+        if scheme.equalsIgnoringASCIICase("bearer") { return .bearer(value) }
+        if scheme.equalsIgnoringASCIICase("basic") {
             guard let data = Data(base64Encoded: value), let text = String(validating: data, as: UTF8.self),
                 let colon = text.utf8.firstIndex(of: UInt8(ascii: ":"))
             else {
-                self = .other(scheme: "Basic")
-                return
+                return .other(scheme: "Basic")
             }
             // RFC 6749 section 2.3.1: client id and secret are form-encoded inside Basic.
             let user = text[..<colon], password = text[text.utf8.index(after: colon)...]
-            self = .basic(user: user.formDecoded ?? String(user), password: password.formDecoded ?? String(password))
-        default:
-            // A bare token is one word with no scheme.
-            self = space != nil ? .other(scheme: String(Substring(schemeBytes))) : .bare(String(Substring(schemeBytes)))
+            return .basic(user: user.formDecoded ?? String(user), password: password.formDecoded ?? String(password))
         }
+        // A bare token is one word with no scheme.
+        return space < end ? .other(scheme: text(start..<space)) : .bare(text(start..<space))
     }
 
     /// The scheme as written, for logs and the journal.
@@ -94,10 +101,13 @@ extension Substring.UTF8View {
         else { return self[endIndex...] }
         return self[first...last]
     }
+}
 
+extension UnsafeBufferPointer<UInt8> {
     /// Whether the bytes spell `lowercase` in any ASCII case (scheme names;
     /// on every request, so nothing is allocated).
     func equalsIgnoringASCIICase(_ lowercase: StaticString) -> Bool {
+        guard count == lowercase.utf8CodeUnitCount else { return false }
         let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
         return elementsEqual(expected) { byte, letter in ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == letter }
     }
