@@ -49,58 +49,22 @@ struct ObservationMiddleware: RouterMiddleware {
             seq: arrival.seq, virtualTime: arrival.virtual, realTime: arrival.real,
             method: request.method.rawValue, path: path, host: request.head.authority, kind: .other, scheme: presented.scheme,
             call: request.headers[.authmockCall], bodyBytes: 0, status: 0, undelivered: false, durationMs: 0)
-        @discardableResult
-        func record(_ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0) async -> Response? {
-            entry.status = response.map { Int($0.status.code) } ?? 0
-            let notes = context.notes.values
-            entry.errorCode = notes.errorCode
-            entry.issuedAccessID = notes.issued.map { JournalID($0.accessTokenID) }
-            entry.issuedRefreshID = notes.issued?.refreshTokenID.map(JournalID.init)
-            entry.mutationsApplied = notes.mutationsApplied
-            entry.fault = fault
-            entry.undelivered = undelivered
-            let elapsed = ContinuousClock.now - arrival.start
-            entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15 + heldMs
-            if let memory = mock.memoryJournal { memory.append(entry) } else { await mock.journal.append(entry) }
-            mock.metrics.record(entry)
-            if context.logger.logLevel <= .info, let response, !undelivered {
-                context.notes.entry = entry
-                RequestLog.write(request, status: response.status.code, context: context, ms: entry.durationMs)
-            }
-            return response
-        }
-        /// Records a delivered answer and returns it.
-        @inline(__always)
-        func answer(_ response: Response, fault: Int? = nil, heldMs: Double = 0) async -> Response {
-            await record(response, fault: fault, heldMs: heldMs)
-            return response
-        }
-
-        /// The route's answer, or the documented one for what it threw.
-        func routed() async throws -> Response {
-            do {
-                return try await next(request, context)
-            } catch {
-                return try errors.answer(error, request, context: context)
-            }
-        }
-
         // The body is read here once (and kept on the request for the route),
         // so it can be hashed, classified and limited in one place.
         var body = ByteBuffer()
         let length = request.headers[.contentLength]
         if let length = length.flatMap(Int.init), length > limit {
-            return await answer(profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))
+            return await answer(&entry, request, context, since: arrival.start, profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))
         }
         do {
             // An HTTP/1.1 request with neither header has no body (RFC 9112
             // section 6.3): nothing to wait for on most requests.
             if length != nil || request.headers[.transferEncoding] != nil { body = try await request.collectBody(upTo: limit) }
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            return await answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
+            return await answer(&entry, request, context, since: arrival.start, profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
         } catch is NIOTooManyBytesError {
             // A chunked body has no Content-Length to refuse up front: it is cut off here.
-            return await answer(profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
+            return await answer(&entry, request, context, since: arrival.start, profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes
@@ -141,7 +105,7 @@ struct ObservationMiddleware: RouterMiddleware {
                 var fields = HTTPFields()
                 for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
                 let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
-                return await answer(response, fault: fault.id)
+                return await answer(&entry, request, context, since: arrival.start, response, fault: fault.id)
             case .delay(let milliseconds):
                 try await Task.sleep(for: .milliseconds(milliseconds))
             case .idToken(let claims):
@@ -150,21 +114,70 @@ struct ObservationMiddleware: RouterMiddleware {
                 try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds, quiet: quiet)
             case .delayResponse(let milliseconds):
                 // The entry's duration includes the hold: it says when the client got the answer.
-                let response = await answer(try await routed(), fault: fault.id, heldMs: Double(milliseconds))
+                let response = await answer(&entry, request, context, since: arrival.start, try await routed(request, context, next), fault: fault.id, heldMs: Double(milliseconds))
                 try await Task.sleep(for: .milliseconds(milliseconds))
                 return response
             case .closeConnection:
-                await record(nil, fault: fault.id, undelivered: true)
+                await record(&entry, request, context, since: arrival.start, nil, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             case .dropResponse:
-                let response = try await routed()
-                await record(response, fault: fault.id, undelivered: true)
+                let response = try await routed(request, context, next)
+                await record(&entry, request, context, since: arrival.start, response, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             }
         }
-        return await answer(try await routed(), fault: lastFault)
+        return await answer(&entry, request, context, since: arrival.start, try await routed(request, context, next), fault: lastFault)
+    }
+
+    /// The route's answer, or the documented one for what it threw.
+    @inline(__always)
+    private func routed(
+        _ request: Request, _ context: AuthmockRequestContext, _ next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return try errors.answer(error, request, context: context)
+        }
+    }
+
+    /// Completes the request's journal entry with its answer (nil: none was
+    /// sent) and records it: journal, metrics, log line. Methods with the
+    /// entry passed `inout`, not local functions capturing it: a captured
+    /// variable lives in a heap box with a dynamic exclusivity check on every
+    /// access.
+    private func record(
+        _ entry: inout JournalEntry, _ request: Request, _ context: AuthmockRequestContext, since start: ContinuousClock.Instant,
+        _ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0
+    ) async {
+        entry.status = response.map { Int($0.status.code) } ?? 0
+        let notes = context.notes.values
+        entry.errorCode = notes.errorCode
+        entry.issuedAccessID = notes.issued.map { JournalID($0.accessTokenID) }
+        entry.issuedRefreshID = notes.issued?.refreshTokenID.map(JournalID.init)
+        entry.mutationsApplied = notes.mutationsApplied
+        entry.fault = fault
+        entry.undelivered = undelivered
+        let elapsed = ContinuousClock.now - start
+        entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15 + heldMs
+        mock.metrics.record(entry)
+        if context.logger.logLevel <= .info, let response, !undelivered {
+            context.notes.entry = entry
+            RequestLog.write(request, status: response.status.code, context: context, ms: entry.durationMs)
+        }
+        if let memory = mock.memoryJournal { memory.append(entry) } else { await mock.journal.append(entry) }
+    }
+
+    /// Records a delivered answer and returns it.
+    @inline(__always)
+    private func answer(
+        _ entry: inout JournalEntry, _ request: Request, _ context: AuthmockRequestContext, since start: ContinuousClock.Instant,
+        _ response: Response, fault: Int? = nil, heldMs: Double = 0
+    ) async -> Response {
+        await record(&entry, request, context, since: start, response, fault: fault, heldMs: heldMs)
+        return response
     }
 }
 

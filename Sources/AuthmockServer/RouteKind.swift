@@ -19,6 +19,26 @@ public enum RouteKind: String, Sendable, Codable, CaseIterable {
     }
 
     public static var matchNames: [String] { ["token"] + allCases.map(\.rawValue) }
+
+    // Compared and hashed by case, not by the raw string (a raw-value enum's
+    // default): the journal, metrics and arrival counts do both on every
+    // request.
+    public static func == (a: RouteKind, b: RouteKind) -> Bool { a.ordinal == b.ordinal }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ordinal) }
+
+    private var ordinal: Int {
+        switch self {
+        case .login: 0
+        case .refresh: 1
+        case .resource: 2
+        case .authorize: 3
+        case .revoke: 4
+        case .introspect: 5
+        case .metadata: 6
+        case .health: 7
+        case .other: 8
+        }
+    }
 }
 
 /// What a profile reads from a request before it is handled.
