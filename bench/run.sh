@@ -2,7 +2,9 @@
 # Throughput of authmock against two references, measured in one run on this
 # machine, all on 127.0.0.1 and bounded in time:
 #   nginx      a static 200: the ceiling for a tiny HTTP answer here
-#   hello      a Hummingbird hello-world route: the framework's own floor
+#   hello      a Hummingbird hello-world route: the framework's own floor,
+#              sent the same request as /api/me (its Authorization header
+#              too), and once without that header for reference
 #   /api/me    authmock with a valid token (signature cached, clock and
 #              revocation checked on every request)
 #   refresh    authmock refresh_token grants with rotation on
@@ -11,8 +13,11 @@
 # headline), requests/s, p99 and RSS, as medians over ROUNDS rounds that
 # interleave the targets; then the ratios the project targets (medians of
 # the per-round ratios, with their spread), and authmock's start-to-first-200
-# time and idle RSS.
-# Usage: [ROUNDS=3] [LINK=static|dynamic] bench/run.sh [seconds-per-run, default 5]
+# time and idle RSS. Last, the instructions per request of the hello-world
+# and /api/me, counted by valgrind's callgrind (the same on every run, to a
+# fraction of a percent: what to steer by when CPU time is noisy).
+# Usage: [ROUNDS=3] [LINK=static|dynamic] [COUNT=0] bench/run.sh [seconds-per-run, default 5]
+# (COUNT=0 skips the instruction counts, ~2 minutes.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-5}
@@ -24,6 +29,10 @@ need=()
 command -v wrk >/dev/null || need+=(wrk)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 command -v curl >/dev/null || need+=(curl)
+if [ "${COUNT:-1}" != 0 ]; then
+  command -v valgrind >/dev/null || need+=(valgrind)
+  command -v strip >/dev/null || need+=(binutils)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
@@ -81,6 +90,11 @@ wait_up "http://127.0.0.1:$HELLO_PORT/hello"
 # Start to first 200, and RSS when idle (a fresh process, nothing served
 # yet): the best of three starts, as a start right after a build reads the
 # new binary from disk (a cold start here was 175 ms, warm ones 29-55 ms).
+# The binary's cached pages are dropped first: started straight after the
+# build wrote it, the same binary idled at 41 MB, and at 35.5 MB once its
+# pages had been dropped and read back (the kernel maps more of a freshly
+# written file's cached pages per fault). A container runs the latter.
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$AUTHMOCK"
 startup_ms=
 for _ in 1 2 3; do
   port=$(free_port)
@@ -142,7 +156,8 @@ for round in $(seq 1 "$ROUNDS"); do
   # An assignment fails with its command substitution, so an invalid run (a
   # non-2xx answer) stops the script under set -e.
   result=$(run nginx "$NGINX_PIDS" "http://127.0.0.1:$NGINX_PORT/"); echo "nginx $result" >> "$work/results"
-  result=$(run hello "$HELLO_PID" "http://127.0.0.1:$HELLO_PORT/hello"); echo "hello $result" >> "$work/results"
+  result=$(run bare "$HELLO_PID" "http://127.0.0.1:$HELLO_PORT/hello"); echo "bare $result" >> "$work/results"
+  result=$(run hello "$HELLO_PID" "http://127.0.0.1:$HELLO_PORT/hello" -H "Authorization: Bearer $ACCESS"); echo "hello $result" >> "$work/results"
   result=$(run me "$AUTH_PID" "http://127.0.0.1:$AUTH_PORT/api/me" -H "Authorization: Bearer $ACCESS"); echo "me $result" >> "$work/results"
   result=$(run refresh "$AUTH_PID" "http://127.0.0.1:$AUTH_PORT/oauth/token" -s "$work/refresh.lua"); echo "refresh $result" >> "$work/results"
 done
@@ -158,7 +173,7 @@ med = statistics.median
 print(f"wrk, {rounds} rounds of {secs} s per target, {conns} connections, 127.0.0.1, {os.cpu_count()} cores; medians over rounds")
 print("servers built " + ("as the container's binary (docker/release-flags)" if link == "static" else "by swift build -c release (shared Swift runtime)"))
 print(f"{'target':<32}{'CPU us/req':>11}{'requests/s':>12}{'p99':>10}{'RSS MB':>9}")
-names = {"nginx": "nginx static 200", "hello": "hummingbird hello-world", "me": "authmock GET /api/me", "refresh": "authmock refresh_token grant"}
+names = {"nginx": "nginx static 200", "bare": "hello-world, no Authorization", "hello": "hello-world, same request", "me": "authmock GET /api/me", "refresh": "authmock refresh_token grant"}
 for key, name in names.items():
     r = runs[key]
     p99 = sorted(r, key=lambda x: x[0])[len(r) // 2][1]
@@ -167,9 +182,73 @@ print()
 cpu_ratio = [m[2] / h[2] for m, h in zip(runs["me"], runs["hello"])]
 rps_ratio = [m[0] / h[0] for m, h in zip(runs["me"], runs["hello"])]
 spread = lambda xs: f"(rounds {min(xs):.2f}-{max(xs):.2f})"
+print("ratios against the hello-world sent the same request (its Authorization header too)")
 print(f"/api/me CPU per request / hello-world   {med(cpu_ratio):6.2f}   (target <= 1.2) {spread(cpu_ratio)}")
 print(f"/api/me requests/s / hello-world        {med(rps_ratio):6.2f}   (target >= 0.85) {spread(rps_ratio)}")
 print(f"refresh grants per second               {med(x[0] for x in runs['refresh']):6.0f}   (target >= 9000, 30x oidc-provider-mock's ~300/s)")
 print(f"authmock start to first 200             {int(startup_ms):6d} ms (target < 80)")
 print(f"authmock idle RSS                       {int(idle_rss) / 1024:6.1f} MB (target < 40; {int(idle_anon) / 1024:.1f} MB of it anonymous, the rest mapped binary and libraries)")
 PY
+
+# Instructions per request, counted by callgrind (user space only; the same
+# on every run to a fraction of a percent). Debug info is stripped from
+# copies of the binaries first: valgrind 3.19 cannot read Swift 6.3's DWARF 5,
+# and counting needs only the symbols. Each server takes 300 requests to
+# warm up, then 1,000 and 2,000 more on one keep-alive connection, its
+# counters dumped after each batch: the difference of the last two batches
+# over 1,000 is the cost of one request (a sign-in or a connection's setup,
+# in every batch alike, cancels out).
+if [ "${COUNT:-1}" != 0 ]; then
+  echo "counting instructions per request (callgrind, about two minutes)..." >&2
+  cat > "$work/load.py" <<'PY'
+import http.client, json, sys, time
+port, count, path, token = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+for _ in range(900):
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        c.request("GET", path, headers={"Authorization": "Bearer x"}); c.getresponse().read(); break
+    except OSError:
+        time.sleep(0.2)
+else:
+    sys.exit(f"port {port} never answered")
+if token == "login":
+    c.request("POST", "/oauth/token", body="grant_type=password&username=alice&password=wonderland",
+              headers={"Authorization": "Basic ZGVtbzpkZW1vLXNlY3JldA==", "Content-Type": "application/x-www-form-urlencoded"})
+    token = json.loads(c.getresponse().read())["access_token"]
+for _ in range(count):
+    c.request("GET", path, headers={"Authorization": "Bearer " + token}); r = c.getresponse(); r.read()
+    if r.status != 200: sys.exit(f"{path}: {r.status}")
+PY
+  # instructions NAME BINARY PATH TOKEN SERVER-ARGS... -> instructions per request
+  instructions() {
+    local name=$1 binary=$2 path=$3 token=$4; shift 4
+    cp "$binary" "$work/$name-stripped" && strip --strip-debug "$work/$name-stripped"
+    local port; port=$(free_port)
+    valgrind --tool=callgrind --callgrind-out-file="$work/cg-$name.%p" "$work/$name-stripped" "${@//PORT/$port}" >"$work/vg-$name.log" 2>&1 &
+    local vg=$!
+    ( sleep 600; kill "$vg" 2>/dev/null ) & local watchdog=$!
+    for count in 300 1000 2000; do
+      python3 "$work/load.py" "$port" "$count" "$path" "$token" || { cat "$work/vg-$name.log" >&2; exit 1; }
+      callgrind_control -d "$vg" >/dev/null
+    done
+    kill -INT "$vg"; wait "$vg" 2>/dev/null || true; kill "$watchdog" 2>/dev/null || true
+    python3 - "$work" "$name" <<'PY'
+import glob, re, sys
+work, name = sys.argv[1:]
+dumps = sorted(glob.glob(f"{work}/cg-{name}.*.[0-9]*"), key=lambda f: int(f.rsplit(".", 1)[1]))
+totals = [int(re.search(r"^totals: (\d+)", open(f).read(), re.M).group(1)) for f in dumps]
+print(round((totals[2] - totals[1]) / 1000))
+PY
+  }
+  hello_ir=$(instructions hello "$HELLO" /hello "$ACCESS" PORT)
+  me_ir=$(instructions me "$AUTHMOCK" /api/me login serve --port PORT --log-level warning --access-ttl 3600)
+  python3 - "$hello_ir" "$me_ir" <<'PY'
+import sys
+hello, me = (int(x) for x in sys.argv[1:])
+print()
+print("instructions per request (callgrind, user space; repeatable to ~0.5 %)")
+print(f"hello-world, same request               {hello:8,d}")
+print(f"authmock GET /api/me                    {me:8,d}")
+print(f"/api/me / hello-world                   {me / hello:8.3f}")
+PY
+fi
