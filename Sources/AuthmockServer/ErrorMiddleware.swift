@@ -27,9 +27,7 @@ struct ErrorMiddleware: RouterMiddleware {
             response = try answer(error, request, context: context)
         }
         if let start {
-            let elapsed = ContinuousClock.now - start
-            let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-            RequestLog.write(request, status: response.status.code, context: context, ms: ms)
+            RequestLog.write(request, status: response.status.code, context: context, ms: (ContinuousClock.now - start).milliseconds)
         }
         return response
     }
@@ -75,4 +73,9 @@ enum RequestLog {
         if let ms { line += " (\(String(format: "%.1f", ms)) ms)" }
         context.logger.info("\(line)")
     }
+}
+
+extension Duration {
+    /// For the journal's `durationMs` and the log line.
+    var milliseconds: Double { Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15 }
 }

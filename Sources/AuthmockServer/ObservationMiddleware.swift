@@ -160,8 +160,7 @@ struct ObservationMiddleware: RouterMiddleware {
         entry.mutationsApplied = notes.mutationsApplied
         entry.fault = fault
         entry.undelivered = undelivered
-        let elapsed = ContinuousClock.now - start
-        entry.durationMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15 + heldMs
+        entry.durationMs = (ContinuousClock.now - start).milliseconds + heldMs
         mock.metrics.record(entry)
         if context.logger.logLevel <= .info, let response, !undelivered {
             context.notes.entry = entry

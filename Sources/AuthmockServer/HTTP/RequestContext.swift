@@ -16,38 +16,38 @@ public final class RequestNotes: Sendable {
         var mutationsApplied: Int?
         var idTokenClaims: [String: String]?
     }
-    private let values_ = Mutex(Values())
+    private let state = Mutex(Values())
 
     /// All of them under one lock (the journal reads them together).
-    var values: Values { values_.withLock { $0 } }
+    var values: Values { state.withLock { $0 } }
 
     var errorCode: String? {
-        get { values_.withLock { $0.errorCode } }
-        set { values_.withLock { $0.errorCode = newValue } }
+        get { state.withLock { $0.errorCode } }
+        set { state.withLock { $0.errorCode = newValue } }
     }
 
     /// Claims an `id-token` fault rule puts in this answer's id token.
     var idTokenClaims: [String: String]? {
-        get { values_.withLock { $0.idTokenClaims } }
-        set { values_.withLock { $0.idTokenClaims = newValue } }
+        get { state.withLock { $0.idTokenClaims } }
+        set { state.withLock { $0.idTokenClaims = newValue } }
     }
 
     /// The journal entry of this request, for the log line.
     var entry: JournalEntry? {
-        get { values_.withLock { $0.entry } }
-        set { values_.withLock { $0.entry = newValue } }
+        get { state.withLock { $0.entry } }
+        set { state.withLock { $0.entry = newValue } }
     }
 
     /// GraphQL mutations the request applied.
     var mutationsApplied: Int? {
-        get { values_.withLock { $0.mutationsApplied } }
-        set { values_.withLock { $0.mutationsApplied = newValue } }
+        get { state.withLock { $0.mutationsApplied } }
+        set { state.withLock { $0.mutationsApplied = newValue } }
     }
 
     /// Tokens the answer hands out.
     var issued: IssuedTokens? {
-        get { values_.withLock { $0.issued } }
-        set { values_.withLock { $0.issued = newValue } }
+        get { state.withLock { $0.issued } }
+        set { state.withLock { $0.issued = newValue } }
     }
 }
 
