@@ -36,16 +36,16 @@ public final class MemoryTokenStore: TokenStore {
         state.withLock { state in
             state.families[login.family.id] = login.family
             state.insert(login.refresh)
-            state.accessByID[login.access.jti] = login.access
+            state.accessByID[login.access.key] = login.access
         }
     }
 
     public func createAccess(_ record: AccessRecord) {
-        state.withLock { $0.accessByID[record.jti] = record }
+        state.withLock { $0.accessByID[record.key] = record }
     }
 
     public func recordTail(jti: String, tail: String) {
-        state.withLock { $0.accessByID[jti]?.tokenTail = tail }
+        state.withLock { $0.accessByID[TokenID(jti)]?.tokenTail = tail }
     }
 
     public func exchange(_ exchange: RefreshExchange, mint: TokenMint) -> ExchangeOutcome {
@@ -62,14 +62,14 @@ public final class MemoryTokenStore: TokenStore {
                 if revoke { state.revokeFamily(record.familyID, at: now) }
                 return .failed(failure)
             case .pass(let family, let retire):
-                if retire { state.refreshByID[record.id]?.state = .rotated(at: now) }
+                if retire { state.refreshByID[record.key]?.state = .rotated(at: now) }
                 var next: RefreshRecord? = nil
                 if exchange.rotate {
                     next = mint.refresh(family: family.id, at: now)
                     state.insert(next!)
                 }
                 let access = mint.access(owner: family.owner, at: now)
-                state.accessByID[access.jti] = access
+                state.accessByID[access.key] = access
                 return .issued(access: access, next: next, family: family)
             }
         }
@@ -79,14 +79,14 @@ public final class MemoryTokenStore: TokenStore {
         state.withLock { state in
             guard let family = state.families[familyID], family.revokedAt == nil else { return nil }
             let access = mint.access(owner: family.owner, at: now)
-            state.accessByID[access.jti] = access
+            state.accessByID[access.key] = access
             return access
         }
     }
 
     public func accessState(jti: String, sid: String) -> (record: AccessRecord?, familyRevoked: Bool) {
         state.withLock { state in
-            let record = state.accessByID[jti]
+            let record = state.accessByID[TokenID(jti)]
             return (record, state.isRevoked(family: record == nil ? sid : record?.familyID))
         }
     }
@@ -107,7 +107,7 @@ public final class MemoryTokenStore: TokenStore {
     }
 
     public func revokeAccess(jti: String, now: Date) {
-        state.withLock { $0.accessByID[jti]?.revokedAt = now }
+        state.withLock { $0.accessByID[TokenID(jti)]?.revokedAt = now }
     }
 
     public func createCode(_ code: String, _ record: AuthorizationCodeRecord) {
@@ -134,18 +134,21 @@ public final class MemoryTokenStore: TokenStore {
     }
 
     public func expire(_ selector: TokenSelector, now: Date) -> TokenChange {
-        state.withLock { state in
+        let selected = selector.jti.map(TokenID.init)
+        return state.withLock { state in
             var change = TokenChange(access: 0, refresh: 0)
             if selector.kind != .refresh {
-                for (jti, record) in state.accessByID
-                where record.expiresAt > now && selector.matches(subject: record.subject, family: record.familyID, id: jti) {
-                    state.accessByID[jti]?.expiresAt = now
+                for (key, record) in state.accessByID
+                where record.expiresAt > now && selector.matches(subject: record.subject, family: record.familyID, id: key, selected: selected) {
+                    state.accessByID[key]?.expiresAt = now
                     change.access += 1
                 }
             }
             if selector.kind != .access {
                 for (id, record) in state.refreshByID
-                where record.expiresAt > now && selector.matches(subject: state.families[record.familyID]?.subject ?? "", family: record.familyID, id: id) {
+                where record.expiresAt > now
+                    && selector.matches(subject: state.families[record.familyID]?.subject ?? "", family: record.familyID, id: id, selected: selected)
+                {
                     state.refreshByID[id]?.expiresAt = now
                     change.refresh += 1
                 }
@@ -155,18 +158,21 @@ public final class MemoryTokenStore: TokenStore {
     }
 
     public func revoke(_ selector: TokenSelector, now: Date) -> TokenChange {
-        state.withLock { state in
+        let selected = selector.jti.map(TokenID.init)
+        return state.withLock { state in
             var change = TokenChange(access: 0, refresh: 0)
             if selector.kind != .refresh {
-                for (jti, record) in state.accessByID
-                where record.revokedAt == nil && selector.matches(subject: record.subject, family: record.familyID, id: jti) {
-                    state.accessByID[jti]?.revokedAt = now
+                for (key, record) in state.accessByID
+                where record.revokedAt == nil && selector.matches(subject: record.subject, family: record.familyID, id: key, selected: selected) {
+                    state.accessByID[key]?.revokedAt = now
                     change.access += 1
                 }
             }
             if selector.kind != .access {
                 for (id, record) in state.refreshByID
-                where !record.isRevoked && selector.matches(subject: state.families[record.familyID]?.subject ?? "", family: record.familyID, id: id) {
+                where !record.isRevoked
+                    && selector.matches(subject: state.families[record.familyID]?.subject ?? "", family: record.familyID, id: id, selected: selected)
+                {
                     state.refreshByID[id]?.state = .revoked(at: now)
                     change.refresh += 1
                 }
@@ -177,9 +183,10 @@ public final class MemoryTokenStore: TokenStore {
     }
 
     public func supersede(family: String, keep: String, deadline: Date) {
+        let keep = TokenID(keep)
         state.withLock { state in
-            for (jti, record) in state.accessByID where record.familyID == family && jti != keep && record.expiresAt > deadline {
-                state.accessByID[jti]?.expiresAt = deadline
+            for (key, record) in state.accessByID where record.familyID == family && key != keep && record.expiresAt > deadline {
+                state.accessByID[key]?.expiresAt = deadline
             }
         }
     }

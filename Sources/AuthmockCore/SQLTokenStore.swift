@@ -272,14 +272,14 @@ public final class SQLTokenStore: TokenStore {
             default: .live
             }
         return RefreshRecord(
-            id: row[0].text ?? "", value: row[1].text ?? "", familyID: row[2].text ?? "",
+            key: TokenID(row[0].text ?? ""), value: row[1].text ?? "", familyID: row[2].text ?? "",
             issuedAt: row[3].date ?? .distantPast, expiresAt: row[4].date ?? .distantPast, state: state)
     }
 
     private static let accessColumns = "jti, family_id, subject, client_id, scope, issued_at, expires_at, lifetime, revoked_at, tail"
     private static func access(_ row: [SQLValue]) -> AccessRecord {
         AccessRecord(
-            jti: row[0].text ?? "", owner: TokenOwner(familyID: row[1].text, subject: row[2].text ?? "", clientID: row[3].text ?? "", scope: row[4].text ?? ""),
+            key: TokenID(row[0].text ?? ""), owner: TokenOwner(familyID: row[1].text, subject: row[2].text ?? "", clientID: row[3].text ?? "", scope: row[4].text ?? ""),
             issuedAt: row[5].date ?? .distantPast, expiresAt: row[6].date ?? .distantPast, lifetime: row[7].real ?? 0,
             revokedAt: row[8].date, tokenTail: row[9].text ?? "")
     }

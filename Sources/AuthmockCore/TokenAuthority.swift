@@ -289,19 +289,20 @@ public final class TokenAuthority: Sendable {
 
     private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?, identity: IdentityClaims? = nil) async throws -> IssuedTokens {
         try await notePruning(at: access.issuedAt)
+        let jti = access.jti  // spelled from its inline form: once
         let claims = AccessTokenClaims(
             iss: .init(value: issuer), sub: .init(value: access.subject),
             aud: .init(value: settings.audience), exp: .init(value: access.expiresAt.wholeSeconds(.up)),
             iat: .init(value: access.issuedAt.wholeSeconds(.down)), nbf: .init(value: access.issuedAt.wholeSeconds(.down)),
-            jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
+            jti: .init(value: jti), clientID: access.clientID, scope: access.scope,
             sid: familyID ?? "")
         var header = JWTHeader()
         header.typ = "at+jwt"
         let jwt = try await keyRing.sign(claims, header: header)
         let tail = String(jwt.suffix(6))
-        try await store.recordTail(jti: access.jti, tail: tail)
+        try await store.recordTail(jti: jti, tail: tail)
         var issued = IssuedTokens(
-            accessToken: jwt, accessTokenID: access.jti, expiresIn: Int(access.lifetime),
+            accessToken: jwt, accessTokenID: jti, expiresIn: Int(access.lifetime),
             refreshToken: refresh?.value, refreshTokenID: refresh?.id, scope: access.scope, familyID: familyID)
         if let identity, access.scope.split(separator: " ").contains("openid") {
             let idClaims = IDTokenClaims(

@@ -27,10 +27,11 @@ public struct TokenSelector: Sendable, Equatable, Codable {
         jti = try c.decodeIfPresent(String.self, forKey: .jti)
     }
 
-    func matches(subject: String, family: String?, id: String) -> Bool {
+    /// `selected` is `jti` as a `TokenID`, read once per pass over a table.
+    func matches(subject: String, family: String?, id: TokenID, selected: TokenID?) -> Bool {
         (self.subject == nil || self.subject == subject)
             && (self.family == nil || self.family == family)
-            && (jti == nil || jti == id)
+            && (selected == nil || selected == id)
     }
 }
 

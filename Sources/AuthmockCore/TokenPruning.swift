@@ -75,7 +75,7 @@ extension TokenState {
         // The JWT's exp (issue time plus lifetime) decides, not an earlier forced expiry.
         removed.access = accessByID.removeEntries { $0.value.issuedAt.addingTimeInterval($0.value.lifetime + 1) <= horizon }
 
-        var spent: [String] = []
+        var spent: [TokenID] = []
         var kept = Set<String>()
         for (id, record) in refreshByID {
             if case .rotated(let at) = record.state, at.addingTimeInterval(grace) <= horizon {

@@ -36,7 +36,9 @@ public struct RefreshRecord: Sendable {
         case rotated(at: Date)
         case revoked(at: Date)
     }
-    var id: String
+    /// The id (`rt_` and hex), inline.
+    var key: TokenID
+    var id: String { key.text }
     var value: String
     var familyID: String
     var issuedAt: Date
@@ -55,7 +57,9 @@ public struct RefreshRecord: Sendable {
 }
 
 public struct AccessRecord: Sendable {
-    var jti: String
+    /// The `jti`, inline.
+    var key: TokenID
+    var jti: String { key.text }
     let owner: TokenOwner
     var familyID: String? { owner.familyID }
     var subject: String { owner.subject }
@@ -90,16 +94,16 @@ struct TokenState: Sendable {
     /// Records removed so far by pruning, for the control API.
     var pruned = PrunedCounts()
     var families: [String: FamilyRecord] = [:]
-    var refreshByID: [String: RefreshRecord] = [:]
-    var refreshIDByValue: [String: String] = [:]
-    var accessByID: [String: AccessRecord] = [:]
+    var refreshByID: [TokenID: RefreshRecord] = [:]
+    var refreshIDByValue: [String: TokenID] = [:]
+    var accessByID: [TokenID: AccessRecord] = [:]
     var codes: [String: AuthorizationCodeRecord] = [:]
 
     var refreshByValue: RefreshLookup { RefreshLookup(state: self) }
 
     mutating func insert(_ record: RefreshRecord) {
-        refreshByID[record.id] = record
-        refreshIDByValue[record.value] = record.id
+        refreshByID[record.key] = record
+        refreshIDByValue[record.value] = record.key
     }
 
     mutating func revokeFamily(_ id: String, at now: Date) {

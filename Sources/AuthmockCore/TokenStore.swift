@@ -122,14 +122,14 @@ public struct TokenMint: Sendable {
     func refresh(family: String, at now: Date) -> RefreshRecord {
         let expiresAt = now.addingTimeInterval(Double(settings.refreshTTL))
         return RefreshRecord(
-            id: RandomToken.shortID(prefix: "rt_"), value: seal.make(family: family, expiresAt: expiresAt), familyID: family,
+            key: TokenID(RandomToken.shortID(prefix: "rt_")), value: seal.make(family: family, expiresAt: expiresAt), familyID: family,
             issuedAt: now, expiresAt: expiresAt, state: .live)
     }
 
     func access(owner: TokenOwner, at now: Date, ttl: Int? = nil) -> AccessRecord {
         let ttl = ttl ?? settings.accessTTL
         return AccessRecord(
-            jti: UUID().uuidString.lowercased(), owner: owner,
+            key: .randomUUID(), owner: owner,
             issuedAt: now, expiresAt: now.addingTimeInterval(Double(ttl)), lifetime: Double(ttl))
     }
 

@@ -4,7 +4,9 @@ import Synchronization
 /// The one clock every expiry decision reads: real time plus an offset that a
 /// test moves, so a one-hour token can expire without anyone waiting an hour.
 public final class VirtualClock: Sendable {
-    private let offset: Mutex<Double>
+    /// The offset's bit pattern: every request reads it, and an atomic load
+    /// leaves the cache line shared between cores where a lock would move it.
+    private let offsetBits: Atomic<UInt64>
 
     /// How far the clock may be moved from real time either way: 100 years.
     /// Every token time stays a representable whole number of seconds (a
@@ -12,25 +14,31 @@ public final class VirtualClock: Sendable {
     public static let maxOffsetSeconds: Double = 3_155_760_000
 
     public init(offsetSeconds: Double = 0) {
-        self.offset = Mutex(offsetSeconds)
+        self.offsetBits = Atomic(offsetSeconds.bitPattern)
     }
 
     /// The server's current time.
     public func now() -> Date {
-        Date().addingTimeInterval(offset.withLock { $0 })
+        Date().addingTimeInterval(offsetSeconds)
     }
 
     /// Seconds the virtual clock runs ahead of (or, negative, behind) real time.
     public var offsetSeconds: Double {
-        offset.withLock { $0 }
+        Double(bitPattern: offsetBits.load(ordering: .acquiring))
     }
 
     /// Moves the clock forward; the offset only ever grows by `seconds`.
     public func advance(seconds: Double) {
-        offset.withLock { $0 += seconds }
+        var seen = offsetBits.load(ordering: .relaxed)
+        while true {
+            let (exchanged, original) = offsetBits.compareExchange(
+                expected: seen, desired: (Double(bitPattern: seen) + seconds).bitPattern, ordering: .acquiringAndReleasing)
+            if exchanged { return }
+            seen = original
+        }
     }
 
     public func setOffset(seconds: Double) {
-        offset.withLock { $0 = seconds }
+        offsetBits.store(seconds.bitPattern, ordering: .releasing)
     }
 }

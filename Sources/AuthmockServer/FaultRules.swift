@@ -111,6 +111,9 @@ public final class FaultRules: Sendable {
         var latest: ContinuousClock.Instant
     }
     private let state = Mutex(State())
+    /// Rules installed, read without the lock: most servers have none, and
+    /// every request asks.
+    private let installed = Atomic(0)
 
     public init() {}
 
@@ -120,6 +123,7 @@ public final class FaultRules: Sendable {
             let installed = Installed(id: state.nextID, rule: rule, fired: 0)
             state.nextID += 1
             state.rules.append(installed)
+            self.installed.store(state.rules.count, ordering: .releasing)
             return installed
         }
     }
@@ -130,12 +134,20 @@ public final class FaultRules: Sendable {
     @discardableResult
     public func clear() -> Int {
         state.withLock { state in
-            defer { state.rules = [] }
+            defer {
+                state.rules = []
+                installed.store(0, ordering: .releasing)
+            }
             return state.rules.count
         }
     }
 
-    public func reset() { state.withLock { $0 = State() } }
+    public func reset() {
+        state.withLock { state in
+            state = State()
+            installed.store(0, ordering: .releasing)
+        }
+    }
 
     /// Waits until `count` requests have reached gather rule `id`, until no
     /// new one has arrived for `quiet` milliseconds, or until `milliseconds`
@@ -164,8 +176,8 @@ public final class FaultRules: Sendable {
     /// The rule that fires for this request, if any, counted as fired.
     /// `excluding`: rules that already acted on it (after a hold).
     func fire(method: String, path: String, kind: RouteKind, headers: HTTPFields, excluding: Set<Int> = []) -> Installed? {
-        state.withLock { state in
-            guard !state.rules.isEmpty else { return nil }
+        guard installed.load(ordering: .acquiring) > 0 else { return nil }
+        return state.withLock { state in
             for index in state.rules.indices
             where !state.rules[index].exhausted && !excluding.contains(state.rules[index].id)
                 && state.rules[index].rule.match.admits(method: method, path: path, kind: kind, headers: headers)

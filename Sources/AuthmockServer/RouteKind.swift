@@ -26,7 +26,8 @@ public enum RouteKind: String, Sendable, Codable, CaseIterable {
     public static func == (a: RouteKind, b: RouteKind) -> Bool { a.ordinal == b.ordinal }
     public func hash(into hasher: inout Hasher) { hasher.combine(ordinal) }
 
-    private var ordinal: Int {
+    /// 0 to `allCases.count - 1`, in declaration order.
+    var ordinal: Int {
         switch self {
         case .login: 0
         case .refresh: 1

@@ -1,3 +1,4 @@
+import AuthmockCore
 import Crypto
 import Foundation
 import Testing
@@ -21,7 +22,7 @@ struct JournalValuesTests {
         "",
     ])
     func idsSpellBackExactly(text: String) throws {
-        #expect(JournalID(text).text == text)
+        #expect(TokenID(text).text == text)
         let token = PresentedToken(kind: .access, id: text, state: .valid)
         #expect(token.id == text)
         let json = try JSONEncoder().encode(token)
@@ -29,10 +30,21 @@ struct JournalValuesTests {
         #expect(try JSONDecoder().decode(PresentedToken.self, from: json) == token)
     }
 
+    @Test func randomIdsAreVersion4UUIDsSpelledLowercase() {
+        let ids = (0..<200).map { _ in TokenID.randomUUID() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids {
+            let uuid = UUID(uuidString: id.text)
+            #expect(uuid?.uuidString.lowercased() == id.text && id.heapBytes == 0, "\(id)")
+            #expect(uuid.map { $0.uuid.6 >> 4 == 4 && $0.uuid.8 >> 6 == 2 } == true, "\(id)")
+            #expect(TokenID(id.text) == id)
+        }
+    }
+
     @Test func serverShapedIdsTakeNoHeap() {
-        #expect(JournalID("3f2c7a9e-1b4d-4e8f-9a6b-0c1d2e3f4a5b").heapBytes == 0)
-        #expect(JournalID("rt_9f3a1c22d4e5b6a7").heapBytes == 0)
-        #expect(JournalID("an-id-a-client-made-up-itself").heapBytes > 0)
+        #expect(TokenID("3f2c7a9e-1b4d-4e8f-9a6b-0c1d2e3f4a5b").heapBytes == 0)
+        #expect(TokenID("rt_9f3a1c22d4e5b6a7").heapBytes == 0)
+        #expect(TokenID("an-id-a-client-made-up-itself").heapBytes > 0)
     }
 
     @Test func bodyDigestsSpellTheirHexAndKeepOtherText() throws {
@@ -60,7 +72,42 @@ struct JournalValuesTests {
         #expect(object["issuedRefresh"] as? String == "rt_12ab")
         #expect(object["issuedAccessID"] == nil && object["bodyDigest"] == nil)
         #expect(try JSONDecoder().decode(JournalEntry.self, from: JSONEncoder().encode(entry)) == entry)
-        // A refresh grant's entry holds nothing on the heap: its estimate is its slot.
-        #expect(entry.estimatedBytes == MemoryLayout<JournalEntry>.stride)
+        // A refresh grant's entry holds nothing on the heap: it costs its slot only.
+        #expect(entry.heapBytes == 0)
+    }
+
+    /// The byte bound counts the ring's slots, used or not, and the strings:
+    /// the journal fills it (not a fraction of it) and never passes it,
+    /// whether its entries are small or carry long paths.
+    @Test(arguments: [0, 300])
+    func theJournalFillsItsByteBoundAndStaysUnderIt(pathBytes: Int) {
+        let maxBytes = 1 << 20
+        let journal = MemoryJournal(capacity: 1_000_000, maxBytes: maxBytes)
+        func entry(_ seq: Int) -> JournalEntry {
+            JournalEntry(
+                seq: seq, virtualTime: Date(), realTime: Date(), method: "GET", path: "/api/me" + String(repeating: "x", count: pathBytes),
+                host: nil, kind: .resource, scheme: "Bearer", bodyBytes: 0, status: 200, undelivered: false, durationMs: 0)
+        }
+        let perEntry = MemoryLayout<JournalEntry>.stride + entry(0).heapBytes
+        for seq in 1...(4 * maxBytes / perEntry) {
+            journal.append(entry(seq))
+            #expect(journal.usage().bytes <= maxBytes)
+        }
+        let usage = journal.usage()
+        #expect(usage.bytes <= maxBytes && usage.bytes >= usage.entries * perEntry, "\(usage)")
+        #expect(usage.entries >= maxBytes / perEntry * 9 / 10, "\(usage.entries) entries of at most \(maxBytes / perEntry)")
+        #expect(journal.entries().entries.last?.seq == 4 * maxBytes / perEntry)
+    }
+
+    /// Arrivals are counted per kind by its ordinal: no two kinds may share one.
+    @Test func arrivalCountsKeepEveryKindApart() {
+        let arrivals = ArrivalCounts()
+        for (index, kind) in RouteKind.allCases.enumerated() {
+            for _ in 0...index { arrivals.note(kind) }
+        }
+        for (index, kind) in RouteKind.allCases.enumerated() { #expect(arrivals.count([kind]) == index + 1, "\(kind)") }
+        #expect(arrivals.count([.login, .refresh]) == 3)
+        arrivals.reset()
+        #expect(arrivals.count(Set(RouteKind.allCases)) == 0)
     }
 }
