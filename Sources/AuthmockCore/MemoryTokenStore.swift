@@ -85,8 +85,12 @@ public final class MemoryTokenStore: TokenStore {
     }
 
     public func accessState(jti: String, sid: String) -> (record: AccessRecord?, familyRevoked: Bool) {
+        accessState(key: TokenID(jti), sid: sid)
+    }
+
+    public func accessState(key: TokenID, sid: String) -> (record: AccessRecord?, familyRevoked: Bool) {
         state.withLock { state in
-            let record = state.accessByID[TokenID(jti)]
+            let record = state.accessByID[key]
             return (record, state.isRevoked(family: record == nil ? sid : record?.familyID))
         }
     }

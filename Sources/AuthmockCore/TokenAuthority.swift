@@ -19,6 +19,8 @@ public struct IssuedTokens: Sendable, Equatable {
 /// A verified, live access token.
 public struct AccessGrant: Sendable, Equatable {
     public var claims: AccessTokenClaims
+    /// The `jti`, read once when the token was first verified.
+    public var key: TokenID
     public var tokenID: String { claims.jti.value }
     public var subject: String { claims.sub.value }
     public var scopes: [String] { claims.scopes }
@@ -114,7 +116,8 @@ public final class TokenAuthority: Sendable {
     private let pruneSchedule = Mutex((issued: 0, last: Date?.none))
     /// Verified token strings are immutable, so their signature is checked
     /// once; later uses pay only for the expiry and revocation checks.
-    private let verifiedTokens = Mutex([TokenText: AccessTokenClaims]())
+    /// Tokens whose signature checked out, with their `jti` read.
+    private let verifiedTokens = Mutex([TokenText: (claims: AccessTokenClaims, key: TokenID)]())
     private static let verifiedTokensLimit = 100_000
     private let issuerBox: Mutex<String>
     let seal: RefreshTokenSeal
@@ -260,7 +263,7 @@ public final class TokenAuthority: Sendable {
         pruneSchedule.withLock { $0 = (0, now) }
         let removed = try await store.prune(now: now, retention: retention, grace: Double(settings.reuseGraceSeconds))
         let horizon = now.addingTimeInterval(-retention)
-        verifiedTokens.withLock { $0.removeEntries { $0.value.exp.value <= horizon } }
+        verifiedTokens.withLock { $0.removeEntries { $0.value.claims.exp.value <= horizon } }
         return removed
     }
 
@@ -325,17 +328,17 @@ public final class TokenAuthority: Sendable {
         // A key whose rotation grace ended no longer vouches for its tokens, cached or not.
         let checked = clock.now()
         if keyRing.hasExpired(at: checked), await keyRing.dropExpired(at: checked) { forgetVerifiedTokens() }
-        let claims: AccessTokenClaims
+        let (claims, key): (AccessTokenClaims, TokenID)
         if let known = verifiedTokens.withLock({ $0[TokenText(token)] }) {
-            claims = known
+            (claims, key) = known
         } else {
             switch await checkSignature(token) {
             case .failure(let rejected): return .invalid(rejected.failure, tokenID: rejected.tokenID)
             case .success(let verified):
-                claims = verified
+                (claims, key) = (verified, TokenID(verified.jti.value))
                 verifiedTokens.withLock { cache in
                     if cache.count >= Self.verifiedTokensLimit { cache.removeAll(keepingCapacity: true) }
-                    cache[TokenText(token)] = verified
+                    cache[TokenText(token)] = (claims, key)
                 }
             }
         }
@@ -343,7 +346,7 @@ public final class TokenAuthority: Sendable {
         guard claims.aud.value.contains(settings.audience) else { return .invalid(.wrongAudience, tokenID: jti) }
         let now = try await now()
         let (record, familyRevoked) =
-            if let memoryStore { memoryStore.accessState(jti: jti, sid: claims.sid) } else { try await store.accessState(jti: jti, sid: claims.sid) }
+            if let memoryStore { memoryStore.accessState(key: key, sid: claims.sid) } else { try await store.accessState(jti: jti, sid: claims.sid) }
         let failure: AccessTokenFailure? = {
             guard let record else {
                 // Pruned (its exp passed long ago) or unknown to this server's store.
@@ -356,7 +359,7 @@ public final class TokenAuthority: Sendable {
             return nil
         }()
         if let failure { return .invalid(failure, tokenID: jti) }
-        return .valid(AccessGrant(claims: claims))
+        return .valid(AccessGrant(claims: claims, key: key))
     }
 
     private func checkSignature(_ token: String) async -> Result<AccessTokenClaims, RejectedSignature> {
@@ -423,7 +426,7 @@ public final class TokenAuthority: Sendable {
     /// expiry or revocation (dialects that accept an expired token as proof
     /// of which login a refresh belongs to); nil when the signature fails.
     public func signedClaims(_ token: String) async -> AccessTokenClaims? {
-        if let known = verifiedTokens.withLock({ $0[TokenText(token)] }) { return known }
+        if let known = verifiedTokens.withLock({ $0[TokenText(token)] }) { return known.claims }
         if case .success(let claims) = await checkSignature(token) { return claims }
         return nil
     }

@@ -40,6 +40,12 @@ public struct PresentedToken: Sendable, Codable, Equatable {
         self.state = state
     }
 
+    init(kind: Kind, key: TokenID, state: State) {
+        self.kind = kind
+        self.storedID = key
+        self.state = state
+    }
+
     private enum CodingKeys: String, CodingKey {
         case kind, storedID = "id", state
     }

@@ -186,7 +186,7 @@ struct ConnectionClosedByFault: Error {}
 extension PresentedToken {
     init(_ verification: AccessVerification) {
         switch verification {
-        case .valid(let grant): self.init(kind: .access, id: grant.tokenID, state: .valid)
+        case .valid(let grant): self.init(kind: .access, key: grant.key, state: .valid)
         case .invalid(let failure, let jti): self.init(kind: .access, id: jti, state: failure.journalState)
         }
     }

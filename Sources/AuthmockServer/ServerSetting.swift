@@ -172,7 +172,7 @@ extension ServerSetting {
         ) { $0.tokens.pruneAfterSeconds = $1.integer },
         .init(
             key: "journal_max_bytes", type: .integer(minimum: 65_536), defaultText: "33554432",
-            doc: "the journal's memory bound in bytes, beside journal_limit entries: the oldest entries go first", inScenarios: false
+            doc: "the journal's memory bound in bytes (its ring of entry slots and their strings), beside journal_limit entries: the oldest entries go first", inScenarios: false
         ) { $0.journalMaxBytes = $1.integer },
         .init(
             key: "journal_limit", type: .integer(minimum: 1), defaultText: "100000",
