@@ -226,12 +226,14 @@ PY
     local port; port=$(free_port)
     valgrind --tool=callgrind --callgrind-out-file="$work/cg-$name.%p" "$work/$name-stripped" "${@//PORT/$port}" >"$work/vg-$name.log" 2>&1 &
     local vg=$!
-    ( sleep 600; kill "$vg" 2>/dev/null ) & local watchdog=$!
+    # The watchdog's output goes nowhere: its sleep would otherwise hold
+    # this function's command substitution open for the full 10 minutes.
+    ( sleep 600; kill "$vg" 2>/dev/null ) </dev/null >/dev/null 2>&1 & local watchdog=$!
     for count in 300 1000 2000; do
       python3 "$work/load.py" "$port" "$count" "$path" "$token" || { cat "$work/vg-$name.log" >&2; exit 1; }
       callgrind_control -d "$vg" >/dev/null
     done
-    kill -INT "$vg"; wait "$vg" 2>/dev/null || true; kill "$watchdog" 2>/dev/null || true
+    kill -INT "$vg"; wait "$vg" 2>/dev/null || true; pkill -P "$watchdog" sleep 2>/dev/null || true
     python3 - "$work" "$name" <<'PY'
 import glob, re, sys
 work, name = sys.argv[1:]
