@@ -42,3 +42,9 @@ public final class VirtualClock: Sendable {
         offsetBits.store(seconds.bitPattern, ordering: .releasing)
     }
 }
+
+extension Duration {
+    /// The duration in seconds, fractions included: for reports, timeouts and
+    /// the journal's milliseconds (one conversion, not one per module).
+    public var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,3 +1,4 @@
+import AuthmockCore
 import SystemPackage
 public import DriverProtocol
 public import Foundation
@@ -87,7 +88,7 @@ actor DriverChannel {
         let timer = Task { [weak self] in
             try? await Task.sleep(until: deadline, clock: .continuous)
             let seconds = ContinuousClock.now - start
-            await self?.timeout(id, after: Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18)
+            await self?.timeout(id, after: seconds.inSeconds)
         }
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { continuation in

@@ -290,7 +290,7 @@ public enum ScenarioRunner {
         }
         await CaseServerState.discard(mock)
         let elapsed = ContinuousClock.now - started
-        result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        result.seconds = elapsed.inSeconds
         return result
 
         /// The case proper, while the server runs.

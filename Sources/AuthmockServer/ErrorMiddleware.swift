@@ -27,7 +27,7 @@ struct ErrorMiddleware: RouterMiddleware {
             response = try answer(error, request, context: context)
         }
         if let start {
-            RequestLog.write(request, status: response.status.code, context: context, ms: (ContinuousClock.now - start).milliseconds)
+            RequestLog.write(request, status: response.status.code, context: context, ms: (ContinuousClock.now - start).inMilliseconds)
         }
         return response
     }
@@ -77,5 +77,5 @@ enum RequestLog {
 
 extension Duration {
     /// For the journal's `durationMs` and the log line.
-    var milliseconds: Double { Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15 }
+    var inMilliseconds: Double { inSeconds * 1000 }
 }

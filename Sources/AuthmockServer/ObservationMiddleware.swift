@@ -160,7 +160,7 @@ struct ObservationMiddleware: RouterMiddleware {
         entry.mutationsApplied = notes.mutationsApplied
         entry.fault = fault
         entry.undelivered = undelivered
-        entry.durationMs = (ContinuousClock.now - start).milliseconds + heldMs
+        entry.durationMs = (ContinuousClock.now - start).inMilliseconds + heldMs
         mock.metrics.record(entry)
         if context.logger.logLevel <= .info, let response, !undelivered {
             context.notes.entry = entry

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthmockCore
 import AuthmockScenario
 import Foundation
 
@@ -109,7 +110,7 @@ struct RunCommand: AsyncParsableCommand {
             (driver, results) = try await runAttached(selected, suite: suite, known: known, progress: progress)
         }
         let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         for result in results { print(Reports.details(result), terminator: "") }
         let suiteVersion = suite.includesBuiltIn ? BuiltinSuite.version : nil
         try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, junit: junit, json: json)
