@@ -2,9 +2,9 @@ import Foundation
 
 /// A token id as the server keeps it: an access token's `jti` (a lowercase
 /// UUID) or a refresh token's id (`rt_` and hex) inline, any other text (a
-/// client's own, a test's) as it is. The token store's tables are keyed by
-/// it and the journal records it: as strings, the ids were a heap object
-/// each (80 bytes for a `jti`) in the server's largest tables.
+/// client's own, a test's) as it is. The in-memory token store's tables are
+/// keyed by it and the journal records it: as strings, the ids were a heap
+/// object each (80 bytes for a `jti`) in the server's largest tables.
 public struct TokenID: Sendable, Hashable, Codable, CustomStringConvertible {
     private enum Storage: Sendable, Hashable {
         /// The 32 hex digits of a lowercase UUID, as two words.
