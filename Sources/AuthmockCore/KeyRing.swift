@@ -86,10 +86,10 @@ public final class KeyRing: Sendable {
         var generation = 0
     }
     private let state: Mutex<State>
-    /// When the first retired key's grace ends (seconds since 1970, as a bit
-    /// pattern; infinity while none is retired), kept beside `state` so that
-    /// the check before every verification is an atomic load, not a lock.
-    private let firstGraceEnd = Atomic(Double.infinity.bitPattern)
+    /// When the first retired key's grace ends (seconds since 1970; infinity
+    /// while none is retired), kept beside `state` so that the check before
+    /// every verification takes no lock.
+    private let firstGraceEnd = AtomicDouble(.infinity)
 
     /// HS256 with `secret`.
     public init(hmac secret: SigningKey) async {
@@ -103,7 +103,7 @@ public final class KeyRing: Sendable {
         self.algorithm = kept.algorithm
         let keys = try kept.keys.map { try Self.key(kept.algorithm, $0) }
         self.state = Mutex(State(keys: keys, collection: await Self.collection(of: keys), kept: kept))
-        firstGraceEnd.store(Self.firstGraceEnd(of: keys), ordering: .releasing)
+        firstGraceEnd.store(Self.firstGraceEnd(of: keys))
     }
 
     /// What a store keeps of these keys (nil for HS256, whose secret is kept as the signing key).
@@ -121,7 +121,7 @@ public final class KeyRing: Sendable {
         state.withLock { state in
             guard kept.version > (state.kept?.version ?? 0) else { return }
             state = State(keys: keys, collection: collection, kept: kept, generation: state.generation + 1)
-            firstGraceEnd.store(Self.firstGraceEnd(of: keys), ordering: .releasing)
+            firstGraceEnd.store(Self.firstGraceEnd(of: keys))
         }
     }
 
@@ -172,7 +172,7 @@ public final class KeyRing: Sendable {
             let installed = state.withLock { state in
                 guard state.generation == generation else { return false }
                 state.keys = keys
-                firstGraceEnd.store(Self.firstGraceEnd(of: keys), ordering: .releasing)
+                firstGraceEnd.store(Self.firstGraceEnd(of: keys))
                 state.collection = collection
                 state.generation += 1
                 return true
@@ -185,11 +185,11 @@ public final class KeyRing: Sendable {
     /// verification, so it is synchronous and allocates nothing; only a
     /// due key takes the async `dropExpired`.
     public func hasExpired(at now: Date) -> Bool {
-        Double(bitPattern: firstGraceEnd.load(ordering: .acquiring)) <= now.timeIntervalSince1970
+        firstGraceEnd.load() <= now.timeIntervalSince1970
     }
 
-    private static func firstGraceEnd(of keys: [Key]) -> UInt64 {
-        (keys.compactMap { $0.retiredUntil?.timeIntervalSince1970 }.min() ?? .infinity).bitPattern
+    private static func firstGraceEnd(of keys: [Key]) -> Double {
+        keys.compactMap { $0.retiredUntil?.timeIntervalSince1970 }.min() ?? .infinity
     }
 
     private static func collection(of keys: [Key]) async -> JWTKeyCollection {

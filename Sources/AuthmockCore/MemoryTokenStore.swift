@@ -44,8 +44,8 @@ public final class MemoryTokenStore: TokenStore {
         state.withLock { $0.accessByID[record.key] = record }
     }
 
-    public func recordTail(jti: String, tail: String) {
-        state.withLock { $0.accessByID[TokenID(jti)]?.tokenTail = tail }
+    public func recordTail(key: TokenID, tail: String) {
+        state.withLock { $0.accessByID[key]?.tokenTail = tail }
     }
 
     public func exchange(_ exchange: RefreshExchange, mint: TokenMint) -> ExchangeOutcome {
@@ -186,8 +186,7 @@ public final class MemoryTokenStore: TokenStore {
         }
     }
 
-    public func supersede(family: String, keep: String, deadline: Date) {
-        let keep = TokenID(keep)
+    public func supersede(family: String, keep: TokenID, deadline: Date) {
         state.withLock { state in
             for (key, record) in state.accessByID where record.familyID == family && key != keep && record.expiresAt > deadline {
                 state.accessByID[key]?.expiresAt = deadline

@@ -310,8 +310,8 @@ public final class SQLTokenStore: TokenStore {
         try await transaction { tx in try await Self.insert(tx, record) }
     }
 
-    public func recordTail(jti: String, tail: String) async throws {
-        try await transaction { tx in _ = try await tx.rows("UPDATE authmock_access SET tail = ? WHERE jti = ?", [.text(tail), .text(jti)]) }
+    public func recordTail(key: TokenID, tail: String) async throws {
+        try await transaction { tx in _ = try await tx.rows("UPDATE authmock_access SET tail = ? WHERE jti = ?", [.text(tail), .text(key.text)]) }
     }
 
     public func exchange(_ exchange: RefreshExchange, mint: TokenMint) async throws -> ExchangeOutcome {
@@ -481,11 +481,11 @@ public final class SQLTokenStore: TokenStore {
         }
     }
 
-    public func supersede(family: String, keep: String, deadline: Date) async throws {
+    public func supersede(family: String, keep: TokenID, deadline: Date) async throws {
         try await transaction { tx in
             _ = try await tx.rows(
                 "UPDATE authmock_access SET expires_at = ? WHERE family_id = ? AND jti <> ? AND expires_at > ?",
-                [SQLValue(deadline), .text(family), .text(keep), SQLValue(deadline)])
+                [SQLValue(deadline), .text(family), .text(keep.text), SQLValue(deadline)])
         }
     }
 

@@ -6,10 +6,13 @@ import Synchronization
 /// Tokens handed out by one grant: what every profile encodes in its own shape.
 public struct IssuedTokens: Sendable, Equatable {
     public var accessToken: String
-    public var accessTokenID: String
+    /// The ids as the store keeps them (the journal takes them as they are).
+    public var accessKey: TokenID
+    public var accessTokenID: String { accessKey.text }
     public var expiresIn: Int
     public var refreshToken: String?
-    public var refreshTokenID: String?
+    public var refreshKey: TokenID?
+    public var refreshTokenID: String? { refreshKey?.text }
     public var scope: String
     public var familyID: String?
     /// An OpenID Connect ID token, when the scope has `openid` (docs/oidc.md).
@@ -292,21 +295,20 @@ public final class TokenAuthority: Sendable {
 
     private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?, identity: IdentityClaims? = nil) async throws -> IssuedTokens {
         try await notePruning(at: access.issuedAt)
-        let jti = access.jti  // spelled from its inline form: once
         let claims = AccessTokenClaims(
             iss: .init(value: issuer), sub: .init(value: access.subject),
             aud: .init(value: settings.audience), exp: .init(value: access.expiresAt.wholeSeconds(.up)),
             iat: .init(value: access.issuedAt.wholeSeconds(.down)), nbf: .init(value: access.issuedAt.wholeSeconds(.down)),
-            jti: .init(value: jti), clientID: access.clientID, scope: access.scope,
+            jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
             sid: familyID ?? "")
         var header = JWTHeader()
         header.typ = "at+jwt"
         let jwt = try await keyRing.sign(claims, header: header)
         let tail = String(jwt.suffix(6))
-        try await store.recordTail(jti: jti, tail: tail)
+        try await store.recordTail(key: access.key, tail: tail)
         var issued = IssuedTokens(
-            accessToken: jwt, accessTokenID: jti, expiresIn: Int(access.lifetime),
-            refreshToken: refresh?.value, refreshTokenID: refresh?.id, scope: access.scope, familyID: familyID)
+            accessToken: jwt, accessKey: access.key, expiresIn: Int(access.lifetime),
+            refreshToken: refresh?.value, refreshKey: refresh?.key, scope: access.scope, familyID: familyID)
         if let identity, access.scope.split(separator: " ").contains("openid") {
             let idClaims = IDTokenClaims(
                 iss: issuer, sub: access.subject, aud: access.clientID, exp: access.expiresAt.wholeSeconds(.up),

@@ -103,7 +103,7 @@ extension TokenAuthority {
 
     /// Access tokens of `family` other than `keep` stop working `grace`
     /// seconds from now: they were superseded by a rotated token.
-    public func supersedeAccessTokens(family: String, keep: String, graceSeconds: Int) async throws {
+    public func supersedeAccessTokens(family: String, keep: TokenID, graceSeconds: Int) async throws {
         try await store.supersede(family: family, keep: keep, deadline: now().addingTimeInterval(Double(graceSeconds)))
     }
 

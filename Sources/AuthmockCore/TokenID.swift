@@ -96,6 +96,13 @@ extension TokenID {
         return TokenID(storage: .uuid(high, low))
     }
 
+    /// A new random refresh token id (`rt_` and 16 hex digits at most), as
+    /// `RandomToken.shortID(prefix: "rt_")` spells one, without the string.
+    public static func randomRefreshID() -> TokenID {
+        var generator = SystemRandomNumberGenerator()
+        return TokenID(storage: .refreshID(generator.next()))
+    }
+
     // On the wire its text.
     public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
     public func encode(to encoder: any Encoder) throws {

@@ -35,7 +35,7 @@ public protocol TokenStore: Sendable {
 
     func createLogin(_ login: NewLogin) async throws
     func createAccess(_ record: AccessRecord) async throws
-    func recordTail(jti: String, tail: String) async throws
+    func recordTail(key: TokenID, tail: String) async throws
     func exchange(_ exchange: RefreshExchange, mint: TokenMint) async throws -> ExchangeOutcome
     func reissueAccess(familyID: String, now: Date, mint: TokenMint) async throws -> AccessRecord?
     /// The record of an access token and whether its login is revoked
@@ -52,7 +52,7 @@ public protocol TokenStore: Sendable {
 
     func expire(_ selector: TokenSelector, now: Date) async throws -> TokenChange
     func revoke(_ selector: TokenSelector, now: Date) async throws -> TokenChange
-    func supersede(family: String, keep: String, deadline: Date) async throws
+    func supersede(family: String, keep: TokenID, deadline: Date) async throws
     func snapshot(now: Date) async throws -> TokenSnapshot
     func prune(now: Date, retention: Double, grace: Double) async throws -> PrunedCounts
     func prunedCounts() async throws -> PrunedCounts
@@ -122,7 +122,7 @@ public struct TokenMint: Sendable {
     func refresh(family: String, at now: Date) -> RefreshRecord {
         let expiresAt = now.addingTimeInterval(Double(settings.refreshTTL))
         return RefreshRecord(
-            key: TokenID(RandomToken.shortID(prefix: "rt_")), value: seal.make(family: family, expiresAt: expiresAt), familyID: family,
+            key: .randomRefreshID(), value: seal.make(family: family, expiresAt: expiresAt), familyID: family,
             issuedAt: now, expiresAt: expiresAt, state: .live)
     }
 

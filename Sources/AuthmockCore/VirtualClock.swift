@@ -1,12 +1,10 @@
 public import Foundation
-import Synchronization
 
 /// The one clock every expiry decision reads: real time plus an offset that a
 /// test moves, so a one-hour token can expire without anyone waiting an hour.
 public final class VirtualClock: Sendable {
-    /// The offset's bit pattern: every request reads it, and an atomic load
-    /// leaves the cache line shared between cores where a lock would move it.
-    private let offsetBits: Atomic<UInt64>
+    /// Read by every request: no lock.
+    private let offset: AtomicDouble
 
     /// How far the clock may be moved from real time either way: 100 years.
     /// Every token time stays a representable whole number of seconds (a
@@ -14,7 +12,7 @@ public final class VirtualClock: Sendable {
     public static let maxOffsetSeconds: Double = 3_155_760_000
 
     public init(offsetSeconds: Double = 0) {
-        self.offsetBits = Atomic(offsetSeconds.bitPattern)
+        self.offset = AtomicDouble(offsetSeconds)
     }
 
     /// The server's current time.
@@ -24,22 +22,16 @@ public final class VirtualClock: Sendable {
 
     /// Seconds the virtual clock runs ahead of (or, negative, behind) real time.
     public var offsetSeconds: Double {
-        Double(bitPattern: offsetBits.load(ordering: .acquiring))
+        offset.load()
     }
 
     /// Moves the clock forward; the offset only ever grows by `seconds`.
     public func advance(seconds: Double) {
-        var seen = offsetBits.load(ordering: .relaxed)
-        while true {
-            let (exchanged, original) = offsetBits.compareExchange(
-                expected: seen, desired: (Double(bitPattern: seen) + seconds).bitPattern, ordering: .acquiringAndReleasing)
-            if exchanged { return }
-            seen = original
-        }
+        offset.add(seconds)
     }
 
     public func setOffset(seconds: Double) {
-        offsetBits.store(seconds.bitPattern, ordering: .releasing)
+        offset.store(seconds)
     }
 }
 

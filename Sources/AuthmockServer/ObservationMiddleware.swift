@@ -155,8 +155,8 @@ struct ObservationMiddleware: RouterMiddleware {
         entry.status = response.map { Int($0.status.code) } ?? 0
         let notes = context.notes.values
         entry.errorCode = notes.errorCode
-        entry.issuedAccessID = notes.issued.map { TokenID($0.accessTokenID) }
-        entry.issuedRefreshID = notes.issued?.refreshTokenID.map(TokenID.init)
+        entry.issuedAccessID = notes.issued?.accessKey
+        entry.issuedRefreshID = notes.issued?.refreshKey
         entry.mutationsApplied = notes.mutationsApplied
         entry.fault = fault
         entry.undelivered = undelivered

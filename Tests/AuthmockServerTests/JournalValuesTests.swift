@@ -41,6 +41,15 @@ struct JournalValuesTests {
         }
     }
 
+    @Test func randomRefreshIdsSpellAsRandomTokenSpellsThem() {
+        for _ in 0..<200 {
+            let id = TokenID.randomRefreshID()
+            #expect(id.text.hasPrefix("rt_") && (4...19).contains(id.text.count) && id.heapBytes == 0, "\(id)")
+            #expect(UInt64(id.text.dropFirst(3), radix: 16).map { "rt_" + String($0, radix: 16) } == id.text)
+            #expect(TokenID(id.text) == id)
+        }
+    }
+
     @Test func serverShapedIdsTakeNoHeap() {
         #expect(TokenID("3f2c7a9e-1b4d-4e8f-9a6b-0c1d2e3f4a5b").heapBytes == 0)
         #expect(TokenID("rt_9f3a1c22d4e5b6a7").heapBytes == 0)

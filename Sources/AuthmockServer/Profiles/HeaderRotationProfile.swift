@@ -72,7 +72,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         }
         if let family = issued.familyID {
             rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())
-            try await mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
+            try await mock.authority.supersedeAccessTokens(family: family, keep: issued.accessKey, graceSeconds: graceSeconds)
         }
         let scope = Resources.requiredScope(request, context: context)
         guard grant.grants(scope: scope) else { return .failure(.insufficientScope(required: scope)) }
@@ -87,7 +87,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         {
             answer.issued = issued
             rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())
-            try await mock.authority.supersedeAccessTokens(family: family, keep: issued.accessTokenID, graceSeconds: graceSeconds)
+            try await mock.authority.supersedeAccessTokens(family: family, keep: issued.accessKey, graceSeconds: graceSeconds)
         }
         if answer.issued != nil, let newest = rotations.newest(family: family) {
             answer.response.headers[header] = header == .authorization ? "Bearer \(newest)" : newest
