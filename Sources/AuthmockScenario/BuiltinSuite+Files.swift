@@ -1216,9 +1216,12 @@ id: "5.2"
 name: a 401 with a Basic challenge is not a token problem
 description: >
   A proxy in front of the API answers 401 with WWW-Authenticate: Basic.
-  The access token is fine; refreshing it cannot help. A correct client
-  refreshes only on a Bearer challenge and hands this 401 to the
-  application. (Ktor's isApplicable models exactly this.)
+  The access token is fine; refreshing it cannot help. The rule is that
+  the client stops by itself: a bounded number of attempts, and the call
+  ends with the 401. A client that refreshes only on a Bearer challenge
+  hands this 401 to the application at once (Ktor's isApplicable models
+  exactly this): that is what it should do. One refresh and one retry
+  before giving up is waste, not a broken session: NON-STRICT.
 profile: oauth2
 level: must
 steps:
@@ -1232,9 +1235,11 @@ steps:
         headers: {WWW-Authenticate: 'Basic realm="corporate proxy"'}
   - request: {method: GET, path: /api/items}
 expect:
-  refreshes: 0
+  attempts_per_call: {min: 1, max: 10}
   outcomes: {http_error: all}
+  max_requests: 25
 should:
+  refreshes: 0
   attempts_per_call: 1
 
 """##
@@ -1276,9 +1281,11 @@ id: "5.4"
 name: 503 with Retry-After waits and does not refresh
 description: >
   The API answers one call 503 with Retry-After: 1. That says nothing
-  about the token. A correct client does not refresh, waits at least the
-  given second (within a cap) before it tries again, and the retry
-  succeeds.
+  about the token. The rule: the client does not refresh, does not sign
+  the user out, and if it sends the call again, not before the given
+  second. Whether it retries a 503 at all is its transport's policy
+  (URLSession, OkHttp, requests and net/http hand it to the application):
+  a retry that succeeds is what it should show, not what it must.
 profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 reports: [dart-lang/http#1841]
 level: must
@@ -1290,7 +1297,9 @@ steps:
   - request: {method: GET, path: /api/items}
 expect:
   refreshes: 0
+  unfounded_reauth: 0
   retry_after: {min_seconds: 1}
+should:
   outcomes: {ok: all}
 
 """##
@@ -1306,8 +1315,9 @@ description: >
   first 401 lists Basic first and Bearer error="invalid_token" second:
   the token is invalid, so the client refreshes and retries. The second
   401 carries only a Basic challenge (a proxy): refreshing cannot help, so
-  it goes to the application. A client that reads only the first
-  challenge misses the Bearer one.
+  it should go to the application. A client that reads only the first
+  challenge misses the Bearer one: FAIL. One that also refreshes on the
+  Basic-only 401 is wasteful but bounded (as in 5.2): NON-STRICT.
 reports: [MCPJam/inspector#3378]
 profile: oauth2
 level: must
@@ -1328,6 +1338,11 @@ steps:
         headers: {WWW-Authenticate: 'Basic realm="corporate proxy"'}
   - request: {method: GET, path: /api/second}
 expect:
+  refreshes: {min: 1, max: 4}
+  outcomes: {ok: {min: 1}}
+  attempts_per_call: {max: 10}
+  max_requests: 25
+should:
   refreshes: 1
   outcomes: {ok: 1, http_error: 1}
 

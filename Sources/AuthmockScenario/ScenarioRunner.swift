@@ -367,6 +367,8 @@ private struct Play: Sendable {
         var version: String?
         /// When the driver answered `logout` (the app had signed the user out).
         var signedOutAt: Date?
+        /// Each `login` step, from when it was sent to when the driver answered.
+        var signInSteps: [ClosedRange<Date>] = []
     }
 
     func run(_ channel: DriverChannel, hello: @Sendable (String) -> RunnerMessage) async throws -> Outcome {
@@ -422,8 +424,10 @@ private struct Play: Sendable {
         steps: for (number, step) in scenario.steps.enumerated() {
             switch step {
             case .login(let username, let password, let openID, let expected):
+                let askedAt = Date()
                 let id = try await channel.post { .login(id: $0, username: username, password: password, openid: openID ? true : nil) }
                 let answer = try await channel.answer(id, deadline: deadline)
+                outcome.signInSteps.append(askedAt...max(askedAt, answer.receivedAt))
                 if let expected {
                     // The sign-in must end as the case says (a client refusing a forged id token).
                     let got = answer.ok ? OutcomeKind.ok : answer.outcome
@@ -524,6 +528,7 @@ private struct Play: Sendable {
             outcome.findings += scenario.expect.evaluate(seen, level: scenario.level)
             outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []
             outcome.findings += CallEvidence.findings(seen)
+            if let signIns = SuperfluousSignIns.finding(seen) { outcome.findings.append(signIns) }
         }
         // A finding that cites "the case's reports" names them.
         if !scenario.reports.isEmpty {
@@ -538,6 +543,7 @@ private struct Play: Sendable {
     func observation(_ outcome: Outcome) async throws -> Observation {
         var observation = Observation(entries: try await mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(try await mock.control.tokens()), start: start)
         observation.signedOutAt = outcome.signedOutAt
+        observation.signInSteps = outcome.signInSteps
         return observation
     }
 

@@ -111,6 +111,13 @@ enum VerdictRules {
           `X-Authmock-Call` among them. A request without it is attributed to its call when \
           exactly one call with that method and path was in flight when it arrived, so \
           per-call checks and their evidence stay right.
+        - `superfluous_sign_ins`: a sign-in the library made by itself (a password, code \
+          or client-credentials grant outside the case's `login` steps) is a refresh by \
+          another name, judged by the same rules: superfluous while another refresh or \
+          sign-in was in flight, or while the client held a refresh token the server had \
+          handed it and never refused (a 5xx, a 429 or a reset refuses nothing). A library \
+          that drops its cached token before refreshing, so that concurrent callers each \
+          sign in again with the password, fails here in every case where it happens.
 
         Expectations about calls first check that the thing they judge happened: \
         `retry_after` needs a call that met 429/503 (and one that claims success was sent \

@@ -33,6 +33,7 @@ struct TokenFacts: Sendable {
     var accessIssued: [String: Date] = [:]
     var accessLifetime: [String: Double] = [:]
     var refreshFamily: [String: String] = [:]
+    var refreshExpiry: [String: Date] = [:]
 
     init() {}
 
@@ -43,7 +44,10 @@ struct TokenFacts: Sendable {
             if let issued = token.issuedAt { accessIssued[token.id] = issued }
             if let lifetime = token.lifetimeSeconds { accessLifetime[token.id] = lifetime }
         }
-        for token in snapshot.refresh { if let family = token.family { refreshFamily[token.id] = family } }
+        for token in snapshot.refresh {
+            if let family = token.family { refreshFamily[token.id] = family }
+            refreshExpiry[token.id] = token.expiresAt
+        }
     }
 }
 
@@ -60,6 +64,9 @@ struct Observation {
     let attributed: [Int: String]
     /// When the driver confirmed the app had signed the user out (`logout` step).
     var signedOutAt: Date?
+    /// The case's `login` steps, from the runner's message to the driver's
+    /// answer: sign-ins the application asked for.
+    var signInSteps: [ClosedRange<Date>] = []
     /// Access token -> when a request first presented it (the client had it then).
     private let firstUse: [String: Date]
     /// Call -> when the driver reported its outcome (the client had every answer of it then).
