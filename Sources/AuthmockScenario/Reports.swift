@@ -26,16 +26,40 @@ public enum Reports {
         return out
     }
 
-    /// `suite`: the built-in suite's version when it took part.
+    /// Whether the console shows this result's line: a plain SKIP (another
+    /// profile, a missing capability) is folded into one summary line unless
+    /// asked for; a known failure is shown, it was judged.
+    public static func shownByDefault(_ result: CaseResult) -> Bool { result.verdict != .skip || result.knownFailure != nil }
+
+    /// The plain SKIPs folded into one line per reason, most first:
+    /// `129 case runs skipped (--show-skips lists them): 117 the driver ...`.
+    public static func foldedSkips(_ results: [CaseResult]) -> String {
+        let skipped = results.filter { !shownByDefault($0) }
+        guard !skipped.isEmpty else { return "" }
+        let byReason = Dictionary(grouping: skipped) { $0.reason ?? "no reason given" }
+            .map { (reason: $0.key, count: $0.value.count) }
+            .sorted { ($0.count, $1.reason) > ($1.count, $0.reason) }
+        var out = "\n\(skipped.count) case run\(skipped.count == 1 ? "" : "s") skipped (--show-skips lists them):\n"
+        for group in byReason.prefix(8) { out += "  \(String(group.count).leftPadded(to: 4))  \(group.reason)\n" }
+        if byReason.count > 8 { out += "  ... and \(byReason.count - 8) other reasons\n" }
+        return out
+    }
+
+    /// `suite`: the built-in suite's version when it took part. The closing
+    /// line counts exactly what the table above it counts: failed is FAIL and
+    /// ERROR, skipped is SKIP and NON-STRICT (as in JUnit).
     public static func summary(_ results: [CaseResult], seconds: Double, suite: String? = nil) -> String {
         var counts: [Verdict: Int] = [:]
         for result in results { counts[result.verdict, default: 0] += 1 }
         var out = "\n" + "verdict     count\n"
         for verdict in Verdict.allCases { out += "\(verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))\(counts[verdict] ?? 0)\n" }
-        out += String(format: "%d cases in %.1f s\n", results.count, seconds)
+        out += String(format: "%d case runs in %.1f s\n", results.count, seconds)
         if let suite { out += "suite: built-in \(suite)\n" }
+        let failed = (counts[.fail] ?? 0) + (counts[.error] ?? 0)
+        let skipped = (counts[.skip] ?? 0) + (counts[.nonStrict] ?? 0)
+        out += "failed = FAIL \(counts[.fail] ?? 0) + ERROR \(counts[.error] ?? 0); skipped = SKIP \(counts[.skip] ?? 0) + NON-STRICT \(counts[.nonStrict] ?? 0)\n"
         // A closing line test harnesses recognise.
-        out += "\(counts[.pass] ?? 0) passed, \((counts[.fail] ?? 0) + (counts[.error] ?? 0)) failed, \((counts[.skip] ?? 0) + (counts[.nonStrict] ?? 0)) skipped\n"
+        out += "\(counts[.pass] ?? 0) passed, \(failed) failed, \(skipped) skipped\n"
         return out
     }
 
@@ -131,4 +155,9 @@ public enum Reports {
         }
         return out
     }
+}
+
+extension String {
+    /// The text right-aligned in `width` columns.
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
 }

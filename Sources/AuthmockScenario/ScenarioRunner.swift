@@ -85,6 +85,18 @@ public struct DriverInfo: Sendable, Equatable {
     public var profiles: [String]?
     public var capabilities: [String]
 
+    /// A driver whose `hello` names profiles, none of which exists, can run
+    /// no case: a misspelt name ("oauth") would otherwise SKIP the whole suite
+    /// and leave the run green having judged nothing.
+    static func speaksAKnownProfile(_ info: DriverInfo) -> Result<DriverInfo, ScenarioRunner.HelloFailure> {
+        guard let profiles = info.profiles, !profiles.contains(where: Profiles.names.contains) else { return .success(info) }
+        let named = profiles.map { "'\($0)'\(Suggestion.hint(for: $0, in: Profiles.names))" }.joined(separator: ", ")
+        return .failure(
+            ScenarioRunner.HelloFailure(
+                reason: "hello lists the profiles \(named), and none is a profile authmock serves (\(Profiles.names.joined(separator: ", ")))",
+                stderr: ""))
+    }
+
     /// Why this driver cannot run the case in this profile, or nil.
     func cannotRun(_ scenario: Scenario, profile: String) -> String? {
         if let profiles, !profiles.contains(profile) {
@@ -165,7 +177,16 @@ public enum ScenarioRunner {
         progress: @escaping @Sendable (CaseResult) -> Void = { _ in }
     ) async -> [CaseResult] {
         var probed = options
-        if probed.driverInfo == nil, let first = cases.first { probed.driverInfo = await probe(options, profile: first.1) }
+        if probed.driverInfo == nil, let first = cases.first {
+            switch await probe(options, profile: first.1).flatMap(DriverInfo.speaksAKnownProfile) {
+            case .success(let info): probed.driverInfo = info
+            case .failure(let failure):
+                // A driver that cannot say hello can run no case: one ERROR, not one per case.
+                let result = failure.result(profile: first.1)
+                progress(result)
+                return [result]
+            }
+        }
         let options = probed
         return await withTaskGroup(of: (Int, CaseResult).self) { group in
             var results = [CaseResult?](repeating: nil, count: cases.count)
@@ -187,17 +208,35 @@ public enum ScenarioRunner {
         }
     }
 
+    /// Why the driver could not answer `hello`: the run stops with this, once.
+    public struct HelloFailure: Error, Sendable {
+        public var reason: String
+        public var stderr: String
+
+        /// The one ERROR a run that could not start reports.
+        func result(profile: String) -> CaseResult {
+            CaseResult(
+                id: "hello", name: "the driver starts and answers hello", profile: profile, level: Scenario.Level.must.rawValue, file: "-",
+                verdict: .error, reason: "the driver failed hello, so no case ran: \(reason)", findings: [], calls: [], journal: [],
+                driverStderr: stderr, seconds: 0)
+        }
+    }
+
     /// Starts the driver once and asks `hello`, against a server of `profile`.
-    /// nil when the driver cannot even do that (every case will say why).
-    public static func probe(_ options: RunOptions, profile: String) async -> DriverInfo? {
+    public static func probe(_ options: RunOptions, profile: String) async -> Result<DriverInfo, HelloFailure> {
         var serverOptions = caseServerOptions(profile: profile, options: options)
         serverOptions.journalLimit = 100
         let deadline = ContinuousClock.now + .seconds(20)
-        guard let mock = try? await Authmock(options: serverOptions) else { return nil }
+        let mock: Authmock
+        do {
+            mock = try await Authmock(options: serverOptions)
+        } catch {
+            return .failure(HelloFailure(reason: "the in-process server did not start: \(error)", stderr: ""))
+        }
         defer { Task { await CaseServerState.discard(mock) } }
-        return await serving(mock) {
+        let answer = await serving(mock) { () -> Result<DriverInfo, HelloFailure> in
             let client = mock.control.client
-            let (result, _) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
+            let (result, stderr) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
                 let id = try await channel.post { hello(id: $0, mock: mock, profile: profile, client: client) }
                 let greeting = try await channel.answer(id, deadline: deadline)
                 let shutdownID = try await channel.post { .shutdown(id: $0) }
@@ -205,8 +244,11 @@ public enum ScenarioRunner {
                 guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
                 return DriverInfo(name: greeting.fields["driver"], version: greeting.fields["version"], profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
             }
-            return try? result.get()
-        } ?? nil
+            return result.mapError { error in
+                HelloFailure(reason: (error as? DriverFailure)?.description ?? "\(error)", stderr: stderr)
+            }
+        }
+        return answer ?? .failure(HelloFailure(reason: "the in-process server did not start", stderr: ""))
     }
 
     /// A case server's options before the scenario's own `server:` settings.

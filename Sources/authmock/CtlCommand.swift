@@ -39,7 +39,7 @@ struct CtlCommand: AsyncParsableCommand {
             do {
                 response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
             } catch {
-                throw CtlError("cannot reach \(base): \(error)")
+                throw CtlError("no answer from \(base): is `authmock serve` running there? (--url or AUTHMOCK_URL names another server) [\(error)]")
             }
             let data = Data(buffer: try await response.body.collect(upTo: 64 << 20))
             guard (200..<300).contains(response.status.code) else {

@@ -46,6 +46,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Write a JUnit XML report here.") var junit: String?
     @Option(help: "Write a JSON report here.") var json: String?
     @Flag(help: "Print the evidence of passing cases too.") var verbose = false
+    @Flag(name: .customLong("show-skips"), help: "List every skipped case run (by default they are folded into one line per reason).") var showSkips = false
 
     func run() async throws {
         let suite: SuiteSelection
@@ -93,16 +94,19 @@ struct RunCommand: AsyncParsableCommand {
         }
         let started = ContinuousClock.now
         let verbose = self.verbose
+        let showSkips = self.showSkips
         let progress: @Sendable (CaseResult) -> Void = { result in
-            print(Reports.progressLine(result))
-            if verbose { for finding in result.findings { print("           \(finding.passed ? "ok" : "x ") \(finding.expectation): \(finding.message)") } }
+            guard showSkips || Reports.shownByDefault(result) else { return }
+            var text = Reports.progressLine(result)
+            if verbose { for finding in result.findings { text += "\n           \(finding.passed ? "ok" : "x ") \(finding.expectation): \(finding.message)" } }
+            printNow(text)
         }
         let results: [CaseResult]
         let driver: String
         if let command = self.driver {
             driver = command
             let of = part.map { ", shard \($0) of \(filtered.count) case runs" } ?? ""
-            print("authmock run: \(selected.count) cases from the \(suite.description)\(of), driver: \(driver)")
+            printNow("authmock run: \(selected.count) cases from the \(suite.description)\(of), driver: \(driver)")
             var options = RunOptions(driver: driver, jobs: jobs, expectedFailures: known)
             options.caseServerState = caseState
             results = await ScenarioRunner.run(selected, options: options, progress: progress)
@@ -112,6 +116,7 @@ struct RunCommand: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - started
         let seconds = elapsed.inSeconds
         for result in results { print(Reports.details(result), terminator: "") }
+        if !showSkips { print(Reports.foldedSkips(results), terminator: "") }
         let suiteVersion = suite.includesBuiltIn ? BuiltinSuite.version : nil
         try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, junit: junit, json: json)
     }
@@ -124,6 +129,12 @@ func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: 
     if let junit { try Reports.junit(results, seconds: seconds, suite: suite).write(toFile: junit, atomically: true, encoding: .utf8) }
     if let json { try Reports.json(results, seconds: seconds, driver: driver, suite: suite).write(toFile: json, atomically: true, encoding: .utf8) }
     if results.contains(where: { $0.verdict == .fail || $0.verdict == .error }) { throw ExitCode(RunExit.failures) }
+    // A run that judged nothing is no pass: CI would go green on a driver that
+    // speaks none of the selected profiles.
+    if !results.isEmpty && results.allSatisfy({ $0.verdict == .skip && $0.knownFailure == nil }) {
+        print("nothing was judged: every case run was skipped (the reasons are above); exit status 1")
+        throw ExitCode(RunExit.failures)
+    }
 }
 
 extension RunCommand {

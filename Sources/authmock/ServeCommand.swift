@@ -4,6 +4,7 @@ import AuthmockCore
 import AuthmockServer
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
@@ -83,7 +84,16 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maximumGracefulShutdownDuration = .seconds(options.drainSeconds)
         configuration.maximumCancellationDuration = .seconds(2)
         let group = ServiceGroup(configuration: configuration)
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            let taken = "\(options.host):\(options.port)"
+            throw ServeStartError(
+                "\(taken) is taken (another authmock serve, or another server): stop it, or pick another port with --port N (--port 0: any free port, printed at start)"
+            )
+        } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
+            throw ServeStartError("cannot listen on \(options.host): no such address on this machine (--host 127.0.0.1, or 0.0.0.0 for every interface)")
+        }
     }
 
     /// The setting flags given, by key: `--access-ttl 60` and `--access-ttl=60`.
@@ -199,4 +209,10 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     // Written straight to the descriptor: a test or script reading the banner
     // through a pipe must not wait for a stdio buffer to fill.
     FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+}
+
+/// Why `serve` could not start listening: printed as it is, exit status 1.
+struct ServeStartError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
