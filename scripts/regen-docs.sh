@@ -31,6 +31,7 @@ for page in docs/profiles/*.md; do
 done
 replace_block errors docs/graphql.md "$("$bin" errors --profile graphql)"
 replace_block schema docs/graphql.md "$(printf '```graphql\n%s\n```' "$("$bin" graphql-schema)")"
+replace_block suite-counts README.md "The built-in suite: $("$bin" cases --counts)."
 for page in README.md docs/configuration.md; do
   replace_block settings "$page" "$("$bin" settings)"
 done

@@ -14,6 +14,11 @@ public enum OutcomeKind: String, Sendable, Codable, CaseIterable {
     case reauthRequired = "reauth_required"
     /// No HTTP answer: refused, reset, timed out.
     case transportError = "transport_error"
+    /// The library renewed the token before sending the call (its own clock
+    /// said it had expired) and the refresh got no usable answer (a 5xx, a
+    /// 429, a reset): the call itself was never sent. `status` is the
+    /// refresh's, when it had one.
+    case refreshFailed = "refresh_failed"
     /// The driver cannot express the request.
     case unsupported
 }

@@ -12,8 +12,13 @@ struct CasesCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Include the built-in suite.") var builtIn = true
     @Flag(help: "Print the cases page (docs/cases.md) instead of the list.") var markdown = false
     @Option(help: "Teeth matrix for --markdown (default: the built-in one).") var matrix: String?
+    @Flag(help: "Print only the built-in suite's counts, as README.md shows them (scripts/regen-docs.sh).") var counts = false
 
     func run() throws {
+        if counts {
+            print(try BuiltinSuite.countsText())
+            return
+        }
         let suite: SuiteSelection
         do {
             suite = try SuiteSelection.assemble(paths: paths, builtIn: builtIn)

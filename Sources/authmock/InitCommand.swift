@@ -29,6 +29,7 @@ struct InitCommand: ParsableCommand {
         ]
         if language == "python" {
             files.append(("driver/driver.py", Templates.pythonDriver))
+            files.append(("driver/expected-failures.yaml", Templates.pythonDriverExpectedFailures))
         } else {
             files.append(("driver/Package.swift", Templates.swiftPackage(authmockPath: authmockPath)))
             files.append(("driver/Sources/my-authmock-driver/main.swift", Templates.swiftDriver))
@@ -44,12 +45,15 @@ struct InitCommand: ParsableCommand {
             print("wrote \(full)")
         }
         let driver = language == "python" ? "python3 \(dir)/driver/driver.py" : "\(dir)/driver/.build/debug/my-authmock-driver"
+        let build = language == "swift" ? "swift build --package-path \(dir)/driver && " : ""
+        let known = language == "python" ? " --expected-failures \(dir)/driver/expected-failures.yaml" : ""
+        // The built-in suite travels inside authmock: these work from any directory.
         print(
             """
 
             Next:
               authmock validate \(dir)/scenarios
-              \(language == "swift" ? "swift build --package-path \(dir)/driver && " : "")authmock run \(dir)/scenarios scenarios/ --driver "\(driver)"
+              \(build)authmock run \(dir)/scenarios --driver "\(driver)"\(known)
             """)
     }
 }

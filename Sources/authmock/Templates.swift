@@ -3,43 +3,58 @@ import Foundation
 /// What `authmock init` writes. The Python driver is the one
 /// docs/writing-a-driver.md shows (a test keeps the two identical).
 enum Templates {
+    /// What the Python driver gets wrong: only `should` findings. CI runs it
+    /// against the whole built-in suite with this file (InitTests).
+    static let pythonDriverExpectedFailures = """
+        # What driver.py is known to get wrong, case by case. `authmock run
+        # --expected-failures THIS_FILE` reports these as SKIP (known failure), so
+        # CI stays green while the reasons stay visible; a listed case that starts
+        # passing says so. Each of these is a `should` finding (NON-STRICT), not a
+        # broken session. Replace the client with yours and list what it gets.
+        "5.2": "refreshes once on any 401 from its server, one with only a Basic challenge too (Client.request: if status == 401)"
+        "5.4": "does not retry a 503 itself: the 503 and its Retry-After reach the application"
+        "5.5": "refreshes on the second, Basic-only 401 too (Client.request: if status == 401)"
+        "6.1": "refreshes only after a 401, never ahead of expires_in by its own clock"
+
+        """
+
     static let pythonDriver = #"""
         #!/usr/bin/env python3
         import base64, json, sys, threading, urllib.error, urllib.parse, urllib.request
 
         out = threading.Lock()
         def answer(message):
-            with out:
-                sys.stdout.write(json.dumps(message) + "\n")
-                sys.stdout.flush()
+            with out: print(json.dumps(message), flush=True)
 
-        class Client:
+        class Client:  # a token cache, refresh on 401 (one at a time), sign-out only when the refresh is refused
             def __init__(self, hello):
                 self.base, self.lock, self.generation, self.dead = hello["baseURL"], threading.Lock(), 0, False
                 self.basic = "Basic " + base64.b64encode(f'{hello["clientId"]}:{hello["clientSecret"]}'.encode()).decode()
                 self.access = self.refresh = None
 
-            def http(self, method, path, headers, body=None):
+            def http(self, method, path, headers, body=None):  # (status, text); status 0: no HTTP answer
                 request = urllib.request.Request(self.base + path, None if body is None else body.encode(), headers, method=method)
                 try:
                     with urllib.request.urlopen(request, timeout=30) as response:
                         return response.status, response.read().decode()
                 except urllib.error.HTTPError as error:
                     return error.code, error.read().decode()
+                except OSError as error:  # refused, reset, timed out
+                    return 0, str(error)
 
-            def grant(self, **form):  # caller holds self.lock
+            def grant(self, **form):  # caller holds self.lock; the token endpoint's status
                 status, text = self.http("POST", "/oauth/token", {"Authorization": self.basic,
                     "Content-Type": "application/x-www-form-urlencoded"}, urllib.parse.urlencode(form))
                 if status == 200:
                     tokens = json.loads(text)
                     self.access, self.refresh = tokens["access_token"], tokens.get("refresh_token", self.refresh)
                     self.generation += 1
-                return status == 200
+                return status
 
             def login(self, m):
                 with self.lock:
-                    ok = self.grant(grant_type="password", username=m["username"], password=m["password"])
-                return {"ok": ok, "outcome": "ok" if ok else "http_error"}
+                    status = self.grant(grant_type="password", username=m["username"], password=m["password"])
+                return {"ok": status == 200, "outcome": "ok" if status == 200 else "http_error", "status": status}
 
             def request(self, m):
                 send = lambda token: self.http(m["method"], m["path"], {**m.get("headers", {}), "Authorization": "Bearer " + token}, m.get("body"))
@@ -48,12 +63,15 @@ enum Templates {
                 status, text = send(token)
                 if status == 401:
                     with self.lock:  # one refresh; a late 401 finds a newer generation and only retries
-                        if self.dead or (self.generation == generation and not self.grant(grant_type="refresh_token", refresh_token=self.refresh)):
-                            self.dead = True
+                        if not self.dead and self.generation == generation:  # refused (not 429, 5xx, reset): signed out
+                            self.dead = self.grant(grant_type="refresh_token", refresh_token=self.refresh) in (400, 401, 403)
+                        if self.dead:
                             return {"ok": False, "outcome": "reauth_required", "status": 401}
-                        token = self.access
-                    status, text = send(token)
-                return {"ok": 200 <= status < 300, "outcome": "ok" if 200 <= status < 300 else "http_error", "status": status, "body": text}
+                        token, renewed = self.access, self.generation != generation
+                    if renewed:  # else the refresh failed for now: the app gets the 401
+                        status, text = send(token)
+                outcome = "transport_error" if status == 0 else "ok" if 200 <= status < 300 else "http_error"
+                return {"ok": outcome == "ok", "outcome": outcome, "status": status or None, "body": text}
 
         client = None
         for line in sys.stdin:

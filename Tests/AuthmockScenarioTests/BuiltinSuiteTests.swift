@@ -15,6 +15,13 @@ struct BuiltinSuiteTests {
         }
     }
 
+    /// README's counts of the suite are generated, not typed.
+    @Test func readmeCountsAreTheSuites() throws {
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let block = "<!-- suite-counts:begin -->\nThe built-in suite: \(try BuiltinSuite.countsText()).\n<!-- suite-counts:end -->"
+        #expect(readme.contains(block), "README.md's suite counts are stale: run scripts/regen-docs.sh")
+    }
+
     /// The browser attach client the runner serves is drivers/browser/ as it is.
     @Test func compiledBrowserClientMatchesDriversBrowser() throws {
         let directory = packageRoot.appendingPathComponent("drivers/browser")

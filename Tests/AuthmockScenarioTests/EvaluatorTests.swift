@@ -226,6 +226,21 @@ struct EvaluatorTests {
         #expect(CallEvidence.wire(t.observation)?.passed == true)
     }
 
+    /// `refresh_failed`: a proactive refresh that met a 503 before the call
+    /// went out is honest when a refresh was answered 503, and only then.
+    @Test func aRefreshThatFailedBeforeTheCallIsBackedByTheRefreshAnswer() throws {
+        var t = Self.signedIn(lifetime: 2)
+        t.add(3.0, .refresh, path: "/oauth/token", refresh: "r1", status: 503)
+        t.call("c1", sent: 2.9, answered: 3.1, outcome: "refresh_failed", status: 503)
+        #expect(CallEvidence.wire(t.observation)?.passed == true, "\(CallEvidence.wire(t.observation)?.message ?? "")")
+        var other = Self.signedIn(lifetime: 2)
+        other.add(3.0, .refresh, path: "/oauth/token", refresh: "r1", status: 429)
+        other.call("c1", sent: 2.9, answered: 3.1, outcome: "refresh_failed", status: 503)
+        let finding = try #require(CallEvidence.wire(other.observation))
+        #expect(!finding.passed)
+        #expect(finding.message.contains("no refresh was answered 503"), "\(finding.message)")
+    }
+
     /// A retry without the app's headers is a finding, and is attributed
     /// to the one call in flight with that request line.
     @Test func aRetryThatDroppedTheCallHeaderIsFoundAndAttributed() throws {

@@ -18,6 +18,21 @@ enum CallEvidence {
     static func wire(_ observation: Observation) -> Finding? {
         var problems: [String] = []
         var evidence: [String] = []
+        let refreshAnswers = observation.entries.filter { $0.kind == .refresh && !Observation.isForeign($0) }
+        // `refresh_failed`: the call never went out, a refresh before it failed; that refresh is the evidence.
+        for record in observation.calls where record.outcome == OutcomeKind.refreshFailed.rawValue {
+            let status = record.answer?.status
+            let backed = refreshAnswers.contains { entry in
+                if let status { return entry.status == status && !entry.undelivered }
+                return entry.status == 0 || entry.undelivered || !(200..<300).contains(entry.status)
+            }
+            if !backed {
+                problems.append(
+                    "\(record.call) ended refresh_failed\(status.map { " \($0)" } ?? "") but no refresh was answered \(status.map(String.init) ?? "with a failure") (refreshes got \(refreshAnswers.map { String($0.status) }.joined(separator: ", ")))"
+                )
+                evidence += observation.lines(refreshAnswers)
+            }
+        }
         for record in observation.calls where [OutcomeKind.ok.rawValue, OutcomeKind.httpError.rawValue].contains(record.outcome) {
             let attempts = observation.anyAttempts(of: record.call)
             guard !attempts.isEmpty else {
@@ -26,14 +41,14 @@ enum CallEvidence {
             }
             guard let status = record.answer?.status else { continue }
             let delivered = attempts.filter { !$0.undelivered }
-            let refreshAnswers = observation.entries.filter { $0.kind == .refresh && !$0.undelivered }
-            if !delivered.contains(where: { $0.status == status }) && !refreshAnswers.contains(where: { $0.status == status }) {
+            if !delivered.contains(where: { $0.status == status }) && !refreshAnswers.contains(where: { $0.status == status && !$0.undelivered }) {
                 problems.append(
                     "\(record.call) ended \(record.outcome) \(status) but the server never answered it \(status) (its attempts got \(delivered.map { String($0.status) }.joined(separator: ", ")))")
                 evidence += observation.lines(attempts)
             }
         }
         guard !observation.calls.isEmpty else { return nil }
+        evidence = Array(evidence.prefix(12))
         return Finding(
             expectation: "calls_on_the_wire", passed: problems.isEmpty,
             message: problems.isEmpty ? "every answer the application got came from a request on the wire" : problems.prefix(5).joined(separator: "; "),
