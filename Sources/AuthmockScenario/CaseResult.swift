@@ -73,6 +73,9 @@ public struct CaseResult: Sendable, Codable {
     /// The driver's expected-failures file lists this case and it did fail:
     /// the listed reason. The verdict is then SKIP, so the run stays green.
     public var knownFailure: String?
+    /// The client behaviours its failed findings come from (`Causes`): a
+    /// report groups case runs by them. nil when nothing failed.
+    public var causes: [Cause]?
 
     /// `1.1 [oauth2]`: how reports name a case run.
     public var label: String { "\(id) [\(profile)]" }

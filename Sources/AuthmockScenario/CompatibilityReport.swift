@@ -115,6 +115,11 @@ public enum CompatibilityReport {
             let failures = column.results.filter { why($0) != nil && $0.verdict != .skip || $0.knownFailure != nil }
             guard !failures.isEmpty else { continue }
             out += "\n### \(column.name)\n\n"
+            // One line per client behaviour, then each case's own reason.
+            let causes = Causes.groups(column.results)
+            if !causes.isEmpty {
+                out += "By cause: " + causes.map { "\($0.cause.title) (\($0.labels.count) case run\($0.labels.count == 1 ? "" : "s"))" }.joined(separator: "; ") + ".\n\n"
+            }
             for result in failures {
                 out += "- **\(result.label)** \(cell(result)): \(why(result)!.replacingOccurrences(of: "|", with: "\\|"))\n"
             }

@@ -11,11 +11,39 @@ public enum Reports {
         return line
     }
 
-    /// What a person fixing their client reads: each broken expectation with its evidence.
+    /// What a person fixing their client reads: the failures grouped by
+    /// cause, each cause named once with one case's evidence for it and the
+    /// other case runs listed; then every failure no shared cause explains,
+    /// with its own evidence. `everyCase`: each failed case's evidence too.
+    public static func failures(_ results: [CaseResult], everyCase: Bool = false) -> String {
+        let failed = results.filter { [.fail, .nonStrict].contains($0.verdict) }
+        let shared = Causes.groups(failed).filter { $0.labels.count > 1 }
+        var out = ""
+        var shown = Set<String>()
+        if !shared.isEmpty { out += "\nFailures by cause (one cause, once; each case's evidence: --verbose)\n" }
+        for group in shared {
+            let example = failed.first { $0.label == group.labels[0] }
+            out += "\n\(group.labels.count) case runs: \(group.cause.title)  [\(group.cause.id)]\n"
+            out += "  " + group.labels.joined(separator: ", ") + "\n"
+            if let example, !shown.contains(example.label) {
+                out += "  for example:" + details(example).replacingOccurrences(of: "\n", with: "\n  ").dropLast(2)
+                shown.insert(example.label)
+            }
+        }
+        let grouped = Set(shared.map(\.cause.id))
+        for result in results where !shown.contains(result.label) {
+            let covered = result.verdict != .error && !(result.causes ?? []).isEmpty && (result.causes ?? []).allSatisfy { grouped.contains($0.id) }
+            if everyCase || !covered { out += details(result) }
+        }
+        return out
+    }
+
+    /// One case's broken expectations with their evidence.
     public static func details(_ result: CaseResult) -> String {
         guard [.fail, .nonStrict, .error].contains(result.verdict) else { return "" }
         var out = "\n\(result.verdict.rawValue) \(result.label) \(result.name)  (\(result.file))\n"
         if let reason = result.reason { out += "  \(reason)\n" }
+        if let causes = result.causes, !causes.isEmpty { out += "  cause: \(causes.map(\.title).joined(separator: "; "))\n" }
         for finding in result.failedFindings {
             out += "  x \(finding.expectation): \(finding.message)\n"
             for line in finding.evidence { out += "      \(line)\n" }
@@ -123,7 +151,14 @@ public enum Reports {
             var driverVersion: String?
             var seconds: Double
             var summary: [String: Int]
+            /// Failed case runs grouped by the client behaviour they come from.
+            var causes: [CauseGroup]
             var cases: [CaseResult]
+        }
+        struct CauseGroup: Encodable {
+            var id: String
+            var title: String
+            var caseRuns: [String]
         }
         var summary: [String: Int] = [:]
         for verdict in Verdict.allCases { summary[verdict.rawValue] = 0 }
@@ -134,7 +169,8 @@ public enum Reports {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let report = Report(
             suite: Suite(builtIn: suite, digests: digests), driver: driver, driverName: results.lazy.compactMap(\.driver).first,
-            driverVersion: results.lazy.compactMap(\.driverVersion).first, seconds: seconds, summary: summary, cases: results)
+            driverVersion: results.lazy.compactMap(\.driverVersion).first, seconds: seconds, summary: summary,
+            causes: Causes.groups(results).map { CauseGroup(id: $0.cause.id, title: $0.cause.title, caseRuns: $0.labels) }, cases: results)
         let data = (try? encoder.encode(report)) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"
     }

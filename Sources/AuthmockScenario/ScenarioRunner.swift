@@ -350,6 +350,7 @@ public enum ScenarioRunner {
             do {
                 let outcome = try conversation.get()
                 result.calls = outcome.calls.map(\.summary)
+                result.causes = outcome.causes
                 result.driver = outcome.driver
                 result.driverVersion = outcome.version
                 switch outcome.stop {
@@ -411,6 +412,8 @@ private struct Play: Sendable {
         var signedOutAt: Date?
         /// Each `login` step, from when it was sent to when the driver answered.
         var signInSteps: [ClosedRange<Date>] = []
+        /// What the failed findings come from.
+        var causes: [Cause]?
     }
 
     func run(_ channel: DriverChannel, hello: @Sendable (String) -> RunnerMessage) async throws -> Outcome {
@@ -571,6 +574,12 @@ private struct Play: Sendable {
             outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []
             outcome.findings += CallEvidence.findings(seen)
             if let signIns = SuperfluousSignIns.finding(seen) { outcome.findings.append(signIns) }
+        }
+        // What the failures come from, a case stopped by a failed step too (a refresh it waited for never came).
+        let failed = outcome.findings.filter { !$0.passed }
+        if !failed.isEmpty, case .none = outcome.stop.flatMap({ if case .unsupported = $0 { $0 } else { nil } }) {
+            let causes = Causes.diagnose(try await observation(outcome), failed: failed)
+            outcome.causes = causes.isEmpty ? nil : causes
         }
         // A finding that cites "the case's reports" names them.
         if !scenario.reports.isEmpty {

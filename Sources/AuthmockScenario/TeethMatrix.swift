@@ -115,7 +115,8 @@ public enum CasesPage {
             out += "| \(scenario.id) | \(scenario.name) | \(scenario.level.rawValue) | \(scenario.profiles.joined(separator: ", ")) | "
             out += (reports.isEmpty ? "—" : reports.joined(separator: ", ")) + " | \(catches.isEmpty ? "—" : catches) |\n"
         }
-        return out + "\n" + VerdictRules.markdown
+        let causes = Causes.table.map { "- `\($0.cause.id)`: \($0.cause.title)" }.joined(separator: "\n")
+        return out + "\n" + VerdictRules.markdown + causes + "\n"
     }
 
     /// 1.2 before 1.10, 1.1 before 1.1.100.

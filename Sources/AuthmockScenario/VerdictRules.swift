@@ -141,6 +141,18 @@ enum VerdictRules {
         for run in 1 2 3; do swift test --skip-build --filter TeethMatrixTests/theMatrixHolds || break; done
         ```
 
+        ### One cause, named once
+
+        Many findings in many cases often come from one client behaviour: a client that \
+        refreshes only by its own clock fails every case whose token the server expired, \
+        for that one reason. Each failed case run names the behaviours its findings come \
+        from (`causes` in the JSON report), and the console, the JSON report's top-level \
+        `causes` and the compatibility page group case runs by them: the console shows each \
+        shared cause once, with one case's evidence, and lists the other case runs under \
+        it (`--verbose` shows every case's evidence). The causes, in the order they are \
+        tried (the first that the case's journal shows takes the findings it explains; a \
+        failure none explains is grouped by its first failed expectation), from \
+        `Sources/AuthmockScenario/Causes.swift`:
 
         """
 }

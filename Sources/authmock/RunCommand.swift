@@ -115,7 +115,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let elapsed = ContinuousClock.now - started
         let seconds = elapsed.inSeconds
-        for result in results { print(Reports.details(result), terminator: "") }
+        print(Reports.failures(results, everyCase: verbose), terminator: "")
         if !showSkips { print(Reports.foldedSkips(results), terminator: "") }
         let suiteVersion = suite.includesBuiltIn ? BuiltinSuite.version : nil
         try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, junit: junit, json: json)

@@ -67,6 +67,9 @@ struct Observation {
     /// The case's `login` steps, from the runner's message to the driver's
     /// answer: sign-ins the application asked for.
     var signInSteps: [ClosedRange<Date>] = []
+
+    /// Whether `entry` arrived during one of the case's `login` steps.
+    func isSignInStep(_ entry: JournalEntry) -> Bool { signInSteps.contains { $0.contains(entry.realTime) } }
     /// Access token -> when a request first presented it (the client had it then).
     private let firstUse: [String: Date]
     /// Call -> when the driver reported its outcome (the client had every answer of it then).

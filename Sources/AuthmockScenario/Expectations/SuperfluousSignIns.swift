@@ -17,7 +17,7 @@ enum SuperfluousSignIns {
     static func finding(_ observation: Observation) -> Finding? {
         let own = observation.entries.filter { !Observation.isForeign($0) }
         let signIns = own.filter { entry in
-            entry.kind == .login && !observation.signInSteps.contains { $0.contains(entry.realTime) }
+            entry.kind == .login && !observation.isSignInStep(entry)
         }
         guard !signIns.isEmpty else { return nil }
         let judged = signIns.map { (entry: $0, reason: superfluousReason($0, own: own, observation: observation)) }

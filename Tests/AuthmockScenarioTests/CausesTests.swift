@@ -1,0 +1,66 @@
+@testable import AuthmockScenario
+@testable import AuthmockServer
+import Foundation
+import Testing
+
+/// The mapping from findings to causes, on synthetic journals: one client
+/// behaviour is named once, whichever cases it breaks.
+struct CausesTests {
+    typealias Timeline = EvaluatorTests.Timeline
+
+    static func failed(_ keys: String...) -> [Finding] {
+        keys.map { Finding(expectation: $0, passed: false, message: "", evidence: []) }
+    }
+
+    /// A client that refreshes only by its own clock: the server's 401
+    /// reaches the application and nothing follows it.
+    @Test func aServerExpiredTokenNeverRefreshedIsNoRefreshAfter401() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 301
+        t.add(0.5, .resource, call: "c1", access: "A1", status: 401)
+        t.call("c1", sent: 0.4, answered: 0.6, outcome: "http_error", status: 401)
+        let causes = Causes.diagnose(t.observation, failed: Self.failed("refreshes", "outcomes"))
+        #expect(causes.map(\.id) == ["no-refresh-after-401"])
+        // A step that waited for the refresh is the same cause.
+        #expect(Causes.diagnose(t.observation, failed: Self.failed("wait_for")).map(\.id) == ["no-refresh-after-401"])
+    }
+
+    /// Refresh per 401: the second refresh arrives while the first is held.
+    @Test func overlappingRefreshesAreNoSingleFlight() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 301
+        t.add(0.010, .resource, call: "c1", access: "A1", status: 401)
+        t.add(0.011, .resource, call: "c2", access: "A1", status: 401)
+        t.add(0.020, .refresh, path: "/oauth/token", refresh: "r1", status: 200, ms: 300, issues: ("A2", 300), issuesRefresh: "r2")
+        t.add(0.021, .refresh, path: "/oauth/token", refresh: "r1", status: 400)
+        let causes = Causes.diagnose(t.observation, failed: Self.failed("superfluous_refreshes", "refresh_token_reuse", "outcomes"))
+        // Single flight explains the reuse and the outcomes too: named once.
+        #expect(causes.map(\.id) == ["no-single-flight"])
+    }
+
+    @Test func aFailureNoCauseExplainsIsGroupedByItsExpectation() {
+        let t = EvaluatorTests.signedIn()
+        #expect(Causes.diagnose(t.observation, failed: Self.failed("expired_token_uses")).map(\.id) == ["expectation:expired_token_uses"])
+        #expect(Causes.diagnose(t.observation, failed: []).isEmpty)
+    }
+
+    /// The report's groups: one line per cause, the case runs under it, most first.
+    @Test func groupsNameEachCauseOnceWithItsCaseRuns() {
+        func result(_ id: String, _ verdict: Verdict, _ causes: [String]) -> CaseResult {
+            var result = CaseResult(
+                id: id, name: id, profile: "oauth2", level: "must", file: "-", verdict: verdict, findings: [], calls: [], journal: [],
+                driverStderr: "", seconds: 0)
+            result.causes = causes.map { Cause(id: $0, title: $0) }
+            return result
+        }
+        let results = [
+            result("1.1", .fail, ["no-refresh-after-401"]), result("1.5", .fail, ["no-single-flight"]),
+            result("3.1", .fail, ["no-refresh-after-401"]), result("5.1", .pass, []),
+        ]
+        let groups = Causes.groups(results)
+        #expect(groups.map(\.cause.id) == ["no-refresh-after-401", "no-single-flight"])
+        #expect(groups.first?.labels == ["1.1 [oauth2]", "3.1 [oauth2]"])
+        let text = Reports.failures(results)
+        #expect(text.components(separatedBy: "[no-refresh-after-401]").count == 2, "\(text)")
+    }
+}
