@@ -730,6 +730,10 @@ expect:
   outcomes: {reauth_required: all}
   refreshes: {min: 1, max: 5}
   max_requests: 15
+# Also as 2.1-clock: both tokens run out by the client's clock (the refresh
+# token lives 2 s too).
+clock_variant:
+  server: {refresh_ttl: 2}
 
 """##
         ),
@@ -765,6 +769,8 @@ expect:
   outcomes: {reauth_required: all}
   refreshes: {min: 1, max: 3}
   max_requests: 8
+# Also as 2.2-clock: the client renews by its own clock and the refresh gets the 401.
+clock_variant: {}
 
 """##
         ),
@@ -798,6 +804,8 @@ expect:
   superfluous_refreshes: 0
   refreshes: {min: 2, max: 4}
   outcomes: {reauth_required: 0, ok: {min: 1}}
+# Also as 2.3-clock: a renewal by the client's own clock meets the 503.
+clock_variant: {}
 
 """##
         ),
@@ -932,6 +940,8 @@ expect:
   superfluous_refreshes: 0
   outcomes: {ok: all}
   refreshes: {min: 2, max: 4}
+# Also as 3.1-clock: the same two expiries by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -1080,6 +1090,8 @@ expect:
   superfluous_refreshes: 0
   outcomes: {ok: all}
   refreshes: {min: 2, max: 4}
+# Also as 3.4-clock: the same two expiries by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -1349,6 +1361,36 @@ should:
 """##
         ),
         (
+            "5.6-envelope-code-not-expiry.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "5.6"
+name: an envelope 401 whose code is not 40101 does not refresh
+description: >
+  The envelope dialect says why a token was refused in error.code, and its
+  documentation gives the refresh signal as the code, not the status: 40101
+  (expired) is the only code a refresh can cure. The server revokes the
+  access token, so the API answers 401 with 40102 (invalid token, for good).
+  A client that refreshes on any 401 whatever the code refreshes here and
+  carries on with a session the backend ended; a correct one hands the 401
+  to the application (or sends the user to sign in). Every other envelope
+  401 in the suite carries 40101, so this is the case that tells the two
+  apart.
+profile: envelope
+level: must
+steps:
+  - login: {}
+  - revoke: {kind: access}
+  - request: {method: GET, path: /api/items}
+expect:
+  refreshes: 0
+  outcomes: {ok: 0}
+should:
+  attempts_per_call: 1
+
+"""##
+        ),
+        (
             "6.1-proactive-refresh.yaml",
             ##"""
 # yaml-language-server: $schema=../docs/scenario.schema.json
@@ -1436,6 +1478,17 @@ expect:
   outcomes: {ok: all}
 should:
   attempts_per_call: 2
+# Also as 7.1-clock: a client that renews before sending makes no retry, so
+# the body is judged on every attempt instead of on a retry (with header
+# rotation, the renewal is the call itself, carrying the refresh token).
+clock_variant:
+  expect:
+    superfluous_refreshes: 0
+    refreshes: {min: 1, max: 3}
+    bodies_intact: true
+    outcomes: {ok: all}
+  should:
+    attempts_per_call: {max: 2}
 
 """##
         ),
@@ -1471,6 +1524,8 @@ expect:
   refreshes: {min: 1, max: 3}
   bodies_intact: true
   outcomes: {reauth_required: 0}
+# Also as 7.2-clock: the one-shot body after a renewal by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -1561,6 +1616,7 @@ refresh-per-401:
     "11.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.1.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.2": [oauth2, envelope, reissue, renewal, header-rotation]
+    "2.1-clock": [oauth2, envelope, reissue, renewal, header-rotation]
 retry-forever:
   fail:
     "2.4": [oauth2, reissue, renewal]
@@ -1568,6 +1624,7 @@ keep-first-refresh-token:
   fail:
     "3.1": [oauth2, envelope, reissue, renewal]
     "3.2": [oauth2, envelope, reissue, renewal]
+    "3.1-clock": [oauth2, envelope, reissue, renewal]
 refresh-on-403:
   fail:
     "5.1": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1602,6 +1659,11 @@ drop-call-header-on-retry:
     "11.2": [header-rotation]
     "11.3": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
+    "2.1-clock": [header-rotation]
+    "2.2-clock": [header-rotation]
+    "2.3-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "7.1-clock": [header-rotation]
+    "7.2-clock": [header-rotation]
 drop-body-on-retry:
   fail:
     "7.1": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1611,6 +1673,8 @@ drop-body-on-retry:
     "11.2": [header-rotation]
     "11.3": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
+    "7.1-clock": [header-rotation]
+    "7.2-clock": [header-rotation]
 no-bearer-prefix:
   fail:
     "1.1": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1651,6 +1715,10 @@ no-bearer-prefix:
     "11.3.1": [oauth2, envelope, reissue, renewal]
     "11.4": [oauth2, envelope, reissue, renewal, header-rotation]
     "12.4": [oauth2]
+    "2.3-clock": [oauth2, envelope, reissue, renewal]
+    "3.1-clock": [oauth2, envelope, reissue, renewal]
+    "3.4-clock": [oauth2, reissue, renewal]
+    "7.1-clock": [oauth2, envelope, reissue, renewal]
 ignore-rotated-header:
   fail:
     "1.1": [header-rotation]
@@ -1673,6 +1741,8 @@ recursive-refresh:
     "2.2": [oauth2, envelope, reissue, renewal, header-rotation]
     "2.4": [header-rotation]
     "3.3.1": [envelope, renewal]
+    "2.1-clock": [envelope, renewal, header-rotation]
+    "2.2-clock": [oauth2, envelope, reissue, renewal, header-rotation]
 no-late-401-check:
   fail:
     "1.2": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1687,6 +1757,7 @@ refresh-on-any-401:
     "5.2": [oauth2]
     "5.5": [oauth2]
     "8.2": [oauth2]
+    "5.6": [envelope]
 bearer-to-any-host:
   fail:
     "8.2": [oauth2]
@@ -1730,6 +1801,7 @@ refresh-only-by-expiry:
 forget-refresh-token-when-absent:
   fail:
     "3.4": [oauth2, reissue, renewal]
+    "3.4-clock": [oauth2, reissue, renewal]
 logout-on-any-refresh-error:
   fail:
     "2.3": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1737,6 +1809,7 @@ logout-on-any-refresh-error:
     "2.3.2": [oauth2, envelope, reissue, renewal, header-rotation]
     "3.3": [oauth2, envelope, reissue, renewal]
     "3.3.1": [oauth2, envelope, reissue, renewal]
+    "2.3-clock": [oauth2, envelope, reissue, renewal, header-rotation]
 first-challenge-only:
   fail:
     "5.5": [oauth2]
@@ -1754,6 +1827,7 @@ late-refresh-revives-session:
 reuse-consumed-stream:
   fail:
     "7.2": [oauth2, envelope, reissue, renewal, header-rotation]
+    "7.2-clock": [header-rotation]
 status-only-graphql:
   fail:
     "11.1": [oauth2, envelope, reissue, renewal, header-rotation]

@@ -11,9 +11,11 @@ public enum BuiltinSuite {
 
     /// The built-in cases, in file order.
     public static func scenarios() throws(ScenarioError) -> [Scenario] {
-        try files.filter { !$0.name.hasPrefix("_") }.map { file throws(ScenarioError) in
-            try ScenarioLoader.parse(file.text, file: "\(origin)/\(file.name)")
+        var cases: [Scenario] = []
+        for file in files where !file.name.hasPrefix("_") {
+            cases += try ScenarioLoader.parse(file.text, file: "\(origin)/\(file.name)").withVariants
         }
+        return cases
     }
 
     /// The teeth matrix (`_teeth.yaml`) of the built-in cases.
@@ -22,9 +24,6 @@ public enum BuiltinSuite {
         return try TeethMatrix.parse(files.first { $0.name == name }?.text ?? "{}", file: "\(origin)/\(name)")
     }
 
-    /// The suite's version: authmock's, plus the first 12 hex digits of a
-    /// SHA-256 over every case file's name and text, so two binaries with
-    /// the same number but different cases say so in their reports.
     /// `43 cases, 155 case runs over 5 profiles`: the counts README.md and the
     /// docs print, generated from the suite (scripts/regen-docs.sh), never typed.
     public static func countsText() throws(ScenarioError) -> String {
@@ -34,6 +33,9 @@ public enum BuiltinSuite {
         return "\(cases.count) cases, \(runs) case runs over \(profiles) profiles"
     }
 
+    /// The suite's version: authmock's, plus the first 12 hex digits of a
+    /// SHA-256 over every case file's name and text, so two binaries with
+    /// the same number but different cases say so in their reports.
     public static let version: String = {
         var hasher = SHA256()
         for file in files {
@@ -70,7 +72,7 @@ public struct SuiteSelection: Sendable {
         } catch {
             throw ScenarioError(file: paths.joined(separator: " "), line: 1, column: 1, message: "\(error)")
         }
-        for file in files { own.append(try ScenarioLoader.load(file: file)) }
+        for file in files { own += try ScenarioLoader.load(file: file).withVariants }
         guard builtIn else { return SuiteSelection(scenarios: own, userFiles: files.count, includesBuiltIn: false, replaced: []) }
         let ownIDs = Set(own.map(\.id))
         let builtIns = try BuiltinSuite.scenarios()

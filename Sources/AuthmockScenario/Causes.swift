@@ -41,6 +41,14 @@ struct Symptoms {
         return !own.contains { $0.seq > refusal.seq && [.refresh, .login].contains($0.kind) && !observation.isSignInStep($0) }
     }
 
+    /// A call ended `reauth_required` and no refresh answer had refused the
+    /// refresh token (a 4xx other than 429): the sign-in screen came from a
+    /// 5xx, a 429 or a reset.
+    var signedOutUnrefused: Bool {
+        observation.calls.contains { $0.outcome == OutcomeKind.reauthRequired.rawValue }
+            && !observation.refreshes.contains { !$0.undelivered && ((400..<500).contains($0.status) && $0.status != 429 || $0.refusedCredentials) }
+    }
+
     func superfluous(_ reason: String) -> Bool {
         refreshes.contains { $0.kind == .superfluous && $0.reason.contains(reason) }
     }
@@ -91,7 +99,7 @@ enum Causes {
         Entry(
             cause: Cause(id: "signs-out-unrefused", title: "sends the user to sign in although no refresh was refused (a 5xx, a 429 or a reset)"),
             explains: ["unfounded_reauth", "outcomes"],
-            shows: { $0.failed.contains("unfounded_reauth") }),
+            shows: { $0.failed.contains("unfounded_reauth") || $0.failed.contains("outcomes") && $0.signedOutUnrefused }),
         Entry(
             cause: Cause(id: "unbounded", title: "does not stop by itself: retries or refreshes past any bound"),
             explains: ["attempts_per_call", "max_requests", "refreshes"],

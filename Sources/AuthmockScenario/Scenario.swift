@@ -29,6 +29,65 @@ public struct Scenario: Sendable {
     /// SHA-256 of the file's text: reports from different authmock versions
     /// are comparable case by case only where this matches.
     public var digest: String = ""
+    /// The case again with the token run out by the client's own clock (`clock_variant:`).
+    public var clockVariant: ClockVariant?
+}
+
+/// A case's variant for clients that refresh by their own clock: most SDKs
+/// renew when `expires_in` runs out and never look at a 401, so a case that
+/// expires the token only on the server clock never reaches its subject
+/// (rotation, reuse, lost answers, bodies) for them. The variant gives every
+/// access token a 2 s life and waits for it in real time wherever the case
+/// moves the server clock, so the token runs out by both clocks: a client
+/// that refreshes by its clock, on a 401, or both, meets the same subject.
+public struct ClockVariant: Sendable {
+    /// The variant's profiles (default: the case's).
+    public var profiles: [String]?
+    /// Settings over the case's `server:` (after `access_ttl: 2`).
+    public var server: ServerSettings
+    /// The variant's expectations instead of the case's (nil: the case's):
+    /// a client that renews before sending makes no retry, so an expectation
+    /// about retries has nothing to judge there.
+    public var expect: Expectations?
+    public var should: Expectations?
+
+    /// Every access token's life in the variant, seconds.
+    public static let accessSeconds = 2
+    /// Real seconds waited where the case advances the server clock: the
+    /// token's life and a second of slack for clients that keep whole-second
+    /// clocks. A client with an early-refresh margin longer than the token's
+    /// life refreshes before every call, which the necessity rules allow (early).
+    public static let waitSeconds = 3.1
+    /// What the variant's id adds to the case's.
+    public static let idSuffix = "-clock"
+}
+
+extension Scenario {
+    /// The case and its clock variant, if it declares one.
+    public var withVariants: [Scenario] { [self] + (clockVariant.map { [clockVariantCase($0)] } ?? []) }
+
+    func clockVariantCase(_ variant: ClockVariant) -> Scenario {
+        var copy = self
+        copy.clockVariant = nil
+        copy.id += ClockVariant.idSuffix
+        copy.name += " (the token expires by the client's clock)"
+        copy.description +=
+            " Clock variant: every access token lives \(ClockVariant.accessSeconds) s, and where the case moves the server clock it waits \(ClockVariant.waitSeconds) s of real time instead, so the token runs out by the client's own clock as well as the server's."
+        copy.profiles = variant.profiles ?? profiles
+        copy.server.values["access_ttl"] = .integer(ClockVariant.accessSeconds)
+        copy.server.values["sign_in_access_ttl"] = nil
+        for (key, value) in variant.server.values { copy.server.values[key] = value }
+        var waits = 0.0
+        copy.steps = steps.map { step in
+            guard case .advanceClock = step else { return step }
+            waits += ClockVariant.waitSeconds
+            return .sleep(seconds: ClockVariant.waitSeconds)
+        }
+        copy.timeout += waits
+        if let expect = variant.expect { copy.expect = expect }
+        if let should = variant.should { copy.should = should.isEmpty ? nil : should }
+        return copy
+    }
 }
 
 /// Server settings a scenario overrides, by key (the table in
@@ -250,6 +309,19 @@ public enum ScenarioFormat {
             Field("reports", .array(.string()), "public bug reports of libraries that got this wrong: owner/repo#N or a URL"),
             Field("expect", .object(expectations), required: true, "what a correct client shows; a breach FAILs a must case"),
             Field("should", .object(expectations), "what a correct client should also show: a breach is NON-STRICT, never FAIL (wasteful, not wrong)"),
+            Field(
+                "clock_variant",
+                .object(
+                    ObjectSpec(
+                        "clock_variant",
+                        [
+                            Field("profiles", .array(.string(oneOf: Profiles.names)), "the variant's profiles (default: the case's)"),
+                            Field("server", .object(server), "settings over the case's `server:` (the variant sets access_ttl: 2 first)"),
+                            Field("expect", .object(expectations), "the variant's expectations instead of the case's (default: the case's)"),
+                            Field("should", .object(expectations), "the variant's should-expectations instead of the case's; {} for none (default: the case's)"),
+                        ])),
+                "also run the case as ID-clock: every access token lives 2 s and each `advance_clock` becomes 3.1 s of real time, so the token runs out by the client's own clock too (clients that refresh by expires_in, never on a 401, meet the case's subject)"
+            ),
         ])
 
     /// The JSON Schema of the scenario format.

@@ -131,7 +131,8 @@ private struct Builder {
         guard !steps.isEmpty else { throw checker.error(at: stepList.mark, "steps: a scenario needs at least one step") }
         let expect = try expectations(try o.required("expect", checker, at: value.mark))
         let should = try o["should"].map { value throws(ScenarioError) in try expectations(value) }
-        return Scenario(
+        let clockVariant = try o["clock_variant"].map { value throws(ScenarioError) in try self.clockVariant(value) }
+        var scenario = Scenario(
             id: try o.required("id", checker, at: value.mark).string(checker, "id"),
             name: try o.required("name", checker, at: value.mark).string(checker, "name"),
             description: try o.required("description", checker, at: value.mark).string(checker, "description"),
@@ -139,6 +140,19 @@ private struct Builder {
             server: try server(o["server"]), steps: steps, expect: expect, should: should,
             reports: o["reports"]?.array?.compactMap(\.string) ?? [],
             timeout: o["timeout"]?.number ?? 20, file: file)
+        scenario.clockVariant = clockVariant
+        return scenario
+    }
+
+    func clockVariant(_ value: SpecValue) throws(ScenarioError) -> ClockVariant {
+        let o = try value.object(checker, "clock_variant")
+        let profiles = try o["profiles"].map { many throws(ScenarioError) in
+            try many.array(checker, "clock_variant.profiles").map { item throws(ScenarioError) in try item.string(checker, "clock_variant.profiles") }
+        }
+        return ClockVariant(
+            profiles: profiles, server: try server(o["server"]),
+            expect: try o["expect"].map { value throws(ScenarioError) in try expectations(value) },
+            should: try o["should"].map { value throws(ScenarioError) in try expectations(value) })
     }
 
     func server(_ value: SpecValue?) throws(ScenarioError) -> ServerSettings {

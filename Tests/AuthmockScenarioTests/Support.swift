@@ -21,7 +21,7 @@ struct DriverMissing: Error {}
 /// Every built-in scenario, once per profile it names.
 func builtInCases() throws -> [(Scenario, String)] {
     let files = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path])
-    return try files.map { try ScenarioLoader.load(file: $0) }.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
+    return try files.flatMap { try ScenarioLoader.load(file: $0).withVariants }.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
 }
 
 func scenario(_ yaml: String, file: String = "test.yaml") throws -> Scenario {

@@ -32,7 +32,7 @@ import Testing
         var differences: [String] = []
         for fault in [nil] + matrix.faults.map(\.name) {
             let command = fault.map { "\(driver) --fault \($0)" } ?? driver
-            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: 8))
+            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: 16))
             differences += matrix.differences(fault: fault, results: results)
         }
         for difference in differences { Issue.record("teeth matrix cell differs: \(difference)") }
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func casesPageIsCurrent() throws {
-        let scenarios = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path]).map { try ScenarioLoader.load(file: $0) }
+        let scenarios = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path]).flatMap { try ScenarioLoader.load(file: $0).withVariants }
         let page = try String(contentsOf: packageRoot.appendingPathComponent("docs/cases.md"), encoding: .utf8)
         #expect(page == CasesPage.markdown(scenarios, matrix: try TeethMatrix.load(path: Self.matrixPath)), "docs/cases.md is stale: run scripts/regen-docs.sh")
     }
