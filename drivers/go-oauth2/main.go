@@ -78,7 +78,14 @@ func request(m message) map[string]interface{} {
 	if err != nil {
 		var refused *oauth2.RetrieveError
 		if errors.As(err, &refused) {
-			return map[string]interface{}{"ok": false, "outcome": "reauth_required", "status": refused.Response.StatusCode, "message": err.Error()}
+			// The renewal before the call failed. A 4xx other than 429 refused
+			// the refresh token: sign in again. A 5xx or 429 refused nothing:
+			// the call was never sent (the protocol's refresh_failed).
+			status := refused.Response.StatusCode
+			if status >= 400 && status < 500 && status != 429 {
+				return map[string]interface{}{"ok": false, "outcome": "reauth_required", "status": status, "message": err.Error()}
+			}
+			return map[string]interface{}{"ok": false, "outcome": "refresh_failed", "status": status, "message": err.Error()}
 		}
 		return map[string]interface{}{"ok": false, "outcome": "transport_error", "message": err.Error()}
 	}
