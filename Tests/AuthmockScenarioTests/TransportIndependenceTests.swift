@@ -8,7 +8,8 @@ import Testing
 /// clock ahead of expiry, at expiry, or never. The allowed differences are
 /// the should findings about refreshing by the client's own clock: 6.1
 /// (ahead of expiry) and 11.2 (renewing a token known to be expired before
-/// sending), which a client that never refreshes by its clock misses.
+/// sending), which a client that never refreshes by its clock misses. Run
+/// 16 case runs at once on two cores: verdicts hold at any concurrency.
 @Suite(.serialized) struct TransportIndependenceTests {
     static let clockBound: [String: Verdict] = Dictionary(
         uniqueKeysWithValues: (["6.1 [oauth2]"] + ["oauth2", "envelope", "reissue", "renewal", "header-rotation"].map { "11.2 [\($0)]" }).map { ($0, Verdict.nonStrict) })
@@ -23,10 +24,10 @@ import Testing
     @Test func everyCaseGivesTheSameVerdictWhateverThePoolAndClock() async throws {
         let cases = try builtInCases()
         let driver = try referenceDriver()
-        let baseline = await ScenarioRunner.run(cases, options: RunOptions(driver: driver, jobs: 4))
+        let baseline = await ScenarioRunner.run(cases, options: RunOptions(driver: driver, jobs: 16))
         for result in baseline where result.verdict != .pass { Issue.record("baseline \(result.label): \(result.verdict.rawValue) \(Reports.details(result))") }
         for (flags, allowed) in Self.variants {
-            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "\(driver) \(flags)", jobs: 4))
+            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "\(driver) \(flags)", jobs: 16))
             for (base, variant) in zip(baseline, results) {
                 let expected = allowed[variant.label] ?? base.verdict
                 if variant.verdict != expected {
