@@ -46,24 +46,22 @@ struct SignInNecessityTests {
         #expect(finding.message.contains("held refresh token r1"), "\(finding.message)")
     }
 
-    /// After the server refused the refresh token, signing in again is what is left.
-    @Test func aSignInAfterTheRefreshWasRefusedIsNecessary() throws {
+    /// A sign-in 0.1 s after a refresh answered `status`.
+    static func signInAfterRefresh(answered status: Int) throws -> Finding {
         var t = Self.signedIn()
         t.advanced = 301
-        t.add(1.0, .refresh, path: "/oauth/token", refresh: "r1", status: 400)
+        t.add(1.0, .refresh, path: "/oauth/token", refresh: "r1", status: status)
         t.add(1.1, .login, path: "/oauth/token", status: 200, issues: ("A2", 300), issuesRefresh: "r2")
-        let finding = try #require(SuperfluousSignIns.finding(Self.observation(t)))
-        #expect(finding.passed, "\(finding.message)")
+        return try #require(SuperfluousSignIns.finding(Self.observation(t)))
     }
 
-    /// A 503 or 429 from the token endpoint refuses nothing: the refresh token still holds.
-    @Test func aSignInAfterA503IsSuperfluous() throws {
-        var t = Self.signedIn()
-        t.advanced = 301
-        t.add(1.0, .refresh, path: "/oauth/token", refresh: "r1", status: 503)
-        t.add(1.1, .login, path: "/oauth/token", status: 200, issues: ("A2", 300), issuesRefresh: "r2")
-        let finding = try #require(SuperfluousSignIns.finding(Self.observation(t)))
-        #expect(!finding.passed, "\(finding.message)")
+    /// After the server refused the refresh token, signing in again is what
+    /// is left; a 503 or a 429 refuses nothing: the refresh token still holds.
+    @Test func aSignInAfterARefusedRefreshIsNecessaryAfterA503OrA429Superfluous() throws {
+        #expect(try Self.signInAfterRefresh(answered: 400).passed)
+        #expect(try Self.signInAfterRefresh(answered: 401).passed)
+        #expect(try !Self.signInAfterRefresh(answered: 503).passed)
+        #expect(try !Self.signInAfterRefresh(answered: 429).passed)
     }
 
     /// Sign-ins the case's login steps asked for are the application's, and
