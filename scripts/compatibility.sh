@@ -34,4 +34,5 @@ for dir in drivers/python-*/; do
   args+=(--driver "$name=python3 $dir/driver.py")
   [ -f "$dir/expected-failures.yaml" ] && args+=(--expected-failures "$name=$dir/expected-failures.yaml")
 done
-"$bin/authmock" matrix scenarios/ "${args[@]}" --markdown docs/compatibility.md --html docs/compatibility.html
+# JOBS: case runs at once (default: the cores); most of a case is waiting.
+"$bin/authmock" matrix scenarios/ "${args[@]}" --jobs "${JOBS:-$(nproc)}" --markdown docs/compatibility.md --html docs/compatibility.html
