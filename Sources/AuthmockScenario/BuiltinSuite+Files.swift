@@ -319,6 +319,8 @@ expect:
   refreshes: {min: 1, max: 10}
   outcomes: {reauth_required: all}
   attempts_per_call: {max: 1}
+# Also as 1.7-clock: the same by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -836,6 +838,8 @@ expect:
   superfluous_refreshes: 0
   refreshes: {min: 2, max: 4}
   outcomes: {reauth_required: 0, ok: {min: 1}}
+# Also as 2.3.1-clock: the same by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -872,6 +876,8 @@ expect:
   superfluous_refreshes: 0
   refreshes: {min: 1, max: 6}
   outcomes: {reauth_required: 0, ok: {min: 1}}
+# Also as 2.3.2-clock: the same by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -1026,6 +1032,8 @@ expect:
   superfluous_refreshes: 0
   refreshes: {min: 2, max: 4}
   outcomes: {reauth_required: 0, ok: {min: 1}}
+# Also as 3.3-clock: the same by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -1062,6 +1070,8 @@ expect:
   refreshes: {min: 2, max: 3}
   outcomes: {ok: 0}
   unfounded_reauth: 0
+# Also as 3.3.1-clock: the same by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -1590,6 +1600,8 @@ expect:
   requests_after_logout: 0
   outcomes: {ok: 0}
   logins: 1
+# Also as 9.1-clock: the same by the client's own clock.
+clock_variant: {}
 
 """##
         ),
@@ -1617,6 +1629,7 @@ refresh-per-401:
     "11.1.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.2": [oauth2, envelope, reissue, renewal, header-rotation]
     "2.1-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "1.7-clock": [oauth2, envelope, reissue, renewal]
 retry-forever:
   fail:
     "2.4": [oauth2, reissue, renewal]
@@ -1664,6 +1677,9 @@ drop-call-header-on-retry:
     "2.3-clock": [oauth2, envelope, reissue, renewal, header-rotation]
     "7.1-clock": [header-rotation]
     "7.2-clock": [header-rotation]
+    "2.3.1-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "2.3.2-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "3.3-clock": [oauth2, envelope, reissue, renewal]
 drop-body-on-retry:
   fail:
     "7.1": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1719,6 +1735,9 @@ no-bearer-prefix:
     "3.1-clock": [oauth2, envelope, reissue, renewal]
     "3.4-clock": [oauth2, reissue, renewal]
     "7.1-clock": [oauth2, envelope, reissue, renewal]
+    "2.3.1-clock": [oauth2, envelope, reissue, renewal]
+    "2.3.2-clock": [oauth2, envelope, reissue, renewal]
+    "3.3-clock": [oauth2, envelope, reissue, renewal]
 ignore-rotated-header:
   fail:
     "1.1": [header-rotation]
@@ -1743,6 +1762,8 @@ recursive-refresh:
     "3.3.1": [envelope, renewal]
     "2.1-clock": [envelope, renewal, header-rotation]
     "2.2-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "1.7-clock": [envelope, renewal]
+    "3.3.1-clock": [envelope, renewal]
 no-late-401-check:
   fail:
     "1.2": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1810,6 +1831,10 @@ logout-on-any-refresh-error:
     "3.3": [oauth2, envelope, reissue, renewal]
     "3.3.1": [oauth2, envelope, reissue, renewal]
     "2.3-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "2.3.1-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "2.3.2-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "3.3.1-clock": [oauth2, envelope, reissue, renewal]
+    "3.3-clock": [oauth2, envelope, reissue, renewal]
 first-challenge-only:
   fail:
     "5.5": [oauth2]
@@ -1824,6 +1849,7 @@ trust-jwt-exp:
 late-refresh-revives-session:
   fail:
     "9.1": [oauth2, envelope, reissue, renewal]
+    "9.1-clock": [oauth2, envelope, reissue, renewal]
 reuse-consumed-stream:
   fail:
     "7.2": [oauth2, envelope, reissue, renewal, header-rotation]

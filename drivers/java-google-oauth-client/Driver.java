@@ -89,10 +89,14 @@ public final class Driver {
         try {
             response = request.execute();
         } catch (TokenResponseException e) {
-            // The refresh before sending (a token known to be expired) was refused:
-            // the library throws a 4xx from the token server to the caller.
-            if (e.getStatusCode() / 100 != 4) throw e;
-            JsonObject result = StdioDriver.outcome("reauth_required");
+            // The refresh before sending (a token known to be expired) failed, and
+            // the library throws the token server's answer to the caller. A 4xx
+            // other than 429 refused the refresh token; a 5xx or a 429 refused
+            // nothing, and the call was never sent (the protocol's refresh_failed).
+            int status = e.getStatusCode();
+            boolean refusedToken = status / 100 == 4 && status != 429;
+            JsonObject result = StdioDriver.outcome(refusedToken ? "reauth_required" : "refresh_failed");
+            result.addProperty("status", status);
             result.addProperty("message", e.getMessage());
             return result;
         }
