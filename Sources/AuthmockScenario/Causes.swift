@@ -46,7 +46,7 @@ struct Symptoms {
     /// 5xx, a 429 or a reset.
     var signedOutUnrefused: Bool {
         observation.calls.contains { $0.outcome == OutcomeKind.reauthRequired.rawValue }
-            && !observation.refreshes.contains { !$0.undelivered && ((400..<500).contains($0.status) && $0.status != 429 || $0.refusedCredentials) }
+            && !observation.refreshes.contains(where: Observation.refusesRefreshToken)
     }
 
     func superfluous(_ reason: String) -> Bool {

@@ -56,7 +56,7 @@ enum RefreshNecessity {
             }
             let held = issues.filter { $0.family == family && $0.deliveredAt < arrival }
             // 429 says "later", not "never": the session goes on.
-            if let refused = others.last(where: { ((400..<500).contains($0.status) && $0.status != 429 || $0.refusedCredentials) && !$0.undelivered }),
+            if let refused = others.last(where: Observation.refusesRefreshToken),
                 !held.contains(where: { $0.entry.seq > refused.seq })
             {
                 return RefreshJudgement(

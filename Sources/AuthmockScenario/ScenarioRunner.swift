@@ -400,6 +400,8 @@ private struct Play: Sendable {
         /// The driver cannot run this case: the reason.
         case unsupported(String)
         case failed
+
+        var isUnsupported: Bool { if case .unsupported = self { true } else { false } }
     }
 
     struct Outcome: Sendable {
@@ -568,8 +570,10 @@ private struct Play: Sendable {
             try await collectAll()
         }
         if outcome.stop == nil, let reason = await unsupportedCall() { outcome.stop = .unsupported(reason) }
+        var judged: Observation?
         if outcome.stop == nil {
             let seen = try await observation(outcome)
+            judged = seen
             outcome.findings += scenario.expect.evaluate(seen, level: scenario.level)
             outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []
             outcome.findings += CallEvidence.findings(seen)
@@ -577,8 +581,10 @@ private struct Play: Sendable {
         }
         // What the failures come from, a case stopped by a failed step too (a refresh it waited for never came).
         let failed = outcome.findings.filter { !$0.passed }
-        if !failed.isEmpty, case .none = outcome.stop.flatMap({ if case .unsupported = $0 { $0 } else { nil } }) {
-            let causes = Causes.diagnose(try await observation(outcome), failed: failed)
+        if !failed.isEmpty, outcome.stop?.isUnsupported != true {
+            let seen: Observation
+            if let judged { seen = judged } else { seen = try await observation(outcome) }
+            let causes = Causes.diagnose(seen, failed: failed)
             outcome.causes = causes.isEmpty ? nil : causes
         }
         // A finding that cites "the case's reports" names them.

@@ -68,6 +68,13 @@ struct Observation {
     /// answer: sign-ins the application asked for.
     var signInSteps: [ClosedRange<Date>] = []
 
+    /// A token-endpoint answer that reached the client and refused its
+    /// refresh token: a 4xx other than 429 (which says "later"), or
+    /// credentials refused. A 5xx, a 429 or a reset refuses nothing.
+    static func refusesRefreshToken(_ entry: JournalEntry) -> Bool {
+        !entry.undelivered && ((400..<500).contains(entry.status) && entry.status != 429 || entry.refusedCredentials)
+    }
+
     /// Whether `entry` arrived during one of the case's `login` steps.
     func isSignInStep(_ entry: JournalEntry) -> Bool { signInSteps.contains { $0.contains(entry.realTime) } }
     /// Access token -> when a request first presented it (the client had it then).

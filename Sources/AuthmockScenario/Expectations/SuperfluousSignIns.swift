@@ -50,10 +50,11 @@ enum SuperfluousSignIns {
         // (or credentials refused), which reached the client before it signed in.
         let family = observation.tokens.refreshFamily[token]
         let refused = earlier.contains { entry in
-            guard entry.kind == .refresh, entry.seq > newest.seq, !entry.undelivered, Observation.end(entry) <= arrival else { return false }
+            guard entry.kind == .refresh, entry.seq > newest.seq, Observation.refusesRefreshToken(entry), Observation.end(entry) <= arrival else {
+                return false
+            }
             let presented = entry.refreshToken?.id
-            guard presented == token || family != nil && presented.flatMap({ observation.tokens.refreshFamily[$0] }) == family else { return false }
-            return (400..<500).contains(entry.status) && entry.status != 429 || entry.refusedCredentials
+            return presented == token || family != nil && presented.flatMap({ observation.tokens.refreshFamily[$0] }) == family
         }
         if refused { return nil }
         return "the client held refresh token \(token.prefix(10)) (issued by #\(newest.seq)), never refused: a refresh would have done"

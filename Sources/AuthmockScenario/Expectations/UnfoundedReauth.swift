@@ -16,7 +16,7 @@ struct UnfoundedReauthExpectation: CountingExpectation {
 
     func judge(_ observation: Observation) -> Judgement {
         let refusals = observation.entries.filter { entry in
-            entry.kind == .refresh && !entry.undelivered && (400..<500).contains(entry.status) && entry.status != 429
+            entry.kind == .refresh && Observation.refusesRefreshToken(entry)
         }
         let reauth = observation.calls.filter { $0.outcome == OutcomeKind.reauthRequired.rawValue }
         let unfounded = refusals.isEmpty ? reauth : []
