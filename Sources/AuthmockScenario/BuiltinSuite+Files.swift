@@ -51,6 +51,22 @@ expect:
   max_requests: 30
 should:
   attempts_per_call: {max: 2}
+# Also as 1.1-clock: the ten calls find the token expired by the client's own
+# clock. A client that renews before sending makes no retry, so the retry
+# check gives way; the single flight is the subject either way. The refreshed
+# token lives an hour: a client whose early-refresh margin is longer than the
+# first token's 2 s life would otherwise renew again for every call it lets
+# through after the shared renewal, one after another, as it should. Not in
+# header-rotation: there every call carries its own refresh.
+clock_variant:
+  profiles: [oauth2, envelope, reissue, renewal]
+  server: {sign_in_access_ttl: 2, access_ttl: 3600}
+  expect:
+    superfluous_refreshes: 0
+    refresh_token_reuse: 0
+    outcomes: {ok: all}
+    refreshes: {min: 1, max: 5}
+    max_requests: 30
 
 """##
         ),
@@ -92,6 +108,12 @@ expect:
   max_requests: 220
 should:
   attempts_per_call: {max: 2}
+# Also as 1.1.100-clock: a hundred calls that find the token expired by the
+# client's own clock share one renewal (the refreshed token lives an hour, as
+# in 1.1-clock).
+clock_variant:
+  profiles: [oauth2, envelope, reissue, renewal]
+  server: {sign_in_access_ttl: 2, access_ttl: 3600}
 
 """##
         ),
@@ -177,6 +199,10 @@ expect:
   refreshes: {min: 1, max: 3}
 should:
   attempts_per_call: {max: 2}
+# Also as 1.3-clock: the first call's renewal is by the client's own clock
+# (the refreshed token lives an hour, as in 1.1-clock).
+clock_variant:
+  server: {sign_in_access_ttl: 2, access_ttl: 3600}
 
 """##
         ),
@@ -496,6 +522,18 @@ expect:
   outcomes: {ok: all}
 should:
   attempts_per_call: 2
+# Also as 11.3-clock: the mutation goes out after a renewal by the client's
+# own clock. A client that renews before sending makes no retry, so the
+# retry check gives way; the mutation applied once is the subject either way.
+# (Not bodies_intact: a GraphQL library writes the request body itself.)
+clock_variant:
+  expect:
+    superfluous_refreshes: 0
+    refreshes: {min: 1, max: 3}
+    mutations_per_call: 1
+    outcomes: {ok: all}
+  should:
+    attempts_per_call: {max: 2}
 
 """##
         ),
@@ -997,6 +1035,17 @@ expect:
   superfluous_refreshes: 0
   outcomes: {ok: all}
   refreshes: {min: 2, max: 6}
+# Also as 3.2-clock: both rounds of twenty find the token expired by the
+# client's own clock. Every token lives 2 s there, so a client whose
+# early-refresh margin is longer renews for each call it lets through, one
+# after another: the count of refreshes says nothing, and the subject (never
+# a superseded refresh token, never two renewals at once) is judged alone.
+clock_variant:
+  expect:
+    refresh_token_reuse: 0
+    superfluous_refreshes: 0
+    outcomes: {ok: all}
+    refreshes: {min: 2}
 
 """##
         ),
@@ -1630,6 +1679,10 @@ refresh-per-401:
     "11.2": [oauth2, envelope, reissue, renewal, header-rotation]
     "2.1-clock": [oauth2, envelope, reissue, renewal, header-rotation]
     "1.7-clock": [oauth2, envelope, reissue, renewal]
+    "1.1-clock": [oauth2, envelope, reissue, renewal]
+    "1.1.100-clock": [oauth2, envelope, reissue, renewal]
+    "1.3-clock": [oauth2, envelope, reissue, renewal]
+    "3.2-clock": [oauth2, envelope, reissue, renewal]
 retry-forever:
   fail:
     "2.4": [oauth2, reissue, renewal]
@@ -1638,6 +1691,7 @@ keep-first-refresh-token:
     "3.1": [oauth2, envelope, reissue, renewal]
     "3.2": [oauth2, envelope, reissue, renewal]
     "3.1-clock": [oauth2, envelope, reissue, renewal]
+    "3.2-clock": [oauth2, envelope, reissue, renewal]
 refresh-on-403:
   fail:
     "5.1": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1676,6 +1730,7 @@ drop-call-header-on-retry:
     "2.2-clock": [header-rotation]
     "2.3-clock": [oauth2, envelope, reissue, renewal, header-rotation]
     "7.1-clock": [header-rotation]
+    "11.3-clock": [header-rotation]
     "7.2-clock": [header-rotation]
     "2.3.1-clock": [oauth2, envelope, reissue, renewal, header-rotation]
     "2.3.2-clock": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1690,6 +1745,7 @@ drop-body-on-retry:
     "11.3": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "7.1-clock": [header-rotation]
+    "11.3-clock": [header-rotation]
     "7.2-clock": [header-rotation]
 no-bearer-prefix:
   fail:
@@ -1735,9 +1791,14 @@ no-bearer-prefix:
     "3.1-clock": [oauth2, envelope, reissue, renewal]
     "3.4-clock": [oauth2, reissue, renewal]
     "7.1-clock": [oauth2, envelope, reissue, renewal]
+    "11.3-clock": [oauth2, envelope, reissue, renewal]
     "2.3.1-clock": [oauth2, envelope, reissue, renewal]
     "2.3.2-clock": [oauth2, envelope, reissue, renewal]
     "3.3-clock": [oauth2, envelope, reissue, renewal]
+    "1.1-clock": [oauth2, envelope, reissue, renewal]
+    "1.1.100-clock": [oauth2, envelope, reissue, renewal]
+    "1.3-clock": [oauth2, envelope, reissue, renewal]
+    "3.2-clock": [oauth2, envelope, reissue, renewal]
 ignore-rotated-header:
   fail:
     "1.1": [header-rotation]
@@ -1767,9 +1828,18 @@ recursive-refresh:
 no-late-401-check:
   fail:
     "1.2": [oauth2, envelope, reissue, renewal, header-rotation]
+# Calls that find a renewal under way go out with no token. In oauth2 the
+# bare 401 sends them through the refresh and back; in envelope its code
+# (40100, not the expiry code) rightly makes no refresh, and the call fails.
 send-without-token-during-refresh:
   fail:
     "1.3": [oauth2, envelope, reissue, renewal]
+    "1.3-clock": [oauth2, envelope, reissue, renewal]
+    "1.1-clock": [envelope]
+    "1.1.100-clock": [envelope]
+    "1.7-clock": [envelope]
+    "2.1-clock": [envelope]
+    "3.2-clock": [envelope]
 ignore-retry-after:
   fail:
     "5.4": [oauth2, envelope, reissue, renewal, header-rotation]

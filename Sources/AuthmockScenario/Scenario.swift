@@ -71,12 +71,16 @@ extension Scenario {
         copy.clockVariant = nil
         copy.id += ClockVariant.idSuffix
         copy.name += " (the token expires by the client's clock)"
-        copy.description +=
-            " Clock variant: every access token lives \(ClockVariant.accessSeconds) s, and where the case moves the server clock it waits \(ClockVariant.waitSeconds) s of real time instead, so the token runs out by the client's own clock as well as the server's."
         copy.profiles = variant.profiles ?? profiles
         copy.server.values["access_ttl"] = .integer(ClockVariant.accessSeconds)
         copy.server.values["sign_in_access_ttl"] = nil
         for (key, value) in variant.server.values { copy.server.values[key] = value }
+        var lifetimes = "every access token lives \(ClockVariant.accessSeconds) s"
+        if case .integer(let first)? = copy.server["sign_in_access_ttl"], case .integer(let refreshed)? = copy.server["access_ttl"], first != refreshed {
+            lifetimes = "the access token issued at sign-in lives \(first) s and refreshed ones \(refreshed) s"
+        }
+        copy.description +=
+            " Clock variant: \(lifetimes), and where the case moves the server clock it waits \(ClockVariant.waitSeconds) s of real time instead, so the token runs out by the client's own clock as well as the server's."
         var waits = 0.0
         copy.steps = steps.map { step in
             guard case .advanceClock = step else { return step }

@@ -71,7 +71,7 @@ extension ReferenceClient {
     private func call(method: String, path: String, headers: [String: String], body: String?) async -> ClientOutcome {
         let waitForRefresh = !faults.contains(.sendWithoutTokenDuringRefresh)
         // Proactive refresh: the client's own clock says the token is (nearly) expired.
-        if proactive != .off, let due = await store.dueGeneration() {
+        if proactive != .off, let due = await store.dueGeneration(joinInFlight: waitForRefresh) {
             let result = await refresh(after: due, triggering: (method, path, headers, body))
             if let served = result.answer { return finish(served, path: path) }
             if case .rejected = result.result { return outcome(for: result.result) }

@@ -71,8 +71,11 @@ actor TokenStore {
     /// 10 s; short-lived tokens get a quarter of their lifetime).
     /// The generation to refresh after when the token is due, read in one
     /// step with the due check so concurrent calls agree on one refresh.
-    func dueGeneration() -> Int? {
-        dueForRefresh && signedOut == nil ? generation : nil
+    /// `joinInFlight: false` is the broken variant that does not wait for a
+    /// renewal already under way (it then sends without a token).
+    func dueGeneration(joinInFlight: Bool = true) -> Int? {
+        if !joinInFlight, inFlight != nil { return nil }
+        return dueForRefresh && signedOut == nil ? generation : nil
     }
 
     var dueForRefresh: Bool {
