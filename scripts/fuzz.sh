@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing with libFuzzer (-sanitize=fuzzer, in the Swift
-# toolchain on Linux) of the token check, the body parsers and the scenario
-# loader, each for SECONDS (default 60), starting from the checked-in seed
+# toolchain on Linux) of the token check, the body parsers, the scenario
+# loader and GraphQL's request reader, each for SECONDS (default 60), starting from the checked-in seed
 # corpus in Tests/Fuzz/TARGET. Fails on any crash, trap or hang (>10 s per
 # input); the input that did it is kept in .build/fuzz-findings/. Prints
 # executions and coverage per target. scripts/test.sh runs it.
@@ -10,14 +10,19 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 # The code under test instrumented, authmock-fuzz linked with libFuzzer
 # (Package.swift reads AUTHMOCK_FUZZ); only our modules are rebuilt.
-AUTHMOCK_FUZZ=1 swift build --product authmock-fuzz 2>&1 | grep -E "error|warning: unre" || true
+# A failed build is a failure, not an old binary fuzzed again.
+if ! build_log="$(AUTHMOCK_FUZZ=1 swift build --product authmock-fuzz 2>&1)"; then
+  echo "fuzz: the instrumented build failed:" >&2
+  grep -E "error" <<<"$build_log" >&2 || tail -30 <<<"$build_log" >&2
+  exit 1
+fi
 bin="$(swift build --show-bin-path)/authmock-fuzz"
 findings=.build/fuzz-findings
 mkdir -p "$findings"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 status=0
-for target in token body scenario; do
+for target in token body scenario graphql; do
   mkdir -p "$work/$target"
   cp Tests/Fuzz/"$target"/* "$work/$target/"
   if AUTHMOCK_FUZZ_TARGET="$target" "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \

@@ -158,7 +158,8 @@ public enum OAuth2Error: ErrorCatalog {
 /// Errors of the control API (`/_authmock/`), the same in every profile:
 /// `{"error": code, "message": ...}`.
 public enum ControlError: String, ErrorCatalog {
-    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, notFound, methodNotAllowed, notRotatable, storeUnavailable
+    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, crossOrigin, notFound, methodNotAllowed, notJSON, notRotatable
+    case storeUnavailable
 
     public static let profile = "control"
 
@@ -172,9 +173,19 @@ public enum ControlError: String, ErrorCatalog {
             make(
                 401, "admin_token_required", "Control API needs the admin token",
                 when: "an admin token is configured and the request lacks `Authorization: Bearer <admin token>`; OAuth tokens never open it")
+        case .crossOrigin:
+            make(
+                403, "cross_origin", "Control API refuses requests from other web origins",
+                when:
+                    "a request whose `Origin` is neither the server's own nor one of `--cors-origin`'s: a web page the developer happens to have open must not move the clock, add faults or reset the mock"
+            )
         case .notFound: make(404, "not_found", "No such control route", when: "a path under `/_authmock/` that is not listed by `GET /_authmock/`")
         case .methodNotAllowed:
             make(405, "method_not_allowed", "Method not allowed on this control route", when: "a listed control path with another method (OPTIONS and TRACE too); `Allow` names the methods it takes")
+        case .notJSON:
+            make(
+                415, "unsupported_media_type", "Control request bodies are JSON",
+                when: "a control request with a body whose `Content-Type` is not `application/json` (a form or `text/plain` post is what a cross-site page can send)")
         case .notRotatable:
             make(
                 409, "not_rotatable", "HS256 keys do not rotate",
@@ -326,7 +337,7 @@ public enum HeaderRotationError: ErrorCatalog {
 /// own shape, `{"errors": [{"message", "extensions": {"code"}}], "data"}`,
 /// with the codes Apollo Server uses, whatever the profile.
 public enum GraphQLAPIError: ErrorCatalog {
-    case badRequest, parseFailed, validationFailed, mutationOverGet
+    case badRequest, parseFailed, overLimit, validationFailed, mutationOverGet
     case unauthenticated, forbidden
     case badUserInput, notFound
 
@@ -341,6 +352,12 @@ public enum GraphQLAPIError: ErrorCatalog {
                     "a POST body that is not a JSON object with a string `query`, a GET without `query`, `variables` that are not an object, a batch (JSON array), or several operations and no `operationName`"
             )
         case .parseFailed: make(400, "GRAPHQL_PARSE_FAILED", "Syntax error in the GraphQL document", when: "`query` does not parse; the message and `locations` say where")
+        case .overLimit:
+            make(
+                400, "GRAPHQL_LIMIT_EXCEEDED", "The request is over a limit of this server",
+                when:
+                    "the document or its JSON is over one of the limits in docs/graphql.md (tokens, bracket nesting, field depth, fields, directives, JSON depth or values); the message names it. Checked before the token, so it costs less than a query"
+            )
         case .validationFailed:
             make(400, "GRAPHQL_VALIDATION_FAILED", "The document is not valid against the schema", when: "unknown fields or arguments, wrong argument or variable types; one error per problem")
         case .mutationOverGet: make(405, "BAD_REQUEST", "Mutations need POST", when: "a mutation sent with GET (GraphQL over HTTP); the answer carries `Allow: POST`")

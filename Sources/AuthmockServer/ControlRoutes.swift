@@ -83,7 +83,7 @@ enum ControlRoutes {
         let control = mock.control
         for route in routes() {
             let handler: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, _ in
-                if let refusal = checkAdmin(request, mock: mock) { return refusal }
+                if let refusal = checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock) { return refusal }
                 do throws(ControlInputError) {
                     return try await route.handle(request, control)
                 } catch {
@@ -103,7 +103,7 @@ enum ControlRoutes {
             let allow = allowed.map(\.rawValue).sorted().joined(separator: ", ")
             for method in allMethods where !allowed.contains(method) {
                 router.on(RouterPath(prefix + path), method: method) { request, _ in
-                    if let refusal = checkAdmin(request, mock: mock) { return refusal }
+                    if let refusal = checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock) { return refusal }
                     var response = failure(ControlInputError(.methodNotAllowed, "\(request.method) \(request.uri.path) is not a control route; it takes \(allow)"))
                     response.headers[.allow] = allow
                     return response
@@ -112,7 +112,7 @@ enum ControlRoutes {
         }
         for method in allMethods {
             router.on(RouterPath(prefix + "/**"), method: method) { request, _ in
-                if let refusal = checkAdmin(request, mock: mock) { return refusal }
+                if let refusal = checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock) { return refusal }
                 return failure(ControlInputError(.notFound, "no control route \(request.method) \(request.uri.path); GET \(prefix)/ lists them"))
             }
         }
@@ -120,6 +120,36 @@ enum ControlRoutes {
 
     /// The methods a control path answers, routed or not.
     static let allMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace]
+
+    /// A web page on another origin can send simple requests (a form, a
+    /// `text/plain` fetch) to a mock on localhost without any preflight, so
+    /// the control API refuses a foreign `Origin` (browsers send one with
+    /// every such POST) and any body that is not JSON. The server's own
+    /// origin and `--cors-origin`'s origins are allowed.
+    private static func checkSameSite(_ request: Request, mock: Authmock) -> Response? {
+        if let origin = request.headers[.origin] {
+            // HTTP/1's Host arrives as the authority; a client that sends Host as a field has it there.
+            let host = request.head.authority ?? HTTPField.Name("Host").flatMap { request.headers[$0] }
+            let own = host.map { ["http://" + $0, "https://" + $0] } ?? []
+            let allowed: Bool
+            switch mock.cors {
+            case .anyOrigin: allowed = true
+            case .origins(let list): allowed = list.contains(origin) || own.contains(origin)
+            case .off: allowed = own.contains(origin)
+            }
+            if !allowed {
+                return failure(ControlInputError(.crossOrigin, "Origin \(origin) may not use the control API; allow it with --cors-origin"))
+            }
+        }
+        let hasBody = request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
+        if hasBody {
+            let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            if type != "application/json" {
+                return failure(ControlInputError(.notJSON, "send the body as Content-Type: application/json (got \(type ?? "none"))"))
+            }
+        }
+        return nil
+    }
 
     /// With an admin token configured, every control request must carry it.
     /// OAuth access tokens are a different secret and never match.

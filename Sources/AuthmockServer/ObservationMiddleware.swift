@@ -74,7 +74,7 @@ struct ObservationMiddleware: RouterMiddleware {
         var route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)
         // `/graphql` is the same in every profile: read here, whatever kind the profile gave it.
         if path == GraphQLCall.path {
-            route.body = .graphQL(GraphQLCall.read(method: request.method, parameters: request.uri.queryParameters, body: body))
+            route.body = .graphQL(GraphQLCall.read(method: request.method, query: request.uri.query, body: body))
             entry.operation = route.graphQL?.label
         }
         entry.kind = route.kind

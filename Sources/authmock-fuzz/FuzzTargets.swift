@@ -17,12 +17,16 @@ enum FuzzTarget: String, CaseIterable {
     case body
     /// A scenario file: the YAML loader and every check of the format.
     case scenario
+    /// A GraphQL document and its variables, as a POST body and as a GET
+    /// query string: the limits, the parser, the linear JSON reader.
+    case graphql
 
     func run(_ bytes: [UInt8]) {
         switch self {
         case .token: Self.token(bytes)
         case .body: Self.body(bytes)
         case .scenario: Self.scenario(bytes)
+        case .graphql: Self.graphql(bytes)
         }
     }
 
@@ -44,7 +48,23 @@ enum FuzzTarget: String, CaseIterable {
         let buffer = ByteBuffer(bytes: bytes)
         _ = AuthmockServer.RequestBody.form(buffer)
         _ = AuthmockServer.RequestBody.json(buffer)
-        _ = GraphQLCall.read(method: .post, parameters: [:], body: buffer)
+        _ = GraphQLCall.read(method: .post, query: nil, body: buffer)
+    }
+
+    /// The input's first line is the document, the rest the variables' JSON.
+    static func graphql(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        let document = String(parts[0])
+        let variables = parts.count > 1 ? String(parts[1]) : "{}"
+        guard let quoted = try? JSONSerialization.data(withJSONObject: [document]) else { return }
+        let body = #"{"query":"# + String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self) + #","variables":"# + variables + "}"
+        _ = GraphQLCall.read(method: .post, query: nil, body: ByteBuffer(string: body))
+        let escaped = CharacterSet.alphanumerics
+        let query =
+            "query=" + (document.addingPercentEncoding(withAllowedCharacters: escaped) ?? "") + "&variables="
+            + (variables.addingPercentEncoding(withAllowedCharacters: escaped) ?? "")
+        _ = GraphQLCall.read(method: .get, query: query, body: ByteBuffer())
     }
 
     static func scenario(_ bytes: [UInt8]) {

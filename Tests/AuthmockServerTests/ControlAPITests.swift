@@ -271,6 +271,41 @@ struct ControlProtectionTests {
         _ = try await Authmock(options: options)
     }
 
+    /// A web page the developer has open elsewhere can send a form or a
+    /// `text/plain` fetch to the mock without a preflight: each is refused
+    /// before it changes anything, and the mock's own tools still work.
+    @Test func crossSiteRequestsCannotSteerTheMock() async throws {
+        try await TestServer.run { server in
+            let evil: HTTPFields = [.origin: "https://evil.example"]
+            for (path, body) in [("/clock/advance", #"{"seconds": 3600}"#), ("/reset", nil), ("/tokens/revoke", "{}"), ("/faults", #"{"action": {"type": "status", "status": 500}}"#)] {
+                let response = try await server.control(.post, path, body, headers: evil)
+                #expect(response.status == .forbidden && response.errorCode == "cross_origin", "\(path): \(response.text)")
+            }
+            // The same bodies as a simple request without an Origin (an old browser's form).
+            let plain = try await server.send(.post, "/_authmock/clock/advance", headers: [.contentType: "text/plain"], body: #"{"seconds": 3600}"#)
+            #expect(plain.status.code == 415 && plain.errorCode == "unsupported_media_type", "\(plain.text)")
+            let form = try await server.send(.post, "/_authmock/faults", headers: [.contentType: "application/x-www-form-urlencoded"], body: "a=b")
+            #expect(form.status.code == 415)
+            let clock = try await server.control(.get, "/clock").json()
+            #expect(clock["offsetSeconds"] as? Double == 0, "nothing moved the clock")
+            #expect(try await server.control(.get, "/faults").text == "[]", "no fault was added")
+            // JSON with a charset, and a bodiless POST without a type, still work
+            // (the server's own origin: ServeBinaryTests, where there is a Host).
+            let charset = try await server.send(.post, "/_authmock/clock/advance", headers: [.contentType: "application/json; charset=utf-8"], body: #"{"seconds": 1}"#)
+            #expect(charset.status == .ok)
+            #expect(try await server.send(.post, "/_authmock/reset", headers: [:], body: nil).status == .ok)
+        }
+        // An origin configured for CORS may call it.
+        var options = ServerOptions(signingKey: .random())
+        options.corsOrigin = "http://app.test:3000"
+        try await TestServer.run(options) { server in
+            let allowed = try await server.control(.post, "/reset", nil, headers: [.origin: "http://app.test:3000"])
+            #expect(allowed.status == .ok)
+            let other = try await server.control(.post, "/reset", nil, headers: [.origin: "http://app.test:3001"])
+            #expect(other.status == .forbidden)
+        }
+    }
+
     /// Every documented control error has a request that produces it.
     @Test func everyControlErrorIsReachable() async throws {
         let produced: [(ControlError, String, HTTPRequest.Method, String?)] = [
@@ -289,8 +324,9 @@ struct ControlProtectionTests {
                 #expect(response.status.code == error.row.status && response.errorCode == error.row.code, "\(path): \(response.text)")
             }
         }
-        // storeUnavailable needs a failing database: EndToEndTests' StateStoreTests locks one.
-        let covered = Set((produced + [rotation]).map(\.0)).union([.adminTokenRequired, .storeUnavailable])
+        // storeUnavailable needs a failing database: EndToEndTests' StateStoreTests locks one;
+        // crossOrigin and notJSON: crossSiteRequestsCannotSteerTheMock.
+        let covered = Set((produced + [rotation]).map(\.0)).union([.adminTokenRequired, .storeUnavailable, .crossOrigin, .notJSON])
         #expect(covered == Set(ControlError.allCases))
     }
 }

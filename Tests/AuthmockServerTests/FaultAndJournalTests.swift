@@ -202,7 +202,11 @@ struct FaultAndJournalTests {
         try await liveServer { server, port in
             let login = try await onFreshConnection(port, form("grant_type=password&username=alice&password=wonderland"))
             let refresh = try #require(try JSONSerialization.jsonObject(with: Data(buffer: login.body!)) as? [String: Any])["refresh_token"] as! String
-            _ = try await onFreshConnection(port, .init("/_authmock/faults", method: .post, body: ByteBuffer(string: #"{"match": {"kind": "refresh"}, "action": {"type": "drop-response"}}"#)))
+            _ = try await onFreshConnection(
+                port,
+                .init(
+                    "/_authmock/faults", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"match": {"kind": "refresh"}, "action": {"type": "drop-response"}}"#)))
             await #expect(throws: (any Error).self) {
                 try await onFreshConnection(port, form("grant_type=refresh_token&refresh_token=\(refresh)"))
             }

@@ -39,7 +39,7 @@ struct GraphQLTests {
         },
         ErrorCase(name: "two operations, no name", expected: .badRequest, mode: .http) { s, t in try await s.graphQL("query A { items { id } } query B { me { sub } }", token: t) },
         ErrorCase(name: "GET without query", expected: .badRequest, mode: .http) { s, t in try await s.get("/graphql", bearer: t) },
-        ErrorCase(name: "nesting bomb", expected: .badRequest, mode: .http) { s, t in
+        ErrorCase(name: "nesting bomb", expected: .overLimit, mode: .http) { s, t in
             try await s.graphQL(String(repeating: "{ a ", count: 5000) + String(repeating: "}", count: 5000), token: t)
         },
         ErrorCase(name: "syntax error", expected: .parseFailed, mode: .http) { s, t in try await s.graphQL("{ me { ", token: t) },
@@ -163,6 +163,15 @@ struct GraphQLTests {
             let dead = try await server.graphQL("{ me { sub } }", token: pair.refresh)
             #expect(Self.code(dead) == "UNAUTHENTICATED" && dead.text.contains("refresh_token_expired"), "\(dead.text)")
         }
+    }
+
+    @Test func docsListTheLimits() throws {
+        let page = try String(contentsOf: DocExampleTests.root.appendingPathComponent("docs/graphql.md"), encoding: .utf8)
+        let block = try #require(
+            page.firstRange(of: "<!-- limits:begin -->\n").flatMap { start in
+                page.firstRange(of: "\n<!-- limits:end -->").map { String(page[start.upperBound..<$0.lowerBound]) }
+            })
+        #expect(block == GraphQLLimits.markdownTable, "docs/graphql.md's limits table differs from GraphQLLimits")
     }
 
     @Test func docsShowTheSchema() throws {

@@ -6,7 +6,7 @@ import Testing
 /// found and was added to it, replayed through the same entry points in a
 /// normal build: every input returns (scripts/fuzz.sh does the fuzzing).
 struct FuzzCorpusTests {
-    @Test(arguments: ["token", "body", "scenario"])
+    @Test(arguments: ["token", "body", "scenario", "graphql"])
     func everyCorpusInputIsHandled(_ target: String) throws {
         let binary = try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-fuzz")
         let corpus = LibraryDriverTests.root.appendingPathComponent("Tests/Fuzz/\(target)")

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import TestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -43,6 +46,28 @@ import Testing
         #expect(exit.status == 0, "graceful shutdown on SIGINT: \(exit.stderr)")
         #expect(exit.stderr.contains("POST /oauth/token -> 200"), "one log line per request")
         #expect(!exit.stderr.contains("wonderland") && !exit.stderr.contains("demo-secret"), "secrets in the log")
+    }
+
+    /// A page on the mock's own origin may steer it; another origin may not.
+    /// (URLSession sends `Host` with the port, as a browser does.)
+    @Test func controlAPITakesItsOwnOriginOnly() async throws {
+        let server = try ServingBinary()
+        func post(_ path: String, origin: String, body: String?) async throws -> (Int, String) {
+            var request = URLRequest(url: URL(string: server.baseURL + "/_authmock" + path)!)
+            request.httpMethod = "POST"
+            request.setValue(origin, forHTTPHeaderField: "Origin")
+            if let body {
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                request.httpBody = Data(body.utf8)
+            }
+            let (data, response) = try await URLSession.shared.data(for: request)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        }
+        let own = try await post("/clock/advance", origin: server.baseURL, body: #"{"seconds": 5}"#)
+        #expect(own.0 == 200, "\(own.1)")
+        let other = try await post("/reset", origin: "http://127.0.0.1:1", body: nil)
+        #expect(other.0 == 403 && other.1.contains("cross_origin"), "\(other.1)")
+        _ = server.interrupt()
     }
 
     @Test func signingKeyFromTheEnvironmentIsNeverPrinted() async throws {

@@ -31,7 +31,7 @@ import Testing
             let login = try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland")
             let json = try login.json()
             // The clock moved by a test is part of the state too.
-            let moved = try await client.post("/_authmock/clock/advance", body: ByteBuffer(string: #"{"seconds": 120}"#))
+            let moved = try await client.post("/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 120}"#))
             #expect(moved.status == .ok)
             return (try #require(json["access_token"] as? String), try #require(json["refresh_token"] as? String))
         }
@@ -69,7 +69,7 @@ import Testing
         let (access, retiredKid, currentKid) = try await first.withClient { client in
             let access = try #require(try await client.form("/oauth/token", signIn).json()["access_token"] as? String)
             let retired = try Self.kids(try await client.get("/oauth/jwks").json())
-            let rotated = try await client.post("/_authmock/keys/rotate", body: ByteBuffer(string: #"{"graceSeconds": 600}"#))
+            let rotated = try await client.post("/_authmock/keys/rotate", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"graceSeconds": 600}"#))
             #expect(rotated.status == .ok)
             let current = try Self.kids(try await client.get("/oauth/jwks").json())
             #expect(current.count == 2 && current.last == retired.first)
@@ -86,7 +86,7 @@ import Testing
             let fresh = try #require(try await client.form("/oauth/token", signIn).json()["id_token"] as? String)
             #expect(try Self.header(fresh)["kid"] as? String == currentKid)
             // The grace runs on the kept clock: past it, the retired key is gone.
-            _ = try await client.post("/_authmock/clock/advance", body: ByteBuffer(string: #"{"seconds": 601}"#))
+            _ = try await client.post("/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 601}"#))
             #expect(try Self.kids(try await client.get("/oauth/jwks").json()) == [currentKid])
             let late = try await client.get("/api/me", headers: [.authorization: "Bearer \(access)"])
             #expect(late.status == .unauthorized)
@@ -232,7 +232,7 @@ struct PostgresStateTests {
         #expect(hosts.count == 3, "each replica wrote its own requests: \(hosts)")
 
         // One clock: moved through one replica, read through another.
-        _ = try await replicas[2].withClient { try await $0.post("/_authmock/clock/advance", body: ByteBuffer(string: #"{"seconds": 30}"#)) }
+        _ = try await replicas[2].withClient { try await $0.post("/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 30}"#)) }
         let clock = try await replicas[0].withClient { try await $0.get("/_authmock/clock") }.json()
         #expect(clock["offsetSeconds"] as? Double == 30)
         _ = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }

@@ -33,6 +33,8 @@ public enum GraphQLRequestProblem: Error, Sendable {
     case badRequest(String)
     /// The document does not parse.
     case parseFailed(GraphQLSyntaxError)
+    /// The request is over one of `GraphQLLimits`; the text says which.
+    case overLimit(String)
 }
 
 /// The parser's error, with where in the document it is.
@@ -42,29 +44,33 @@ public struct GraphQLSyntaxError: Sendable {
 
 extension GraphQLCall {
     public static let path = "/graphql"
-    /// Deeper nesting is refused before parsing: the parser recurses per level.
-    static let maxNesting = 64
 
     /// Reads a request to `/graphql`.
-    static func read(method: HTTPRequest.Method, parameters: Hummingbird.Parameters, body: ByteBuffer) -> Result<GraphQLCall, GraphQLRequestProblem> {
+    /// `query` is the URI's raw query string.
+    static func read(method: HTTPRequest.Method, query rawQuery: String?, body: ByteBuffer) -> Result<GraphQLCall, GraphQLRequestProblem> {
         let fields: (query: String, operationName: String?, variables: [String: Map])
         switch method {
         case .get, .head:
-            guard let query = parameters.get("query"), !query.isEmpty else { return .failure(.badRequest("GET needs a `query` parameter")) }
+            let parameters = formParameters(rawQuery ?? "")
+            func parameter(_ name: String) -> String? { parameters[name] }
+            guard let query = parameter("query"), !query.isEmpty else { return .failure(.badRequest("GET needs a `query` parameter")) }
             var variables: [String: Map] = [:]
-            if let text = parameters.get("variables"), !text.isEmpty {
-                guard case .dictionary(let object)? = try? JSONDecoder().decode(Map.self, from: Data(text.utf8)) else {
-                    return .failure(.badRequest("`variables` must be a JSON object"))
+            if let text = parameter("variables"), !text.isEmpty {
+                let decoded: Map
+                switch input(Data(text.utf8)) {
+                case .success(let map): decoded = map
+                case .failure(let problem): return .failure(problem)
                 }
+                guard case .dictionary(let object) = decoded else { return .failure(.badRequest("`variables` must be a JSON object")) }
                 variables = Dictionary(uniqueKeysWithValues: object.map { ($0.key, $0.value) })
             }
-            fields = (query, parameters.get("operationName").flatMap { $0.isEmpty ? nil : $0 }, variables)
+            fields = (query, parameter("operationName").flatMap { $0.isEmpty ? nil : $0 }, variables)
         default:
+            if body.readableBytes == 0 { return .failure(.badRequest("the body is empty: send {\"query\": \"...\"}")) }
             let decoded: Map
-            do {
-                decoded = try JSONDecoder().decode(Map.self, from: Data(buffer: body))
-            } catch {
-                return .failure(.badRequest(body.readableBytes == 0 ? "the body is empty: send {\"query\": \"...\"}" : "the body is not valid JSON"))
+            switch input(Data(buffer: body)) {
+            case .success(let map): decoded = map
+            case .failure(let problem): return .failure(problem)
             }
             switch decoded {
             case .array: return .failure(.badRequest("batched operations (a JSON array) are not supported: send one operation per request"))
@@ -86,9 +92,7 @@ extension GraphQLCall {
             default: return .failure(.badRequest("the body must be a JSON object with a string `query`"))
             }
         }
-        if nesting(of: fields.query) > maxNesting {
-            return .failure(.badRequest("the document nests deeper than \(maxNesting) levels"))
-        }
+        if let problem = GraphQLLimits.lexicalProblem(fields.query) { return .failure(.overLimit(problem)) }
         let document: Document
         do {
             document = try parse(source: Source(body: Self.paddedForLexer(fields.query), name: "GraphQL request"))
@@ -110,6 +114,7 @@ extension GraphQLCall {
             }
             chosen = only
         }
+        if let problem = GraphQLLimits.documentProblem(document, operation: chosen) { return .failure(.overLimit(problem)) }
         let topLevel = chosen.selectionSet.selections
         let introspection = !topLevel.isEmpty && topLevel.allSatisfy { ($0 as? Field)?.name.value.hasPrefix("__") ?? false }
         return .success(
@@ -128,33 +133,31 @@ extension GraphQLCall {
         return query + "      "
     }
 
-    /// How deeply brackets nest in `text`, outside strings and comments.
-    static func nesting(of text: String) -> Int {
-        var depth = 0, deepest = 0
-        var inString = false, inComment = false, escaped = false
-        for byte in text.utf8 {
-            if inComment {
-                if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { inComment = false }
-            } else if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-            } else {
-                switch byte {
-                case UInt8(ascii: "#"): inComment = true
-                case UInt8(ascii: "\""): inString = true
-                case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("):
-                    depth += 1
-                    deepest = max(deepest, depth)
-                case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"): depth -= 1
-                default: break
-                }
+    /// A query string as `application/x-www-form-urlencoded` reads it (what
+    /// GraphQL over HTTP asks for): `+` is a space, then percent escapes; the
+    /// first of a repeated name counts.
+    static func formParameters(_ query: String) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decoded(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
             }
+            let name = decoded(parts[0])
+            if parameters[name] == nil { parameters[name] = parts.count > 1 ? decoded(parts[1]) : "" }
         }
-        return deepest
+        return parameters
+    }
+
+    /// JSON read in one pass within the input limits; not JSON at all is a bad request.
+    private static func input(_ data: Data) -> Result<Map, GraphQLRequestProblem> {
+        do {
+            return .success(try GraphQLInput.decode(data))
+        } catch let limit as GraphQLInput.OverLimit {
+            return .failure(.overLimit(limit.message))
+        } catch {
+            return .failure(.badRequest("the body is not valid JSON"))
+        }
     }
 }

@@ -34,6 +34,7 @@ struct GraphQLEndpoint: Sendable {
         let call: GraphQLCall
         switch read {
         case .failure(.badRequest(let text)): return .plain(fail(.badRequest, message: text, context: context))
+        case .failure(.overLimit(let text)): return .plain(fail(.overLimit, message: text, context: context))
         case .failure(.parseFailed(let error)):
             return .plain(fail(.parseFailed, errors: [Self.coded(error.error, GraphQLAPIError.parseFailed.row.code)], context: context))
         case .success(let read): call = read
