@@ -30,13 +30,17 @@ extension ErrorCatalog {
 
 /// Errors every profile can answer, in each profile's own encoding.
 public enum CommonError: ErrorCatalog {
-    case notFound, payloadTooLarge, storeUnavailable, internalError
+    case notFound, malformedFraming, payloadTooLarge, storeUnavailable, internalError
 
     public static let profile = "all"
 
     public var row: ErrorRow {
         switch self {
         case .notFound: make(404, "not_found", "No such endpoint", when: "the path matches no route of the running profile")
+        case .malformedFraming:
+            make(
+                400, "invalid_request", "Malformed HTTP request body framing",
+                when: "a chunked body with a bad chunk size or chunks not ended by CRLF, or a `Transfer-Encoding` other than `chunked`; the connection closes after the answer")
         case .payloadTooLarge: make(413, "payload_too_large", "Request body exceeds the server's limit", when: "the body is larger than `--max-body` bytes (default 65536)")
         case .storeUnavailable:
             make(503, "temporarily_unavailable", "Token store unavailable", when: "the `--state` database could not be reached or failed; the request can be retried")
@@ -218,7 +222,7 @@ public enum EnvelopeError: ErrorCatalog {
     case accessInvalid, accessRevoked, refreshUnknown, refreshRevoked, refreshReused
     case malformedToken, missingToken, refreshAsAccess, accessAsRefresh, unsupportedToken
     case missingParameter, invalidParameter, malformedJSON, accessDenied
-    case notFound, methodNotAllowed, payloadTooLarge, storeUnavailable, internalError
+    case notFound, methodNotAllowed, malformedFraming, payloadTooLarge, storeUnavailable, internalError
 
     public static let profile = ProfileName.envelope.rawValue
 
@@ -243,6 +247,8 @@ public enum EnvelopeError: ErrorCatalog {
         case .accessDenied: make(403, "40300", "Access denied", when: "the access token lacks the scope the resource needs")
         case .notFound: make(404, "40400", "Unknown endpoint", when: "a path no route serves")
         case .methodNotAllowed: make(405, "40500", "Method not allowed", when: "`/auth/login` or `/auth/refresh` with a method other than POST")
+        case .malformedFraming:
+            make(400, "40008", "Malformed request", when: "a chunked body whose framing is broken, or a `Transfer-Encoding` other than `chunked`; the connection closes after the answer")
         case .payloadTooLarge: make(413, "41300", "Payload too large", when: "a body over `--max-body` bytes")
         case .storeUnavailable: make(503, "50300", "Token store unavailable", when: "the `--state` database could not be reached or failed; the request can be retried")
         case .internalError: make(500, "50000", "Internal error", when: "a bug in authmock; no client input should produce it")

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 
 /// Sees every request of the client under test (the `ClientRoutes` group and
 /// unrouted requests) before and after it is handled: enforces the body
@@ -65,6 +66,12 @@ struct ObservationMiddleware: RouterMiddleware {
         } catch is NIOTooManyBytesError {
             // A chunked body has no Content-Length to refuse up front: it is cut off here.
             return await answer(&entry, request, context, since: arrival.start, profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
+        } catch let error as HTTPParserError {
+            // The body's framing is broken: the client's bug, not ours. Nothing
+            // after it on this connection can be framed either, so it closes.
+            var refusal = profile.fail(common: .malformedFraming, detail: "\(error)", context: context)
+            refusal.headers[.connection] = "close"
+            return await answer(&entry, request, context, since: arrival.start, refusal)
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes

@@ -90,6 +90,7 @@ public struct EnvelopeProfile: Profile {
     public func row(for common: CommonError) -> ErrorRow {
         switch common {
         case .notFound: EnvelopeError.notFound.row
+        case .malformedFraming: EnvelopeError.malformedFraming.row
         case .payloadTooLarge: EnvelopeError.payloadTooLarge.row
         case .storeUnavailable: EnvelopeError.storeUnavailable.row
         case .internalError: EnvelopeError.internalError.row
