@@ -323,8 +323,8 @@ public final class TokenAuthority: Sendable {
 
     // MARK: Verifying
 
-    /// Judges a presented access token. Never throws: every way a token can be
-    /// bad is an `AccessTokenFailure`.
+    /// Judges a presented access token. Every way a token can be bad is an
+    /// `AccessTokenFailure`; it throws only when the token store fails.
     public func verifyAccessToken(_ token: String?) async throws -> AccessVerification {
         guard let token, !token.isEmpty else { return .invalid(.missing, tokenID: nil) }
         // A key whose rotation grace ended no longer vouches for its tokens, cached or not.
@@ -431,6 +431,14 @@ public final class TokenAuthority: Sendable {
         if let known = verifiedTokens.withLock({ $0[TokenText(token)] }) { return known.claims }
         if case .success(let claims) = await checkSignature(token) { return claims }
         return nil
+    }
+
+    /// The grant of an access token this authority has just issued, from its
+    /// own claims: the request it was issued for is served with it, whatever
+    /// a concurrent request did to the login since (header rotation
+    /// supersedes every other token of the login at once).
+    public func grant(ofIssued issued: IssuedTokens) async -> AccessGrant? {
+        await signedClaims(issued.accessToken).map { AccessGrant(claims: $0, key: issued.accessKey) }
     }
 
     /// What a refresh token is, without spending it (for journals and introspection).
