@@ -141,6 +141,13 @@ private struct Builder {
             reports: o["reports"]?.array?.compactMap(\.string) ?? [],
             timeout: o["timeout"]?.number ?? 20, file: file)
         scenario.clockVariant = clockVariant
+        // HS256's secret is shared, not published: it has no key to rotate.
+        if let stepValues = stepList.array, let index = steps.firstIndex(where: { if case .rotateKeys = $0 { true } else { false } }) {
+            let algorithm = scenario.server["signing_alg"].flatMap { if case .string(let name) = $0 { name } else { nil } } ?? "HS256"
+            if !["RS256", "ES256"].contains(algorithm) {
+                throw checker.error(at: stepValues[index].mark, "rotate_keys: needs `server: {signing_alg: RS256}` (or ES256); \(algorithm) keys do not rotate")
+            }
+        }
         return scenario
     }
 

@@ -283,10 +283,15 @@ public enum ScenarioRunner {
         var logger = Logger(label: "authmock-run")
         logger.logLevel = .critical
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
-            portContinuation.yield(port)
-            portContinuation.finish()
-        }
+        // Case servers speak plain HTTP: no TLS configuration can fail here.
+        guard
+            let app = try? AuthmockApplication.make(
+                mock: mock, logger: logger,
+                onListening: { port in
+                    portContinuation.yield(port)
+                    portContinuation.finish()
+                })
+        else { return nil }
         // Stopped gracefully (listener closed first, then open connections
         // drained), never by cancellation, which can race a late connection.
         let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
@@ -519,12 +524,13 @@ private struct Play: Sendable {
                 if wait { try await collect(index) }
             case .parallel(let specs):
                 for spec in specs { _ = try await send(spec) }
+            // A step the server refuses ends the case as an ERROR with its reason.
             case .rotateKeys(let grace):
-                _ = try? await mock.control.rotateKeys(graceSeconds: grace)
+                _ = try await mock.control.rotateKeys(graceSeconds: grace)
             case .advanceClock(let seconds):
-                _ = try? await mock.control.advanceClock(seconds: seconds)
+                _ = try await mock.control.advanceClock(seconds: seconds)
             case .setClock(let offset):
-                _ = try? await mock.control.setClock(offsetSeconds: offset)
+                _ = try await mock.control.setClock(offsetSeconds: offset)
             case .expire(let selector):
                 _ = try await mock.control.expire(selector)
             case .revoke(let selector):

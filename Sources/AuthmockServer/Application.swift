@@ -48,10 +48,12 @@ public enum AuthmockApplication {
 
     /// The application, ready for `runService()` or a `ServiceGroup`.
     /// `onListening` receives the bound port (useful with port 0).
+    /// Throws when the TLS configuration cannot make a server context: a
+    /// server asked for TLS never falls back to plain HTTP.
     public static func make(
         mock: Authmock, logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         // The TLS configuration was built (and checked) when the mock was made.
         // Connection deadlines: between requests (Hummingbird's idle timeout)
         // and inside one (RequestGuard, which also ends a CONNECT), so no stalled client holds a
@@ -61,7 +63,7 @@ public enum AuthmockApplication {
             configuration: .init(
                 additionalChannelHandlers: [RequestGuard(timeout: .seconds(Int64(options.requestReadTimeoutSeconds)))],
                 idleTimeout: .seconds(Int64(options.idleTimeoutSeconds))))
-        let server: HTTPServerBuilder = mock.tlsConfiguration.flatMap { try? .tls(http1, tlsConfiguration: $0) } ?? http1
+        let server: HTTPServerBuilder = try mock.tlsConfiguration.map { try .tls(http1, tlsConfiguration: $0) } ?? http1
         return Application(
             router: router(for: mock),
             server: server,

@@ -134,11 +134,17 @@ struct FaultRuleView: Encodable {
 }
 
 extension JournalFilter {
-    /// From query parameters `kind` (comma-separated, `token` for login+refresh), `call`, `since`.
+    /// From query parameters `kind` (comma-separated, `token` for login+refresh), `call`, `since`, `limit`.
     init(query: [String: String]) throws(ControlInputError) {
         self.init()
-        for key in query.keys where !["kind", "call", "since", "limit"].contains(key) {
-            throw ControlInputError(.unknownField, "unknown query parameter '\(key)'\(Suggestion.hint(for: key, in: ["kind", "call", "since"])); expected kind, call, since")
+        let known = ["kind", "call", "since", "limit"]
+        for key in query.keys where !known.contains(key) {
+            throw ControlInputError(
+                .unknownField, "unknown query parameter '\(key)'\(Suggestion.hint(for: key, in: known)); expected \(known.joined(separator: ", "))")
+        }
+        if let limit = query["limit"] {
+            guard let value = Int(limit), value >= 1 else { throw ControlInputError(.invalidValue, "limit must be a whole number >= 1, got '\(limit)'") }
+            self.limit = value
         }
         if let kindList = query["kind"] {
             var kinds = Set<RouteKind>()

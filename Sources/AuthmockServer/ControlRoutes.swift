@@ -64,7 +64,7 @@ enum ControlRoutes {
             Route(method: .delete, path: "/faults", summary: "remove every fault rule") { _, control in
                 JSONResponse.encode(["removed": control.clearFaults()])
             },
-            Route(method: .get, path: "/journal", summary: "?kind=&call=&since=: recorded requests, oldest first") { request, control throws(ControlInputError) in
+            Route(method: .get, path: "/journal", summary: "?kind=&call=&since=&limit=: recorded requests, oldest first (limit: at most that many)") { request, control throws(ControlInputError) in
                 let (entries, dropped) = try await control.journal(try JournalFilter(query: query(request)))
                 let usage = try await control.journalUsage()
                 return JSONResponse.encode(
@@ -74,7 +74,9 @@ enum ControlRoutes {
                 JSONResponse.encode(try await control.prune(), encoder: encoder)
             },
             Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") { request, control throws(ControlInputError) in
-                JSONResponse.encode(["count": try await control.journalCount(try JournalFilter(query: query(request)))])
+                let filter = try JournalFilter(query: query(request))
+                if filter.limit != nil { throw ControlInputError(.invalidValue, "limit pages GET \(prefix)/journal; a count has no pages") }
+                return JSONResponse.encode(["count": try await control.journalCount(filter)])
             },
         ]
     }

@@ -163,11 +163,15 @@ public struct JournalFilter: Sendable, Equatable {
     public var call: String?
     /// Only entries with `seq` greater than this.
     public var since: Int?
+    /// At most this many entries, the oldest that match (a page: the next
+    /// one starts at `since` = the last `seq`). Counts refuse it.
+    public var limit: Int?
 
-    public init(kinds: Set<RouteKind>? = nil, call: String? = nil, since: Int? = nil) {
+    public init(kinds: Set<RouteKind>? = nil, call: String? = nil, since: Int? = nil, limit: Int? = nil) {
         self.kinds = kinds
         self.call = call
         self.since = since
+        self.limit = limit
     }
 
     func admits(_ entry: JournalEntry) -> Bool {
@@ -266,7 +270,8 @@ public final class MemoryJournal: JournalStore {
 
     public func entries(_ filter: JournalFilter = JournalFilter()) -> (entries: [JournalEntry], dropped: Int) {
         let (all, dropped) = state.withLock { ($0.entries, $0.dropped) }
-        return (all.filter(filter.admits).sorted { $0.seq < $1.seq }, dropped)
+        let sorted = all.filter(filter.admits).sorted { $0.seq < $1.seq }
+        return (filter.limit.map { Array(sorted.prefix($0)) } ?? sorted, dropped)
     }
 
     public func count(_ filter: JournalFilter = JournalFilter()) -> Int {

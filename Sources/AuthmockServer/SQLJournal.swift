@@ -69,7 +69,7 @@ final class SQLJournal: JournalStore {
 
     func entries(_ filter: JournalFilter) async throws -> (entries: [JournalEntry], dropped: Int) {
         let (clause, binds) = Self.matching(filter)
-        let rows = try await db.run(statements.select + clause + " ORDER BY seq", binds)
+        let rows = try await db.run(statements.select + clause + " ORDER BY seq" + (filter.limit.map { " LIMIT \($0)" } ?? ""), binds)
         let decoder = JSONDecoder()
         let entries = try rows.map { row in
             guard let text = row.first?.text, let entry = try? decoder.decode(JournalEntry.self, from: Data(text.utf8)) else {

@@ -75,7 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
             ? nil
             : URL(fileURLWithPath: tlsCert ?? ProcessInfo.processInfo.environment["AUTHMOCK_TLS_CERT"] ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")).standardizedFileURL
                 .path
-        let app = AuthmockApplication.make(mock: mock, logger: logger) { port in
+        let app = try AuthmockApplication.make(mock: mock, logger: logger) { port in
             printBanner(mock, port: port, certificate: certificate)
         }
         // Requests in flight get `drain` seconds after SIGTERM/SIGINT; then the

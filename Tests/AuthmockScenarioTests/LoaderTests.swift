@@ -92,6 +92,7 @@ struct LoaderTests {
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - rotate_keys: {grace_seconds: -1}\nexpect:\n  refreshes: 1\n", "test.yaml:5:18", "grace_seconds: must be >= 0"),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: id-token, claims: {}}}\nexpect:\n  refreshes: 1\n", "test.yaml:5:12", "must name at least one claim"),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshes: {min: 3, max: 1}\n", "test.yaml:7:14", "min 3 is greater than max 1"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - rotate_keys: {}\nexpect:\n  refreshes: 1\n", "test.yaml:6:5", "rotate_keys: needs `server: {signing_alg: RS256}`"),
     ])
     func errorsSayWhereAndWhat(yaml: String, place: String, fragment: String) {
         do throws(ScenarioError) {

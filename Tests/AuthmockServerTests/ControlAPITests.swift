@@ -109,6 +109,27 @@ struct ControlAPITests {
         }
     }
 
+    /// `limit` pages the journal (it used to be accepted and ignored).
+    @Test func theJournalReadsInPagesWithLimitAndSince() async throws {
+        try await TestServer.run { server in
+            for index in 0..<7 { _ = try await server.send(.get, "/nowhere/\(index)") }
+            var seen: [String] = []
+            var since = 0
+            while true {
+                let page = try await server.control(.get, "/journal?limit=3&since=\(since)").json()
+                let entries = try #require(page["entries"] as? [[String: Any]])
+                #expect(entries.count <= 3)
+                guard let last = page["last"] as? Int else { break }
+                seen += entries.compactMap { $0["path"] as? String }
+                since = last
+            }
+            #expect(seen == (0..<7).map { "/nowhere/\($0)" })
+            #expect(try await server.control(.get, "/journal?limit=0").errorCode == "invalid_value")
+            #expect(try await server.control(.get, "/journal/count?limit=2").errorCode == "invalid_value")
+            #expect(try await server.control(.get, "/journal?limt=2").text.contains("did you mean 'limit'"))
+        }
+    }
+
     @Test func theJournalIsBoundedByBytesAsWellAsEntries() async throws {
         var options = ServerOptions(signingKey: .random())
         options.journalMaxBytes = 65_536

@@ -22,7 +22,7 @@ struct TestServer: Sendable {
         let mock = try await Authmock(options: options)
         var logger = Logger(label: "authmock-test")
         logger.logLevel = .warning
-        let app = AuthmockApplication.make(mock: mock, logger: logger)
+        let app = try AuthmockApplication.make(mock: mock, logger: logger)
         try await app.test(setup) { client in
             try await body(TestServer(mock: mock, client: client))
         }
