@@ -49,8 +49,14 @@ public struct KeptKeys: Codable, Sendable, Equatable {
 }
 
 extension KeptKeys {
-    /// Read back from `encoded` (an extension, so the memberwise initializer stays).
-    public init(encoded: String) throws { self = try JSONDecoder().decode(KeptKeys.self, from: Data(encoded.utf8)) }
+    /// Read back from `encoded` (an extension, so the memberwise initializer
+    /// stays). A list without a current key, or with a retirement that is no
+    /// time, is refused: the key ring could sign nothing with it.
+    public init(encoded: String) throws {
+        self = try JSONDecoder().decode(KeptKeys.self, from: Data(encoded.utf8))
+        guard let current = keys.first, current.retiredUntil == nil else { throw TokenStoreError("it lists no current key") }
+        guard keys.allSatisfy({ $0.retiredUntil?.isFinite ?? true }) else { throw TokenStoreError("a retired key's retiredUntil is not a time") }
+    }
 }
 
 /// The keys tokens are signed and verified with: the current key, and keys a

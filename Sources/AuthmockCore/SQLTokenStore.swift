@@ -159,9 +159,20 @@ public final class SQLTokenStore: TokenStore {
         }
         var settings = SharedSettings()
         for row in rows {
+            let text = row.last?.text ?? ""
             switch row.first?.text {
-            case "clock_offset": settings.clockOffset = row.last?.text.flatMap(Double.init)
-            case "keys_version": settings.keysVersion = row.last?.text.flatMap { Int($0) }
+            case "clock_offset":
+                // The control API keeps the offset within 100 years; a stored value
+                // outside that (or no number) was not written by authmock.
+                guard let offset = Double(text), offset.isFinite, abs(offset) <= VirtualClock.maxOffsetSeconds else {
+                    throw TokenStoreError("the stored clock offset '\(text.prefix(40))' is not a number of seconds within 100 years (authmock_meta, key clock_offset)")
+                }
+                settings.clockOffset = offset
+            case "keys_version":
+                guard let version = Int(text) else {
+                    throw TokenStoreError("the stored keys version '\(text.prefix(40))' is not a whole number (authmock_meta, key keys_version)")
+                }
+                settings.keysVersion = version
             default: break
             }
         }
