@@ -125,10 +125,17 @@ actor DriverChannel {
         for (key, value) in object where value is String { fields[key] = value as? String }
         let answer = DriverAnswer(
             id: id, ok: decoded.ok, outcome: decoded.outcome, status: decoded.status,
-            message: decoded.message, fields: fields, profiles: decoded.profiles,
-            capabilities: decoded.capabilities, idTokenClaims: decoded.idTokenClaims, line: trimmed, receivedAt: Date())
+            message: decoded.message.map { Self.shortened($0, to: 500) }, fields: fields, profiles: decoded.profiles,
+            capabilities: decoded.capabilities, idTokenClaims: decoded.idTokenClaims, line: Self.shortened(trimmed, to: 2_000), receivedAt: Date())
         answered[id] = answer
         waiting.removeValue(forKey: id)?.resume(returning: answer)
+    }
+
+    /// A driver's text as evidence: a message of megabytes (a body it
+    /// echoed) would bury the report, so the rest is counted, not shown.
+    static func shortened(_ text: String, to limit: Int) -> String {
+        guard text.count > limit else { return text }
+        return text.prefix(limit) + "… (\(text.count - limit) more characters)"
     }
 
     func stderr(_ line: String) {

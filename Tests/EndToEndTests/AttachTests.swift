@@ -58,6 +58,38 @@ import Testing
         #expect(result.stdout.contains("attach: client 2 attached"), "\(result.stdout)")
     }
 
+    /// Messages over a 16 KiB frame are read, not a dropped connection; and a
+    /// TCP connection that never speaks does not keep the run from ending.
+    @Test func bigFramesAreReadAndAStalledConnectionDoesNotHoldTheRun() throws {
+        let client = Self.root.appendingPathComponent("Tests/EndToEndTests/Fixtures/big-frame-attach-client.py").path
+        let port = try freePort()
+        let run = Process()
+        run.executableURL = try authmockBinary()
+        run.arguments = [
+            "run", "--attach", "--listen", "127.0.0.1:\(port)", "--attach-timeout", "30", "--jobs", "1", "--case", "1.1", "--case", "2.1",
+            "--profile", "oauth2", "--launch", "python3 \(client) {attach}",
+        ]
+        let output = Pipe()
+        run.standardOutput = output
+        run.standardError = output
+        try run.run()
+        var stalled: RawConnection?
+        for _ in 0..<100 where stalled == nil {
+            stalled = try? RawConnection(port: port)
+            if stalled == nil { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(stalled != nil, "the attach listener came up")
+        let started = Date()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        #expect(Date().timeIntervalSince(started) < 20, "the run ended although a connection stalled: \(text)")
+        #expect(!text.contains("disconnected"), "\(text)")
+        #expect(text.contains("2 case runs"), "the client's big answers were read: \(text.prefix(2_000))")
+        #expect(text.contains("more characters)"), "a 40,000-character driver message is shortened in the report")
+        #expect(text.count < 20_000, "\(text.count) characters of output")
+        _ = stalled
+    }
+
     @Test func withNoClientEveryCaseIsAnErrorThatSaysWhereToAttach() throws {
         let started = Date()
         let result = try runAuthmock(["run", "--attach", "--attach-timeout", "1", "--case", "1.1", "--case", "2.1", "--profile", "oauth2"])

@@ -3,6 +3,7 @@ public import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Where `authmock run --attach` listens and how clients reach it.
 public struct AttachOptions: Sendable {
@@ -55,9 +56,20 @@ public struct AttachSetupError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// Set once the listener has stopped.
+private final class StopFlag: Sendable {
+    let done = Atomic(false)
+}
+
 /// The attach listener: `ws://HOST:PORT/attach` for clients, and the browser
 /// client's page at `http://HOST:PORT/`.
 public enum AttachServer {
+    /// The largest message a client may send, in one frame or several.
+    static let maxMessageBytes = 1 << 22
+    /// How long connections may take to close once every case has run (a
+    /// stalled one would hold the run forever).
+    static let drainDeadline: Duration = .seconds(2)
+
     /// Runs the listener around `body`; the hub learns its URL before `body` starts.
     public static func serving<T: Sendable>(
         hub: AttachHub, options: AttachOptions, _ body: @escaping @Sendable () async -> T
@@ -72,7 +84,7 @@ public enum AttachServer {
             let agent = context.request.headers[.userAgent] ?? "no User-Agent"
             guard let client = await hub.connected(peer: agent, outbound: outbound) else { return }
             do {
-                for try await message in inbound.messages(maxSize: 1 << 22) {
+                for try await message in inbound.messages(maxSize: Self.maxMessageBytes) {
                     switch message {
                     case .text(let text): await client.received(text)
                     case .binary: await client.receivedBinary()
@@ -87,7 +99,9 @@ public enum AttachServer {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            // Driver messages may be large (a body, evidence): frames up to
+            // the 4 MiB a message may have, not WebSocket's 16 KiB default.
+            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(maxFrameSize: Self.maxMessageBytes)),
             configuration: .init(address: .hostname(options.listenHost, port: options.listenPort), serverName: "authmock-attach"),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? options.listenPort)
@@ -104,9 +118,20 @@ public enum AttachServer {
         }
         await hub.listening(at: "ws://\(options.advertisedHost):\(port)/attach")
         let value = await body()
-        await hub.finish()
-        await services.triggerGracefulShutdown()
-        _ = await server.result
+        // A connection that never sent a request is waited for by the
+        // listener's shutdown forever (nothing times out a connection before
+        // its first bytes): after the deadline the run goes on without it,
+        // and the process's end closes it.
+        // (Not a task group: it would wait for the stuck child anyway.)
+        let stopped = StopFlag()
+        Task {
+            await hub.finish()
+            await services.triggerGracefulShutdown()
+            _ = await server.result
+            stopped.done.store(true, ordering: .releasing)
+        }
+        let deadline = ContinuousClock.now + drainDeadline
+        while !stopped.done.load(ordering: .acquiring), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         return value
     }
 
