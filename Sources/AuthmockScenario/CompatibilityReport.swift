@@ -32,10 +32,11 @@ public enum CompatibilityReport {
         var summary: String { "must \(passed(.must)), should \(passed(.should))" }
     }
 
-    /// PASS, FAIL, NON-STRICT, SKIP or ERROR; a known failure shows as FAIL (known).
+    /// PASS, FAIL, NON-STRICT, SKIP or ERROR; a known failure shows as
+    /// FAIL (known), or NON-STRICT (known) when only `should` findings failed.
     static func cell(_ result: CaseResult?) -> String {
         guard let result else { return "—" }
-        if result.knownFailure != nil { return "FAIL (known)" }
+        if result.knownFailure != nil { return result.failedFindings.contains(where: \.isMust) ? "FAIL (known)" : "NON-STRICT (known)" }
         return result.verdict.rawValue
     }
 
@@ -78,7 +79,7 @@ public enum CompatibilityReport {
             `scripts/compatibility.sh` on \(day) with each driver in `drivers/` (do not edit \
             by hand): \(libraries.count) libraries in \(Set(libraries.map { language($0.name) }).count) languages, and authmock's \
             reference client. FAIL (known) is a failure listed, with its reason, in the driver's \
-            expected-failures file; CI runs these drivers and stays green on them while the \
+            expected-failures file (NON-STRICT (known): only `should` findings failed); CI runs these drivers and stays green on them while the \
             truth stays visible here. Every FAIL links to its wire evidence on the \
             [HTML page](\(htmlPage)).
 
@@ -144,7 +145,7 @@ public enum CompatibilityReport {
 
     public static func html(_ columns: [Column], date: Date = Date()) -> String {
         func esc(_ text: String) -> String { Reports.escape(text) }
-        let color = ["PASS": "#d4f4d4", "FAIL": "#f8d0d0", "FAIL (known)": "#f8e3c8", "NON-STRICT": "#fbf3c4", "SKIP": "#e8e8e8", "ERROR": "#e0c8f0", "—": "#ffffff"]
+        let color = ["PASS": "#d4f4d4", "FAIL": "#f8d0d0", "FAIL (known)": "#f8e3c8", "NON-STRICT": "#fbf3c4", "NON-STRICT (known)": "#fbf3c4", "SKIP": "#e8e8e8", "ERROR": "#e0c8f0", "—": "#ffffff"]
         var out = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>authmock compatibility</title>

@@ -11,8 +11,16 @@ struct CompatibilityReportTests {
             journal: ["#1 GET /api/items -> 401"], driverStderr: "", seconds: 0, driver: "lib", driverVersion: "1.0")
         result.knownFailure = known
         if known != nil { result.reason = known }
-        if verdict == .fail { result.findings = [Finding(expectation: "refreshes", passed: false, message: "saw 2", evidence: [])] }
+        if verdict == .fail || known != nil { result.findings = [Finding(expectation: "refreshes", passed: false, message: "saw 2", evidence: [])] }
         return result
+    }
+
+    /// A listed failure whose failed findings are all `should` reads NON-STRICT (known).
+    @Test func aKnownShouldFailureIsNonStrictKnown() {
+        var known = Self.result("5.4", "oauth2", .skip, known: "hands the 503 to the app")
+        #expect(CompatibilityReport.cell(known) == "FAIL (known)")
+        known.findings = [Finding(expectation: "outcomes", passed: false, message: "1 http_error", evidence: [], level: "should")]
+        #expect(CompatibilityReport.cell(known) == "NON-STRICT (known)")
     }
 
     static let columns = [
