@@ -215,7 +215,7 @@ public enum ScenarioFormat {
                         "action",
                         [
                             Field("type", .string(oneOf: FaultRule.actionTypes), required: true, "what the server does"),
-                            Field("status", .integer(minimum: 100), "respond: the status"),
+                            Field("status", .integer(minimum: 200), "respond: the status (200 to 599; a 204 or 304 has no body)"),
                             Field("headers", .map(.string()), "respond: headers"),
                             Field("body", .string(), "respond: body"),
                             Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),

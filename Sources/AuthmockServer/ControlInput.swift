@@ -60,10 +60,20 @@ extension FaultRule {
         case "respond":
             try action.allow(["type", "status", "headers", "body"])
             let status = try action.required(try action.int("status"), "status")
-            guard (100...599).contains(status) else {
-                throw ControlInputError(.invalidValue, "field '\(action.name("status"))' must be an HTTP status from 100 to 599, got \(status)")
+            // A 1xx is not a final answer; 204 and 304 have no body (RFC 9110 15.3.5, 15.4.5);
+            // the server frames the body itself, so a rule's own framing would contradict it.
+            guard (200...599).contains(status) else {
+                throw ControlInputError(.invalidValue, "field '\(action.name("status"))' must be an HTTP status from 200 to 599, got \(status)")
             }
-            parsed = .respond(status: status, headers: try action.stringMap("headers") ?? [:], body: try action.string("body"))
+            let headers = try action.stringMap("headers") ?? [:]
+            let body = try action.string("body")
+            if [204, 304].contains(status), !(body ?? "").isEmpty {
+                throw ControlInputError(.invalidValue, "field '\(action.name("body"))': a \(status) answer has no body")
+            }
+            if let framing = headers.keys.first(where: { ["content-length", "transfer-encoding"].contains($0.lowercased()) }) {
+                throw ControlInputError(.invalidValue, "field '\(action.name("headers"))': \(framing) is set by the server from the body")
+            }
+            parsed = .respond(status: status, headers: headers, body: body)
         case "delay", "delay-response":
             try action.allow(["type", "ms"])
             let ms = try action.required(try action.int("ms"), "ms")

@@ -86,7 +86,7 @@ struct LoaderTests {
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n", "test.yaml:1:1", "missing required key 'expect'"),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - parallel: {count: 2}\nexpect:\n  refreshes: 1\n", "test.yaml:6:15", "parallel: give count with request"),
         ("id: \"1\"\nname: x\ndescription: y\nprofile: oauth2\nprofiles: [envelope]\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:5:11", "give either profile or profiles"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: respond, status: 999}}\nexpect:\n  refreshes: 1\n", "test.yaml:5:12", "100 to 599"),
+        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: respond, status: 999}}\nexpect:\n  refreshes: 1\n", "test.yaml:5:12", "200 to 599"),
         ("id: \"1\"\nname: [x\n", "test.yaml:3:1", "invalid YAML"),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {openid: true, expect: refused}\nexpect:\n  refreshes: 1\n", "test.yaml:5:35", "'refused' is not one of"),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - rotate_keys: {grace_seconds: -1}\nexpect:\n  refreshes: 1\n", "test.yaml:5:18", "grace_seconds: must be >= 0"),

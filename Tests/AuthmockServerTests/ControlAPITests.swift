@@ -184,6 +184,23 @@ struct ControlAPITests {
         }
     }
 
+    /// A respond rule cannot make an answer HTTP forbids: a 1xx as the final
+    /// answer, a 204 or 304 with a body, framing headers that contradict the body.
+    @Test(arguments: [
+        (#"{"type": "respond", "status": 101}"#, "200 to 599"),
+        (#"{"type": "respond", "status": 204, "body": "x"}"#, "a 204 answer has no body"),
+        (#"{"type": "respond", "status": 304, "body": "x"}"#, "a 304 answer has no body"),
+        (#"{"type": "respond", "status": 200, "headers": {"Content-Length": "99"}, "body": "x"}"#, "Content-Length is set by the server"),
+        (#"{"type": "respond", "status": 200, "headers": {"transfer-encoding": "chunked"}}"#, "transfer-encoding is set by the server"),
+    ])
+    func respondRulesHTTPForbidsAreRefused(action: String, fragment: String) async throws {
+        try await TestServer.run { server in
+            let response = try await server.control(.post, "/faults", #"{"action": \#(action)}"#)
+            #expect(response.errorCode == "invalid_value" && response.text.contains(fragment), "\(response.text)")
+            #expect(try await server.control(.post, "/faults", #"{"action": {"type": "respond", "status": 204}}"#).status == .created)
+        }
+    }
+
     @Test(arguments: [
         (#"{"kind": "acess"}"#, "invalid_value"),
         (#"{"subjet": "alice"}"#, "unknown_field"),

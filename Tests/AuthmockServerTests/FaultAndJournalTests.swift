@@ -65,7 +65,7 @@ struct FaultAndJournalTests {
     @Test(arguments: [
         (#"{"action": {"type": "dely", "ms": 5}}"#, "invalid_value", "did you mean 'delay'"),
         (#"{"action": {"type": "respond"}}"#, "missing_field", "action.status"),
-        (#"{"action": {"type": "respond", "status": 700}}"#, "invalid_value", "100 to 599"),
+        (#"{"action": {"type": "respond", "status": 700}}"#, "invalid_value", "200 to 599"),
         (#"{"action": {"type": "delay", "ms": -1}}"#, "invalid_value", "0 to 60000"),
         (#"{"match": {"kind": "refrsh"}, "action": {"type": "close-connection"}}"#, "invalid_value", "did you mean 'refresh'"),
         (#"{"match": {"path": "/x"}, "action": {"type": "close-connection"}}"#, "unknown_field", "match.path"),
