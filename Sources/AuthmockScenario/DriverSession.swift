@@ -133,8 +133,9 @@ actor DriverChannel {
 
     /// A driver's text as evidence: a message of megabytes (a body it
     /// echoed) would bury the report, so the rest is counted, not shown.
+    /// (Every answer passes here: the UTF-8 length, O(1), settles most.)
     static func shortened(_ text: String, to limit: Int) -> String {
-        guard text.count > limit else { return text }
+        guard text.utf8.count > limit, text.count > limit else { return text }
         return text.prefix(limit) + "… (\(text.count - limit) more characters)"
     }
 

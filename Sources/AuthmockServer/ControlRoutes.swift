@@ -85,7 +85,7 @@ enum ControlRoutes {
         let control = mock.control
         for route in routes() {
             let handler: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, _ in
-                if let refusal = checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock) { return refusal }
+                if let refusal = refusal(request, mock: mock) { return refusal }
                 do throws(ControlInputError) {
                     return try await route.handle(request, control)
                 } catch {
@@ -105,7 +105,7 @@ enum ControlRoutes {
             let allow = allowed.map(\.rawValue).sorted().joined(separator: ", ")
             for method in allMethods where !allowed.contains(method) {
                 router.on(RouterPath(prefix + path), method: method) { request, _ in
-                    if let refusal = checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock) { return refusal }
+                    if let refusal = refusal(request, mock: mock) { return refusal }
                     var response = failure(ControlInputError(.methodNotAllowed, "\(request.method) \(request.uri.path) is not a control route; it takes \(allow)"))
                     response.headers[.allow] = allow
                     return response
@@ -114,7 +114,7 @@ enum ControlRoutes {
         }
         for method in allMethods {
             router.on(RouterPath(prefix + "/**"), method: method) { request, _ in
-                if let refusal = checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock) { return refusal }
+                if let refusal = refusal(request, mock: mock) { return refusal }
                 return failure(ControlInputError(.notFound, "no control route \(request.method) \(request.uri.path); GET \(prefix)/ lists them"))
             }
         }
@@ -122,6 +122,12 @@ enum ControlRoutes {
 
     /// The methods a control path answers, routed or not.
     static let allMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace]
+
+    /// What every control request passes first, routed or not: the same-site
+    /// check, then the admin token.
+    private static func refusal(_ request: Request, mock: Authmock) -> Response? {
+        checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock)
+    }
 
     /// A web page on another origin can send simple requests (a form, a
     /// `text/plain` fetch) to a mock on localhost without any preflight, so

@@ -48,79 +48,71 @@ extension GraphQLCall {
     /// Reads a request to `/graphql`.
     /// `query` is the URI's raw query string.
     static func read(method: HTTPRequest.Method, query rawQuery: String?, body: ByteBuffer) -> Result<GraphQLCall, GraphQLRequestProblem> {
+        Result { () throws(GraphQLRequestProblem) in try parse(method: method, query: rawQuery, body: body) }
+    }
+
+    private static func parse(method: HTTPRequest.Method, query rawQuery: String?, body: ByteBuffer) throws(GraphQLRequestProblem) -> GraphQLCall {
         let fields: (query: String, operationName: String?, variables: [String: Map])
         switch method {
         case .get, .head:
             let parameters = formParameters(rawQuery ?? "")
-            func parameter(_ name: String) -> String? { parameters[name] }
-            guard let query = parameter("query"), !query.isEmpty else { return .failure(.badRequest("GET needs a `query` parameter")) }
+            guard let query = parameters["query"], !query.isEmpty else { throw .badRequest("GET needs a `query` parameter") }
             var variables: [String: Map] = [:]
-            if let text = parameter("variables"), !text.isEmpty {
-                let decoded: Map
-                switch input(Data(text.utf8)) {
-                case .success(let map): decoded = map
-                case .failure(let problem): return .failure(problem)
-                }
-                guard case .dictionary(let object) = decoded else { return .failure(.badRequest("`variables` must be a JSON object")) }
+            if let text = parameters["variables"], !text.isEmpty {
+                guard case .dictionary(let object) = try input(Data(text.utf8), named: "`variables`") else { throw .badRequest("`variables` must be a JSON object") }
                 variables = Dictionary(uniqueKeysWithValues: object.map { ($0.key, $0.value) })
             }
-            fields = (query, parameter("operationName").flatMap { $0.isEmpty ? nil : $0 }, variables)
+            fields = (query, parameters["operationName"].flatMap { $0.isEmpty ? nil : $0 }, variables)
         default:
-            if body.readableBytes == 0 { return .failure(.badRequest("the body is empty: send {\"query\": \"...\"}")) }
-            let decoded: Map
-            switch input(Data(buffer: body)) {
-            case .success(let map): decoded = map
-            case .failure(let problem): return .failure(problem)
-            }
-            switch decoded {
-            case .array: return .failure(.badRequest("batched operations (a JSON array) are not supported: send one operation per request"))
+            if body.readableBytes == 0 { throw .badRequest("the body is empty: send {\"query\": \"...\"}") }
+            switch try input(Data(buffer: body), named: "the body") {
+            case .array: throw .badRequest("batched operations (a JSON array) are not supported: send one operation per request")
             case .dictionary(let object):
-                guard case .string(let query)? = object["query"], !query.isEmpty else { return .failure(.badRequest("the body needs a string `query`")) }
+                guard case .string(let query)? = object["query"], !query.isEmpty else { throw .badRequest("the body needs a string `query`") }
                 var operationName: String? = nil
                 switch object["operationName"] {
                 case nil, .null?, .undefined?: break
                 case .string(let name)?: operationName = name.isEmpty ? nil : name
-                default: return .failure(.badRequest("`operationName` must be a string"))
+                default: throw .badRequest("`operationName` must be a string")
                 }
                 var variables: [String: Map] = [:]
                 switch object["variables"] {
                 case nil, .null?, .undefined?: break
                 case .dictionary(let values)?: variables = Dictionary(uniqueKeysWithValues: values.map { ($0.key, $0.value) })
-                default: return .failure(.badRequest("`variables` must be a JSON object"))
+                default: throw .badRequest("`variables` must be a JSON object")
                 }
                 fields = (query, operationName, variables)
-            default: return .failure(.badRequest("the body must be a JSON object with a string `query`"))
+            default: throw .badRequest("the body must be a JSON object with a string `query`")
             }
         }
-        if let problem = GraphQLLimits.lexicalProblem(fields.query) { return .failure(.overLimit(problem)) }
+        if let problem = GraphQLLimits.lexicalProblem(fields.query) { throw .overLimit(problem) }
         let document: Document
         do {
-            document = try parse(source: Source(body: Self.paddedForLexer(fields.query), name: "GraphQL request"))
+            document = try GraphQL.parse(source: Source(body: Self.paddedForLexer(fields.query), name: "GraphQL request"))
         } catch let error as GraphQLError {
-            return .failure(.parseFailed(GraphQLSyntaxError(error: error)))
+            throw .parseFailed(GraphQLSyntaxError(error: error))
         } catch {
-            return .failure(.parseFailed(GraphQLSyntaxError(error: GraphQLError(message: "\(error)"))))
+            throw .parseFailed(GraphQLSyntaxError(error: GraphQLError(message: "\(error)")))
         }
         let operations = document.definitions.compactMap { $0 as? OperationDefinition }
         let chosen: OperationDefinition
         if let name = fields.operationName {
             guard let named = operations.first(where: { $0.name?.value == name }) else {
-                return .failure(.badRequest("the document has no operation named \(name)"))
+                throw .badRequest("the document has no operation named \(name)")
             }
             chosen = named
         } else {
             guard operations.count == 1, let only = operations.first else {
-                return .failure(.badRequest(operations.isEmpty ? "the document has no operation" : "the document has several operations: name one in `operationName`"))
+                throw .badRequest(operations.isEmpty ? "the document has no operation" : "the document has several operations: name one in `operationName`")
             }
             chosen = only
         }
-        if let problem = GraphQLLimits.documentProblem(document, operation: chosen) { return .failure(.overLimit(problem)) }
+        if let problem = GraphQLLimits.documentProblem(document, operation: chosen) { throw .overLimit(problem) }
         let topLevel = chosen.selectionSet.selections
         let introspection = !topLevel.isEmpty && topLevel.allSatisfy { ($0 as? Field)?.name.value.hasPrefix("__") ?? false }
-        return .success(
-            GraphQLCall(
-                document: document, operationName: fields.operationName, variables: fields.variables, operation: chosen.operation,
-                label: chosen.operation.rawValue + (chosen.name.map { " " + $0.value } ?? ""), introspectionOnly: introspection))
+        return GraphQLCall(
+            document: document, operationName: fields.operationName, variables: fields.variables, operation: chosen.operation,
+            label: chosen.operation.rawValue + (chosen.name.map { " " + $0.value } ?? ""), introspectionOnly: introspection)
     }
 
     /// GraphQLSwift 4.3.0's lexer reads a string escape's bytes (`\\`, then
@@ -151,13 +143,13 @@ extension GraphQLCall {
     }
 
     /// JSON read in one pass within the input limits; not JSON at all is a bad request.
-    private static func input(_ data: Data) -> Result<Map, GraphQLRequestProblem> {
+    private static func input(_ data: Data, named what: String) throws(GraphQLRequestProblem) -> Map {
         do {
-            return .success(try GraphQLInput.decode(data))
+            return try GraphQLInput.decode(data)
         } catch let limit as GraphQLInput.OverLimit {
-            return .failure(.overLimit(limit.message))
+            throw .overLimit(limit.message)
         } catch {
-            return .failure(.badRequest("the body is not valid JSON"))
+            throw .badRequest("\(what) is not valid JSON")
         }
     }
 }
