@@ -46,6 +46,7 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Databases for token state that outlives the process (`--state`):
@@ -58,6 +59,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -178,7 +181,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "AuthmockCoreTests",
-            dependencies: ["AuthmockCore", .product(name: "JWTKit", package: "jwt-kit")]
+            dependencies: ["AuthmockCore", "AuthmockStore", .product(name: "JWTKit", package: "jwt-kit")]
         ),
         .testTarget(
             name: "AuthmockServerTests",

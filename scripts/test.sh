@@ -59,6 +59,8 @@ trap 'scripts/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir"
 pgport="${AUTHMOCK_TEST_POSTGRES_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 AUTHMOCK_TEST_POSTGRES_URL="$(scripts/postgres.sh start "$pgdir" "$pgport")"
 export AUTHMOCK_TEST_POSTGRES_URL
+# The outage tests freeze and stop it through scripts/postgres.sh.
+export AUTHMOCK_TEST_POSTGRES_DIR="$pgdir"
 # Serial: the conformance tests measure concurrency in the clients they run,
 # and must not compete with each other for the two cores.
 swift test --skip-build --no-parallel

@@ -24,7 +24,7 @@ public final class MemoryTokenStore: TokenStore {
         }
     }
 
-    public func updateKeys(from current: KeptKeys, _ edit: (KeptKeys) -> KeptKeys) -> KeptKeys {
+    public func updateKeys(from current: KeptKeys, _ edit: @escaping @Sendable (KeptKeys) -> KeptKeys) -> KeptKeys {
         keys.withLock { kept in
             let next = edit(kept ?? current)
             kept = next
@@ -44,11 +44,22 @@ public final class MemoryTokenStore: TokenStore {
         state.withLock { $0.accessByID[record.key] = record }
     }
 
-    public func recordTail(key: TokenID, tail: String) {
-        state.withLock { $0.accessByID[key]?.tokenTail = tail }
+    /// The decision is one step under the lock; signing (async) follows it,
+    /// and cannot fail in a way that leaves a half-recorded rotation here.
+    public func exchange(_ exchange: RefreshExchange, mint: TokenMint, sign: @escaping AccessSigner) async throws -> ExchangeOutcome {
+        let decided = decide(exchange, mint: mint)
+        guard case .issued(let unsigned, let next, let family) = decided else { return decided }
+        return .issued(try await signed(unsigned.record, sign), next: next, family: family)
     }
 
-    public func exchange(_ exchange: RefreshExchange, mint: TokenMint) -> ExchangeOutcome {
+    /// Signs a record already kept, and keeps its tail.
+    private func signed(_ record: AccessRecord, _ sign: AccessSigner) async throws -> SignedAccess {
+        let signed = try await SignedAccess.make(record, sign)
+        state.withLock { $0.accessByID[record.key]?.tokenTail = signed.record.tokenTail }
+        return signed
+    }
+
+    private func decide(_ exchange: RefreshExchange, mint: TokenMint) -> ExchangeOutcome {
         state.withLock { state in
             let now = exchange.now
             guard let record = state.refreshByValue[exchange.value] else {
@@ -70,18 +81,20 @@ public final class MemoryTokenStore: TokenStore {
                 }
                 let access = mint.access(owner: family.owner, at: now)
                 state.accessByID[access.key] = access
-                return .issued(access: access, next: next, family: family)
+                return .issued(SignedAccess(record: access, jwt: ""), next: next, family: family)
             }
         }
     }
 
-    public func reissueAccess(familyID: String, now: Date, mint: TokenMint) -> AccessRecord? {
-        state.withLock { state in
+    public func reissueAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess? {
+        let access: AccessRecord? = state.withLock { state in
             guard let family = state.families[familyID], family.revokedAt == nil else { return nil }
             let access = mint.access(owner: family.owner, at: now)
             state.accessByID[access.key] = access
             return access
         }
+        guard let access else { return nil }
+        return try await signed(access, sign)
     }
 
     public func accessState(jti: String, sid: String) -> (record: AccessRecord?, familyRevoked: Bool) {

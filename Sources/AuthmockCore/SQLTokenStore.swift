@@ -45,7 +45,7 @@ public protocol SQLDatabase: Sendable {
     var isShared: Bool { get }
     /// Runs `body` in one transaction: committed when it returns, rolled
     /// back when it throws. Conflicts the database detects are retried.
-    func transaction<T: Sendable>(_ body: @Sendable (any SQLTransaction) async throws -> T) async throws -> T
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> T) async throws -> T
     /// One statement on its own (autocommit), without a transaction's two
     /// extra round trips where the database allows it.
     func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]]
@@ -201,13 +201,11 @@ public final class SQLTokenStore: TokenStore {
         }
     }
 
-    public func updateKeys(from current: KeptKeys, _ edit: @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys {
-        try await withoutActuallyEscaping(edit) { edit in
-            try await transaction { tx in
-                let next = edit(try await self.keptKeys(tx, lock: true) ?? current)
-                try await Self.keep(tx, next)
-                return next
-            }
+    public func updateKeys(from current: KeptKeys, _ edit: @escaping @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys {
+        try await transaction { tx in
+            let next = edit(try await self.keptKeys(tx, lock: true) ?? current)
+            try await Self.keep(tx, next)
+            return next
         }
     }
 
@@ -257,11 +255,11 @@ public final class SQLTokenStore: TokenStore {
         _ = try await tx.rows(
             """
             INSERT INTO authmock_access (jti, family_id, subject, client_id, scope, issued_at, expires_at, lifetime, revoked_at, tail) \
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, '')
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
             """,
             [
                 .text(record.jti), SQLValue(record.familyID), .text(record.subject), .text(record.clientID), .text(record.scope),
-                SQLValue(record.issuedAt), SQLValue(record.expiresAt), .real(record.lifetime),
+                SQLValue(record.issuedAt), SQLValue(record.expiresAt), .real(record.lifetime), .text(record.tokenTail),
             ])
     }
 
@@ -321,11 +319,7 @@ public final class SQLTokenStore: TokenStore {
         try await transaction { tx in try await Self.insert(tx, record) }
     }
 
-    public func recordTail(key: TokenID, tail: String) async throws {
-        try await transaction { tx in _ = try await tx.rows("UPDATE authmock_access SET tail = ? WHERE jti = ?", [.text(tail), .text(key.text)]) }
-    }
-
-    public func exchange(_ exchange: RefreshExchange, mint: TokenMint) async throws -> ExchangeOutcome {
+    public func exchange(_ exchange: RefreshExchange, mint: TokenMint, sign: @escaping AccessSigner) async throws -> ExchangeOutcome {
         try await transaction { tx in
             let now = exchange.now
             // The token's row first, then its login's: every path locks in this order.
@@ -350,18 +344,18 @@ public final class SQLTokenStore: TokenStore {
                     next = mint.refresh(family: family.id, at: now)
                     try await Self.insert(tx, next!)
                 }
-                let access = mint.access(owner: family.owner, at: now)
-                try await Self.insert(tx, access)
-                return .issued(access: access, next: next, family: family)
+                let access = try await SignedAccess.make(mint.access(owner: family.owner, at: now), sign)
+                try await Self.insert(tx, access.record)
+                return .issued(access, next: next, family: family)
             }
         }
     }
 
-    public func reissueAccess(familyID: String, now: Date, mint: TokenMint) async throws -> AccessRecord? {
+    public func reissueAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess? {
         try await transaction { tx in
             guard let family = try await self.family(tx, familyID, lock: true), family.revokedAt == nil else { return nil }
-            let access = mint.access(owner: family.owner, at: now)
-            try await Self.insert(tx, access)
+            let access = try await SignedAccess.make(mint.access(owner: family.owner, at: now), sign)
+            try await Self.insert(tx, access.record)
             return access
         }
     }

@@ -1,6 +1,7 @@
 public import DriverProtocol
 public import Foundation
 import JWTKit
+import Logging
 import Synchronization
 
 /// Tokens handed out by one grant: what every profile encodes in its own shape.
@@ -123,6 +124,7 @@ public final class TokenAuthority: Sendable {
     private let verifiedTokens = Mutex([TokenText: (claims: AccessTokenClaims, key: TokenID)]())
     private static let verifiedTokensLimit = 100_000
     private let issuerBox: Mutex<String>
+    private let logger = Logger(label: "authmock.tokens")
     let seal: RefreshTokenSeal
     /// A pruning pass runs after this many token-issuing operations, and
     /// once a quarter of the retention (at least a second) of the server
@@ -206,17 +208,20 @@ public final class TokenAuthority: Sendable {
 
     /// Signs in `user` through `client`: a new family with a refresh token and an access token.
     public func issue(subject: String, clientID: String, scope: String, nonce: String? = nil) async throws -> IssuedTokens {
-        let login = mint.login(subject: subject, clientID: clientID, scope: scope, at: try await now())
+        var login = mint.login(subject: subject, clientID: clientID, scope: scope, at: try await now())
+        let access = try await SignedAccess.make(login.access, signer)
+        login.access = access.record
         try await store.createLogin(login)
         return try await tokens(
-            access: login.access, refresh: login.refresh, familyID: login.family.id,
+            access: access, refresh: login.refresh, familyID: login.family.id,
             identity: IdentityClaims(signedInAt: login.family.createdAt, nonce: nonce))
     }
 
     /// `client_credentials`: an access token with no refresh token and no family.
     public func issueWithoutRefresh(subject: String, clientID: String, scope: String) async throws -> IssuedTokens {
-        let access = mint.access(owner: TokenOwner(familyID: nil, subject: subject, clientID: clientID, scope: scope), at: try await now())
-        try await store.createAccess(access)
+        let record = mint.access(owner: TokenOwner(familyID: nil, subject: subject, clientID: clientID, scope: scope), at: try await now())
+        let access = try await SignedAccess.make(record, signer)
+        try await store.createAccess(access.record)
         return try await tokens(access: access, refresh: nil, familyID: nil)
     }
 
@@ -226,7 +231,7 @@ public final class TokenAuthority: Sendable {
     /// `rotate` overrides the server setting (header rotation keeps its refresh token).
     public func refresh(_ token: String, clientID: String?, rotate: Bool? = nil) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
         let exchange = RefreshExchange(value: token, clientID: clientID, rotate: rotate ?? settings.rotateRefreshTokens, now: try await now())
-        let outcome = try await store.exchange(exchange, mint: mint)
+        let outcome = try await store.exchange(exchange, mint: mint, sign: signer)
         switch outcome {
         case .failed(let failure): return .failure(failure)
         case .issued(let access, let next, let family):
@@ -241,7 +246,7 @@ public final class TokenAuthority: Sendable {
     /// A new access token in an existing family, for dialects that rotate the
     /// access token through a response header.
     public func reissueAccessToken(familyID: String) async throws -> IssuedTokens? {
-        guard let access = try await store.reissueAccess(familyID: familyID, now: try await now(), mint: mint) else { return nil }
+        guard let access = try await store.reissueAccess(familyID: familyID, now: try await now(), mint: mint, sign: signer) else { return nil }
         return try await tokens(access: access, refresh: nil, familyID: familyID)
     }
 
@@ -266,7 +271,7 @@ public final class TokenAuthority: Sendable {
         pruneSchedule.withLock { $0 = (0, now) }
         let removed = try await store.prune(now: now, retention: retention, grace: Double(settings.reuseGraceSeconds))
         let horizon = now.addingTimeInterval(-retention)
-        verifiedTokens.withLock { $0.removeEntries { $0.value.claims.exp.value <= horizon } }
+        _ = verifiedTokens.withLock { $0.removeEntries { $0.value.claims.exp.value <= horizon } }
         return removed
     }
 
@@ -293,19 +298,30 @@ public final class TokenAuthority: Sendable {
 
     public func userClaims(of subject: String) -> [String: ClaimValue] { configuredClaims.withLock { $0[subject] ?? [:] } }
 
-    private func tokens(access: AccessRecord, refresh: RefreshRecord?, familyID: String?, identity: IdentityClaims? = nil) async throws -> IssuedTokens {
-        try await notePruning(at: access.issuedAt)
-        let claims = AccessTokenClaims(
-            iss: .init(value: issuer), sub: .init(value: access.subject),
-            aud: .init(value: settings.audience), exp: .init(value: access.expiresAt.wholeSeconds(.up)),
-            iat: .init(value: access.issuedAt.wholeSeconds(.down)), nbf: .init(value: access.issuedAt.wholeSeconds(.down)),
-            jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
-            sid: familyID ?? "")
-        var header = JWTHeader()
-        header.typ = "at+jwt"
-        let jwt = try await keyRing.sign(claims, header: header)
-        let tail = String(jwt.suffix(6))
-        try await store.recordTail(key: access.key, tail: tail)
+    /// Signs access records for the store, inside the step that records them.
+    private var signer: AccessSigner {
+        { [self] access in
+            let claims = AccessTokenClaims(
+                iss: .init(value: issuer), sub: .init(value: access.subject),
+                aud: .init(value: settings.audience), exp: .init(value: access.expiresAt.wholeSeconds(.up)),
+                iat: .init(value: access.issuedAt.wholeSeconds(.down)), nbf: .init(value: access.issuedAt.wholeSeconds(.down)),
+                jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
+                sid: access.familyID ?? "")
+            var header = JWTHeader()
+            header.typ = "at+jwt"
+            return try await keyRing.sign(claims, header: header)
+        }
+    }
+
+    /// What a client receives for `signed` (recorded already): the tokens, and an id token when asked for.
+    private func tokens(access signed: SignedAccess, refresh: RefreshRecord?, familyID: String?, identity: IdentityClaims? = nil) async throws -> IssuedTokens {
+        let (access, jwt) = (signed.record, signed.jwt)
+        // The tokens are recorded: pruning is housekeeping, and its failure must not turn them into a 503.
+        do {
+            try await notePruning(at: access.issuedAt)
+        } catch {
+            logger.warning("pruning of expired token records failed (it runs again later): \(error)")
+        }
         var issued = IssuedTokens(
             accessToken: jwt, accessKey: access.key, expiresIn: Int(access.lifetime),
             refreshToken: refresh?.value, refreshKey: refresh?.key, scope: access.scope, familyID: familyID)

@@ -31,13 +31,17 @@ public protocol TokenStore: Sendable {
     func adoptKeys(_ fresh: KeptKeys) async throws -> KeptKeys
     /// Replaces the kept keys (or `current`, when none are kept) by `edit`
     /// of them, atomically: a rotation through any replica.
-    func updateKeys(from current: KeptKeys, _ edit: @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys
+    func updateKeys(from current: KeptKeys, _ edit: @escaping @Sendable (KeptKeys) -> KeptKeys) async throws -> KeptKeys
 
+    /// Records a sign-in; its access record comes signed (its `tokenTail` set).
     func createLogin(_ login: NewLogin) async throws
     func createAccess(_ record: AccessRecord) async throws
-    func recordTail(key: TokenID, tail: String) async throws
-    func exchange(_ exchange: RefreshExchange, mint: TokenMint) async throws -> ExchangeOutcome
-    func reissueAccess(familyID: String, now: Date, mint: TokenMint) async throws -> AccessRecord?
+    /// Uses a refresh token. The access token it issues is signed by `sign`
+    /// inside the same atomic step, so the rotation and everything recorded
+    /// of it happen together or not at all (a failure after it would answer
+    /// 503 for a rotation that happened).
+    func exchange(_ exchange: RefreshExchange, mint: TokenMint, sign: @escaping AccessSigner) async throws -> ExchangeOutcome
+    func reissueAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess?
     /// The record of an access token and whether its login is revoked
     /// (its record's family, or `sid` when the record is gone).
     func accessState(jti: String, sid: String) async throws -> (record: AccessRecord?, familyRevoked: Bool)
@@ -97,7 +101,24 @@ public struct RefreshExchange: Sendable {
 
 public enum ExchangeOutcome: Sendable {
     case failed(RefreshTokenFailure)
-    case issued(access: AccessRecord, next: RefreshRecord?, family: FamilyRecord)
+    case issued(SignedAccess, next: RefreshRecord?, family: FamilyRecord)
+}
+
+/// Signs a new access record: its JWT (the authority's keys, claims and issuer).
+public typealias AccessSigner = @Sendable (AccessRecord) async throws -> String
+
+/// An access record and the JWT issued for it (the record's `tokenTail` set).
+public struct SignedAccess: Sendable {
+    var record: AccessRecord
+    var jwt: String
+
+    /// Signs `record` and notes the token's tail in it.
+    static func make(_ record: AccessRecord, _ sign: AccessSigner) async throws -> SignedAccess {
+        var record = record
+        let jwt = try await sign(record)
+        record.tokenTail = String(jwt.suffix(6))
+        return SignedAccess(record: record, jwt: jwt)
+    }
 }
 
 /// One redemption of an authorization code.

@@ -58,9 +58,10 @@ public final class Authmock: Sendable {
         self.graphQL = try GraphQLEndpoint()
         self.baseURLBox = Mutex(settings.issuer)
         let store: any TokenStore
+        let location = try StateLocation(parsing: options.state)
         do {
             let logger = Logger(label: "authmock.state")
-            store = try await StateLocation(parsing: options.state).open(logger: logger, tablePrefix: options.stateTablePrefix)
+            store = try await location.open(logger: logger, tablePrefix: options.stateTablePrefix)
             // Replicas on one database share one journal; a single process keeps its own.
             if let sql = store as? SQLTokenStore, sql.isShared {
                 self.journal = try await SQLJournal(
@@ -75,7 +76,9 @@ public final class Authmock: Sendable {
             self.authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
             authority.setUserClaims(Dictionary(options.directory.users.map { ($0.username, $0.claims ?? [:]) }, uniquingKeysWith: { first, _ in first }))
         } catch let error as TokenStoreError {
-            throw SettingsError("--state \(options.state): \(error.description)")
+            // Most store errors start with the store's name already; a password never shows.
+            let named = error.description.hasPrefix(location.description) ? error.description : "\(location): \(error.description)"
+            throw StartError("--state " + named)
         }
     }
 
@@ -109,4 +112,12 @@ public final class Authmock: Sendable {
     private static func trimmed(_ url: String) -> String {
         url.hasSuffix("/") ? String(url.dropLast()) : url
     }
+}
+
+/// The server cannot start with what it was given, though the command line
+/// was well formed (a database that cannot be reached, corrupt stored state):
+/// said once, without the usage text a mistyped option gets.
+public struct StartError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -32,7 +32,7 @@ public final class SQLiteDatabase: SQLDatabase {
         name = "sqlite:" + path
     }
 
-    public func transaction<T: Sendable>(_ body: @Sendable (any SQLTransaction) async throws -> T) async throws -> T {
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> T) async throws -> T {
         do {
             return try await gate.run { [queue] in
                 try await queue.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }

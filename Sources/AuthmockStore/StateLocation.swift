@@ -1,4 +1,5 @@
 public import AuthmockCore
+import Foundation
 public import Logging
 
 /// Where `--state` says token state lives (docs/state.md).
@@ -26,16 +27,26 @@ public enum StateLocation: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .memory: "memory"
         case .sqlite(let path): "sqlite:" + path
-        case .postgres(let url): url
+        case .postgres(let url): Self.withoutPassword(url)
         }
+    }
+
+    /// `url` with its password shown as `***` (banners, errors, logs).
+    public static func withoutPassword(_ url: String) -> String {
+        guard var parts = URLComponents(string: url), parts.password != nil else { return url }
+        parts.password = "***"
+        return parts.string ?? url
     }
 
     /// Opens the store, creating its tables (named `tablePrefix...`) when missing.
     public func open(logger: Logger, tablePrefix: String = "authmock_") async throws -> any TokenStore {
         switch self {
-        case .memory: MemoryTokenStore()
-        case .sqlite(let path): try await SQLTokenStore(SQLiteDatabase(path: path), tablePrefix: tablePrefix)
-        case .postgres(let url): try await SQLTokenStore(PostgresDatabase(url: url, logger: logger), tablePrefix: tablePrefix)
+        case .memory: return MemoryTokenStore()
+        case .sqlite(let path): return try await SQLTokenStore(SQLiteDatabase(path: path), tablePrefix: tablePrefix)
+        case .postgres(let url):
+            let database = try PostgresDatabase(url: url, logger: logger)
+            try await database.checkReachable()
+            return try await SQLTokenStore(database, tablePrefix: tablePrefix)
         }
     }
 }

@@ -69,6 +69,9 @@ struct ServeCommand: AsyncParsableCommand {
             mock = try await Authmock(options: options)
         } catch let error as SettingsError {
             throw ValidationError(error.description)
+        } catch let error as StartError {
+            FileHandle.standardError.write(Data("Error: \(error.description)\n".utf8))
+            throw ExitCode.failure
         }
         let certificate =
             options.tls == nil
