@@ -154,6 +154,22 @@ import Testing
         #expect(unreachable.stderr.contains("cannot open the database"), "\(unreachable.stderr)")
     }
 
+    /// A PostgreSQL that is not there: the reason within seconds (the pool
+    /// used to retry quietly for 45-67 s), the password hidden, and no usage
+    /// text (the command line was fine).
+    @Test func anUnreachableDatabaseIsAClearStartErrorInSeconds() throws {
+        let started = Date()
+        let refused = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock:secret@127.0.0.1:1/authmock?sslmode=disable"])
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("postgres://authmock:***@127.0.0.1:1/authmock?sslmode=disable: cannot connect: 127.0.0.1:1: connection refused"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("secret") && !refused.stderr.contains("Usage:"), "\(refused.stderr)")
+        let unknown = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock@no-such-host.invalid/authmock"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("cannot connect: unknown host no-such-host.invalid"), "\(unknown.stderr)")
+        let timeout = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock@127.0.0.1/authmock?timeout=soon"])
+        #expect(timeout.status != 0 && timeout.stderr.contains("timeout must be a number of seconds from 0.05 to 3600, got soon"), "\(timeout.stderr)")
+    }
+
     /// A state file whose kept values authmock never wrote (edited by hand,
     /// half-copied): serve refuses it at start, naming the file and the
     /// value, where a NaN or 1e300 clock offset used to crash the first
