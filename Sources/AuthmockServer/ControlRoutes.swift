@@ -65,10 +65,7 @@ enum ControlRoutes {
                 JSONResponse.encode(["removed": control.clearFaults()])
             },
             Route(method: .get, path: "/journal", summary: "?kind=&call=&since=&limit=: recorded requests, oldest first (limit: at most that many)") { request, control throws(ControlInputError) in
-                let (entries, dropped) = try await control.journal(try JournalFilter(query: query(request)))
-                let usage = try await control.journalUsage()
-                return JSONResponse.encode(
-                    ControlWire.JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq, held: usage.entries, heldBytes: usage.bytes), encoder: encoder)
+                try await JournalStream.response(control, JournalFilter(query: query(request)), encoder: encoder)
             },
             Route(method: .post, path: "/tokens/prune", summary: "run a pruning pass now: what it removed, and the totals so far") { _, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.prune(), encoder: encoder)

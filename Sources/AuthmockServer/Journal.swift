@@ -166,6 +166,9 @@ public struct JournalFilter: Sendable, Equatable {
     /// At most this many entries, the oldest that match (a page: the next
     /// one starts at `since` = the last `seq`). Counts refuse it.
     public var limit: Int?
+    /// Only entries with `seq` up to this (a streamed answer ends where the
+    /// journal stood when it began, however fast requests keep coming).
+    var through: Int?
 
     public init(kinds: Set<RouteKind>? = nil, call: String? = nil, since: Int? = nil, limit: Int? = nil) {
         self.kinds = kinds
@@ -176,6 +179,7 @@ public struct JournalFilter: Sendable, Equatable {
 
     func admits(_ entry: JournalEntry) -> Bool {
         (kinds == nil || kinds!.contains(entry.kind)) && (call == nil || entry.call == call) && (since == nil || entry.seq > since!)
+            && (through == nil || entry.seq <= through!)
     }
 }
 
@@ -192,6 +196,8 @@ public protocol JournalStore: Sendable {
     /// Matching entries in `seq` order, and how many were dropped overall.
     func entries(_ filter: JournalFilter) async throws -> (entries: [JournalEntry], dropped: Int)
     func count(_ filter: JournalFilter) async throws -> Int
+    /// The newest sequence number handed out so far.
+    func lastSequence() async throws -> Int
     /// Entries held and their bytes (estimated in memory, stored in a table).
     func usage() async throws -> (entries: Int, bytes: Int)
     func reset() async throws
@@ -244,6 +250,8 @@ public final class MemoryJournal: JournalStore {
         nextSeq.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
+    public func lastSequence() -> Int { nextSeq.load(ordering: .relaxed) - 1 }
+
     public func append(_ entry: JournalEntry) {
         let heap = entry.heapBytes
         state.withLock { state in
@@ -269,8 +277,10 @@ public final class MemoryJournal: JournalStore {
     }
 
     public func entries(_ filter: JournalFilter = JournalFilter()) -> (entries: [JournalEntry], dropped: Int) {
-        let (all, dropped) = state.withLock { ($0.entries, $0.dropped) }
-        let sorted = all.filter(filter.admits).sorted { $0.seq < $1.seq }
+        // Matching under the lock copies only what matches (a copy of the
+        // whole ring would be copied again by the next append).
+        let (matching, dropped) = state.withLock { ($0.entries.filter(filter.admits), $0.dropped) }
+        let sorted = matching.sorted { $0.seq < $1.seq }
         return (filter.limit.map { Array(sorted.prefix($0)) } ?? sorted, dropped)
     }
 

@@ -72,6 +72,11 @@ public struct MockControl: Sendable {
     }
 
     /// Entries the journal holds and their bytes.
+    /// The newest sequence number handed out.
+    public func journalLastSequence() async throws(ControlInputError) -> Int {
+        try await stored("journal") { try await mock.journal.lastSequence() }
+    }
+
     public func journalUsage() async throws(ControlInputError) -> (entries: Int, bytes: Int) {
         try await stored("journal") { try await mock.journal.usage() }
     }

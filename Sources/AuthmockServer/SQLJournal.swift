@@ -80,6 +80,10 @@ final class SQLJournal: JournalStore {
         return (entries, try await dropped())
     }
 
+    func lastSequence() async throws -> Int {
+        Int(try await db.run(statements.last, []).first?.first?.integer ?? 0)
+    }
+
     func count(_ filter: JournalFilter) async throws -> Int {
         let (clause, binds) = Self.matching(filter)
         return Int(try await db.run(statements.count + clause, binds).first?.first?.integer ?? 0)
@@ -123,13 +127,17 @@ final class SQLJournal: JournalStore {
             conditions.append("call = ?")
             binds.append(.text(call))
         }
+        if let through = filter.through {
+            conditions.append("seq <= ?")
+            binds.append(.integer(Int64(through)))
+        }
         return (" WHERE " + conditions.joined(separator: " AND "), binds)
     }
 
     /// The statements, with this store's table names (PostgreSQL's dialect).
     private struct Statements: Sendable {
         let schema: [String]
-        let next, insert, select, count, usage, dropped, trim: String
+        let next, last, insert, select, count, usage, dropped, trim: String
         let reset, discard: [String]
 
         init(prefix: String) {
@@ -139,6 +147,7 @@ final class SQLJournal: JournalStore {
                 "CREATE TABLE IF NOT EXISTS authmock_journal (seq BIGINT PRIMARY KEY, kind TEXT NOT NULL, call TEXT, bytes BIGINT NOT NULL, entry TEXT NOT NULL)",
             ].map(named)
             next = named("SELECT nextval('authmock_journal_seq')")
+            last = named("SELECT CAST(coalesce(max(seq), 0) AS BIGINT) FROM authmock_journal")
             insert = named("INSERT INTO authmock_journal (seq, kind, call, bytes, entry) VALUES (?, ?, ?, ?, ?)")
             select = named("SELECT entry FROM authmock_journal")
             count = named("SELECT count(*) FROM authmock_journal")

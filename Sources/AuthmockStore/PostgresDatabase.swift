@@ -105,7 +105,7 @@ public final class PostgresDatabase: SQLDatabase {
                         guard progress.beginCommit() else { throw CancellationError() }
                         return result
                     }
-                } catch where attempt < 20 && Self.isConflict(error) {
+                } catch  where attempt < 20 && Self.isConflict(error) {
                     progress.restart()
                     continue
                 } catch let error as CancellationError {

@@ -66,7 +66,9 @@ struct DatabaseOutageTests {
                         let presented = record.chain.withLock { $0.refresh }
                         let (status, body) = await send("refresh", .POST, "/oauth/token", body: "grant_type=refresh_token&refresh_token=\(presented)")
                         if status == 200, let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any], let next = json["refresh_token"] as? String {
-                            record.chain.withLock { $0.refresh = next; $0.rotations += 1 }
+                            record.chain.withLock {
+                                $0.refresh = next; $0.rotations += 1
+                            }
                         } else if status != 503 {
                             record.chain.withLock { $0.refused.append("\(status) \(String(buffer: body))") }
                         }
