@@ -113,6 +113,13 @@ func openDescriptors(_ pid: Int32) -> Int {
         head.send("HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         let headAnswer = head.readToEnd()
         #expect(headAnswer.hasPrefix("HTTP/1.1 200") && headAnswer.hasSuffix("\r\n\r\n"), "\(headAnswer)")
+        // HTTP/1.0 without keep-alive: the answer, then the close that ends it for a 1.0 client.
+        let old = try RawConnection(port: server.port)
+        let sent = Date()
+        old.send("GET /health HTTP/1.0\r\n\r\n")
+        let oldAnswer = old.readToEnd()
+        #expect(oldAnswer.hasPrefix("HTTP/1.1 200") && oldAnswer.hasSuffix(#"{"status":"ok"}"#), "\(oldAnswer)")
+        #expect(Date().timeIntervalSince(sent) < 5, "an HTTP/1.0 connection was left open")
         #expect(server.interrupt().status == 0)
     }
 

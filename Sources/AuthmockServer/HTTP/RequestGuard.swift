@@ -1,6 +1,8 @@
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 
 /// The server's one channel handler of its own, with two duties (one
 /// handler, not two: each handler a request part passes costs a dynamic
@@ -48,6 +50,11 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         // The first request line is owed from the moment the connection opens.
         if context.channel.isActive { progress(context) }
+        // The HTTP version is gone after the codec to HTTPTypes: HTTP/1.0's rule is applied before it.
+        let pipeline = context.pipeline.syncOperations
+        if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
+            try? pipeline.addHandler(HTTP10ConnectionClose(), position: .before(codec))
+        }
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -121,5 +128,23 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 context.close(promise: nil)
             }
         }
+    }
+}
+
+/// An HTTP/1.0 request without `Connection: keep-alive` ends its connection
+/// after the answer (RFC 9112 section 9.3): Hummingbird, which sees only
+/// HTTPTypes (no version), closes on `Connection: close`, so that is what
+/// such a request is given here. Without it the connection stayed open and
+/// a 1.0 client waiting for the close to end the answer hung.
+final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(var head) = unwrapInboundIn(data), head.version.major == 1, head.version.minor == 0, !head.isKeepAlive {
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+            return context.fireChannelRead(wrapInboundOut(.head(head)))
+        }
+        context.fireChannelRead(data)
     }
 }
