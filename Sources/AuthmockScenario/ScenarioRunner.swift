@@ -212,6 +212,10 @@ public enum ScenarioRunner {
     public struct HelloFailure: Error, Sendable {
         public var reason: String
         public var stderr: String
+        /// The conversation broke (a disconnect, a frame that is not a
+        /// message) rather than the driver answering: an attached client
+        /// that does this is not the app's answer, and the next one is asked.
+        var brokeTheConversation = false
 
         /// The one ERROR a run that could not start reports.
         func result(profile: String) -> CaseResult {
@@ -223,7 +227,20 @@ public enum ScenarioRunner {
     }
 
     /// Starts the driver once and asks `hello`, against a server of `profile`.
+    /// Attached, a client that drops or garbles the conversation before it
+    /// answers is followed by the next one to attach (an app restarting,
+    /// a stray connection), until the attach timeout passes with none.
     public static func probe(_ options: RunOptions, profile: String) async -> Result<DriverInfo, HelloFailure> {
+        var answer = await probeOnce(options, profile: profile)
+        guard let hub = options.attach else { return answer }
+        let end = Date().addingTimeInterval(hub.timeout)
+        while case .failure(let failure) = answer, failure.brokeTheConversation, Date() < end {
+            answer = await probeOnce(options, profile: profile)
+        }
+        return answer
+    }
+
+    private static func probeOnce(_ options: RunOptions, profile: String) async -> Result<DriverInfo, HelloFailure> {
         var serverOptions = caseServerOptions(profile: profile, options: options)
         serverOptions.journalLimit = 100
         let deadline = ContinuousClock.now + .seconds(20)
@@ -245,7 +262,13 @@ public enum ScenarioRunner {
                 return DriverInfo(name: greeting.fields["driver"], version: greeting.fields["version"], profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
             }
             return result.mapError { error in
-                HelloFailure(reason: (error as? DriverFailure)?.description ?? "\(error)", stderr: stderr)
+                var failure = HelloFailure(reason: (error as? DriverFailure)?.description ?? "\(error)", stderr: stderr)
+                switch error as? DriverFailure {
+                case .exitedEarly, .notJSON: failure.brokeTheConversation = true
+                case .badAnswer(_, let problem): failure.brokeTheConversation = problem != "hello was refused"
+                default: break
+                }
+                return failure
             }
         }
         return answer ?? .failure(HelloFailure(reason: "the in-process server did not start", stderr: ""))

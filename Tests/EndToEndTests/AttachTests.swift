@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `authmock run --attach`: the runner listens, clients connect over a
@@ -88,6 +89,43 @@ import Testing
         #expect(text.contains("more characters)"), "a 40,000-character driver message is shortened in the report")
         #expect(text.count < 20_000, "\(text.count) characters of output")
         _ = stalled
+    }
+
+    /// The attach transport fuzzed (issue 35): a client answers the runner's
+    /// hello with hostile frames of every size and shape, one connection
+    /// each. Each is refused by closing the connection (4000: reconnect,
+    /// 1002: protocol error, 1009: over the 4 MiB limit), the runner neither
+    /// crashes nor gives up, and the client that then attaches properly gets
+    /// every case run.
+    @Test func hostileFramesOfEverySizeAreRefusedAndTheRunGoesOn() throws {
+        let fixture = Self.root.appendingPathComponent("Tests/EndToEndTests/Fixtures/frame-fuzz-attach-client.py").path
+        let port = try freePort()
+        let run = Process()
+        run.executableURL = try authmockBinary()
+        run.arguments = [
+            "run", "--attach", "--listen", "127.0.0.1:\(port)", "--attach-timeout", "60", "--jobs", "1", "--case", "1.1", "--case", "2.1",
+            "--profile", "oauth2",
+        ]
+        let output = Pipe()
+        run.standardOutput = output
+        run.standardError = output
+        try run.run()
+        for _ in 0..<100 where (try? RawConnection(port: port)) == nil { Thread.sleep(forTimeInterval: 0.1) }
+        let started = Date()
+        let client = try runProcess("python3", [fixture, "ws://127.0.0.1:\(port)/attach", "7"])
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        #expect(Date().timeIntervalSince(started) < 60, "\(text.suffix(1_000))")
+        #expect(run.terminationReason == .exit && run.terminationStatus == 1, "every case fails at its sign-in (the client declines): \(text.suffix(1_000))")
+        #expect(text.contains("2 case runs") && text.contains("failed = FAIL 2 + ERROR 0"), "\(text.suffix(2_000))")
+        let frames = client.stderr.split(separator: "\n").filter { $0.hasPrefix("frame ") }
+        #expect(frames.count == 23, "\(client.stderr)")
+        for line in frames where !line.hasPrefix("frame cut-short:") {
+            #expect(line.hasSuffix("close 4000") || line.hasSuffix("close 1002") || line.hasSuffix("close 1009") || line.hasSuffix("close 1000"), "\(line)")
+        }
+        // A frame cut short waits for its rest: the connection stays until the client goes.
+        #expect(frames.contains("frame cut-short: open"))
+        #expect(client.stderr.contains("attached properly: 1000"), "the run ended by telling the client so: \(client.stderr)")
     }
 
     @Test func withNoClientEveryCaseIsAnErrorThatSaysWhereToAttach() throws {

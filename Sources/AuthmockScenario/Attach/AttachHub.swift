@@ -37,7 +37,10 @@ final class AttachedClient: Sendable {
     /// A text frame from the client; lines outside a case are dropped.
     func received(_ text: String) async {
         guard let channel = channel.withLock({ $0 }) else { return }
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) { await channel.received(String(line)) }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
+        // An empty message answers nothing: left alone, the call it was meant for would wait out its deadline.
+        guard !lines.isEmpty else { return await channel.fail(.notJSON(line: "(an empty WebSocket message)")) }
+        for line in lines { await channel.received(String(line)) }
     }
 
     func receivedBinary() async {
