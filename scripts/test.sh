@@ -3,6 +3,13 @@
 # every test. README.md's second command; .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step says how long it took (the budget: all of .ci/run in 30 minutes on 2 cores).
+timed() {
+  local name="$1" start=$SECONDS
+  shift
+  "$@"
+  echo "== step: $name took $(( SECONDS - start )) s"
+}
 
 # System packages the suite uses, installed only when missing.
 need_apt=()
@@ -40,16 +47,16 @@ fi
 
 # Formatting (.swift-format): the toolchain's swift-format, strict, before anything is built.
 if swift format --version >/dev/null 2>&1; then
-  swift format lint --strict --recursive Sources Tests Package.swift
+  timed "format lint" swift format lint --strict --recursive Sources Tests Package.swift
 else
   echo "swift format is not in this toolchain (Swift 6 ships it): formatting not checked" >&2
 fi
-swift build --build-tests
+timed "swift build" swift build --build-tests
 # The Go, Java and Rust drivers are built from Debian's packages (the tests run them).
-scripts/build-go-driver.sh
-scripts/build-rust-driver.sh
-scripts/build-java-driver.sh java-okhttp
-scripts/build-java-driver.sh java-google-oauth-client
+timed "go driver" scripts/build-go-driver.sh
+timed "rust driver" scripts/build-rust-driver.sh
+timed "java-okhttp driver" scripts/build-java-driver.sh java-okhttp
+timed "java-google-oauth-client driver" scripts/build-java-driver.sh java-google-oauth-client
 # A throwaway PostgreSQL on loopback for the --state postgres:// tests (three
 # replicas on one database), stopped when this script ends.
 pgdir="$(mktemp -d)"
@@ -63,8 +70,8 @@ export AUTHMOCK_TEST_POSTGRES_URL
 export AUTHMOCK_TEST_POSTGRES_DIR="$pgdir"
 # Serial: the conformance tests measure concurrency in the clients they run,
 # and must not compete with each other for the two cores.
-swift test --skip-build --no-parallel
+timed "swift test" swift test --skip-build --no-parallel
 # The OpenAPI contract from outside: schemathesis against each profile, bounded.
-scripts/schemathesis.sh 30
+timed "schemathesis" scripts/schemathesis.sh 30
 # Coverage-guided fuzzing of the token check, body parsers and scenario loader, bounded.
-scripts/fuzz.sh 25
+timed "fuzzing" scripts/fuzz.sh 25
