@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthmockCore
+import AuthmockServer
 
 struct ErrorsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockServer
 import Foundation
 import Testing
 
