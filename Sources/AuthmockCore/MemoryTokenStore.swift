@@ -47,9 +47,17 @@ public final class MemoryTokenStore: TokenStore {
     /// The decision is one step under the lock; signing (async) follows it,
     /// and cannot fail in a way that leaves a half-recorded rotation here.
     public func exchange(_ exchange: RefreshExchange, mint: TokenMint, sign: @escaping AccessSigner) async throws -> ExchangeOutcome {
-        let decided = decide(exchange, mint: mint)
-        guard case .issued(let unsigned, let next, let family) = decided else { return decided }
-        return .issued(try await signed(unsigned.record, sign), next: next, family: family)
+        switch decide(exchange, mint: mint) {
+        case .failure(let failure): return .failed(failure)
+        case .success(let issued): return .issued(try await signed(issued.access, sign), next: issued.next, family: issued.family)
+        }
+    }
+
+    /// What a refresh recorded (its access token not signed yet).
+    private struct Recorded {
+        var access: AccessRecord
+        var next: RefreshRecord?
+        var family: FamilyRecord
     }
 
     /// Signs a record already kept, and keeps its tail.
@@ -59,19 +67,19 @@ public final class MemoryTokenStore: TokenStore {
         return signed
     }
 
-    private func decide(_ exchange: RefreshExchange, mint: TokenMint) -> ExchangeOutcome {
+    private func decide(_ exchange: RefreshExchange, mint: TokenMint) -> Result<Recorded, RefreshTokenFailure> {
         state.withLock { state in
             let now = exchange.now
             guard let record = state.refreshByValue[exchange.value] else {
                 let sealed = mint.seal.open(exchange.value)
                 let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, at: now)
                 if revoke, let sealed { state.revokeFamily(sealed.family, at: now) }
-                return .failed(failure)
+                return .failure(failure)
             }
             switch TokenRules.exchange(record, family: state.families[record.familyID], exchange, grace: mint.settings.reuseGraceSeconds) {
             case .fail(let failure, let revoke):
                 if revoke { state.revokeFamily(record.familyID, at: now) }
-                return .failed(failure)
+                return .failure(failure)
             case .pass(let family, let retire):
                 if retire { state.refreshByID[record.key]?.state = .rotated(at: now) }
                 var next: RefreshRecord? = nil
@@ -81,7 +89,7 @@ public final class MemoryTokenStore: TokenStore {
                 }
                 let access = mint.access(owner: family.owner, at: now)
                 state.accessByID[access.key] = access
-                return .issued(SignedAccess(record: access, jwt: ""), next: next, family: family)
+                return .success(Recorded(access: access, next: next, family: family))
             }
         }
     }

@@ -136,7 +136,14 @@ public final class PostgresDatabase: SQLDatabase {
     private func withDeadline<T: Sendable>(_ work: @escaping @Sendable (CallProgress) async throws -> T) async throws -> T {
         let progress = CallProgress()
         let answer = FirstAnswer<T>()
-        let worker = Task { try await work(progress) }
+        // The worker answers itself; whichever of it and the timer answers first is the answer.
+        let worker = Task {
+            do {
+                answer.give(.success(try await work(progress)))
+            } catch {
+                answer.give(.failure(error))
+            }
+        }
         let timer = Task { [timeout, name] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
             if progress.abandon() {
@@ -148,13 +155,8 @@ public final class PostgresDatabase: SQLDatabase {
             guard (try? await Task.sleep(for: Self.commitPatience)) != nil else { return }
             answer.give(.failure(TokenStoreError("\(name): a COMMIT had no answer within \(Self.commitPatience.secondsText) s; whether it happened is unknown")))
         }
-        return try await answer.wait {
-            Task {
-                let result = await worker.result
-                timer.cancel()
-                answer.give(result)
-            }
-        }
+        defer { timer.cancel() }
+        return try await answer.wait()
     }
 
     /// Deadlock or serialization failure: PostgreSQL rolled the transaction back; running it again is safe.
@@ -304,8 +306,8 @@ final class FirstAnswer<T: Sendable>: Sendable {
         waiter?.resume(with: result)
     }
 
-    /// Waits for the first answer; `start` runs once the waiter is in place.
-    func wait(then start: () -> Void) async throws -> T {
+    /// Waits for the first answer (it may have come already).
+    func wait() async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let early: Result<T, any Error>? = state.withLock { state in
                 if case .answered(let result) = state {
@@ -316,7 +318,6 @@ final class FirstAnswer<T: Sendable>: Sendable {
                 return nil
             }
             if let early { continuation.resume(with: early) }
-            start()
         }
     }
 }
