@@ -42,17 +42,17 @@ struct ErrorMiddleware: RouterMiddleware {
             throw closed
         case let error as TokenStoreError:
             context.logger.error("token store failed for \(request.method) \(request.uri.path): \(error)")
-            return profile.fail(common: .storeUnavailable, context: context)
+            return profile.fail(.storeUnavailable, context: context)
         case let error as HTTPError where error.status == .notFound:
-            return profile.fail(common: .notFound, detail: "\(request.method) \(request.uri.path)", context: context)
+            return profile.fail(.notFound(method: "\(request.method)", path: request.uri.path), context: context)
         case let error as HTTPError where error.status == .contentTooLarge:
-            return profile.fail(common: .payloadTooLarge, detail: "limit \(maxBodyBytes) bytes", context: context)
+            return profile.fail(.payloadTooLarge("limit \(maxBodyBytes) bytes"), context: context)
         case let error as HTTPError:
             context.logger.error("unexpected HTTP error \(error.status.code) for \(request.method) \(request.uri.path)")
-            return profile.fail(common: .internalError, context: context)
+            return profile.fail(.internalError, context: context)
         default:
             context.logger.error("internal error for \(request.method) \(request.uri.path): \(error)")
-            return profile.fail(common: .internalError, context: context)
+            return profile.fail(.internalError, context: context)
         }
     }
 }

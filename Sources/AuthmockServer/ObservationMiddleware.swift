@@ -55,21 +55,21 @@ struct ObservationMiddleware: RouterMiddleware {
         var body = ByteBuffer()
         let length = request.headers[.contentLength]
         if let length = length.flatMap(Int.init), length > limit {
-            return await answer(&entry, request, context, since: arrival.start, profile.fail(common: .payloadTooLarge, detail: "\(length) > \(limit) bytes", context: context))
+            return await answer(&entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("\(length) > \(limit) bytes"), context: context))
         }
         do {
             // An HTTP/1.1 request with neither header has no body (RFC 9112
             // section 6.3): nothing to wait for on most requests.
             if length != nil || request.headers[.transferEncoding] != nil { body = try await request.collectBody(upTo: limit) }
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            return await answer(&entry, request, context, since: arrival.start, profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
+            return await answer(&entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context))
         } catch is NIOTooManyBytesError {
             // A chunked body has no Content-Length to refuse up front: it is cut off here.
-            return await answer(&entry, request, context, since: arrival.start, profile.fail(common: .payloadTooLarge, detail: "limit \(limit) bytes", context: context))
+            return await answer(&entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context))
         } catch let error as HTTPParserError {
             // The body's framing is broken: the client's bug, not ours. Nothing
             // after it on this connection can be framed either, so it closes.
-            var refusal = profile.fail(common: .malformedFraming, detail: "\(error)", context: context)
+            var refusal = profile.fail(.malformedFraming("\(error)"), context: context)
             refusal.headers[.connection] = "close"
             return await answer(&entry, request, context, since: arrival.start, refusal)
         }

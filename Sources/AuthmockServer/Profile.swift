@@ -4,18 +4,6 @@ public import HTTPTypes
 public import Hummingbird
 public import NIOCore
 
-/// Why a protected resource refused a request, before the profile encodes it.
-public enum ResourceRefusal: Error, Equatable {
-    /// `Authorization` missing, or not in the Bearer scheme.
-    case noBearer(notBearer: Bool)
-    case token(AccessTokenFailure)
-    /// A refresh token where an access token belongs.
-    case refreshTokenAsAccessToken
-    /// A refresh token presented to a resource (header-rotation) that cannot be used.
-    case refresh(RefreshTokenFailure)
-    case insufficientScope(required: String)
-}
-
 /// A resource request let through, and any token its credentials were exchanged for.
 public struct ResourceAccess: Sendable {
     public var grant: AccessGrant
@@ -36,14 +24,12 @@ public protocol Profile: Sendable {
     func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification
     /// Encodes a documented error the way this dialect's backends do.
     func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response
-    /// The row this dialect answers for a shared error (unknown route, oversize body, bug).
-    func row(for common: CommonError) -> ErrorRow
-    /// Encodes a refused resource request (and notes its code, via `fail`).
-    func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response
+    /// This dialect's documented answer to a situation (`Errors/Situation.swift`).
+    func answer(to situation: Situation) -> ErrorAnswer
     /// The bytes of a successful JSON answer (the envelope dialect wraps it).
     func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer
-    /// Judges the credentials of a resource request.
-    func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, ResourceRefusal>
+    /// Judges the credentials of a resource request: access, or the situation that refuses it.
+    func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation>
     /// Last look at a successful resource answer (header rotation adds a token here).
     func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer
     /// Lines printed at start: how to sign in and refresh with curl.
@@ -54,8 +40,6 @@ public protocol Profile: Sendable {
 }
 
 extension Profile {
-    public func row(for common: CommonError) -> ErrorRow { common.row }
-
     public var exposedResponseHeaders: [String] { [] }
 
     public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
@@ -67,7 +51,7 @@ extension Profile {
         JSONResponse.response(successBody(body), status: status, headers: headers)
     }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, ResourceRefusal> {
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation> {
         try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
     }
 
@@ -75,18 +59,22 @@ extension Profile {
         .init(response: response, issued: access.issued)
     }
 
-    /// Builds the answer for `error` and notes its code for the journal and log.
+    /// This dialect's answer to `situation`, its code noted for the journal and log.
+    func fail(_ situation: Situation, context: AuthmockRequestContext) -> Response {
+        fail(answer(to: situation), context: context)
+    }
+
+    /// Builds the answer for a row of the dialect's own catalog (oauth2's
+    /// grant-specific errors), its code noted for the journal and log.
     func fail(_ error: some ErrorCatalog, detail: String? = nil, headers: HTTPFields = [:], context: AuthmockRequestContext) -> Response {
-        fail(row: error.row, detail: detail, headers: headers, context: context)
+        fail(ErrorAnswer(error, detail: detail, headers: headers), context: context)
     }
 
-    func fail(common error: CommonError, detail: String? = nil, context: AuthmockRequestContext) -> Response {
-        fail(row: row(for: error), detail: detail, headers: [:], context: context)
-    }
-
-    func fail(row: ErrorRow, detail: String?, headers: HTTPFields, context: AuthmockRequestContext) -> Response {
-        context.notes.errorCode = row.code
-        return errorResponse(row, detail: detail, headers: headers)
+    func fail(_ answer: ErrorAnswer, context: AuthmockRequestContext) -> Response {
+        context.notes.errorCode = answer.row.code
+        var response = errorResponse(answer.row, detail: answer.detail, headers: answer.headers)
+        if answer.status != answer.row.status { response.status = .init(code: answer.status) }
+        return response
     }
 }
 

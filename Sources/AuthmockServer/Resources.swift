@@ -16,7 +16,7 @@ enum Resources {
         let profile = mock.profile
         routes.issuing(.get, "/api/me") { request, context in
             switch try await profile.authorizeResource(request, context: context, mock: mock) {
-            case .failure(let refusal): return .plain(profile.resourceRefusal(refusal, context: context))
+            case .failure(let refusal): return .plain(profile.fail(refusal, context: context))
             case .success(let access):
                 let grant = access.grant
                 // A token's claims never change, so neither does its /api/me
@@ -38,7 +38,7 @@ enum Resources {
             routes.issuing(method, "/api/**") { request, context in
                 var request = request
                 switch try await profile.authorizeResource(request, context: context, mock: mock) {
-                case .failure(let refusal): return .plain(profile.resourceRefusal(refusal, context: context))
+                case .failure(let refusal): return .plain(profile.fail(refusal, context: context))
                 case .success(let access):
                     // Collected (and limited) on arrival already: this reads the kept bytes.
                     let body = String(buffer: try await request.collectBody(upTo: mock.options.maxBodyBytes))
@@ -68,14 +68,14 @@ enum Resources {
     /// The standard check: a Bearer access token, valid now, with the scope
     /// the route needs. A refresh token in its place is named as such.
     @inline(__always)
-    static func authorizeBearer(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, ResourceRefusal> {
+    static func authorizeBearer(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, Situation> {
         let token: String
         switch context.credential ?? PresentedCredential(request.headers) {
         case .bearer(let value): token = value
         case .none:
-            return .failure(.noBearer(notBearer: false))
+            return .failure(.noAccessToken(notBearer: false))
         case let other:
-            return .failure(.noBearer(notBearer: true))
+            return .failure(.noAccessToken(notBearer: true))
         }
         return try await authorize(token: token, request: request, context: context, mock: mock)
     }
@@ -83,7 +83,7 @@ enum Resources {
     /// Judges an access token string (verified once on arrival by the
     /// observation middleware) and the scope.
     @inline(__always)
-    static func authorize(token: String, request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, ResourceRefusal> {
+    static func authorize(token: String, request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, Situation> {
         let verification: AccessVerification
         if let known = context.verification {
             verification = known
@@ -93,7 +93,7 @@ enum Resources {
         switch verification {
         case .invalid(let failure, let jti):
             if failure == .malformed, try await mock.authority.inspectRefreshToken(token) != nil { return .failure(.refreshTokenAsAccessToken) }
-            return .failure(.token(failure))
+            return .failure(.accessToken(failure))
         case .valid(let grant):
             let scope = requiredScope(request, context: context)
             guard grant.grants(scope: scope) else { return .failure(.insufficientScope(required: scope)) }

@@ -16,4 +16,21 @@ struct ErrorTableTests {
             #expect((200...599).contains(row.status), "\(row)")
         }
     }
+
+    /// A dialect answers every situation with a row its own page documents
+    /// (the oauth2 profile in both error styles), so no answer is undocumented.
+    @Test(arguments: Profiles.names)
+    func everySituationIsAnsweredWithADocumentedRow(profile name: String) throws {
+        let documented = Set(try #require(ErrorTable.rows(forProfile: name)))
+        var styles = [ProfileOptions()]
+        if name == "oauth2" { styles[0].oauth2Errors = .rfcLax; styles.append(ProfileOptions()) }
+        for options in styles {
+            let profile = try #require(Profiles.make(name, options: options))
+            for situation in Situation.examples {
+                let row = profile.answer(to: situation).row
+                let isDocumented = documented.contains(row)
+                #expect(isDocumented, "\(name) answers \(situation) with the undocumented \(row.profile) row \(row.status) \(row.code)")
+            }
+        }
+    }
 }

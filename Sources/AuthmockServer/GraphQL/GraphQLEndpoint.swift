@@ -53,7 +53,7 @@ struct GraphQLEndpoint: Sendable {
         }
         switch try await mock.profile.authorizeResource(request, context: context, mock: mock) {
         case .failure(let refusal):
-            guard mock.options.graphQLAuthErrors == .body else { return .plain(mock.profile.resourceRefusal(refusal, context: context)) }
+            guard mock.options.graphQLAuthErrors == .body else { return .plain(mock.profile.fail(refusal, context: context)) }
             return .plain(bodyRefusal(refusal, context: context))
         case .success(let access):
             let execution = GraphQLExecution(grant: access.grant, notes: notes, clock: mock.clock)
@@ -79,16 +79,18 @@ struct GraphQLEndpoint: Sendable {
     }
 
     /// `graphql_auth_errors: body`: 200, `data: null`, the reason in `extensions`.
-    private func bodyRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
+    private func bodyRefusal(_ refusal: Situation, context: AuthmockRequestContext) -> Response {
         let reason: String
         switch refusal {
         case .insufficientScope(let scope):
             let row = GraphQLAPIError.forbidden.row
             return fail(.forbidden, errors: [GraphQLError(message: row.message + ": needs \(scope)", extensions: ["code": .string(row.code), "scope": .string(scope)])], context: context)
-        case .noBearer(let notBearer): reason = notBearer ? "not_bearer" : "missing_token"
-        case .token(let failure): reason = failure.rawValue
+        case .noAccessToken(let notBearer): reason = notBearer ? "not_bearer" : "missing_token"
+        case .accessToken(let failure): reason = failure.rawValue
         case .refreshTokenAsAccessToken: reason = "refresh_token_as_access_token"
-        case .refresh(let failure): reason = "refresh_token_" + failure.rawValue
+        case .refreshToken(let failure): reason = "refresh_token_" + failure.rawValue
+        // authorizeResource refuses a resource with the situations above only; a store failure is thrown, not returned.
+        default: reason = "invalid_token"
         }
         let row = GraphQLAPIError.unauthenticated.row
         let message = row.message + ": " + reason.replacingOccurrences(of: "_", with: " ")

@@ -24,19 +24,19 @@ enum BackendDialect {
 
     enum LoginOutcome {
         case issued(IssuedTokens)
-        case body(JSONFields.Problem)
-        case wrongCredentials
+        /// A body problem, or wrong credentials.
+        case refused(Situation)
     }
 
     /// `POST /auth/login {"username", "password"}`: a new login (family).
     static func login(context: AuthmockRequestContext, mock: Authmock) async throws -> LoginOutcome {
         switch fields(context, ["username", "password"]) {
-        case .failure(let problem): return .body(problem)
+        case .failure(let problem): return .refused(.body(problem))
         case .success(let fields):
             guard let username = fields["username"], let password = fields["password"],
                 let user = mock.directory.authenticate(username: username, password: password)
             else {
-                return .wrongCredentials
+                return .refused(.wrongCredentials)
             }
             let client = client(mock)
             return .issued(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: client.defaultScopes.joined(separator: " ")))
@@ -90,28 +90,29 @@ extension PlainErrorProfile {
         return JSONResponse.encode(["error": row.code, "message": message], status: .init(code: row.status), headers: headers)
     }
 
-    /// Resource refusals; a 401 carries a Bearer challenge so generic clients recognise it.
-    func plainRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
+    /// The answers reissue, renewal and header-rotation share; a 401 from a
+    /// resource carries a Bearer challenge so generic clients recognise it. A
+    /// refresh token refused on a resource is header rotation's refresh.
+    func plainAnswer(to situation: Situation) -> ErrorAnswer {
         let challenge: HTTPFields = [.wwwAuthenticate: #"Bearer realm="authmock""#]
-        switch refusal {
-        case .noBearer, .token(.missing): return fail(BackendError.missingToken, headers: challenge, context: context)
-        case .token(.expired): return fail(BackendError.tokenExpired, headers: challenge, context: context)
-        case .token(.revoked): return fail(BackendError.tokenRevoked, headers: challenge, context: context)
-        case .token(let failure): return fail(BackendError.tokenInvalid, detail: failure.rawValue.replacingOccurrences(of: "_", with: " "), headers: challenge, context: context)
-        case .refreshTokenAsAccessToken: return fail(BackendError.refreshAsAccess, headers: challenge, context: context)
-        case .refresh(.expired): return fail(HeaderRotationError.refreshExpired, headers: challenge, context: context)
-        case .refresh(.revoked), .refresh(.reused): return fail(HeaderRotationError.refreshRevoked, headers: challenge, context: context)
-        case .refresh: return fail(HeaderRotationError.refreshUnknown, headers: challenge, context: context)
-        case .insufficientScope(let scope): return fail(BackendError.accessDenied, detail: "needs \(scope)", context: context)
-        }
-    }
-
-    func bodyProblem(_ problem: JSONFields.Problem, context: AuthmockRequestContext) -> Response {
-        switch problem {
-        case .malformed: fail(BackendError.malformedJSON, context: context)
-        case .notAnObject: fail(BackendError.invalidField, detail: "the body must be a JSON object", context: context)
-        case .missing(let name): fail(BackendError.missingField, detail: name, context: context)
-        case .wrongType(let name): fail(BackendError.invalidField, detail: "\(name) must be a string", context: context)
+        switch situation {
+        case .notFound, .methodNotAllowed, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
+        case .body(.malformed): return ErrorAnswer(BackendError.malformedJSON)
+        case .body(.notAnObject), .body(.wrongType): return ErrorAnswer(BackendError.invalidField, detail: situation.bodyDetail)
+        case .body(.missing): return ErrorAnswer(BackendError.missingField, detail: situation.bodyDetail)
+        case .wrongCredentials: return ErrorAnswer(BackendError.wrongCredentials)
+        case .noAccessToken, .accessToken(.missing): return ErrorAnswer(BackendError.missingToken, headers: challenge)
+        case .accessToken(.expired): return ErrorAnswer(BackendError.tokenExpired, headers: challenge)
+        case .accessToken(.revoked): return ErrorAnswer(BackendError.tokenRevoked, headers: challenge)
+        case .accessToken(let failure):
+            return ErrorAnswer(BackendError.tokenInvalid, detail: failure.rawValue.replacingOccurrences(of: "_", with: " "), headers: challenge)
+        case .refreshTokenAsAccessToken: return ErrorAnswer(BackendError.refreshAsAccess, headers: challenge)
+        case .refreshToken(.expired): return ErrorAnswer(HeaderRotationError.refreshExpired, headers: challenge)
+        case .refreshToken(.revoked), .refreshToken(.reused): return ErrorAnswer(HeaderRotationError.refreshRevoked, headers: challenge)
+        case .refreshToken: return ErrorAnswer(HeaderRotationError.refreshUnknown, headers: challenge)
+        // Only a refresh endpoint that takes both tokens meets these (PairedRefreshProfile).
+        case .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: return ErrorAnswer(HeaderRotationError.refreshUnknown, headers: challenge)
+        case .insufficientScope(let scope): return ErrorAnswer(BackendError.accessDenied, detail: "needs \(scope)")
         }
     }
 
@@ -120,8 +121,7 @@ extension PlainErrorProfile {
         routes.issuing(.post, "/auth/login") { _, context in
             switch try await BackendDialect.login(context: context, mock: mock) {
             case .issued(let issued): return .issued(issued, JSONResponse.encode(BackendDialect.TokenPair(issued)))
-            case .body(let problem): return .plain(bodyProblem(problem, context: context))
-            case .wrongCredentials: return .plain(fail(BackendError.wrongCredentials, context: context))
+            case .refused(let situation): return .plain(fail(situation, context: context))
             }
         }
     }

@@ -16,35 +16,29 @@ public struct EnvelopeProfile: Profile {
         routes.issuing(.post, "/auth/login") { _, context in
             switch try await BackendDialect.login(context: context, mock: mock) {
             case .issued(let issued): return .issued(issued, success(Tokens(issued)))
-            case .body(let problem): return .plain(bodyProblem(problem, context: context))
-            case .wrongCredentials: return .plain(fail(EnvelopeError.wrongCredentials, context: context))
+            case .refused(let situation): return .plain(fail(situation, context: context))
             }
         }
         routes.issuing(.post, "/auth/refresh") { _, context in
             let token: String
             switch BackendDialect.fields(context, ["refreshToken"]).map({ $0["refreshToken"] }) {
-            case .failure(let problem): return .plain(bodyProblem(problem, context: context))
-            case .success(nil): return .plain(bodyProblem(.missing("refreshToken"), context: context))
+            case .failure(let problem): return .plain(fail(.body(problem), context: context))
+            case .success(nil): return .plain(fail(.body(.missing("refreshToken")), context: context))
             case .success(let value?): token = value
             }
             if await mock.authority.signedClaims(token) != nil {
-                return .plain(fail(EnvelopeError.accessAsRefresh, detail: "refreshToken holds an access token", context: context))
+                return .plain(fail(.accessTokenAsRefreshToken, context: context))
             }
-            let error: EnvelopeError
             switch try await mock.authority.refresh(token, clientID: nil) {
             case .success(let issued): return .issued(issued, success(Tokens(issued, keeping: token)))
-            case .failure(.expired): error = .refreshExpired
-            case .failure(.unknown): error = .refreshUnknown
-            case .failure(.reused): error = .refreshReused
-            case .failure(.revoked), .failure(.clientMismatch): error = .refreshRevoked
+            case .failure(let failure): return .plain(fail(.refreshToken(failure), context: context))
             }
-            return .plain(fail(error, context: context))
         }
         // These backends answer a wrong method with their own code, not a 404.
         for path in ["/auth/login", "/auth/refresh"] {
             for method in [HTTPRequest.Method.get, .put, .patch, .delete] {
                 routes.on(path, method: method) { request, context in
-                    fail(EnvelopeError.methodNotAllowed, detail: "\(request.method) \(path)", context: context)
+                    fail(.methodNotAllowed(method: "\(request.method)", path: path), context: context)
                 }
             }
         }
@@ -87,42 +81,40 @@ public struct EnvelopeProfile: Profile {
         return JSONResponse.encode(envelope, status: .init(code: row.status), headers: headers)
     }
 
-    public func row(for common: CommonError) -> ErrorRow {
-        switch common {
-        case .notFound: EnvelopeError.notFound.row
-        case .malformedFraming: EnvelopeError.malformedFraming.row
-        case .payloadTooLarge: EnvelopeError.payloadTooLarge.row
-        case .storeUnavailable: EnvelopeError.storeUnavailable.row
-        case .internalError: EnvelopeError.internalError.row
-        }
-    }
-
     public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
         BackendDialect.classify(path: path, body: body, refreshPath: "/auth/refresh")
     }
 
-    public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
-        let error: EnvelopeError =
-            switch refusal {
-            case .noBearer, .token(.missing): .missingToken
-            case .token(.expired): .accessExpired
-            case .token(.revoked): .accessRevoked
-            case .token(.malformed): .malformedToken
-            case .token(.wrongAlgorithm): .unsupportedToken
-            case .token(.badSignature), .token(.wrongAudience), .token(.wrongIssuer), .token(.notYetValid), .refresh: .accessInvalid
-            case .refreshTokenAsAccessToken: .refreshAsAccess
-            case .insufficientScope: .accessDenied
-            }
-        return fail(error, context: context)
-    }
-
-    private func bodyProblem(_ problem: JSONFields.Problem, context: AuthmockRequestContext) -> Response {
-        switch problem {
-        case .malformed: fail(EnvelopeError.malformedJSON, context: context)
-        case .notAnObject: fail(EnvelopeError.invalidParameter, detail: "the body must be a JSON object", context: context)
-        case .missing(let name): fail(EnvelopeError.missingParameter, detail: name, context: context)
-        case .wrongType(let name): fail(EnvelopeError.invalidParameter, detail: "\(name) must be a string", context: context)
+    public func answer(to situation: Situation) -> ErrorAnswer {
+        let error: EnvelopeError
+        switch situation {
+        case .notFound(let method, let path): return ErrorAnswer(EnvelopeError.notFound, detail: "\(method) \(path)")
+        case .methodNotAllowed(let method, let path): return ErrorAnswer(EnvelopeError.methodNotAllowed, detail: "\(method) \(path)")
+        case .malformedFraming(let detail): return ErrorAnswer(EnvelopeError.malformedFraming, detail: detail)
+        case .payloadTooLarge(let detail): return ErrorAnswer(EnvelopeError.payloadTooLarge, detail: detail)
+        case .storeUnavailable: error = .storeUnavailable
+        case .internalError: error = .internalError
+        case .body(.malformed): error = .malformedJSON
+        case .body(.notAnObject), .body(.wrongType): return ErrorAnswer(EnvelopeError.invalidParameter, detail: situation.bodyDetail)
+        case .body(.missing): return ErrorAnswer(EnvelopeError.missingParameter, detail: situation.bodyDetail)
+        case .wrongCredentials: error = .wrongCredentials
+        case .refreshToken(.expired): error = .refreshExpired
+        case .refreshToken(.unknown): error = .refreshUnknown
+        case .refreshToken(.reused): error = .refreshReused
+        case .refreshToken(.revoked), .refreshToken(.clientMismatch): error = .refreshRevoked
+        case .accessTokenAsRefreshToken: return ErrorAnswer(EnvelopeError.accessAsRefresh, detail: "refreshToken holds an access token")
+        // Its refresh sends no access token: these never arise here.
+        case .accessTokenMismatch, .bearerMissing: error = .accessInvalid
+        case .noAccessToken, .accessToken(.missing): error = .missingToken
+        case .accessToken(.expired): error = .accessExpired
+        case .accessToken(.revoked): error = .accessRevoked
+        case .accessToken(.malformed): error = .malformedToken
+        case .accessToken(.wrongAlgorithm): error = .unsupportedToken
+        case .accessToken(.badSignature), .accessToken(.wrongAudience), .accessToken(.wrongIssuer), .accessToken(.notYetValid): error = .accessInvalid
+        case .refreshTokenAsAccessToken: error = .refreshAsAccess
+        case .insufficientScope: error = .accessDenied
         }
+        return ErrorAnswer(error)
     }
 
     public func startupHints(baseURL: String, directory: Directory) -> [String] {

@@ -52,7 +52,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         return route
     }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, ResourceRefusal> {
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation> {
         guard let token = Self.presentedToken(request.headers), Self.isRefreshToken(token) else {
             return try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
         }
@@ -61,7 +61,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         // never "sign in again": that is the very bug the suite judges.
         let issued: IssuedTokens
         switch try await mock.authority.refresh(token, clientID: nil, rotate: false) {
-        case .failure(let failure): return .failure(.refresh(failure))
+        case .failure(let failure): return .failure(.refreshToken(failure))
         case .success(let tokens): issued = tokens
         }
         // Not verified through the store: a concurrent refresh of the same
@@ -94,8 +94,8 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         return answer
     }
 
-    public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
-        plainRefusal(refusal, context: context)
+    public func answer(to situation: Situation) -> ErrorAnswer {
+        plainAnswer(to: situation)
     }
 
     public func startupHints(baseURL: String, directory: Directory) -> [String] {

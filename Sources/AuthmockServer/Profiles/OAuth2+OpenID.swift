@@ -20,7 +20,7 @@ enum OpenIDRoutes {
         }
         let answerUserinfo: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, context in
             switch try await Resources.authorizeBearer(request, context: context, mock: mock) {
-            case .failure(let refusal): return profile.resourceRefusal(refusal, context: context)
+            case .failure(let refusal): return profile.fail(refusal, context: context)
             case .success(let grant):
                 var claims = mock.authority.userClaims(of: grant.subject).mapValues(\.foundationValue)
                 claims["sub"] = grant.subject

@@ -49,7 +49,7 @@ public struct OAuth2Profile: Profile {
             switch formRequest(request, context: context, mock: mock) {
             case .refused(let response): return response
             case .accepted(let form, _):
-                guard let token = form["token"] else { return fail(OAuth2Error.missingParameter, detail: "token", context: context) }
+                guard let token = form["token"] else { return fail(.body(.missing("token")), context: context) }
                 return try await handle(token)
             }
         }
@@ -87,33 +87,42 @@ public struct OAuth2Profile: Profile {
             status: .init(code: row.status), headers: headers)
     }
 
-    /// RFC 6750 section 3: a challenge without `error` when no token was
-    /// sent, `invalid_token` or `insufficient_scope` otherwise.
-    public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
-        var response = strictRefusal(refusal, context: context)
-        if errors == .rfcLax, response.status == .unauthorized { response.headers[.wwwAuthenticate] = nil }
-        return response
+    /// RFC 6750 section 3 for resources: a challenge without `error` when no
+    /// token was sent, `invalid_token` or `insufficient_scope` otherwise
+    /// (none in rfc-lax). RFC 6749 section 5.2 for the token endpoint.
+    public func answer(to situation: Situation) -> ErrorAnswer {
+        var answer = strictAnswer(to: situation)
+        if errors == .rfcLax {
+            if case .refreshToken(let failure) = situation {
+                answer = ErrorAnswer(OAuth2LaxError.deadRefreshToken, detail: OAuth2Error.refresh(failure).row.message)
+            }
+            if answer.status == 401, answer.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true { answer.headers[.wwwAuthenticate] = nil }
+        }
+        return answer
     }
 
-    private func strictRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
+    private func strictAnswer(to situation: Situation) -> ErrorAnswer {
         let bare = #"Bearer realm="authmock""#
-        switch refusal {
-        case .noBearer(let notBearer):
-            return fail(notBearer ? OAuth2Error.resourceNotBearer : .resourceMissingToken, headers: [.wwwAuthenticate: bare], context: context)
-        case .token(.missing):
-            return fail(OAuth2Error.resourceToken(.missing), headers: [.wwwAuthenticate: bare], context: context)
-        case .refreshTokenAsAccessToken, .refresh:
-            let error = OAuth2Error.resourceToken(.malformed)
+        func invalidToken(_ error: OAuth2Error, detail: String? = nil) -> ErrorAnswer {
             let challenge = bare + #", error="invalid_token", error_description="\#(error.row.message)""#
-            return fail(error, detail: "a refresh token is not an access token", headers: [.wwwAuthenticate: challenge], context: context)
-        case .token(let failure):
-            let error = OAuth2Error.resourceToken(failure)
-            let challenge = bare + #", error="invalid_token", error_description="\#(error.row.message)""#
-            return fail(error, headers: [.wwwAuthenticate: challenge], context: context)
+            return ErrorAnswer(error, detail: detail, headers: [.wwwAuthenticate: challenge])
+        }
+        switch situation {
+        case .notFound, .methodNotAllowed, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
+        case .body(.missing(let name)): return ErrorAnswer(OAuth2Error.missingParameter, detail: name)
+        case .body: return ErrorAnswer(OAuth2Error.malformedBody)
+        case .wrongCredentials: return ErrorAnswer(OAuth2Error.wrongCredentials)
+        case .refreshToken(let failure): return ErrorAnswer(OAuth2Error.refresh(failure))
+        // A refresh here sends no access token; one in refresh_token's place is simply not a refresh token.
+        case .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: return ErrorAnswer(OAuth2Error.refresh(.unknown))
+        case .noAccessToken(let notBearer): return ErrorAnswer(notBearer ? OAuth2Error.resourceNotBearer : .resourceMissingToken, headers: [.wwwAuthenticate: bare])
+        case .accessToken(.missing): return ErrorAnswer(OAuth2Error.resourceToken(.missing), headers: [.wwwAuthenticate: bare])
+        case .refreshTokenAsAccessToken: return invalidToken(.resourceToken(.malformed), detail: "a refresh token is not an access token")
+        case .accessToken(let failure): return invalidToken(.resourceToken(failure))
         case .insufficientScope(let scope):
             let error = OAuth2Error.insufficientScope
             let challenge = bare + #", error="insufficient_scope", error_description="\#(error.row.message)", scope="\#(scope)""#
-            return fail(error, detail: "needs \(scope)", headers: [.wwwAuthenticate: challenge], context: context)
+            return ErrorAnswer(error, detail: "needs \(scope)", headers: [.wwwAuthenticate: challenge])
         }
     }
 
@@ -134,14 +143,14 @@ public struct OAuth2Profile: Profile {
     // MARK: Token endpoint
 
     private func token(form: FormBody, client: Client, context: AuthmockRequestContext, mock: Authmock) async throws -> ClientAnswer {
-        guard let grantType = form["grant_type"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "grant_type", context: context)) }
+        guard let grantType = form["grant_type"] else { return .plain(fail(.body(.missing("grant_type")), context: context)) }
         switch grantType {
         case "password":
-            guard let username = form["username"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "username", context: context)) }
-            guard let password = form["password"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "password", context: context)) }
+            guard let username = form["username"] else { return .plain(fail(.body(.missing("username")), context: context)) }
+            guard let password = form["password"] else { return .plain(fail(.body(.missing("password")), context: context)) }
             guard let scope = resolveScope(form["scope"], client: client) else { return .plain(fail(OAuth2Error.invalidScope, context: context)) }
             guard let user = mock.directory.authenticate(username: username, password: password) else {
-                return .plain(fail(OAuth2Error.wrongCredentials, context: context))
+                return .plain(fail(.wrongCredentials, context: context))
             }
             return try await success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope), context: context, mock: mock)
         case "client_credentials":
@@ -150,15 +159,13 @@ public struct OAuth2Profile: Profile {
             guard let scope = resolveScope(form["scope"], client: client) else { return .plain(fail(OAuth2Error.invalidScope, context: context)) }
             return try await success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context, mock: mock)
         case "refresh_token":
-            guard let refreshToken = form["refresh_token"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "refresh_token", context: context)) }
+            guard let refreshToken = form["refresh_token"] else { return .plain(fail(.body(.missing("refresh_token")), context: context)) }
             switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
             case .success(let issued): return try await success(issued, context: context, mock: mock)
-            case .failure(let failure):
-                if errors == .rfcLax { return .plain(fail(OAuth2LaxError.deadRefreshToken, detail: OAuth2Error.refresh(failure).row.message, context: context)) }
-                return .plain(fail(OAuth2Error.refresh(failure), context: context))
+            case .failure(let failure): return .plain(fail(.refreshToken(failure), context: context))
             }
         case "authorization_code":
-            guard let code = form["code"] else { return .plain(fail(OAuth2Error.missingParameter, detail: "code", context: context)) }
+            guard let code = form["code"] else { return .plain(fail(.body(.missing("code")), context: context)) }
             switch try await mock.authority.redeemAuthorizationCode(
                 code, clientID: client.id, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
             {

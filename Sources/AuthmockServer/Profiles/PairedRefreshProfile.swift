@@ -42,31 +42,29 @@ public struct PairedRefreshProfile<Errors: PairedRefreshErrors>: PlainErrorProfi
         addLogin(to: routes, mock: mock)
         routes.issuing(.post, path) { request, context in
             var bearer: String? = nil
-            if let missing = bearerRequired {
+            if bearerRequired != nil {
                 guard case .bearer(let presented) = context.credential ?? PresentedCredential(request.headers), !presented.isEmpty else {
-                    return .plain(refreshFailed(missing, context: context))
+                    return .plain(fail(.bearerMissing, context: context))
                 }
                 bearer = presented
             }
             let fields: [String: String]
             switch BackendDialect.fields(context, ["accessToken", "refreshToken"]) {
-            case .failure(let problem): return .plain(bodyProblem(problem, context: context))
+            case .failure(let problem): return .plain(fail(.body(problem), context: context))
             case .success(let parsed): fields = parsed
             }
             guard let access = fields["accessToken"], let refresh = fields["refreshToken"] else {
-                return .plain(bodyProblem(.missing("refreshToken"), context: context))
+                return .plain(fail(.body(.missing("refreshToken")), context: context))
             }
             if let bearer, bearer != access {
-                return .plain(refreshFailed(.accessMismatch, detail: "the Bearer token and accessToken differ", context: context))
+                return .plain(fail(.accessTokenMismatch(.bearerDiffers), context: context))
             }
             switch try await refreshPair(access: access, refresh: refresh, mock: mock) {
             case .success(let issued):
                 // With rotation off the answer has no refreshToken: the client keeps its own.
                 let answer = Renewed(accessToken: issued.accessToken, refreshToken: issued.refreshToken, expiresIn: answersLifetime ? issued.expiresIn : nil)
                 return .issued(issued, JSONResponse.encode(answer))
-            case .failure(let failure):
-                let (error, detail) = Self.error(for: failure)
-                return .plain(refreshFailed(error, detail: detail, context: context))
+            case .failure(let situation): return .plain(fail(situation, context: context))
             }
         }
     }
@@ -77,46 +75,37 @@ public struct PairedRefreshProfile<Errors: PairedRefreshErrors>: PlainErrorProfi
         var expiresIn: Int?
     }
 
-    /// Why a refresh that sends both tokens failed.
-    enum Failure: Error {
-        /// The access token is not a JWT signed by this server.
-        case accessNotOurs
-        /// The access token belongs to another login than the refresh token.
-        case accessOfAnotherLogin
-        case refresh(RefreshTokenFailure)
+    /// Refreshes with both tokens: the access token (expired or not) must be
+    /// ours and of the refresh token's login.
+    private func refreshPair(access: String, refresh: String, mock: Authmock) async throws -> Result<IssuedTokens, Situation> {
+        guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessTokenMismatch(.notOurs)) }
+        guard let info = try await mock.authority.inspectRefreshToken(refresh) else { return .failure(.refreshToken(.unknown)) }
+        guard info.familyID == claims.sid else { return .failure(.accessTokenMismatch(.otherLogin)) }
+        return try await mock.authority.refresh(refresh, clientID: nil).mapError { .refreshToken($0) }
     }
 
-    private func refreshPair(access: String, refresh: String, mock: Authmock) async throws -> Result<IssuedTokens, Failure> {
-        guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessNotOurs) }
-        guard let info = try await mock.authority.inspectRefreshToken(refresh) else { return .failure(.refresh(.unknown)) }
-        guard info.familyID == claims.sid else { return .failure(.accessOfAnotherLogin) }
-        return try await mock.authority.refresh(refresh, clientID: nil).mapError { .refresh($0) }
-    }
-
-    /// The dialect's documented error for a failed refresh, and a detail.
-    static func error(for failure: Failure) -> (Errors, String?) {
-        switch failure {
-        case .accessNotOurs: (.accessMismatch, "accessToken is not signed by this server")
-        case .accessOfAnotherLogin: (.accessMismatch, nil)
-        case .refresh(.expired): (.refreshExpired, nil)
-        case .refresh(.reused): (.refreshReused, nil)
-        case .refresh(.unknown): (.refreshUnknown, nil)
-        case .refresh(.revoked), .refresh(.clientMismatch): (.refreshRevoked, nil)
+    /// A failed refresh answers the dialect's row at `refresh_failure_status`;
+    /// everything else is the plain dialects' shared answer.
+    public func answer(to situation: Situation) -> ErrorAnswer {
+        let error: Errors
+        var detail: String? = nil
+        switch situation {
+        case .refreshToken(.expired): error = .refreshExpired
+        case .refreshToken(.reused): error = .refreshReused
+        // Its refresh token is opaque: an access token there is simply not one it issued.
+        case .refreshToken(.unknown), .accessTokenAsRefreshToken: error = .refreshUnknown
+        case .refreshToken(.revoked), .refreshToken(.clientMismatch): error = .refreshRevoked
+        case .accessTokenMismatch(.notOurs): (error, detail) = (.accessMismatch, "accessToken is not signed by this server")
+        case .accessTokenMismatch(.otherLogin): error = .accessMismatch
+        case .accessTokenMismatch(.bearerDiffers): (error, detail) = (.accessMismatch, "the Bearer token and accessToken differ")
+        case .bearerMissing: error = bearerRequired ?? .accessMismatch
+        default: return plainAnswer(to: situation)
         }
-    }
-
-    private func refreshFailed(_ error: Errors, detail: String? = nil, context: AuthmockRequestContext) -> Response {
-        var response = fail(error, detail: detail, context: context)
-        response.status = .init(code: failureStatus)
-        return response
+        return ErrorAnswer(error, detail: detail, status: failureStatus)
     }
 
     public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
         BackendDialect.classify(path: path, body: body, refreshPath: self.path)
-    }
-
-    public func resourceRefusal(_ refusal: ResourceRefusal, context: AuthmockRequestContext) -> Response {
-        plainRefusal(refusal, context: context)
     }
 
     public func startupHints(baseURL: String, directory: Directory) -> [String] {
