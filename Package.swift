@@ -202,6 +202,8 @@ let package = Package(
             dependencies: [
                 "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport", "authmock-reference-driver",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // Starts the real `authmock` binary and talks to it over sockets.

@@ -99,6 +99,43 @@ public enum ScenarioLoader {
         return scenario
     }
 
+    /// Server settings as a scenario's `server:` or a dialect file's
+    /// `settings:` gives them, checked as the server checks them.
+    static func settings(_ value: SpecValue?, checker: SpecChecker, path: String) throws(ScenarioError) -> ServerSettings {
+        var settings = ServerSettings()
+        guard let value, let o = value.object else { return settings }
+        for (key, item) in o {
+            guard let setting = ServerSetting.named(key) else { throw checker.error(at: item.mark, "\(path).\(key): not a server setting") }
+            let typed: SettingValue =
+                switch item {
+                case .integer(let number, _): .integer(number)
+                case .boolean(let flag, _): .boolean(flag)
+                default: .string(item.string ?? "")
+                }
+            do {
+                settings.values[key] = try setting.check(typed, from: "\(path).\(key)")
+            } catch {
+                throw checker.error(at: item.mark, error.description)
+            }
+        }
+        // Cross-field rules (a valid header name, a 4xx status) as the server checks them.
+        var options = ServerOptions()
+        settings.apply(to: &options)
+        do {
+            try options.profileOptions.validate()
+            try options.tokens.validate()
+        } catch {
+            throw checker.error(at: value.mark, "\(path): \(error.description)")
+        }
+        return settings
+    }
+
+    /// A YAML syntax problem at its place in the file.
+    static func problem(yaml error: any Error, file: String) -> ScenarioError {
+        guard let error = error as? YamlError else { return ScenarioError(file: file, line: 1, column: 1, message: "\(error)") }
+        return yamlError(error, file: file)
+    }
+
     private static func yamlError(_ error: YamlError, file: String) -> ScenarioError {
         switch error {
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
@@ -163,32 +200,7 @@ private struct Builder {
     }
 
     func server(_ value: SpecValue?) throws(ScenarioError) -> ServerSettings {
-        var settings = ServerSettings()
-        guard let value, let o = value.object else { return settings }
-        for (key, item) in o {
-            guard let setting = ServerSetting.named(key) else { throw checker.error(at: item.mark, "server.\(key): not a server setting") }
-            let typed: SettingValue =
-                switch item {
-                case .integer(let number, _): .integer(number)
-                case .boolean(let flag, _): .boolean(flag)
-                default: .string(item.string ?? "")
-                }
-            do {
-                settings.values[key] = try setting.check(typed, from: "server.\(key)")
-            } catch {
-                throw checker.error(at: item.mark, error.description)
-            }
-        }
-        // Cross-field rules (a valid header name, a 4xx status) as the server checks them.
-        var options = ServerOptions()
-        settings.apply(to: &options)
-        do {
-            try options.profileOptions.validate()
-            try options.tokens.validate()
-        } catch {
-            throw checker.error(at: value.mark, "server: \(error.description)")
-        }
-        return settings
+        try ScenarioLoader.settings(value, checker: checker, path: "server")
     }
 
     func call(_ value: SpecValue) throws(ScenarioError) -> CallSpec {

@@ -10,10 +10,12 @@ public indirect enum SpecValue: Sendable {
     case boolean(Bool, Mark?)
     case object([String: SpecValue], Mark?)
     case array([SpecValue], Mark?)
+    /// YAML's null, kept only where a shape takes any value (a template).
+    case null(Mark?)
 
     public var mark: Mark? {
         switch self {
-        case .string(_, let m), .integer(_, let m), .number(_, let m), .boolean(_, let m), .object(_, let m), .array(_, let m): m
+        case .string(_, let m), .integer(_, let m), .number(_, let m), .boolean(_, let m), .object(_, let m), .array(_, let m), .null(let m): m
         }
     }
     var string: String? { if case .string(let s, _) = self { return s }; return nil }
@@ -40,6 +42,7 @@ public indirect enum SpecValue: Sendable {
         case .boolean(let b, _): b
         case .object(let o, _): o.mapValues(\.plain)
         case .array(let a, _): a.map(\.plain)
+        case .null: NSNull()
         }
     }
 }
@@ -100,6 +103,8 @@ public indirect enum Shape: Sendable {
     case oneOf([Shape])
     /// An object with exactly one of the given keys (a step).
     case choice([Field])
+    /// Any YAML value, kept as it is written (a dialect file's answer templates).
+    case any
 }
 
 public struct Field: Sendable {
@@ -269,6 +274,33 @@ struct SpecChecker {
             }
             guard let checked = checkChild(value, field.shape, "\(path).\(name)") else { return .object([:], node.mark) }
             return .object([name: checked], node.mark)
+        case .any:
+            return try anyValue(node, path)
+        }
+    }
+
+    /// A YAML value as written: scalars by their resolved tag, keys as strings.
+    private func anyValue(_ node: Node, _ path: String) throws(ScenarioError) -> SpecValue {
+        switch node {
+        case .scalar(let scalar):
+            if node.isTag(.null) { return .null(node.mark) }
+            if node.isTag(.bool), let value = node.bool { return .boolean(value, node.mark) }
+            if node.isTag(.int), let value = node.int { return .integer(value, node.mark) }
+            if node.isTag(.float), let value = node.float { return .number(value, node.mark) }
+            return .string(scalar.string, node.mark)
+        case .mapping(let mapping):
+            var result: [String: SpecValue] = [:]
+            for (key, value) in mapping {
+                guard let name = key.string else { throw error(key, "\(path): a key must be a string") }
+                result[name] = try anyValue(value, "\(path).\(name)")
+            }
+            return .object(result, node.mark)
+        case .sequence(let sequence):
+            var items: [SpecValue] = []
+            for (index, item) in sequence.enumerated() { items.append(try anyValue(item, "\(path)[\(index)]")) }
+            return .array(items, node.mark)
+        case .alias:
+            throw error(node, "\(path): YAML aliases are not supported here")
         }
     }
 
@@ -332,6 +364,7 @@ enum SchemaWriter {
             out = ["type": "object", "additionalProperties": schema(value)]
             if let keys { out["propertyNames"] = ["enum": keys] }
         case .oneOf(let shapes): out = ["oneOf": shapes.map { schema($0) }]
+        case .any: out = [:]
         case .choice(let fields):
             out = [
                 "oneOf": fields.map { field in

@@ -32,7 +32,12 @@ public final class Authmock: Sendable {
 
     public init(options: ServerOptions, clock: VirtualClock = VirtualClock()) async throws {
         try options.profileOptions.validate()
-        guard let profile = Profiles.make(options.profile, options: options.profileOptions) else {
+        let profile: any Profile
+        if let dialect = options.dialect {
+            profile = DeclaredProfile(dialect)
+        } else if let builtIn = Profiles.make(options.profile, options: options.profileOptions) {
+            profile = builtIn
+        } else {
             throw SettingsError("unknown profile '\(options.profile)'; known profiles: \(Profiles.names.joined(separator: ", "))")
         }
         try options.tokens.validate()

@@ -1,3 +1,4 @@
+public import DriverProtocol
 public import AuthmockCore
 
 /// Everything `authmock serve` (or a test, or the scenario runner) decides
@@ -6,7 +7,10 @@ public struct ServerOptions: Sendable {
     public var host: String
     /// 0 picks a free port.
     public var port: Int
+    /// A built-in dialect's name (`Profiles.names`); ignored when `dialect` is set.
     public var profile: String
+    /// A dialect described in a file (`--dialect`), served instead of `profile`.
+    public var dialect: DialectDescription? = nil
     public var tokens: TokenSettings
     public var directory: Directory
     public var signingKey: SigningKey

@@ -10,7 +10,7 @@ struct AuthmockCommand: AsyncParsableCommand {
         version: AuthmockVersion.current,
         subcommands: [
             ServeCommand.self, CtlCommand.self, RunCommand.self, ValidateCommand.self, InitCommand.self, MatrixCommand.self, CasesCommand.self, SchemaCommand.self, ErrorsCommand.self,
-            SettingsCommand.self, GraphQLSchemaCommand.self, ReportCommand.self,
+            SettingsCommand.self, GraphQLSchemaCommand.self, ReportCommand.self, DialectsCommand.self,
         ]
     )
 

@@ -1,6 +1,7 @@
 import UnixSignals
 import ArgumentParser
 import AuthmockCore
+import AuthmockScenario
 import AuthmockServer
 import Foundation
 import Logging
@@ -30,6 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("signing-key-file"), help: "File holding the HS256 secret (trailing newline ignored).") var signingKeyFile: String?
     @Option(name: .customLong("admin-token"), help: "Bearer token the control API (/_authmock/) requires; mandatory off loopback. AUTHMOCK_ADMIN_TOKEN works too.") var adminToken: String?
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
+    @Option(help: "A dialect file describing your backend (docs/dialects.md), served instead of --profile. AUTHMOCK_DIALECT works too.") var dialect: String?
     @Flag(help: "Serve HTTPS. Without --tls-cert/--tls-key a self-signed certificate for localhost and 127.0.0.1 is generated and its path printed.") var tls = false
     @Option(name: .customLong("tls-cert"), help: "PEM certificate (chain) for --tls.") var tlsCert: String?
     @Option(name: .customLong("tls-key"), help: "PEM private key for --tls.") var tlsKey: String?
@@ -134,6 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let users = file.users { options.directory.users = users }
         if let clients = file.clients { options.directory.clients = clients }
         let flags = try settingFlags()
+        var given = Set<String>()
         for setting in ServerSetting.all {
             if let text = flags[setting.key] {
                 setting.apply(try setting.parse(text, from: setting.flag), to: &options)
@@ -141,6 +144,18 @@ struct ServeCommand: AsyncParsableCommand {
                 setting.apply(try setting.parse(text, from: setting.environmentVariable), to: &options)
             } else if let value = file.settings[setting.key] {
                 setting.apply(value, to: &options)
+            } else {
+                continue
+            }
+            given.insert(setting.key)
+        }
+        // A dialect file's settings are defaults for its backend: anything set above wins.
+        if let path = dialect ?? env("DIALECT") {
+            if given.contains("profile") { throw ConfigError("--dialect and --profile go apart: a dialect file is served instead of a profile") }
+            do {
+                try DialectLoader.load(file: path).apply(to: &options, except: given)
+            } catch {
+                throw ConfigError("\(error.description) (authmock validate \(path) lists every problem)")
             }
         }
         guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }

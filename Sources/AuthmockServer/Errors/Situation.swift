@@ -122,3 +122,83 @@ extension Situation {
             + AccessTokenFailure.allCases.map { .accessToken($0) }
     }
 }
+
+extension Situation {
+    /// The situation's name in a dialect file's `errors.answers`
+    /// (docs/dialects.md), the same whichever dialect meets it.
+    public var key: String {
+        switch self {
+        case .notFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
+        case .malformedFraming: "malformed_framing"
+        case .payloadTooLarge: "payload_too_large"
+        case .storeUnavailable: "store_unavailable"
+        case .internalError: "internal_error"
+        case .body(.malformed): "body_malformed"
+        case .body(.notAnObject): "body_not_an_object"
+        case .body(.missing): "field_missing"
+        case .body(.wrongType): "field_wrong_type"
+        case .wrongCredentials: "wrong_credentials"
+        case .refreshToken(.clientMismatch): "refresh_token_of_another_client"
+        case .refreshToken(let failure): "refresh_token_\(failure.rawValue)"
+        case .accessTokenAsRefreshToken: "access_token_as_refresh_token"
+        case .accessTokenMismatch: "access_token_mismatch"
+        case .bearerMissing: "access_token_missing_on_refresh"
+        case .noAccessToken, .accessToken(.missing): "access_token_missing"
+        case .accessToken(let failure): "access_token_\(failure.rawValue)"
+        case .refreshTokenAsAccessToken: "refresh_token_as_access_token"
+        case .insufficientScope: "insufficient_scope"
+        }
+    }
+
+    /// The group a dialect file may answer the situation with when it does
+    /// not name it: every refused refresh, every refused access token, every
+    /// bad body; nil for the request-level situations, which have shared
+    /// answers (`CommonError`) unless the file names them.
+    public var group: String? {
+        switch self {
+        case .notFound, .methodNotAllowed, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: nil
+        case .body: "bad_request"
+        case .wrongCredentials: nil
+        case .refreshToken, .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: "refresh_refused"
+        case .noAccessToken, .accessToken, .refreshTokenAsAccessToken, .insufficientScope: "access_refused"
+        }
+    }
+
+    /// Every key and group a dialect file's `errors.answers` may name, with what it covers.
+    public static let answerKeys: [(key: String, doc: String)] = [
+        ("bad_request", "group: any body problem below (required unless each is named)"),
+        ("body_malformed", "the body does not parse as its encoding (JSON or form)"),
+        ("body_not_an_object", "a JSON body that is not an object"),
+        ("field_missing", "a required field or parameter is absent or empty; the message names it"),
+        ("field_wrong_type", "a field that is not a string"),
+        ("wrong_credentials", "sign-in with a username and password that match no user (required)"),
+        ("refresh_refused", "group: any refused refresh below (required unless each is named)"),
+        ("refresh_token_unknown", "a refresh token this server never issued"),
+        ("refresh_token_expired", "a refresh token past its lifetime"),
+        ("refresh_token_revoked", "a refresh token revoked, or its login revoked"),
+        ("refresh_token_reused", "an already rotated refresh token, after the reuse grace: the login is revoked"),
+        ("refresh_token_of_another_client", "a refresh token issued to another client"),
+        ("access_token_as_refresh_token", "an access token where the refresh token belongs"),
+        ("access_token_mismatch", "the access token sent with a refresh is not ours or of another login"),
+        ("access_token_missing_on_refresh", "a refresh that must carry the access token, without it"),
+        ("access_refused", "group: any refused resource request below (required unless each is named)"),
+        ("access_token_missing", "no `Authorization: Bearer` token on a resource"),
+        ("access_token_malformed", "not a JWT"),
+        ("access_token_wrong_algorithm", "a JWT whose `alg` is not the server's (`none` included)"),
+        ("access_token_bad_signature", "forged or tampered"),
+        ("access_token_wrong_audience", "`aud` is not this server's"),
+        ("access_token_wrong_issuer", "`iss` is not this server's"),
+        ("access_token_not_yet_valid", "`nbf` or `iat` ahead of the server clock"),
+        ("access_token_expired", "`exp` at or before the server clock: the answer a client refreshes on"),
+        ("access_token_revoked", "revoked directly or through its login"),
+        ("refresh_token_as_access_token", "a refresh token sent as the Bearer token"),
+        ("insufficient_scope", "the token lacks the scope the resource needs"),
+        ("not_found", "no route serves the path (default: the shared `not_found` row, 404)"),
+        ("method_not_allowed", "a sign-in or refresh path with another method (default: as not_found)"),
+        ("malformed_framing", "broken chunked framing (default: the shared 400 row)"),
+        ("payload_too_large", "a body over `--max-body` (default: the shared 413 row)"),
+        ("store_unavailable", "the `--state` database failed (default: the shared 503 row)"),
+        ("internal_error", "a bug in authmock (default: the shared 500 row)"),
+    ]
+}

@@ -47,12 +47,25 @@ public struct JSONFields: Sendable {
             return .failure(.malformed)
         }
         guard let object = parsed as? [String: Any] else { return .failure(.notAnObject) }
-        return .success(
-            JSONFields(
-                values: object.mapValues { value in
-                    if value is NSNull { return .null }
-                    return (value as? String).map(Value.string) ?? .other
-                }))
+        var values: [String: Value] = [:]
+        flatten(object, prefix: "", depth: 0, into: &values)
+        return .success(JSONFields(values: values))
+    }
+
+    /// Members of nested objects are kept under dotted names too
+    /// (`auth.username`), for declared dialects whose fields are nested.
+    private static func flatten(_ object: [String: Any], prefix: String, depth: Int, into values: inout [String: Value]) {
+        for (key, value) in object {
+            let name = prefix + key
+            if value is NSNull {
+                values[name] = .null
+            } else if let text = value as? String {
+                values[name] = .string(text)
+            } else {
+                values[name] = .other
+                if depth < 8, let nested = value as? [String: Any] { flatten(nested, prefix: name + ".", depth: depth + 1, into: &values) }
+            }
+        }
     }
 
     /// The string value of `name`, if it is one.

@@ -8,13 +8,23 @@ import NIOCore
 /// header-rotation) share: JSON bodies, `POST /auth/login`, and the client
 /// the tokens are issued to (these backends authenticate users, not clients).
 enum BackendDialect {
-    /// The named string fields of the JSON object body, as parsed on arrival.
+    /// The named string fields of the JSON object or form body, as parsed on
+    /// arrival, each present and not empty.
     static func fields(_ context: AuthmockRequestContext, _ names: [String]) -> Result<[String: String], JSONFields.Problem> {
-        guard case .json(let parsed) = context.route.body else {
-            assertionFailure("\(context.route.kind) route classified without its JSON body")
+        switch context.route.body {
+        case .json(let parsed): return parsed.flatMap { $0.strings(names) }
+        case .form(.failure): return .failure(.malformed)
+        case .form(.success(let form)):
+            var result: [String: String] = [:]
+            for name in names {
+                guard let value = form[name], !value.isEmpty else { return .failure(.missing(name)) }
+                result[name] = value
+            }
+            return .success(result)
+        default:
+            assertionFailure("\(context.route.kind) route classified without its body")
             return .failure(.malformed)
         }
-        return parsed.flatMap { $0.strings(names) }
     }
 
     /// The client tokens of these dialects are issued to: the first configured one.
@@ -28,12 +38,17 @@ enum BackendDialect {
         case refused(Situation)
     }
 
-    /// `POST /auth/login {"username", "password"}`: a new login (family).
-    static func login(context: AuthmockRequestContext, mock: Authmock) async throws -> LoginOutcome {
-        switch fields(context, ["username", "password"]) {
+    /// `POST /auth/login {"username", "password"}` (or a declared dialect's
+    /// sign-in, with its field names): a new login (family).
+    static func login(
+        context: AuthmockRequestContext, mock: Authmock, fields names: (username: String, password: String) = ("username", "password")
+    ) async throws
+        -> LoginOutcome
+    {
+        switch fields(context, [names.username, names.password]) {
         case .failure(let problem): return .refused(.body(problem))
         case .success(let fields):
-            guard let username = fields["username"], let password = fields["password"],
+            guard let username = fields[names.username], let password = fields[names.password],
                 let user = mock.directory.authenticate(username: username, password: password)
             else {
                 return .refused(.wrongCredentials)

@@ -1,0 +1,347 @@
+import AuthmockCore
+public import AuthmockServer
+public import DriverProtocol
+import Foundation
+import HTTPTypes
+import Yams
+
+/// A dialect file read and checked: what the server serves, and the server
+/// settings the file gives as defaults (flags and scenarios still win).
+public struct LoadedDialect: Sendable {
+    public var description: DialectDescription
+    public var settings: ServerSettings
+    public var file: String
+
+    /// Serves the dialect with `options`, its settings where `given` (the
+    /// keys a flag, the environment or a config file set) has none.
+    public func apply(to options: inout ServerOptions, except given: Set<String> = []) {
+        for setting in ServerSetting.all where !given.contains(setting.key) {
+            if let value = settings[setting.key] { setting.apply(value, to: &options) }
+        }
+        options.dialect = description
+        options.profile = description.name
+    }
+}
+
+/// Reads dialect files (docs/dialects.md): YAML checked against
+/// `DialectFormat`, then compiled into a `DialectDescription`. Every problem
+/// names file:line:column, like a scenario's.
+public enum DialectLoader {
+    /// Whether YAML text is a dialect file rather than a case: its top-level `dialect:` key.
+    public static func isDialect(_ text: String) -> Bool {
+        guard let node = try? Yams.compose(yaml: text), case .mapping(let mapping) = node else { return false }
+        return mapping.keys.contains { $0.string == "dialect" }
+    }
+
+    public static func load(file: String) throws(ScenarioError) -> LoadedDialect {
+        switch parseAll(read(file), file: file) {
+        case .success(let dialect): return dialect
+        case .failure(let problems): throw problems.list[0]
+        }
+    }
+
+    /// Every problem of a file, in file order (empty when it is valid).
+    public static func problems(file: String) -> [ScenarioError] {
+        guard let text = read(file) else { return [ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")] }
+        return problems(text, file: file)
+    }
+
+    public static func problems(_ text: String, file: String) -> [ScenarioError] {
+        switch parseAll(text, file: file) {
+        case .success: []
+        case .failure(let problems): problems.list
+        }
+    }
+
+    public static func parse(_ text: String, file: String) throws(ScenarioError) -> LoadedDialect {
+        switch parseAll(text, file: file) {
+        case .success(let dialect): return dialect
+        case .failure(let problems): throw problems.list[0]
+        }
+    }
+
+    private static func read(_ file: String) -> String? {
+        FileManager.default.contents(atPath: file).flatMap { String(data: $0, encoding: .utf8) }
+    }
+
+    static func parseAll(_ text: String?, file: String) -> Result<LoadedDialect, ScenarioLoader.Problems> {
+        guard let text else { return .failure(.init(list: [ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")])) }
+        let node: Node
+        do {
+            guard let composed = try Yams.compose(yaml: text) else {
+                return .failure(.init(list: [ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected a dialect mapping")]))
+            }
+            node = composed
+        } catch {
+            return .failure(.init(list: [ScenarioLoader.problem(yaml: error, file: file)]))
+        }
+        let checker = SpecChecker(file: file)
+        do throws(ScenarioError) {
+            let value = try checker.check(node, .object(DialectFormat.dialect), "")
+            let shapeProblems = checker.found.problems
+            if !shapeProblems.isEmpty { return .failure(sorted(shapeProblems)) }
+            let builder = DialectBuilder(checker: checker, file: file)
+            let dialect = try builder.dialect(value)
+            let ruleProblems = checker.found.problems
+            return ruleProblems.isEmpty ? .success(dialect) : .failure(sorted(ruleProblems))
+        } catch {
+            return .failure(sorted(checker.found.problems + [error]))
+        }
+    }
+
+    private static func sorted(_ problems: [ScenarioError]) -> ScenarioLoader.Problems {
+        .init(list: problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
+    }
+}
+
+/// The dialect file format: the tables the checker, `authmock schema
+/// --dialect` and docs/dialects.md's reference are made from.
+public enum DialectFormat {
+    static let methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+    static var location: ObjectSpec {
+        ObjectSpec(
+            "token location",
+            [
+                Field("field", .string(), "a body field; dots reach into a JSON object (`auth.refreshToken`)"),
+                Field("header", .string(), "a request header"),
+                Field("scheme", .string(), "with `header`: the word before the token (`Bearer`); without it the header is the token"),
+                Field("cookie", .string(), "a cookie"),
+            ])
+    }
+
+    static func endpoint(_ name: String, _ extra: [Field]) -> ObjectSpec {
+        ObjectSpec(
+            name,
+            [
+                Field("method", .string(oneOf: methods), "the HTTP method (default POST)"),
+                Field("path", .string(), required: true, "the path, from the server's root (`/v2/session`)"),
+                Field("encoding", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)), "the request body: json (default) or form"),
+            ] + extra)
+    }
+
+    static var answer: ObjectSpec {
+        ObjectSpec(
+            "answer",
+            [
+                Field("status", .integer(minimum: 100), required: true, "the HTTP status"),
+                Field("code", .oneOf([.integer(), .string()]), required: true, "said where the error body has `{code}`: a string, or a number"),
+                Field("message", .string(), required: true, "said where the error body has `{message}`, with a detail after a colon"),
+                Field("headers", .map(.string()), "headers the answer carries, e.g. a `WWW-Authenticate` challenge"),
+            ])
+    }
+
+    /// The settings a dialect file may give, as in a scenario's `server:`.
+    static var settings: ObjectSpec { ObjectSpec("settings", ScenarioFormat.server.fields) }
+
+    public static var dialect: ObjectSpec {
+        ObjectSpec(
+            "dialect",
+            [
+                Field("dialect", .string(), required: true, "the dialect's name: lower-case letters, digits and dashes; not a built-in profile's"),
+                Field("summary", .string(), "one sentence on the backend, printed at start"),
+                Field(
+                    "sign_in",
+                    .object(
+                        endpoint(
+                            "sign_in",
+                            [
+                                Field("username", .string(), "the field holding the user name (default username)"),
+                                Field("password", .string(), "the field holding the password (default password)"),
+                            ])), required: true, "where a user signs in with a name and a password"),
+                Field(
+                    "refresh",
+                    .object(
+                        endpoint(
+                            "refresh",
+                            [
+                                Field("refresh_token", .object(location), required: true, "where the refresh token travels"),
+                                Field("access_token", .object(location), "where the (maybe expired) access token travels too, when the backend wants it"),
+                            ])), required: true, "where the client exchanges its refresh token"),
+                Field(
+                    "tokens",
+                    .object(
+                        ObjectSpec(
+                            "tokens",
+                            [
+                                Field("status", .integer(minimum: 200), "the HTTP status (default 200)"),
+                                Field("headers", .map(.string()), "headers the answer carries; values may hold placeholders"),
+                                Field("body", .any, required: true, "the JSON answer, any shape, with placeholders such as `{access_token}`"),
+                            ])), required: true, "the answer to a sign-in or refresh that issued tokens"),
+                Field(
+                    "errors",
+                    .object(
+                        ObjectSpec(
+                            "errors",
+                            [
+                                Field("body", .any, required: true, "the JSON body of every error answer, with `{code}`, `{message}` and `{status}`"),
+                                Field("answers", .map(.object(answer), keys: Situation.answerKeys.map(\.key)), required: true, "the answer per situation or group"),
+                            ])), required: true, "how the backend says no"),
+                Field("settings", .object(settings), "server settings this backend implies (lifetimes, rotation), as in a scenario's `server:`"),
+            ])
+    }
+}
+
+/// Builds the description from checked values; what remains are the rules
+/// across fields (placeholders, answered situations, distinct endpoints).
+private struct DialectBuilder {
+    let checker: SpecChecker
+    let file: String
+
+    func dialect(_ value: SpecValue) throws(ScenarioError) -> LoadedDialect {
+        let o = try value.object(checker, "dialect")
+        let nameValue = try o.required("dialect", checker, at: value.mark)
+        let name = try nameValue.string(checker, "dialect")
+        if name.isEmpty || !name.allSatisfy({ ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }) {
+            checker.found.add(checker.error(at: nameValue.mark, "dialect: '\(name)' must be lower-case letters, digits and dashes"))
+        }
+        if Profiles.names.contains(name) {
+            checker.found.add(checker.error(at: nameValue.mark, "dialect: '\(name)' is a built-in profile; name yours differently (`--profile \(name)` serves the built-in one)"))
+        }
+        let signInValue = try o.required("sign_in", checker, at: value.mark)
+        let signInObject = try signInValue.object(checker, "sign_in")
+        let signInEndpoint = try endpoint(signInValue, "sign_in")
+        let signIn = DialectDescription.SignIn(
+            method: signInEndpoint.method, path: signInEndpoint.path, encoding: signInEndpoint.encoding,
+            username: signInObject["username"]?.string ?? "username", password: signInObject["password"]?.string ?? "password")
+        for key in ["username", "password"] {
+            if let field = signInObject[key], signIn.encoding == .form, field.string?.contains(".") == true {
+                checker.found.add(checker.error(at: field.mark, "sign_in.\(key): a form has no nested fields; '\(field.string ?? "")' names one"))
+            }
+        }
+        let refreshValue = try o.required("refresh", checker, at: value.mark)
+        let refreshObject = try refreshValue.object(checker, "refresh")
+        let refreshEndpoint = try endpoint(refreshValue, "refresh")
+        let refresh = DialectDescription.Refresh(
+            method: refreshEndpoint.method, path: refreshEndpoint.path, encoding: refreshEndpoint.encoding,
+            refreshToken: try location(try refreshObject.required("refresh_token", checker, at: refreshValue.mark), "refresh.refresh_token", encoding: refreshEndpoint.encoding),
+            accessToken: try refreshObject["access_token"].map { v throws(ScenarioError) in try location(v, "refresh.access_token", encoding: refreshEndpoint.encoding) })
+        if signIn.method == refresh.method, signIn.path == refresh.path {
+            checker.found.add(checker.error(at: refreshValue.mark, "refresh: \(refresh.method) \(refresh.path) is the sign-in endpoint too; give each its own method or path"))
+        }
+
+        let tokensValue = try o.required("tokens", checker, at: value.mark)
+        let tokensObject = try tokensValue.object(checker, "tokens")
+        let tokens = DialectDescription.AnswerTemplate(
+            status: tokensObject["status"]?.integer ?? 200,
+            headers: try headers(tokensObject["headers"], "tokens.headers", allowed: Placeholder.success),
+            body: try template(try tokensObject.required("body", checker, at: tokensValue.mark), "tokens.body", allowed: Placeholder.success))
+        if !tokens.body.placeholders.contains(.accessToken) && !tokens.headers.values.contains(where: { $0.placeholders.contains(.accessToken) }) {
+            checker.found.add(checker.error(at: tokensValue.mark, "tokens: the answer must say `{access_token}` somewhere (body or headers)"))
+        }
+
+        let errorsValue = try o.required("errors", checker, at: value.mark)
+        let errorsObject = try errorsValue.object(checker, "errors")
+        let errorBody = try template(try errorsObject.required("body", checker, at: errorsValue.mark), "errors.body", allowed: Placeholder.error)
+        let answersValue = try errorsObject.required("answers", checker, at: errorsValue.mark)
+        var answers: [String: DialectDescription.DeclaredError] = [:]
+        for (key, answer) in try answersValue.object(checker, "errors.answers") {
+            answers[key] = try declaredError(answer, "errors.answers.\(key)")
+        }
+        // Every situation a client can meet needs an answer: its own, or its group's.
+        var missing: [String] = []
+        for situation in Situation.examples where situation.group != nil || situation == .wrongCredentials {
+            if answers[situation.key] == nil, situation.group.flatMap({ answers[$0] }) == nil, !missing.contains(situation.key) {
+                missing.append(situation.key)
+            }
+        }
+        if !missing.isEmpty {
+            let groups = Set(Situation.examples.filter { missing.contains($0.key) }.compactMap(\.group)).sorted()
+            let via = groups.isEmpty ? "" : " (or the group\(groups.count > 1 ? "s" : "") \(groups.map { "'\($0)'" }.joined(separator: ", ")))"
+            checker.found.add(checker.error(at: answersValue.mark, "errors.answers: no answer for \(missing.map { "'\($0)'" }.joined(separator: ", "))\(via)"))
+        }
+        let description = DialectDescription(
+            name: name, summary: o["summary"]?.string ?? "A dialect declared in \((file as NSString).lastPathComponent)",
+            signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers))
+        return LoadedDialect(description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
+    }
+
+    /// Paths every dialect serves the same way.
+    static func isShared(_ path: String) -> Bool {
+        RouteClassification.isResource(path: path) || path == "/health" || path == "/metrics" || path.hasPrefix("/_authmock")
+    }
+
+    func endpoint(_ value: SpecValue, _ what: String) throws(ScenarioError) -> (method: String, path: String, encoding: DialectDescription.BodyEncoding) {
+        let o = try value.object(checker, what)
+        let pathValue = try o.required("path", checker, at: value.mark)
+        let path = try pathValue.string(checker, "\(what).path")
+        if !path.hasPrefix("/") || path.contains("?") || path.contains("*") || path.contains(":") || path.contains("{") {
+            checker.found.add(checker.error(at: pathValue.mark, "\(what).path: '\(path)' must start with / and hold no query, wildcard or parameter"))
+        } else if Self.isShared(path) {
+            checker.found.add(checker.error(at: pathValue.mark, "\(what).path: \(path) is served by authmock in every dialect (resources, /graphql, /health, /metrics, /_authmock)"))
+        }
+        let encoding = o["encoding"]?.string.flatMap(DialectDescription.BodyEncoding.init(rawValue:)) ?? .json
+        return (o["method"]?.string ?? "POST", path, encoding)
+    }
+
+    func location(_ value: SpecValue, _ path: String, encoding: DialectDescription.BodyEncoding) throws(ScenarioError) -> DialectDescription.TokenLocation {
+        let o = try value.object(checker, path)
+        let given = ["field", "header", "cookie"].filter { o[$0] != nil }
+        guard given.count == 1, let kind = given.first, let name = o[kind]?.string, !name.isEmpty else {
+            throw checker.error(at: value.mark, "\(path): give exactly one of field, header or cookie")
+        }
+        if o["scheme"] != nil, kind != "header" { checker.found.add(checker.error(at: o["scheme"]?.mark, "\(path).scheme: only a header has a scheme")) }
+        switch kind {
+        case "field":
+            if encoding == .form, name.contains(".") {
+                checker.found.add(checker.error(at: o["field"]?.mark, "\(path).field: a form has no nested fields; '\(name)' names one"))
+            }
+            return .field(name)
+        case "header":
+            if HTTPField.Name(name) == nil { checker.found.add(checker.error(at: o["header"]?.mark, "\(path).header: '\(name)' is not a header name")) }
+            return .header(name, scheme: o["scheme"]?.string)
+        default:
+            return .cookie(name)
+        }
+    }
+
+    func declaredError(_ value: SpecValue, _ path: String) throws(ScenarioError) -> DialectDescription.DeclaredError {
+        let o = try value.object(checker, path)
+        let status = try o.required("status", checker, at: value.mark).integer(checker, "\(path).status")
+        if !(400...599).contains(status) { checker.found.add(checker.error(at: o["status"]?.mark, "\(path).status: an error's status is 4xx or 5xx, got \(status)")) }
+        let codeValue = try o.required("code", checker, at: value.mark)
+        let code: JSONValue = codeValue.integer.map(JSONValue.integer) ?? .string(codeValue.string ?? "")
+        return .init(
+            status: status, code: code, message: try o.required("message", checker, at: value.mark).string(checker, "\(path).message"),
+            headers: try headers(o["headers"], "\(path).headers", allowed: Placeholder.error))
+    }
+
+    func headers(_ value: SpecValue?, _ path: String, allowed: [Placeholder]) throws(ScenarioError) -> [String: Template] {
+        guard let value else { return [:] }
+        var result: [String: Template] = [:]
+        for (name, item) in try value.object(checker, path) {
+            guard HTTPField.Name(name) != nil else {
+                checker.found.add(checker.error(at: item.mark, "\(path): '\(name)' is not a header name"))
+                continue
+            }
+            result[name] = try template(item, "\(path).\(name)", allowed: allowed)
+        }
+        return result
+    }
+
+    /// A YAML value as a template: strings are read for `{placeholder}`s,
+    /// a problem reported where the string stands.
+    func template(_ value: SpecValue, _ path: String, allowed: [Placeholder]) throws(ScenarioError) -> Template {
+        switch value {
+        case .string(let text, let mark):
+            do {
+                return try Template.parse(text, allowed: allowed)
+            } catch {
+                let word = text.split(whereSeparator: { "{}:".contains($0) }).first.map(String.init) ?? ""
+                throw checker.error(at: mark, "\(path): \(error.message)\(Suggestion.hint(for: word, in: allowed.map(\.rawValue)))")
+            }
+        case .integer(let number, _): return .value(.integer(number))
+        case .number(let number, _): return .value(.number(number))
+        case .boolean(let flag, _): return .value(.boolean(flag))
+        case .null: return .value(.null)
+        case .array(let items, _):
+            var templates: [Template] = []
+            for (index, item) in items.enumerated() { templates.append(try template(item, "\(path)[\(index)]", allowed: allowed)) }
+            return .array(templates)
+        case .object(let members, _):
+            var templates: [String: Template] = [:]
+            for (key, item) in members { templates[key] = try template(item, "\(path).\(key)", allowed: allowed) }
+            return .object(templates)
+        }
+    }
+}

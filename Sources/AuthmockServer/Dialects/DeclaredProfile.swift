@@ -1,0 +1,316 @@
+import JWTKit
+public import AuthmockCore
+public import DriverProtocol
+import Foundation
+public import HTTPTypes
+public import Hummingbird
+public import NIOCore
+
+/// A dialect file served: sign-in and refresh where the file puts them, tokens
+/// read from where it says they travel, answers in its shapes. Everything else
+/// (resources, `/graphql`, health, the journal, faults, the control API) is
+/// the same as for every built-in dialect. Compiled once at start: each
+/// answer's row and headers are ready before the first request.
+public struct DeclaredProfile: Profile {
+    public let description: DialectDescription
+    public var name: String { description.name }
+    public var summary: String { description.summary }
+    /// The row and headers of each declared answer, by key or group.
+    private let answers: [String: (row: ErrorRow, headers: HTTPFields)]
+    /// A code's value as the file wrote it (a number stays a number).
+    private let codeValues: [String: JSONValue]
+    private let usesUser: Bool
+    private let signIn: Endpoint
+    private let refresh: Endpoint
+    /// The success answer's headers, by name.
+    private let tokenHeaders: [(name: HTTPField.Name, value: Template)]
+
+    /// A sign-in or refresh endpoint, its method and header names read once.
+    struct Endpoint: Sendable {
+        var method: HTTPRequest.Method
+        var path: String
+        var encoding: DialectDescription.BodyEncoding
+    }
+
+    /// The loader has checked every method and header name; one that is not
+    /// valid here would be a bug there, and is dropped rather than trapped on.
+    public init(_ description: DialectDescription) {
+        self.description = description
+        signIn = Endpoint(method: HTTPRequest.Method(description.signIn.method) ?? .post, path: description.signIn.path, encoding: description.signIn.encoding)
+        refresh = Endpoint(method: HTTPRequest.Method(description.refresh.method) ?? .post, path: description.refresh.path, encoding: description.refresh.encoding)
+        tokenHeaders = description.tokens.headers.sorted { $0.key < $1.key }.compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }
+        var answers: [String: (row: ErrorRow, headers: HTTPFields)] = [:]
+        var codeValues: [String: JSONValue] = [:]
+        let docs = Dictionary(Situation.answerKeys.map { ($0.key, $0.doc) }, uniquingKeysWith: { first, _ in first })
+        for (key, declared) in description.errors.answers {
+            let row = ErrorRow(profile: description.name, status: declared.status, code: declared.code.text, message: declared.message, when: docs[key] ?? key)
+            var headers = HTTPFields()
+            for (name, value) in declared.headers {
+                guard let name = HTTPField.Name(name) else { continue }
+                headers[name] =
+                    value.render { placeholder in
+                        switch placeholder {
+                        case .code: declared.code
+                        case .message: .string(declared.message)
+                        case .status: .integer(declared.status)
+                        default: .null
+                        }
+                    }.text
+            }
+            answers[key] = (row, headers)
+            if codeValues[row.code] == nil { codeValues[row.code] = declared.code }
+        }
+        self.answers = answers
+        self.codeValues = codeValues
+        usesUser = description.tokens.body.placeholders.contains(.user) || description.tokens.headers.values.contains { $0.placeholders.contains(.user) }
+    }
+
+    public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
+        let fields = (description.signIn.username, description.signIn.password)
+        routes.issuing(signIn.method, signIn.path) { _, context in
+            switch try await BackendDialect.login(context: context, mock: mock, fields: fields) {
+            case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, keeping: nil, mock: mock))
+            case .refused(let situation): return .plain(fail(situation, context: context))
+            }
+        }
+        routes.issuing(refresh.method, refresh.path) { request, context in
+            switch try await refresh(request, context: context, mock: mock) {
+            case .success(let (issued, presented)): return .issued(issued, try await tokensAnswer(issued, keeping: presented, mock: mock))
+            case .failure(let situation): return .plain(fail(situation, context: context))
+            }
+        }
+        // The endpoints' paths with another method: the dialect's `method_not_allowed`.
+        for endpoint in [signIn, refresh] {
+            for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where method != endpoint.method {
+                guard !(method == refresh.method && endpoint.path == refresh.path), !(method == signIn.method && endpoint.path == signIn.path) else { continue }
+                routes.on(endpoint.path, method: method) { request, context in
+                    fail(.methodNotAllowed(method: "\(request.method)", path: endpoint.path), context: context)
+                }
+            }
+        }
+    }
+
+    /// The refresh the file describes: the refresh token from where it
+    /// travels, and the access token beside it when the file asks for one.
+    private func refresh(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<(IssuedTokens, String), Situation> {
+        let refresh = description.refresh
+        let token: String
+        switch Self.token(at: refresh.refreshToken, request: request, context: context) {
+        case .failure(let situation): return .failure(situation)
+        case .success(let value): token = value
+        }
+        if await mock.authority.signedClaims(token) != nil { return .failure(.accessTokenAsRefreshToken) }
+        if let location = refresh.accessToken {
+            let access: String
+            switch Self.token(at: location, request: request, context: context) {
+            case .failure(.body(.missing)): return .failure(.bearerMissing)
+            case .failure(let situation): return .failure(situation)
+            case .success(let value): access = value
+            }
+            guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessTokenMismatch(.notOurs)) }
+            guard let info = try await mock.authority.inspectRefreshToken(token) else { return .failure(.refreshToken(.unknown)) }
+            guard info.familyID == claims.sid else { return .failure(.accessTokenMismatch(.otherLogin)) }
+        }
+        return try await mock.authority.refresh(token, clientID: nil).map { ($0, token) }.mapError { .refreshToken($0) }
+    }
+
+    /// A token from where the file says it travels; absent or empty is a missing field.
+    static func token(at location: DialectDescription.TokenLocation, request: Request, context: AuthmockRequestContext) -> Result<String, Situation> {
+        switch location {
+        case .field(let name):
+            return BackendDialect.fields(context, [name]).mapError { .body($0) }.flatMap { fields in
+                fields[name].map { .success($0) } ?? .failure(.body(.missing(name)))
+            }
+        case .header, .cookie:
+            guard let value = Self.headerToken(at: location, headers: request.headers) else { return .failure(.body(.missing(location.label))) }
+            return .success(value)
+        }
+    }
+
+    /// A token in a header (after its scheme) or a cookie, read without the body.
+    static func headerToken(at location: DialectDescription.TokenLocation, headers: HTTPFields) -> String? {
+        switch location {
+        case .field: return nil
+        case .header(let name, let scheme):
+            guard let name = HTTPField.Name(name), var value = headers[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            if let scheme {
+                let prefix = scheme.lowercased() + " "
+                guard value.lowercased().hasPrefix(prefix) else { return nil }
+                value = String(value.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+            }
+            return value.isEmpty ? nil : value
+        case .cookie(let name):
+            for line in headers[values: .cookie] {
+                for pair in line.split(separator: ";") {
+                    let parts = pair.split(separator: "=", maxSplits: 1)
+                    if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name {
+                        let value = parts[1].trimmingCharacters(in: .whitespaces)
+                        return value.isEmpty ? nil : value
+                    }
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The file's success answer for tokens just issued.
+    private func tokensAnswer(_ issued: IssuedTokens, keeping presented: String?, mock: Authmock) async throws -> Response {
+        let template = description.tokens
+        let user: String? = usesUser ? await mock.authority.signedClaims(issued.accessToken)?.sub.value : nil
+        let expiresAt = Int(mock.clock.now().timeIntervalSince1970) + issued.expiresIn
+        let refreshTTL = mock.options.tokens.refreshTTL
+        let values: (Placeholder) -> JSONValue = { placeholder in
+            switch placeholder {
+            case .accessToken: .string(issued.accessToken)
+            case .refreshToken: (issued.refreshToken ?? presented).map(JSONValue.string) ?? .null
+            case .expiresIn: .integer(issued.expiresIn)
+            case .expiresAt: .integer(expiresAt)
+            case .refreshExpiresIn: .integer(refreshTTL)
+            case .tokenType: .string("Bearer")
+            case .user: user.map(JSONValue.string) ?? .null
+            case .idToken: issued.idToken.map(JSONValue.string) ?? .null
+            case .code, .message, .status: .null
+            }
+        }
+        var headers = HTTPFields()
+        for (name, value) in tokenHeaders { headers[name] = value.render(values).text }
+        return JSONResponse.encode(template.body.render(values), status: .init(code: template.status), headers: headers)
+    }
+
+    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+        if method == signIn.method, path == signIn.path { return .init(kind: .login, body: Self.parse(body, signIn.encoding)) }
+        if method == refresh.method, path == refresh.path {
+            let location = description.refresh.refreshToken
+            let parsed = Self.parse(body, refresh.encoding)
+            let token: String? =
+                switch location {
+                case .field(let name):
+                    switch parsed {
+                    case .json(.success(let fields)): fields[name]
+                    case .form(.success(let form)): form[name]
+                    default: nil
+                    }
+                default: Self.headerToken(at: location, headers: headers)
+                }
+            return .init(kind: .refresh, refreshToken: token, body: parsed)
+        }
+        return .shared(path: path)
+    }
+
+    private static func parse(_ body: ByteBuffer, _ encoding: DialectDescription.BodyEncoding) -> RequestBody {
+        switch encoding {
+        case .json: .json(body)
+        case .form: .form(body)
+        }
+    }
+
+    // MARK: Answers
+
+    /// The file's answer to a situation: its own key, else its group, else
+    /// (request-level situations only) the shared row in the file's shape.
+    public func answer(to situation: Situation) -> ErrorAnswer {
+        let detail = situation.detail
+        if let declared = answers[situation.key] ?? situation.group.flatMap({ answers[$0] }) {
+            return ErrorAnswer(declared.row, detail: detail, headers: declared.headers)
+        }
+        // A method the endpoint does not take is answered as an unknown route unless named.
+        if case .methodNotAllowed = situation, let declared = answers["not_found"] {
+            return ErrorAnswer(declared.row, detail: detail, headers: declared.headers)
+        }
+        // The loader refuses a file that leaves a situation of a group
+        // unanswered; only the request-level situations get here.
+        return situation.commonAnswer
+    }
+
+    public func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response {
+        var message = row.message
+        if let detail { message += ": \(detail)" }
+        let code = codeValues[row.code] ?? .string(row.code)
+        let body = description.errors.body.render { placeholder in
+            switch placeholder {
+            case .code: code
+            case .message: .string(message)
+            case .status: .integer(row.status)
+            default: .null
+            }
+        }
+        return JSONResponse.encode(body, status: .init(code: row.status), headers: headers)
+    }
+
+    public func startupHints(baseURL: String, directory: Directory) -> [String] {
+        let user = directory.users.first ?? Directory.defaultUser
+        let names = description.signIn
+        var refreshFields: [(String, String)] = []
+        var refreshHeaders: [String] = []
+        for (location, variable) in [(description.refresh.refreshToken, "$REFRESH_TOKEN"), (description.refresh.accessToken, "$ACCESS_TOKEN")] {
+            switch location {
+            case .field(let name)?: refreshFields.append((name, variable))
+            case .header(let name, let scheme)?: refreshHeaders.append("-H \"\(name): \(scheme.map { "\($0) " } ?? "")\(variable)\"")
+            case .cookie(let name)?: refreshHeaders.append("-H \"Cookie: \(name)=\(variable)\"")
+            case nil: break
+            }
+        }
+        return [
+            "Sign in:",
+            "  " + Self.curl(signIn, fields: [(names.username, user.username), (names.password, user.password)], headers: [], baseURL: baseURL),
+            "Call the API:",
+            "  curl -s -H \"Authorization: Bearer $ACCESS_TOKEN\" \(baseURL)/api/me",
+            "Refresh:",
+            "  " + Self.curl(refresh, fields: refreshFields, headers: refreshHeaders, baseURL: baseURL),
+        ]
+    }
+
+    /// A curl line for an endpoint, its fields nested as dotted names say.
+    private static func curl(_ endpoint: Endpoint, fields: [(String, String)], headers: [String], baseURL: String) -> String {
+        var parts = ["curl -s"]
+        if endpoint.method != .post || fields.isEmpty { parts.append("-X \(endpoint.method.rawValue)") }
+        parts += headers
+        switch endpoint.encoding {
+        case .form:
+            parts += fields.map { "-d \($0.0)=\($0.1)" }
+        case .json:
+            var root: [String: JSONValue] = [:]
+            for (name, value) in fields { insert(value, at: name.split(separator: ".").map(String.init), into: &root) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let json = String(decoding: (try? encoder.encode(JSONValue.object(root))) ?? Data(), as: UTF8.self)
+            parts.append("-H 'Content-Type: application/json'")
+            parts.append("-d \"\(json.replacingOccurrences(of: "\"", with: "\\\""))\"")
+        }
+        parts.append(baseURL + endpoint.path)
+        return parts.joined(separator: " ")
+    }
+
+    private static func insert(_ value: String, at path: [String], into members: inout [String: JSONValue]) {
+        guard let first = path.first else { return }
+        if path.count == 1 { members[first] = .string(value); return }
+        var nested: [String: JSONValue] = [:]
+        if case .object(let existing)? = members[first] { nested = existing }
+        insert(value, at: Array(path.dropFirst()), into: &nested)
+        members[first] = .object(nested)
+    }
+}
+
+extension DialectDescription.TokenLocation {
+    /// How a missing token's place is named in an error's detail.
+    var label: String {
+        switch self {
+        case .field(let name): name
+        case .header(let name, _): "the \(name) header"
+        case .cookie(let name): "the \(name) cookie"
+        }
+    }
+}
+
+extension Situation {
+    /// The words a declared dialect says after a situation's message.
+    var detail: String? {
+        switch self {
+        case .notFound(let method, let path), .methodNotAllowed(let method, let path): "\(method) \(path)"
+        case .malformedFraming(let text), .payloadTooLarge(let text): text
+        case .body: bodyDetail
+        case .insufficientScope(let scope): "needs \(scope)"
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,340 @@
+public import Foundation
+
+/// A dialect described as data: a team's own backend, written as a dialect
+/// file (docs/dialects.md). It says where sign-in and refresh live, where the
+/// tokens travel and what every answer looks like. The server serves it
+/// (`DeclaredProfile`), and the runner hands it to drivers in `hello`
+/// (`dialect`, driver-protocol.md), so a client can be configured from it.
+/// Its JSON is the dialect file's own shape with every default filled in.
+public struct DialectDescription: Sendable, Codable, Equatable {
+    public var name: String
+    public var summary: String
+    public var signIn: SignIn
+    public var refresh: Refresh
+    /// The answer to a sign-in or refresh that issued tokens.
+    public var tokens: AnswerTemplate
+    public var errors: Errors
+
+    enum CodingKeys: String, CodingKey {
+        case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors
+    }
+
+    public init(name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors) {
+        self.name = name
+        self.summary = summary
+        self.signIn = signIn
+        self.refresh = refresh
+        self.tokens = tokens
+        self.errors = errors
+    }
+
+    public enum BodyEncoding: String, Sendable, Codable, CaseIterable {
+        /// A JSON object; fields may be nested (`auth.username`).
+        case json
+        /// `application/x-www-form-urlencoded`.
+        case form
+    }
+
+    public struct SignIn: Sendable, Codable, Equatable {
+        public var method: String
+        public var path: String
+        public var encoding: BodyEncoding
+        /// The fields holding the user name and the password.
+        public var username: String
+        public var password: String
+
+        public init(method: String, path: String, encoding: BodyEncoding, username: String, password: String) {
+            self.method = method
+            self.path = path
+            self.encoding = encoding
+            self.username = username
+            self.password = password
+        }
+    }
+
+    public struct Refresh: Sendable, Codable, Equatable {
+        public var method: String
+        public var path: String
+        public var encoding: BodyEncoding
+        public var refreshToken: TokenLocation
+        /// Set when the refresh carries the (possibly expired) access token too.
+        public var accessToken: TokenLocation?
+
+        enum CodingKeys: String, CodingKey {
+            case method, path, encoding, refreshToken = "refresh_token", accessToken = "access_token"
+        }
+
+        public init(method: String, path: String, encoding: BodyEncoding, refreshToken: TokenLocation, accessToken: TokenLocation?) {
+            self.method = method
+            self.path = path
+            self.encoding = encoding
+            self.refreshToken = refreshToken
+            self.accessToken = accessToken
+        }
+    }
+
+    /// Where a token travels in a request: `{"field": NAME}`, `{"header":
+    /// NAME, "scheme": WORD}` or `{"cookie": NAME}`.
+    public enum TokenLocation: Sendable, Codable, Equatable {
+        /// A body field (a dotted path in a JSON body).
+        case field(String)
+        /// A header, its value after `scheme ` when a scheme is given.
+        case header(String, scheme: String?)
+        case cookie(String)
+
+        enum CodingKeys: String, CodingKey { case field, header, scheme, cookie }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if let name = try c.decodeIfPresent(String.self, forKey: .field) {
+                self = .field(name)
+            } else if let name = try c.decodeIfPresent(String.self, forKey: .header) {
+                self = .header(name, scheme: try c.decodeIfPresent(String.self, forKey: .scheme))
+            } else {
+                self = .cookie(try c.decode(String.self, forKey: .cookie))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .field(let name): try c.encode(name, forKey: .field)
+            case .header(let name, let scheme):
+                try c.encode(name, forKey: .header)
+                try c.encodeIfPresent(scheme, forKey: .scheme)
+            case .cookie(let name): try c.encode(name, forKey: .cookie)
+            }
+        }
+    }
+
+    /// A success answer: status, headers and body, each a template.
+    public struct AnswerTemplate: Sendable, Codable, Equatable {
+        public var status: Int
+        public var headers: [String: Template]
+        public var body: Template
+
+        public init(status: Int, headers: [String: Template], body: Template) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    public struct Errors: Sendable, Codable, Equatable {
+        /// The body of every error answer (`{code}`, `{message}`, `{status}`).
+        public var body: Template
+        /// Answers by situation key or group (docs/dialects.md).
+        public var answers: [String: DeclaredError]
+
+        public init(body: Template, answers: [String: DeclaredError]) {
+            self.body = body
+            self.answers = answers
+        }
+    }
+
+    /// One documented error of the dialect.
+    public struct DeclaredError: Sendable, Codable, Equatable {
+        public var status: Int
+        /// Said as `{code}`: a string or a number, as the file wrote it.
+        public var code: JSONValue
+        public var message: String
+        public var headers: [String: Template]
+
+        public init(status: Int, code: JSONValue, message: String, headers: [String: Template]) {
+            self.status = status
+            self.code = code
+            self.message = message
+            self.headers = headers
+        }
+    }
+}
+
+/// What a template can say about an answer.
+public enum Placeholder: String, Sendable, CaseIterable {
+    case accessToken = "access_token"
+    case refreshToken = "refresh_token"
+    case expiresIn = "expires_in"
+    case expiresAt = "expires_at"
+    case refreshExpiresIn = "refresh_expires_in"
+    case tokenType = "token_type"
+    case user
+    case idToken = "id_token"
+    case code, message, status
+
+    /// Those a success answer can say, and those an error answer can say.
+    public static let success: [Placeholder] = [.accessToken, .refreshToken, .expiresIn, .expiresAt, .refreshExpiresIn, .tokenType, .user, .idToken]
+    public static let error: [Placeholder] = [.code, .message, .status]
+
+    public var doc: String {
+        switch self {
+        case .accessToken: "the new access token"
+        case .refreshToken: "the refresh token the client holds after the answer: the new one, or with rotation off the one it sent"
+        case .expiresIn: "the access token's lifetime in seconds (a number; `{expires_in:string}` for a string)"
+        case .expiresAt: "when the access token expires, seconds since 1970 on the server clock"
+        case .refreshExpiresIn: "the refresh token's lifetime in seconds"
+        case .tokenType: "`Bearer`"
+        case .user: "the signed-in user's name"
+        case .idToken: "an OpenID Connect id token (null: declared dialects issue none)"
+        case .code: "the error's code, a string or a number as the file wrote it"
+        case .message: "the error's message, with its detail after a colon"
+        case .status: "the HTTP status, a number"
+        }
+    }
+}
+
+/// A JSON value with `{placeholder}`s, parsed once. Its JSON is the value as
+/// the dialect file wrote it.
+public indirect enum Template: Sendable, Codable, Equatable {
+    case value(JSONValue)
+    /// A string that is one placeholder: its value keeps its type (a number
+    /// stays a number) unless `asString` (`{expires_in:string}`).
+    case placeholder(Placeholder, asString: Bool)
+    /// A string with placeholders inside text.
+    case text([TextPiece])
+    case object([String: Template])
+    case array([Template])
+
+    public enum TextPiece: Sendable, Equatable {
+        case literal(String)
+        case placeholder(Placeholder)
+    }
+
+    /// Why a string is not a template.
+    public struct Problem: Error, Sendable {
+        public let message: String
+    }
+
+    /// Reads `{name}` and `{name:string}` in a string; `allowed` are the placeholders it may use.
+    public static func parse(_ text: String, allowed: [Placeholder]) throws(Problem) -> Template {
+        var pieces: [TextPiece] = []
+        var literal = ""
+        var rest = Substring(text)
+        var whole: (Placeholder, Bool)? = nil
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            literal += rest[..<open]
+            let inside = rest[rest.index(after: open)..<close]
+            let parts = inside.split(separator: ":", maxSplits: 1).map(String.init)
+            guard let name = parts.first, let placeholder = Placeholder(rawValue: name), allowed.contains(placeholder) else {
+                throw Problem(message: "'{\(inside)}' is not a placeholder here; expected one of: \(allowed.map { "{\($0.rawValue)}" }.joined(separator: ", "))")
+            }
+            let asString = parts.count == 2
+            if asString, parts[1] != "string" { throw Problem(message: "'{\(inside)}': the only type a placeholder takes is ':string'") }
+            if !literal.isEmpty { pieces.append(.literal(literal)) }
+            literal = ""
+            pieces.append(.placeholder(placeholder))
+            if open == text.startIndex, close == text.index(before: text.endIndex) { whole = (placeholder, asString) }
+            rest = rest[rest.index(after: close)...]
+        }
+        literal += rest
+        if let (placeholder, asString) = whole { return .placeholder(placeholder, asString: asString) }
+        if pieces.isEmpty { return .value(.string(text)) }
+        if !literal.isEmpty { pieces.append(.literal(literal)) }
+        return .text(pieces)
+    }
+
+    /// A JSON value read as a template, every string parsed.
+    public static func parse(_ value: JSONValue, allowed: [Placeholder]) throws(Problem) -> Template {
+        switch value {
+        case .string(let text): return try parse(text, allowed: allowed)
+        case .array(let items):
+            var templates: [Template] = []
+            for item in items { templates.append(try parse(item, allowed: allowed)) }
+            return .array(templates)
+        case .object(let members):
+            var templates: [String: Template] = [:]
+            for (key, item) in members { templates[key] = try parse(item, allowed: allowed) }
+            return .object(templates)
+        default: return .value(value)
+        }
+    }
+
+    /// The placeholders the template uses.
+    public var placeholders: [Placeholder] {
+        switch self {
+        case .value: []
+        case .placeholder(let p, _): [p]
+        case .text(let pieces): pieces.compactMap { if case .placeholder(let p) = $0 { p } else { nil } }
+        case .object(let members): members.values.flatMap(\.placeholders)
+        case .array(let items): items.flatMap(\.placeholders)
+        }
+    }
+
+    /// Where in the JSON a placeholder stands as a whole value: the keys (and
+    /// list indexes as text) leading to it. A client reads a token there.
+    public func path(to placeholder: Placeholder) -> [String]? {
+        switch self {
+        case .placeholder(let p, _): return p == placeholder ? [] : nil
+        case .object(let members):
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) {
+                if let rest = member.path(to: placeholder) { return [key] + rest }
+            }
+            return nil
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if let rest = item.path(to: placeholder) { return [String(index)] + rest }
+            }
+            return nil
+        default: return nil
+        }
+    }
+
+    /// The template with each placeholder's value in place.
+    public func render(_ values: (Placeholder) -> JSONValue) -> JSONValue {
+        switch self {
+        case .value(let value): value
+        case .placeholder(let p, let asString): asString ? .string(values(p).text) : values(p)
+        case .text(let pieces):
+            .string(
+                pieces.map { piece in
+                    switch piece {
+                    case .literal(let text): text
+                    case .placeholder(let p): values(p).text
+                    }
+                }.joined())
+        case .object(let members): .object(members.mapValues { $0.render(values) })
+        case .array(let items): .array(items.map { $0.render(values) })
+        }
+    }
+
+    /// The template as the file wrote it: placeholders back in their strings.
+    public var written: JSONValue {
+        switch self {
+        case .value(let value): value
+        case .placeholder(let p, let asString): .string("{\(p.rawValue)\(asString ? ":string" : "")}")
+        case .text(let pieces):
+            .string(
+                pieces.map { piece in
+                    switch piece {
+                    case .literal(let text): text
+                    case .placeholder(let p): "{\(p.rawValue)}"
+                    }
+                }.joined())
+        case .object(let members): .object(members.mapValues(\.written))
+        case .array(let items): .array(items.map(\.written))
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let value = try JSONValue(from: decoder)
+        do {
+            self = try Self.parse(value, allowed: Placeholder.allCases)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws { try written.encode(to: encoder) }
+}
+
+extension JSONValue {
+    /// How the value reads inside text (a header, or a string with placeholders).
+    public var text: String {
+        switch self {
+        case .string(let s): s
+        case .integer(let i): String(i)
+        case .number(let d): String(d)
+        case .boolean(let b): String(b)
+        case .null, .object, .array: ""
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import AuthmockCore
+import AuthmockScenario
+import AuthmockServer
+import DriverProtocol
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+
+/// Dialect files (docs/dialects.md): the loader's every problem at its
+/// place, and a declared dialect served as the page says.
+struct DialectFileTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func docsPageCarriesTheGeneratedExampleAndReference() throws {
+        let page = try String(contentsOf: Self.root.appendingPathComponent("docs/dialects.md"), encoding: .utf8)
+        let example = "<!-- example:begin -->\n```yaml\n" + DialectFormat.example.trimmingCharacters(in: .newlines) + "\n```\n<!-- example:end -->"
+        #expect(page.contains(example), "docs/dialects.md's example is stale: run scripts/regen-docs.sh")
+        let reference = "<!-- reference:begin -->\n" + DialectFormat.referenceMarkdown().trimmingCharacters(in: .newlines) + "\n<!-- reference:end -->"
+        #expect(page.contains(reference), "docs/dialects.md's reference is stale: run scripts/regen-docs.sh")
+    }
+
+    @Test func theExampleIsValidAndTravelsAsJSONUnchanged() throws {
+        let dialect = try DialectLoader.parse(DialectFormat.example, file: "acme.yaml")
+        let description = dialect.description
+        #expect(description.name == "acme")
+        #expect(description.signIn.username == "credentials.login")
+        #expect(description.refresh.refreshToken == .header("X-Refresh-Token", scheme: nil))
+        #expect(description.tokens.body.path(to: .accessToken) == ["session", "access"])
+        #expect(dialect.settings["access_ttl"] == .integer(900))
+        // The runner hands the description to drivers as JSON (driver-protocol.md).
+        let data = try JSONEncoder().encode(description)
+        #expect(try JSONDecoder().decode(DialectDescription.self, from: data) == description)
+    }
+
+    struct Broken: Sendable, CustomTestStringConvertible {
+        let name: String
+        let edit: @Sendable (String) -> String
+        let line: Int
+        let message: String
+        var testDescription: String { name }
+    }
+
+    static let broken: [Broken] = [
+        Broken(name: "a misspelt key", edit: { $0.replacingOccurrences(of: "sign_in:", with: "signin:") }, line: 4, message: "unknown key 'signin' in dialect (did you mean 'sign_in'?)"),
+        Broken(
+            name: "an unknown placeholder", edit: { $0.replacingOccurrences(of: "{access_token}", with: "{acess_token}") }, line: 16,
+            message: "tokens.body.session.access: '{acess_token}' is not a placeholder here"),
+        Broken(name: "an error placeholder in a success answer", edit: { $0.replacingOccurrences(of: "{user}", with: "{code}") }, line: 19, message: "'{code}' is not a placeholder here"),
+        Broken(
+            name: "a group left unanswered", edit: { $0.replacingOccurrences(of: "    refresh_refused: {status: 403, code: 1403, message: \"Session over: sign in again\"}\n", with: "") }, line: 25,
+            message: "errors.answers: no answer for 'access_token_as_refresh_token'"),
+        Broken(
+            name: "an unknown situation", edit: { $0.replacingOccurrences(of: "insufficient_scope:", with: "insufficent_scope:") }, line: 34,
+            message: "unknown key 'insufficent_scope' (did you mean 'insufficient_scope'?)"),
+        Broken(name: "a built-in name", edit: { $0.replacingOccurrences(of: "dialect: acme", with: "dialect: envelope") }, line: 2, message: "'envelope' is a built-in profile"),
+        Broken(name: "one endpoint twice", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/session") }, line: 10, message: "is the sign-in endpoint too"),
+        Broken(
+            name: "a path authmock serves", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /api/renew") }, line: 10,
+            message: "/api/renew is served by authmock in every dialect"),
+        Broken(
+            name: "a token in two places", edit: { $0.replacingOccurrences(of: "{header: X-Refresh-Token}", with: "{header: X-Refresh-Token, cookie: rt}") }, line: 11,
+            message: "give exactly one of field, header or cookie"),
+        Broken(
+            name: "a success status as an error", edit: { $0.replacingOccurrences(of: "status: 400, code: 1000", with: "status: 200, code: 1000") }, line: 25,
+            message: "an error's status is 4xx or 5xx"),
+        Broken(
+            name: "a setting of the wrong type", edit: { $0.replacingOccurrences(of: "access_ttl: 900", with: "access_ttl: soon") }, line: 36, message: "settings.access_ttl: expected a whole number"),
+        Broken(name: "no access token in the answer", edit: { $0.replacingOccurrences(of: "\"{access_token}\"", with: "x") }, line: 13, message: "the answer must say `{access_token}`"),
+        Broken(name: "broken YAML", edit: { $0 + "  - [unclosed\n" }, line: 38, message: "invalid YAML"),
+    ]
+
+    @Test(arguments: broken)
+    func everyProblemIsReportedAtItsPlace(_ broken: Broken) throws {
+        let text = broken.edit(DialectFormat.example)
+        #expect(text != DialectFormat.example, "the edit changed nothing")
+        let problems = DialectLoader.problems(text, file: "acme.yaml")
+        let match = problems.first { $0.message.contains(broken.message) }
+        #expect(match != nil, "no problem says '\(broken.message)'; got: \(problems.map(\.description))")
+        #expect(match?.line == broken.line, "\(match?.description ?? "-") is not at line \(broken.line)")
+        #expect(match?.file == "acme.yaml")
+    }
+
+    /// The session docs/dialects.md walks through, against the served example.
+    @Test func theExampleServesTheSessionTheDocsShow() async throws {
+        var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))
+        try DialectLoader.parse(DialectFormat.example, file: "acme.yaml").apply(to: &options)
+        let mock = try await Authmock(options: options)
+        var logger = Logger(label: "authmock-test")
+        logger.logLevel = .warning
+        let app = try AuthmockApplication.make(mock: mock, logger: logger)
+        try await app.test(.router) { client in
+            func send(_ method: HTTPRequest.Method, _ path: String, _ headers: HTTPFields = [:], _ body: String? = nil) async throws -> (Int, HTTPFields, [String: Any]) {
+                let response = try await client.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+                let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+                return (Int(response.status.code), response.headers, json)
+            }
+            func problem(_ json: [String: Any]) -> (code: Int?, text: String?) {
+                let problem = json["problem"] as? [String: Any]
+                return (problem?["code"] as? Int, problem?["text"] as? String)
+            }
+            let json: HTTPFields = [.contentType: "application/json"]
+            let (status, _, signedIn) = try await send(.post, "/v2/session", json, #"{"credentials": {"login": "alice", "secret": "wonderland"}}"#)
+            #expect(status == 200)
+            let session = try #require(signedIn["session"] as? [String: Any])
+            #expect(session["ttl"] as? String == "900")
+            #expect(session["user"] as? String == "alice")
+            let access = try #require(session["access"] as? String)
+            let refresh = try #require(session["refresh"] as? String)
+            #expect(try await send(.get, "/api/me", [.authorization: "Bearer \(access)"]).0 == 200)
+
+            // A wrong secret, a missing field and a wrong method, each in the file's shape.
+            let (wrongStatus, _, wrong) = try await send(.post, "/v2/session", json, #"{"credentials": {"login": "alice", "secret": "x"}}"#)
+            #expect(wrongStatus == 401 && problem(wrong).code == 1001)
+            let (missingStatus, _, missing) = try await send(.post, "/v2/session", json, #"{"credentials": {"login": "alice"}}"#)
+            #expect(missingStatus == 400 && problem(missing).text == "Bad request: credentials.secret")
+            #expect(try await send(.get, "/v2/session").0 == 404)
+
+            // The token runs out on the server clock: the file's 401 with its challenge.
+            mock.clock.advance(seconds: 901)
+            let (expiredStatus, expiredHeaders, expired) = try await send(.get, "/api/me", [.authorization: "Bearer \(access)"])
+            #expect(expiredStatus == 401 && problem(expired).code == 1402)
+            #expect(expiredHeaders[.wwwAuthenticate] == #"Bearer error="invalid_token""#)
+
+            // The refresh token in its header: a new pair, in the sign-in's shape.
+            let renewHeader = HTTPField.Name("X-Refresh-Token")!
+            let (renewedStatus, _, renewed) = try await send(.post, "/v2/session/renew", [renewHeader: refresh])
+            #expect(renewedStatus == 200)
+            let renewedSession = try #require(renewed["session"] as? [String: Any])
+            let newRefresh = try #require(renewedSession["refresh"] as? String)
+            #expect(newRefresh != refresh)
+            #expect(try await send(.get, "/api/me", [.authorization: "Bearer \(try #require(renewedSession["access"] as? String))"]).0 == 200)
+
+            // The old refresh token again is reuse: the login ends, in the file's 403.
+            let (reusedStatus, _, reused) = try await send(.post, "/v2/session/renew", [renewHeader: refresh])
+            #expect(reusedStatus == 403 && problem(reused).code == 1403)
+            #expect(try await send(.post, "/v2/session/renew", [renewHeader: newRefresh]).0 == 403)
+            let (noTokenStatus, _, noToken) = try await send(.post, "/v2/session/renew")
+            #expect(noTokenStatus == 400 && problem(noToken).text == "Bad request: the X-Refresh-Token header")
+        }
+        // The journal knows the dialect's requests by kind, and the refresh token each presented.
+        let kinds = try await mock.journal.entries(JournalFilter()).entries.map(\.kind)
+        #expect(kinds.filter { $0 == .login }.count == 3)
+        #expect(kinds.filter { $0 == .refresh }.count == 4)
+    }
+}
