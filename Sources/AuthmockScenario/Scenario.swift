@@ -339,3 +339,15 @@ public enum ScenarioFormat {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 }
+
+extension Scenario {
+    /// Whether the case runs on a declared dialect (`authmock run --dialect`):
+    /// a declared dialect refreshes at an endpoint and signals an expired
+    /// token by its answer, as reissue does, so it runs reissue's cases; one
+    /// that tells an expired token from other refusals only by the code, as
+    /// envelope does, runs those envelope runs too.
+    public func applies(to dialect: DialectDescription) -> Bool {
+        guard profiles.contains(ProfileName.reissue.rawValue) else { return false }
+        return !dialect.signalsExpiryByCode || profiles.contains(ProfileName.envelope.rawValue)
+    }
+}

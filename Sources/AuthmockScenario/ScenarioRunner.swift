@@ -28,6 +28,9 @@ public struct RunOptions: Sendable {
     public var caseServerCORS = ""
     /// Where each case server keeps token state (`authmock run --state`).
     public var caseServerState = CaseServerState.memory
+    /// Declared dialects (`--dialect`) by name: a case run whose profile is
+    /// one of them is served from its file.
+    public var dialects: [String: LoadedDialect] = [:]
 
     public init(driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:], environment: [String: String] = [:]) {
         self.driver = driver
@@ -88,8 +91,8 @@ public struct DriverInfo: Sendable, Equatable {
     /// A driver whose `hello` names profiles, none of which exists, can run
     /// no case: a misspelt name ("oauth") would otherwise SKIP the whole suite
     /// and leave the run green having judged nothing.
-    static func speaksAKnownProfile(_ info: DriverInfo) -> Result<DriverInfo, ScenarioRunner.HelloFailure> {
-        guard let profiles = info.profiles, !profiles.contains(where: Profiles.names.contains) else { return .success(info) }
+    static func speaksAKnownProfile(_ info: DriverInfo, declared: Set<String> = []) -> Result<DriverInfo, ScenarioRunner.HelloFailure> {
+        guard let profiles = info.profiles, !profiles.contains(where: { Profiles.names.contains($0) || declared.contains($0) }) else { return .success(info) }
         let named = profiles.map { "'\($0)'\(Suggestion.hint(for: $0, in: Profiles.names))" }.joined(separator: ", ")
         return .failure(
             ScenarioRunner.HelloFailure(
@@ -97,9 +100,15 @@ public struct DriverInfo: Sendable, Equatable {
                 stderr: ""))
     }
 
-    /// Why this driver cannot run the case in this profile, or nil.
+    /// Why this driver cannot run the case in this profile, or nil. A
+    /// declared dialect is spoken by a driver that names it, or by one that
+    /// configures its client from `hello` (the `dialect` capability).
     func cannotRun(_ scenario: Scenario, profile: String) -> String? {
-        if let profiles, !profiles.contains(profile) {
+        let declared = ProfileName(rawValue: profile) == nil
+        if declared, !capabilities.contains(Capability.dialect), !(profiles ?? []).contains(profile) {
+            return "the driver does not speak the declared dialect \(profile) (it neither lists it nor has the `dialect` capability)"
+        }
+        if !declared, let profiles, !profiles.contains(profile) {
             return "the driver does not speak \(profile) (it lists \(profiles.joined(separator: ", ")))"
         }
         if scenario.callsAnotherHost && !capabilities.contains(Capability.url) {
@@ -178,7 +187,7 @@ public enum ScenarioRunner {
     ) async -> [CaseResult] {
         var probed = options
         if probed.driverInfo == nil, let first = cases.first {
-            switch await probe(options, profile: first.1).flatMap(DriverInfo.speaksAKnownProfile) {
+            switch await probe(options, profile: first.1).flatMap({ DriverInfo.speaksAKnownProfile($0, declared: Set(options.dialects.keys)) }) {
             case .success(let info): probed.driverInfo = info
             case .failure(let failure):
                 // A driver that cannot say hello can run no case: one ERROR, not one per case.
@@ -254,7 +263,7 @@ public enum ScenarioRunner {
         let answer = await serving(mock) { () -> Result<DriverInfo, HelloFailure> in
             let client = mock.control.client
             let (result, stderr) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
-                let id = try await channel.post { hello(id: $0, mock: mock, profile: profile, client: client) }
+                let id = try await channel.post { hello(id: $0, mock: mock, profile: profile, client: client, driver: nil, attached: false) }
                 let greeting = try await channel.answer(id, deadline: deadline)
                 let shutdownID = try await channel.post { .shutdown(id: $0) }
                 _ = try? await channel.answer(shutdownID, deadline: .now + .seconds(3))
@@ -277,6 +286,9 @@ public enum ScenarioRunner {
     /// A case server's options before the scenario's own `server:` settings.
     static func caseServerOptions(profile: String, options: RunOptions) -> ServerOptions {
         var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
+        // A declared dialect: its description. Its `settings` are `serve`'s
+        // defaults; a case's lifetimes and rotation are the case's own.
+        serverOptions.dialect = options.dialects[profile]?.description
         serverOptions.advertisedHost = options.caseServerAdvertisedHost
         serverOptions.corsOrigin = options.caseServerCORS
         options.caseServerState.configure(&serverOptions)
@@ -297,8 +309,15 @@ public enum ScenarioRunner {
         return environment
     }
 
-    static func hello(id: String, mock: Authmock, profile: String, client: Client) -> RunnerMessage {
-        .hello(id: id, baseURL: mock.baseURL, profile: profile, clientID: client.id, clientSecret: client.secret ?? "")
+    /// `driver`: what the driver said of itself, nil before it has (the
+    /// probe, an attached client). A declared dialect's description goes to a
+    /// driver with the `dialect` capability, and to an attached client, whose
+    /// capabilities arrive in the answer to this very message.
+    static func hello(id: String, mock: Authmock, profile: String, client: Client, driver: DriverInfo?, attached: Bool) -> RunnerMessage {
+        let sendsDialect = driver?.capabilities.contains(Capability.dialect) ?? attached
+        return .hello(
+            id: id, baseURL: mock.baseURL, profile: profile, clientID: client.id, clientSecret: client.secret ?? "",
+            dialect: sendsDialect ? mock.options.dialect : nil)
     }
 
     /// Runs `body` while `mock` serves in process; nil when it cannot start.
@@ -372,7 +391,9 @@ public enum ScenarioRunner {
                 // client may first finish another case).
                 let deadline = ContinuousClock.now + .milliseconds(Int(scenario.timeout * 1000))
                 let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
-                return try await play.run(channel) { hello(id: $0, mock: mock, profile: profile, client: client) }
+                return try await play.run(channel) {
+                    hello(id: $0, mock: mock, profile: profile, client: client, driver: options.driverInfo, attached: options.attach != nil)
+                }
             }
             result.driverStderr = stderr
             do {

@@ -9,6 +9,8 @@ public struct Hello: Sendable {
     public var profile: String
     public var clientID: String
     public var clientSecret: String
+    /// The `dialect` capability: the declared dialect `profile` names, to configure the client from.
+    public var dialect: DialectDescription? = nil
 }
 
 /// One application call the runner asks for.
@@ -163,7 +165,7 @@ struct Conversation: Sendable {
             let hello = Hello(
                 baseURL: message.baseURL ?? environment["AUTHMOCK_BASE_URL"] ?? "",
                 profile: message.profile ?? environment["AUTHMOCK_PROFILE"] ?? "oauth2",
-                clientID: message.clientId ?? "demo", clientSecret: message.clientSecret ?? "")
+                clientID: message.clientId ?? "demo", clientSecret: message.clientSecret ?? "", dialect: message.dialect)
             do {
                 await client?.close()
                 client = try await makeClient(hello)

@@ -168,13 +168,13 @@ public enum Placeholder: String, Sendable, CaseIterable {
     public var doc: String {
         switch self {
         case .accessToken: "the new access token"
-        case .refreshToken: "the refresh token the client holds after the answer: the new one, or with rotation off the one it sent"
+        case .refreshToken: "the new refresh token; with rotation off there is none, and its member is left out (the client keeps its own)"
         case .expiresIn: "the access token's lifetime in seconds (a number; `{expires_in:string}` for a string)"
         case .expiresAt: "when the access token expires, seconds since 1970 on the server clock"
         case .refreshExpiresIn: "the refresh token's lifetime in seconds"
         case .tokenType: "`Bearer`"
         case .user: "the signed-in user's name"
-        case .idToken: "an OpenID Connect id token (null: declared dialects issue none)"
+        case .idToken: "an OpenID Connect id token (declared dialects issue none: its member is left out)"
         case .code: "the error's code, a string or a number as the file wrote it"
         case .message: "the error's message, with its detail after a colon"
         case .status: "the HTTP status, a number"
@@ -278,7 +278,9 @@ public indirect enum Template: Sendable, Codable, Equatable {
         }
     }
 
-    /// The template with each placeholder's value in place.
+    /// The template with each placeholder's value in place. A member that is
+    /// a placeholder without a value (null) is left out, as backends leave out
+    /// a refresh token they did not rotate.
     public func render(_ values: (Placeholder) -> JSONValue) -> JSONValue {
         switch self {
         case .value(let value): value
@@ -291,7 +293,13 @@ public indirect enum Template: Sendable, Codable, Equatable {
                     case .placeholder(let p): values(p).text
                     }
                 }.joined())
-        case .object(let members): .object(members.mapValues { $0.render(values) })
+        case .object(let members):
+            .object(
+                members.compactMapValues { member in
+                    let value = member.render(values)
+                    if case .placeholder = member, value == .null { return nil }
+                    return value
+                })
         case .array(let items): .array(items.map { $0.render(values) })
         }
     }
@@ -337,4 +345,24 @@ extension JSONValue {
         case .null, .object, .array: ""
         }
     }
+}
+
+extension DialectDescription {
+    /// The answer an expired access token gets: by its own key, else its group's.
+    public var expiredAnswer: DeclaredError? { errors.answers["access_token_expired"] ?? errors.answers["access_refused"] }
+
+    /// Whether a client must read the code to know its token expired: another
+    /// refusal of an access token (revoked, forged, missing) shares the
+    /// expired answer's status but not its code, as envelope's 40101 does.
+    public var signalsExpiryByCode: Bool {
+        guard let expired = expiredAnswer else { return false }
+        let others = ["access_token_revoked", "access_token_bad_signature", "access_token_malformed", "access_token_missing"]
+        return others.contains { key in
+            guard let other = errors.answers[key] ?? errors.answers["access_refused"] else { return false }
+            return other.status == expired.status && other.code != expired.code
+        }
+    }
+
+    /// Where an error answer says its code (`{code}` in `errors.body`), as keys.
+    public var codePath: [String]? { errors.body.path(to: .code) }
 }

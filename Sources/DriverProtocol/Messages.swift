@@ -37,6 +37,9 @@ public enum Capability {
     /// The client is an OpenID Connect client: `login` may carry `openid`, and
     /// it validates every id token (at sign-in and on refresh).
     public static let oidc = "oidc"
+    /// The client configures itself from `hello`'s `dialect` (a dialect file's
+    /// description, docs/dialects.md), so it speaks any declared dialect.
+    public static let dialect = "dialect"
 }
 
 /// A message from the runner. `op` says which; the other fields belong to it.
@@ -49,6 +52,9 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
     public var profile: String?
     public var clientId: String?
     public var clientSecret: String?
+    /// The `dialect` extension: when `profile` names a declared dialect, its
+    /// description (the dialect file's shape, defaults filled in).
+    public var dialect: DialectDescription?
     // login
     public var username: String?
     public var password: String?
@@ -69,8 +75,9 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         self.op = op
     }
 
-    public static func hello(id: String, baseURL: String, profile: String, clientID: String, clientSecret: String) -> Self {
+    public static func hello(id: String, baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil) -> Self {
         var message = Self(id: id, op: "hello")
+        message.dialect = dialect
         message.protocol = DriverProtocol.version
         message.baseURL = baseURL
         message.profile = profile

@@ -21,12 +21,14 @@ extension ReferenceClient {
     /// `openID`: sign in as an OpenID Connect client (`loginWithOpenID`).
     public func login(username: String, password: String, openID: Bool = false) async -> ClientOutcome {
         if openID {
-            guard profile == .oauth2 else { return ClientOutcome(kind: .unsupported, message: "OpenID Connect is served by the oauth2 profile") }
+            guard profile == .oauth2, dialect == nil else { return ClientOutcome(kind: .unsupported, message: "OpenID Connect is served by the oauth2 profile") }
             return await loginWithOpenID(username: username)
         }
         do {
             let answer: Answer
-            if profile == .oauth2 {
+            if let dialect {
+                answer = try await declaredSignIn(dialect, username: username, password: password)
+            } else if profile == .oauth2 {
                 answer = try await send(
                     "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
                     body: Self.form([("grant_type", "password"), ("username", username), ("password", password)]))
@@ -35,11 +37,11 @@ extension ReferenceClient {
                     "POST", "/auth/login", headers: [("Content-Type", "application/json")],
                     body: json(["username": username, "password": password]))
             }
-            let (access, refresh) = Self.tokens(answer)
+            let (access, refresh) = tokens(answer)
             guard (200..<300).contains(answer.status), let access else {
                 return ClientOutcome(kind: .httpError, status: answer.status, body: answer.body, message: "sign-in failed")
             }
-            await store.signIn(access: access, refresh: refresh, lifetime: Self.lifetime(answer))
+            await store.signIn(access: access, refresh: refresh, lifetime: lifetime(answer))
             return ClientOutcome(kind: .ok, status: answer.status, body: nil)
         } catch {
             return ClientOutcome(kind: .transportError, message: "\(error)")
@@ -175,6 +177,12 @@ extension ReferenceClient {
             if faults.contains(.statusOnlyGraphQL) { return false }
             if faults.contains(.refreshOnAnyGraphQLError) { return !answer.graphQLErrorCodes.isEmpty }
             return answer.graphQLUnauthenticated && !faults.contains(.refreshOnlyByExpiry)
+        }
+        if let dialect, ownsURL(path), !faults.contains(.refreshOnlyByExpiry) {
+            // A declared dialect says what an expired token gets (docs/dialects.md).
+            if Self.isExpirySignal(answer, dialect: dialect) { return !(faults.contains(.needsErrorBody) && answer.body.isEmpty) }
+            if answer.status == 403 { return faults.contains(.refreshOn403) }
+            return answer.status == 401 && faults.contains(.refreshOnAny401)
         }
         if answer.status == 403 { return faults.contains(.refreshOn403) }
         guard answer.status == 401 else { return false }

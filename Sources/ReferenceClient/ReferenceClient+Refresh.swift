@@ -35,41 +35,45 @@ extension ReferenceClient {
         guard let refresh else { return (.rejected(status: nil, message: "no refresh token"), nil, nil, nil) }
         do {
             let answer: Answer
-            switch profile {
-            case .oauth2:
-                answer = try await send(
-                    "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
-                    body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
-            case .envelope:
-                answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json")], body: json(["refreshToken": refresh]))
-            case .reissue:
-                answer = try await send(
-                    "POST", "/auth/reissue", headers: [("Content-Type", "application/json")],
-                    body: json(["accessToken": access ?? "", "refreshToken": refresh]))
-            case .renewal:
-                answer = try await send(
-                    "POST", "/auth/refresh", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(access ?? "")")],
-                    body: json(["accessToken": access ?? "", "refreshToken": refresh]))
-            case .headerRotation:
-                // The refresh is the call itself, repeated with the refresh token.
-                answer = try await attempt(call.method, call.path, call.headers, call.body, token: nil, retry: true, bearer: refresh)
-                if Self.isGraphQL(call.path), answer.graphQLUnauthenticated, !faults.contains(.statusOnlyGraphQL) {
-                    return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil, nil)
-                }
-                if (200..<300).contains(answer.status) {
-                    served.answer = answer
-                    let rotated =
-                        answer.headers.first(name: "Authorization").map { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : $0 }
-                        ?? answer.headers.first(name: "X-Access-Token")
-                    return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : rotated, nil, nil)
+            if let dialect {
+                answer = try await declaredRefresh(dialect, access: access, refresh: refresh)
+            } else {
+                switch profile {
+                case .oauth2:
+                    answer = try await send(
+                        "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
+                        body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
+                case .envelope:
+                    answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json")], body: json(["refreshToken": refresh]))
+                case .reissue:
+                    answer = try await send(
+                        "POST", "/auth/reissue", headers: [("Content-Type", "application/json")],
+                        body: json(["accessToken": access ?? "", "refreshToken": refresh]))
+                case .renewal:
+                    answer = try await send(
+                        "POST", "/auth/refresh", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(access ?? "")")],
+                        body: json(["accessToken": access ?? "", "refreshToken": refresh]))
+                case .headerRotation:
+                    // The refresh is the call itself, repeated with the refresh token.
+                    answer = try await attempt(call.method, call.path, call.headers, call.body, token: nil, retry: true, bearer: refresh)
+                    if Self.isGraphQL(call.path), answer.graphQLUnauthenticated, !faults.contains(.statusOnlyGraphQL) {
+                        return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil, nil)
+                    }
+                    if (200..<300).contains(answer.status) {
+                        served.answer = answer
+                        let rotated =
+                            answer.headers.first(name: "Authorization").map { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : $0 }
+                            ?? answer.headers.first(name: "X-Access-Token")
+                        return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : rotated, nil, nil)
+                    }
                 }
             }
             if (200..<300).contains(answer.status) {
-                let (newAccess, newRefresh) = Self.tokens(answer)
+                let (newAccess, newRefresh) = tokens(answer)
                 guard let newAccess else { return (.unavailable(status: answer.status, message: "refresh answer without an access token"), nil, nil, nil) }
                 // An id token that names someone else ends the session: none of this answer is kept.
                 if let refusal = await refusedIDToken(answer, access: newAccess) { return (.rejected(status: answer.status, message: refusal), nil, nil, nil) }
-                return (.refreshed, newAccess, newRefresh, Self.lifetime(answer))
+                return (.refreshed, newAccess, newRefresh, lifetime(answer))
             }
             if answer.status == 401, faults.contains(.recursiveRefresh), depth < 20 {
                 // The bug: the refresh call's own 401 goes back into the refresh logic.

@@ -106,6 +106,9 @@ struct Answer: Sendable {
 public final class ReferenceClient: Sendable {
     public let baseURL: String
     public let profile: ProfileName
+    /// A declared dialect's description (`hello`'s `dialect`): the client
+    /// signs in, refreshes and reads answers where it says.
+    let dialect: DialectDescription?
     let clientID: String
     let clientSecret: String
     let faults: Set<ClientFault>
@@ -122,10 +125,12 @@ public final class ReferenceClient: Sendable {
     /// calls beyond it queue for a connection as they do in an iOS app.
     public init(
         baseURL: String, profile: String, clientID: String, clientSecret: String, faults: Set<ClientFault> = [],
-        maxConnectionsPerHost: Int? = nil, proactive: ProactiveRefresh = .early
+        maxConnectionsPerHost: Int? = nil, proactive: ProactiveRefresh = .early, dialect: DialectDescription? = nil
     ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        self.profile = ProfileName(rawValue: profile) ?? .oauth2
+        // A declared dialect refreshes at an endpoint, signalled by a status, as reissue does.
+        self.profile = ProfileName(rawValue: profile) ?? (dialect == nil ? .oauth2 : .reissue)
+        self.dialect = dialect
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.faults = faults

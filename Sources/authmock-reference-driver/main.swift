@@ -92,12 +92,12 @@ let chosenPool = maxConnections
 let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
 let identity = DriverIdentity(
-    name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc])
+    name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc, Capability.dialect])
 @Sendable func makeClient(_ hello: Hello) -> any DriverClient {
     ReferenceDriver(
         client: ReferenceClient(
             baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
-            maxConnectionsPerHost: chosenPool, proactive: chosenProactive))
+            maxConnectionsPerHost: chosenPool, proactive: chosenProactive, dialect: hello.dialect))
 }
 if let attachURL {
     do {

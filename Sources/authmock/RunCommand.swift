@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthmockCore
 import AuthmockScenario
+import DriverProtocol
 import Foundation
 
 /// Exit statuses of `authmock run` and `authmock validate`.
@@ -36,6 +37,10 @@ struct RunCommand: AsyncParsableCommand {
     var launch: String?
     @Option(name: .customLong("case"), help: "Only cases whose id matches this glob (e.g. 1.* or 2.1); repeatable.") var cases: [String] = []
     @Option(help: "Only these profiles; repeatable.") var profile: [String] = []
+    @Option(
+        name: .customLong("dialect"),
+        help: "A dialect file (docs/dialects.md): every case that applies to it runs against it, instead of the built-in profiles unless --profile names some; repeatable.")
+    var dialectFiles: [String] = []
     @Option(help: "Only cases of this level: must or should.") var level: String?
     @Option(help: "Cases run at once (default: 8 per core with --driver, since a case mostly waits; one per core with --attach).") var jobs: Int?
     @Option(help: "K/N: run only the K-th of N deterministic parts of the selected case runs (one CI machine of N); `authmock report merge` combines the parts' JSON reports.")
@@ -80,11 +85,15 @@ struct RunCommand: AsyncParsableCommand {
         } else {
             part = nil
         }
+        let dialects = try loadDialects()
         let scenarios = suite.scenarios
         let filtered = scenarios.filter { scenario in
             (cases.isEmpty || cases.contains { glob($0, matches: scenario.id) }) && (level == nil || scenario.level.rawValue == level)
         }.flatMap { scenario in
-            scenario.profiles.filter { profile.isEmpty || profile.contains($0) }.map { (scenario, $0) }
+            // With --dialect the built-in profiles run only when --profile names them.
+            let builtIn = dialects.isEmpty || !profile.isEmpty ? scenario.profiles.filter { profile.isEmpty || profile.contains($0) } : []
+            let declared = dialects.values.filter { scenario.applies(to: $0.description) }.map(\.description.name).sorted()
+            return (builtIn + declared).map { (scenario, $0) }
         }
         // A shard of a small selection may be empty: its report is then empty, not an error.
         let selected = part?.select(filtered) ?? filtered
@@ -115,9 +124,10 @@ struct RunCommand: AsyncParsableCommand {
             printNow("authmock run: \(selected.count) cases from the \(suite.description)\(of), driver: \(driver)")
             var options = RunOptions(driver: driver, jobs: jobs, expectedFailures: known)
             options.caseServerState = caseState
+            options.dialects = dialects
             results = await ScenarioRunner.run(selected, options: options, progress: progress)
         } else {
-            (driver, results) = try await runAttached(selected, suite: suite, known: known, progress: progress)
+            (driver, results) = try await runAttached(selected, suite: suite, known: known, dialects: dialects, progress: progress)
         }
         let elapsed = ContinuousClock.now - started
         let seconds = elapsed.inSeconds
@@ -144,9 +154,28 @@ func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: 
 }
 
 extension RunCommand {
+    /// The `--dialect` files by name; a broken one is a usage error (exit 2) with its place.
+    func loadDialects() throws -> [String: LoadedDialect] {
+        var dialects: [String: LoadedDialect] = [:]
+        for path in dialectFiles {
+            do {
+                let loaded = try DialectLoader.load(file: path)
+                if let other = dialects[loaded.description.name] {
+                    throw ValidationError("\(path) and \(other.file) both declare the dialect '\(loaded.description.name)'")
+                }
+                dialects[loaded.description.name] = loaded
+            } catch let error as ScenarioError {
+                FileHandle.standardError.write(Data("\(error) (authmock validate \(path) lists every problem)\n".utf8))
+                throw ExitCode(RunExit.usage)
+            }
+        }
+        return dialects
+    }
+
     /// `--attach`: the runner listens, clients connect and serve the cases.
     func runAttached(
-        _ selected: [(Scenario, String)], suite: SuiteSelection, known: [String: String], progress: @escaping @Sendable (CaseResult) -> Void
+        _ selected: [(Scenario, String)], suite: SuiteSelection, known: [String: String], dialects: [String: LoadedDialect],
+        progress: @escaping @Sendable (CaseResult) -> Void
     ) async throws -> (String, [CaseResult]) {
         var attachOptions = AttachOptions()
         do {
@@ -160,6 +189,7 @@ extension RunCommand {
         let hub = AttachHub(timeout: attachTimeout) { print("attach: \($0)") }
         var options = RunOptions(driver: "attach", jobs: max(1, jobs ?? ProcessInfo.processInfo.activeProcessorCount), expectedFailures: known)
         options.attach = hub
+        options.dialects = dialects
         options.caseServerHost = attachOptions.listenHost
         options.caseServerAdvertisedHost = attachOptions.publicHost ?? (["0.0.0.0", "::"].contains(attachOptions.listenHost) ? "127.0.0.1" : nil)
         // The browser page is served from another port: another origin.

@@ -69,13 +69,13 @@ public struct DeclaredProfile: Profile {
         let fields = (description.signIn.username, description.signIn.password)
         routes.issuing(signIn.method, signIn.path) { _, context in
             switch try await BackendDialect.login(context: context, mock: mock, fields: fields) {
-            case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, keeping: nil, mock: mock))
+            case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, mock: mock))
             case .refused(let situation): return .plain(fail(situation, context: context))
             }
         }
         routes.issuing(refresh.method, refresh.path) { request, context in
             switch try await refresh(request, context: context, mock: mock) {
-            case .success(let (issued, presented)): return .issued(issued, try await tokensAnswer(issued, keeping: presented, mock: mock))
+            case .success(let issued): return .issued(issued, try await tokensAnswer(issued, mock: mock))
             case .failure(let situation): return .plain(fail(situation, context: context))
             }
         }
@@ -92,7 +92,7 @@ public struct DeclaredProfile: Profile {
 
     /// The refresh the file describes: the refresh token from where it
     /// travels, and the access token beside it when the file asks for one.
-    private func refresh(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<(IssuedTokens, String), Situation> {
+    private func refresh(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<IssuedTokens, Situation> {
         let refresh = description.refresh
         let token: String
         switch Self.token(at: refresh.refreshToken, request: request, context: context) {
@@ -111,7 +111,7 @@ public struct DeclaredProfile: Profile {
             guard let info = try await mock.authority.inspectRefreshToken(token) else { return .failure(.refreshToken(.unknown)) }
             guard info.familyID == claims.sid else { return .failure(.accessTokenMismatch(.otherLogin)) }
         }
-        return try await mock.authority.refresh(token, clientID: nil).map { ($0, token) }.mapError { .refreshToken($0) }
+        return try await mock.authority.refresh(token, clientID: nil).mapError { .refreshToken($0) }
     }
 
     /// A token from where the file says it travels; absent or empty is a missing field.
@@ -154,7 +154,7 @@ public struct DeclaredProfile: Profile {
     }
 
     /// The file's success answer for tokens just issued.
-    private func tokensAnswer(_ issued: IssuedTokens, keeping presented: String?, mock: Authmock) async throws -> Response {
+    private func tokensAnswer(_ issued: IssuedTokens, mock: Authmock) async throws -> Response {
         let template = description.tokens
         let user: String? = usesUser ? await mock.authority.signedClaims(issued.accessToken)?.sub.value : nil
         let expiresAt = Int(mock.clock.now().timeIntervalSince1970) + issued.expiresIn
@@ -162,7 +162,7 @@ public struct DeclaredProfile: Profile {
         let values: (Placeholder) -> JSONValue = { placeholder in
             switch placeholder {
             case .accessToken: .string(issued.accessToken)
-            case .refreshToken: (issued.refreshToken ?? presented).map(JSONValue.string) ?? .null
+            case .refreshToken: issued.refreshToken.map(JSONValue.string) ?? .null
             case .expiresIn: .integer(issued.expiresIn)
             case .expiresAt: .integer(expiresAt)
             case .refreshExpiresIn: .integer(refreshTTL)

@@ -1,0 +1,129 @@
+import DriverProtocol
+import Foundation
+import NIOHTTP1
+
+/// A declared dialect (docs/dialects.md), driven from its description as
+/// `hello` brings it: the same file the server serves, so any dialect a team
+/// describes can be run through the whole suite with this client.
+extension ReferenceClient {
+    /// The dialect's sign-in request for `username` and `password`.
+    func declaredSignIn(_ dialect: DialectDescription, username: String, password: String) async throws -> Answer {
+        let signIn = dialect.signIn
+        let (headers, body) = Self.encode([(signIn.username, username), (signIn.password, password)], signIn.encoding)
+        return try await send(signIn.method, signIn.path, headers: headers, body: body)
+    }
+
+    /// The dialect's refresh request: each token where the file says it travels.
+    func declaredRefresh(_ dialect: DialectDescription, access: String?, refresh: String) async throws -> Answer {
+        let endpoint = dialect.refresh
+        var fields: [(String, String)] = []
+        var headers: [(String, String)] = []
+        var cookies: [String] = []
+        for (location, token) in [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? "")] {
+            switch location {
+            case .field(let name)?: fields.append((name, token))
+            case .header(let name, let scheme)?: headers.append((name, scheme.map { "\($0) \(token)" } ?? token))
+            case .cookie(let name)?: cookies.append("\(name)=\(token)")
+            case nil: break
+            }
+        }
+        if !cookies.isEmpty { headers.append(("Cookie", cookies.joined(separator: "; "))) }
+        var body: String? = nil
+        if !fields.isEmpty {
+            let (typeHeader, encoded) = Self.encode(fields, endpoint.encoding)
+            headers += typeHeader
+            body = encoded
+        }
+        return try await send(endpoint.method, endpoint.path, headers: headers, body: body)
+    }
+
+    /// A body of `fields` in the dialect's encoding; dotted names nest in JSON.
+    static func encode(_ fields: [(String, String)], _ encoding: DialectDescription.BodyEncoding) -> (headers: [(String, String)], body: String) {
+        switch encoding {
+        case .form:
+            return ([("Content-Type", "application/x-www-form-urlencoded")], form(fields))
+        case .json:
+            var root: [String: Any] = [:]
+            for (name, value) in fields { nest(value, at: name.split(separator: ".").map(String.init)[...], into: &root) }
+            let data = (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])) ?? Data("{}".utf8)
+            return ([("Content-Type", "application/json")], String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    private static func nest(_ value: String, at path: ArraySlice<String>, into object: inout [String: Any]) {
+        guard let first = path.first else { return }
+        if path.count == 1 {
+            object[first] = value
+            return
+        }
+        var nested = object[first] as? [String: Any] ?? [:]
+        nest(value, at: path.dropFirst(), into: &nested)
+        object[first] = nested
+    }
+
+    /// The value a placeholder stands for in the dialect's success answer: in
+    /// the body where the template puts it, or in a header.
+    static func declaredValue(_ placeholder: Placeholder, in answer: Answer, dialect: DialectDescription) -> Any? {
+        if let path = dialect.tokens.body.path(to: placeholder) {
+            var value: Any? = try? JSONSerialization.jsonObject(with: Data(answer.body.utf8), options: [.fragmentsAllowed])
+            for key in path {
+                if let object = value as? [String: Any] {
+                    value = object[key]
+                } else if let list = value as? [Any], let index = Int(key), list.indices.contains(index) {
+                    value = list[index]
+                } else {
+                    return nil
+                }
+            }
+            return value
+        }
+        for (name, template) in dialect.tokens.headers {
+            guard let header = answer.headers.first(name: name) else { continue }
+            switch template {
+            case .placeholder(placeholder, _): return header
+            case .text(let pieces) where pieces.count == 2:
+                if case .literal(let prefix) = pieces[0], case .placeholder(placeholder) = pieces[1], header.hasPrefix(prefix) {
+                    return String(header.dropFirst(prefix.count))
+                }
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// Token fields from a sign-in or refresh answer, in the declared dialect or the built-in ones.
+    func tokens(_ answer: Answer) -> (access: String?, refresh: String?) {
+        guard let dialect else { return Self.tokens(answer) }
+        return (
+            Self.declaredValue(.accessToken, in: answer, dialect: dialect) as? String,
+            Self.declaredValue(.refreshToken, in: answer, dialect: dialect) as? String
+        )
+    }
+
+    /// The lifetime an answer announces, in seconds: a number, or a number written as a string.
+    func lifetime(_ answer: Answer) -> Double? {
+        guard let dialect else { return Self.lifetime(answer) }
+        switch Self.declaredValue(.expiresIn, in: answer, dialect: dialect) {
+        case let number as Int: return Double(number)
+        case let number as Double: return number
+        case let text as String: return Double(text)
+        default: return nil
+        }
+    }
+
+    /// The dialect's signal that the access token expired: the status of its
+    /// expired answer, and its code where the dialect tells other refusals
+    /// apart by code (docs/dialects.md).
+    static func isExpirySignal(_ answer: Answer, dialect: DialectDescription) -> Bool {
+        guard let expired = dialect.expiredAnswer else { return answer.status == 401 }
+        guard answer.status == expired.status else { return false }
+        guard dialect.signalsExpiryByCode, let path = dialect.codePath else { return true }
+        var value: Any? = answer.json
+        for key in path { value = (value as? [String: Any])?[key] }
+        switch (expired.code, value) {
+        case (.integer(let code), let number as Int): return code == number
+        case (.string(let code), let text as String): return code == text
+        default: return false
+        }
+    }
+}

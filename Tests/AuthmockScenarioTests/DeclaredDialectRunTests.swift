@@ -1,0 +1,92 @@
+import AuthmockScenario
+import DriverProtocol
+import Foundation
+import Testing
+
+/// The suite on declared dialects (`authmock run --dialect`): the reference
+/// client, configured only from the description `hello` brings, passes every
+/// case that applies, and the faults the teeth matrix catches on reissue are
+/// caught on a declared dialect too.
+@Suite(.serialized) struct DeclaredDialectRunTests {
+    /// A second dialect, unlike the docs example in every place a file can
+    /// differ: form bodies, the refresh token in a cookie and the old access
+    /// token as Bearer beside it, a flat answer, and refusals told apart by
+    /// status alone (as reissue), so it runs reissue's every case.
+    static let statusSignalled = """
+        dialect: legacy-php
+        sign_in: {path: /login.php, encoding: form, username: user, password: pass}
+        refresh:
+          method: PUT
+          path: /session.php
+          encoding: form
+          refresh_token: {cookie: rt}
+          access_token: {header: Authorization, scheme: Bearer}
+        tokens:
+          status: 201
+          headers: {X-Expires-In: "{expires_in}"}
+          body: {token: "{access_token}", rt: "{refresh_token}", lifetime: "{expires_in}"}
+        errors:
+          body: {err: "{code}", why: "{message}", http: "{status}"}
+          answers:
+            bad_request: {status: 422, code: bad, message: Unprocessable}
+            wrong_credentials: {status: 401, code: nope, message: Wrong user or pass}
+            refresh_refused: {status: 440, code: relogin, message: Log in again}
+            access_refused: {status: 401, code: auth, message: Authenticate}
+            insufficient_scope: {status: 403, code: forbidden, message: Forbidden}
+
+        """
+
+    static func dialect(_ text: String) throws -> LoadedDialect { try DialectLoader.parse(text, file: "test-dialect.yaml") }
+
+    /// Every built-in case that applies to `dialect`, as a case run of it.
+    static func cases(for dialect: LoadedDialect) throws -> [(Scenario, String)] {
+        let files = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path])
+        let scenarios = try files.flatMap { try ScenarioLoader.load(file: $0).withVariants }
+        return scenarios.filter { $0.applies(to: dialect.description) }.map { ($0, dialect.description.name) }
+    }
+
+    static func options(_ driver: String, _ dialect: LoadedDialect) -> RunOptions {
+        var options = RunOptions(driver: driver, jobs: 16)
+        options.dialects = [dialect.description.name: dialect]
+        return options
+    }
+
+    @Test(arguments: [("docs example", DialectFormat.example), ("status-signalled", statusSignalled)])
+    func theReferenceClientPassesEveryCaseThatApplies(name: String, text: String) async throws {
+        let dialect = try Self.dialect(text)
+        let cases = try Self.cases(for: dialect)
+        let ids = Set(cases.map(\.0.id))
+        // A code-signalled dialect runs envelope's share of reissue's cases; a status-signalled one all of them.
+        #expect(ids.contains("1.1") && ids.contains("2.1") && ids.contains("3.1"))
+        #expect(ids.contains("6.2") == !dialect.description.signalsExpiryByCode, "\(name): 6.2 applies only where a revoked token gets the expired answer")
+        let results = await ScenarioRunner.run(cases, options: Self.options(try referenceDriver(), dialect))
+        #expect(results.count == cases.count)
+        for result in results where result.verdict != .pass {
+            Issue.record("\(name): \(result.label) \(result.verdict.rawValue): \(result.failedFindings.map { "\($0.expectation): \($0.message)" }) \(result.reason ?? "")")
+        }
+    }
+
+    /// Each fault the matrix says a reissue case catches is caught by that
+    /// case on the declared dialect: the verdicts judge refresh logic, not the
+    /// dialect's paths and shapes.
+    @Test func theMatrixCatchesOnADeclaredDialectWhatItCatchesOnReissue() async throws {
+        let dialect = try Self.dialect(Self.statusSignalled)
+        let matrix = try TeethMatrix.load(path: TeethMatrixTests.matrixPath)
+        let cases = try Self.cases(for: dialect)
+        let driver = try referenceDriver()
+        var missed: [String] = []
+        var checked = 0
+        for (fault, cells) in matrix.faults {
+            let ids = Set(cells.fail.filter { $0.value.contains("reissue") }.keys)
+            let runs = cases.filter { ids.contains($0.0.id) }
+            guard !runs.isEmpty else { continue }
+            checked += 1
+            let results = await ScenarioRunner.run(runs, options: Self.options("\(driver) --fault \(fault)", dialect))
+            for result in results where result.verdict != .fail && result.verdict != .nonStrict {
+                missed.append("\(fault) x \(result.label): \(result.verdict.rawValue)")
+            }
+        }
+        #expect(checked >= 20, "only \(checked) faults are caught on reissue")
+        #expect(missed.isEmpty, "faults a declared dialect lets through: \(missed)")
+    }
+}

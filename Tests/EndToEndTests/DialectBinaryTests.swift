@@ -1,0 +1,50 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// docs/dialects.md's commands through the real binary, in an empty directory.
+struct DialectBinaryTests {
+    @Test func theDocsCommandsWorkAsPrinted() async throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("authmock-dialect-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("acme.yaml").path
+
+        let example = try runAuthmock(["dialects", "--example"])
+        #expect(example.status == 0)
+        try example.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        let valid = try runAuthmock(["validate", file])
+        #expect(valid.status == 0 && valid.stdout.contains("ok      \(file)  dialect acme"), "\(valid)")
+
+        // Served: the banner's curl lines are the dialect's, and its sign-in answers in its shape.
+        let server = try ServingBinary(["--dialect", file])
+        #expect(server.banner.contains("(profile acme)"))
+        #expect(server.banner.contains(#"-d "{\"credentials\":{\"login\":\"alice\",\"secret\":\"wonderland\"}}" http://127.0.0.1:\#(server.port)/v2/session"#))
+        let session = try await server.withClient { client in
+            let response = try await client.post(
+                "/v2/session", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"credentials": {"login": "alice", "secret": "wonderland"}}"#))
+            #expect(response.status == .ok)
+            return try #require(try response.json()["session"] as? [String: Any])["ttl"] as? String
+        }
+        // The file's settings are serve's defaults: access_ttl 900.
+        #expect(session == "900")
+        #expect(server.interrupt().status == 0)
+
+        // The suite against it, a few cases for time's sake: every one PASSes.
+        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--dialect", file, "--case", "1.1", "--case", "2.1", "--case", "3.1"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("PASS       1.1 [acme]"), "\(run.stdout)")
+
+        // A broken file: exit 2 and the place, from validate, serve and run alike.
+        try example.stdout.replacingOccurrences(of: "{access_token}", with: "{acess_token}").write(toFile: file, atomically: true, encoding: .utf8)
+        let invalid = try runAuthmock(["validate", file])
+        #expect(invalid.status == 2 && invalid.stdout.contains("\(file):16:15: tokens.body.session.access: '{acess_token}' is not a placeholder here"), "\(invalid)")
+        #expect(invalid.stdout.contains("did you mean 'access_token'?"))
+        let refused = try runAuthmock(["serve", "--port", "0", "--dialect", file])
+        #expect(refused.status != 0 && refused.stderr.contains("\(file):16:15"), "\(refused)")
+        let refusedRun = try runAuthmock(["run", "--driver", try referenceDriver(), "--dialect", file])
+        #expect(refusedRun.status == 2 && refusedRun.stderr.contains("\(file):16:15"), "\(refusedRun)")
+    }
+}
