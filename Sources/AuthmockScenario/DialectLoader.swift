@@ -116,6 +116,17 @@ public enum DialectFormat {
             [
                 Field("method", .string(oneOf: methods), "the HTTP method (default POST)"),
                 Field("path", .string(), required: true, "the path, from the server's root (`/v2/session`)"),
+                Field(
+                    "match",
+                    .object(
+                        ObjectSpec(
+                            "match",
+                            [
+                                Field("query", .map(.string()), "query parameters and their values (`grant_type: password`)"),
+                                Field("headers", .map(.string()), "headers and their values (`X-Amz-Target: ...InitiateAuth`)"),
+                                Field("body", .map(.string()), "body fields and their values (`AuthFlow: REFRESH_TOKEN_AUTH`)"),
+                            ])),
+                    "what tells this endpoint's requests apart where sign-in and refresh share a method and path; a client sends it"),
                 Field("encoding", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)), "the request body: json (default) or form"),
             ] + extra)
     }
@@ -202,7 +213,7 @@ private struct DialectBuilder {
         let signInObject = try signInValue.object(checker, "sign_in")
         let signInEndpoint = try endpoint(signInValue, "sign_in")
         let signIn = DialectDescription.SignIn(
-            method: signInEndpoint.method, path: signInEndpoint.path, encoding: signInEndpoint.encoding,
+            method: signInEndpoint.method, path: signInEndpoint.path, match: signInEndpoint.match, encoding: signInEndpoint.encoding,
             username: signInObject["username"]?.string ?? "username", password: signInObject["password"]?.string ?? "password")
         for key in ["username", "password"] {
             if let field = signInObject[key], signIn.encoding == .form, field.string?.contains(".") == true {
@@ -213,11 +224,14 @@ private struct DialectBuilder {
         let refreshObject = try refreshValue.object(checker, "refresh")
         let refreshEndpoint = try endpoint(refreshValue, "refresh")
         let refresh = DialectDescription.Refresh(
-            method: refreshEndpoint.method, path: refreshEndpoint.path, encoding: refreshEndpoint.encoding,
+            method: refreshEndpoint.method, path: refreshEndpoint.path, match: refreshEndpoint.match, encoding: refreshEndpoint.encoding,
             refreshToken: try location(try refreshObject.required("refresh_token", checker, at: refreshValue.mark), "refresh.refresh_token", encoding: refreshEndpoint.encoding),
             accessToken: try refreshObject["access_token"].map { v throws(ScenarioError) in try location(v, "refresh.access_token", encoding: refreshEndpoint.encoding) })
-        if signIn.method == refresh.method, signIn.path == refresh.path {
-            checker.found.add(checker.error(at: refreshValue.mark, "refresh: \(refresh.method) \(refresh.path) is the sign-in endpoint too; give each its own method or path"))
+        if signIn.method == refresh.method, signIn.path == refresh.path, signIn.match == refresh.match || signIn.match.isEmpty || refresh.match.isEmpty {
+            checker.found.add(
+                checker.error(
+                    at: refreshValue.mark,
+                    "refresh: \(refresh.method) \(refresh.path) is the sign-in endpoint too; give each its own method or path, or each a `match` that tells them apart"))
         }
 
         let tokensValue = try o.required("tokens", checker, at: value.mark)
@@ -261,7 +275,11 @@ private struct DialectBuilder {
         RouteClassification.isResource(path: path) || path == "/health" || path == "/metrics" || path.hasPrefix("/_authmock")
     }
 
-    func endpoint(_ value: SpecValue, _ what: String) throws(ScenarioError) -> (method: String, path: String, encoding: DialectDescription.BodyEncoding) {
+    func endpoint(
+        _ value: SpecValue, _ what: String
+    ) throws(ScenarioError) -> (
+        method: String, path: String, match: DialectDescription.Match, encoding: DialectDescription.BodyEncoding
+    ) {
         let o = try value.object(checker, what)
         let pathValue = try o.required("path", checker, at: value.mark)
         let path = try pathValue.string(checker, "\(what).path")
@@ -271,7 +289,18 @@ private struct DialectBuilder {
             checker.found.add(checker.error(at: pathValue.mark, "\(what).path: \(path) is served by authmock in every dialect (resources, /graphql, /health, /metrics, /_authmock)"))
         }
         let encoding = o["encoding"]?.string.flatMap(DialectDescription.BodyEncoding.init(rawValue:)) ?? .json
-        return (o["method"]?.string ?? "POST", path, encoding)
+        var match = DialectDescription.Match()
+        if let matchObject = o["match"]?.object {
+            func strings(_ key: String) -> [String: String] { matchObject[key]?.object?.compactMapValues(\.string) ?? [:] }
+            match = .init(query: strings("query"), headers: strings("headers"), body: strings("body"))
+            for (name, item) in matchObject["headers"]?.object ?? [:] where HTTPField.Name(name) == nil {
+                checker.found.add(checker.error(at: item.mark, "\(what).match.headers: '\(name)' is not a header name"))
+            }
+            for (name, item) in matchObject["body"]?.object ?? [:] where encoding == .form && name.contains(".") {
+                checker.found.add(checker.error(at: item.mark, "\(what).match.body: a form has no nested fields; '\(name)' names one"))
+            }
+        }
+        return (o["method"]?.string ?? "POST", path, match, encoding)
     }
 
     func location(_ value: SpecValue, _ path: String, encoding: DialectDescription.BodyEncoding) throws(ScenarioError) -> DialectDescription.TokenLocation {

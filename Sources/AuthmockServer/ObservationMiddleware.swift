@@ -78,7 +78,7 @@ struct ObservationMiddleware: RouterMiddleware {
             entry.bodyDigest = BodyDigest(sha256: SHA256.hash(data: body.readableBytesView))
         }
 
-        var route = profile.classify(method: request.method, path: path, headers: request.headers, body: body)
+        var route = profile.classify(method: request.method, path: path, query: request.uri.query, headers: request.headers, body: body)
         // `/graphql` is the same in every profile: read here, whatever kind the profile gave it.
         if path == GraphQLCall.path {
             route.body = .graphQL(GraphQLCall.read(method: request.method, query: request.uri.query, body: body))

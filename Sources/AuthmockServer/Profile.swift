@@ -21,7 +21,7 @@ public protocol Profile: Sendable {
     func addRoutes(to routes: ClientRoutes, mock: Authmock)
     /// What a request is for, read before it is handled (for faults and the
     /// journal), with its body parsed the way the route will read it.
-    func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification
+    func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification
     /// Encodes a documented error the way this dialect's backends do.
     func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response
     /// This dialect's documented answer to a situation (`Errors/Situation.swift`).

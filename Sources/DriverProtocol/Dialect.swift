@@ -28,6 +28,24 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         self.errors = errors
     }
 
+    /// What tells an endpoint's requests apart from another's on the same
+    /// method and path: query parameters (a grant type), headers (a JSON 1.1
+    /// target) and body fields, each with the value it must have. A client
+    /// sends them; the server classifies by them.
+    public struct Match: Sendable, Codable, Equatable {
+        public var query: [String: String]
+        public var headers: [String: String]
+        public var body: [String: String]
+
+        public init(query: [String: String] = [:], headers: [String: String] = [:], body: [String: String] = [:]) {
+            self.query = query
+            self.headers = headers
+            self.body = body
+        }
+
+        public var isEmpty: Bool { query.isEmpty && headers.isEmpty && body.isEmpty }
+    }
+
     public enum BodyEncoding: String, Sendable, Codable, CaseIterable {
         /// A JSON object; fields may be nested (`auth.username`).
         case json
@@ -38,14 +56,16 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     public struct SignIn: Sendable, Codable, Equatable {
         public var method: String
         public var path: String
+        public var match: Match
         public var encoding: BodyEncoding
         /// The fields holding the user name and the password.
         public var username: String
         public var password: String
 
-        public init(method: String, path: String, encoding: BodyEncoding, username: String, password: String) {
+        public init(method: String, path: String, match: Match = Match(), encoding: BodyEncoding, username: String, password: String) {
             self.method = method
             self.path = path
+            self.match = match
             self.encoding = encoding
             self.username = username
             self.password = password
@@ -55,18 +75,20 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     public struct Refresh: Sendable, Codable, Equatable {
         public var method: String
         public var path: String
+        public var match: Match
         public var encoding: BodyEncoding
         public var refreshToken: TokenLocation
         /// Set when the refresh carries the (possibly expired) access token too.
         public var accessToken: TokenLocation?
 
         enum CodingKeys: String, CodingKey {
-            case method, path, encoding, refreshToken = "refresh_token", accessToken = "access_token"
+            case method, path, match, encoding, refreshToken = "refresh_token", accessToken = "access_token"
         }
 
-        public init(method: String, path: String, encoding: BodyEncoding, refreshToken: TokenLocation, accessToken: TokenLocation?) {
+        public init(method: String, path: String, match: Match = Match(), encoding: BodyEncoding, refreshToken: TokenLocation, accessToken: TokenLocation?) {
             self.method = method
             self.path = path
+            self.match = match
             self.encoding = encoding
             self.refreshToken = refreshToken
             self.accessToken = accessToken

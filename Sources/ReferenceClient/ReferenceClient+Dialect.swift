@@ -9,15 +9,16 @@ extension ReferenceClient {
     /// The dialect's sign-in request for `username` and `password`.
     func declaredSignIn(_ dialect: DialectDescription, username: String, password: String) async throws -> Answer {
         let signIn = dialect.signIn
-        let (headers, body) = Self.encode([(signIn.username, username), (signIn.password, password)], signIn.encoding)
-        return try await send(signIn.method, signIn.path, headers: headers, body: body)
+        let fields = [(signIn.username, username), (signIn.password, password)] + signIn.match.body.sorted { $0.key < $1.key }
+        let (headers, body) = Self.encode(fields, signIn.encoding)
+        return try await send(signIn.method, Self.target(signIn.path, signIn.match), headers: headers + signIn.match.headers.sorted { $0.key < $1.key }, body: body)
     }
 
     /// The dialect's refresh request: each token where the file says it travels.
     func declaredRefresh(_ dialect: DialectDescription, access: String?, refresh: String) async throws -> Answer {
         let endpoint = dialect.refresh
-        var fields: [(String, String)] = []
-        var headers: [(String, String)] = []
+        var fields: [(String, String)] = endpoint.match.body.sorted { $0.key < $1.key }
+        var headers: [(String, String)] = endpoint.match.headers.sorted { $0.key < $1.key }
         var cookies: [String] = []
         for (location, token) in [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? "")] {
             switch location {
@@ -34,7 +35,12 @@ extension ReferenceClient {
             headers += typeHeader
             body = encoded
         }
-        return try await send(endpoint.method, endpoint.path, headers: headers, body: body)
+        return try await send(endpoint.method, Self.target(endpoint.path, endpoint.match), headers: headers, body: body)
+    }
+
+    /// The path with the query parameters the endpoint's `match` asks for.
+    static func target(_ path: String, _ match: DialectDescription.Match) -> String {
+        match.query.isEmpty ? path : path + "?" + form(match.query.sorted { $0.key < $1.key })
     }
 
     /// A body of `fields` in the dialect's encoding; dotted names nest in JSON.

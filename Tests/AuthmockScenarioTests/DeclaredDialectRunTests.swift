@@ -36,6 +36,50 @@ import Testing
 
         """
 
+    /// Sign-in and refresh on one path, told apart by a query parameter (as GoTrue's `?grant_type=`).
+    static let sharedPathByQuery = """
+        dialect: query-selected
+        sign_in: {path: /auth/v1/token, match: {query: {grant_type: password}}, username: email}
+        refresh: {path: /auth/v1/token, match: {query: {grant_type: refresh_token}}, refresh_token: {field: refresh_token}}
+        tokens:
+          body: {access_token: "{access_token}", token_type: "{token_type}", expires_in: "{expires_in}", expires_at: "{expires_at}", refresh_token: "{refresh_token}", user: {email: "{user}"}}
+        errors:
+          body: {error: "{code}", error_description: "{message}"}
+          answers:
+            bad_request: {status: 400, code: invalid_request, message: Bad request}
+            wrong_credentials: {status: 400, code: invalid_grant, message: Invalid login credentials}
+            refresh_refused: {status: 400, code: invalid_grant, message: Invalid Refresh Token}
+            access_refused: {status: 401, code: invalid_token, message: Invalid JWT}
+            insufficient_scope: {status: 403, code: insufficient_scope, message: Forbidden}
+
+        """
+
+    /// Sign-in and refresh on one path with one target header, told apart by a
+    /// body field, credentials nested (as a JSON 1.1 `InitiateAuth`).
+    static let sharedPathByBody = """
+        dialect: target-selected
+        sign_in:
+          path: /
+          match: {headers: {X-Amz-Target: Service.InitiateAuth}, body: {AuthFlow: USER_PASSWORD_AUTH}}
+          username: AuthParameters.USERNAME
+          password: AuthParameters.PASSWORD
+        refresh:
+          path: /
+          match: {headers: {X-Amz-Target: Service.InitiateAuth}, body: {AuthFlow: REFRESH_TOKEN_AUTH}}
+          refresh_token: {field: AuthParameters.REFRESH_TOKEN}
+        tokens:
+          body: {AuthenticationResult: {AccessToken: "{access_token}", RefreshToken: "{refresh_token}", ExpiresIn: "{expires_in}", TokenType: "{token_type}"}}
+        errors:
+          body: {__type: "{code}", message: "{message}"}
+          answers:
+            bad_request: {status: 400, code: InvalidParameterException, message: Invalid parameter}
+            wrong_credentials: {status: 400, code: NotAuthorizedException, message: Incorrect username or password.}
+            refresh_refused: {status: 400, code: NotAuthorizedException, message: Refresh Token has expired}
+            access_refused: {status: 401, code: NotAuthorizedException, message: Access Token has expired}
+            insufficient_scope: {status: 403, code: AccessDeniedException, message: Access denied}
+
+        """
+
     static func dialect(_ text: String) throws -> LoadedDialect { try DialectLoader.parse(text, file: "test-dialect.yaml") }
 
     /// Every built-in case that applies to `dialect`, as a case run of it.
@@ -51,7 +95,10 @@ import Testing
         return options
     }
 
-    @Test(arguments: [("docs example", DialectFormat.example), ("status-signalled", statusSignalled)])
+    @Test(arguments: [
+        ("docs example", DialectFormat.example), ("status-signalled", statusSignalled), ("shared path, by query", sharedPathByQuery),
+        ("shared path, by header and body", sharedPathByBody),
+    ])
     func theReferenceClientPassesEveryCaseThatApplies(name: String, text: String) async throws {
         let dialect = try Self.dialect(text)
         let cases = try Self.cases(for: dialect)

@@ -27,17 +27,40 @@ public struct DeclaredProfile: Profile {
 
     /// A sign-in or refresh endpoint, its method and header names read once.
     struct Endpoint: Sendable {
+        var kind: RouteKind
         var method: HTTPRequest.Method
         var path: String
         var encoding: DialectDescription.BodyEncoding
+        var match: DialectDescription.Match
+        var matchHeaders: [(name: HTTPField.Name, value: String)]
+
+        init(kind: RouteKind, method: String, path: String, encoding: DialectDescription.BodyEncoding, match: DialectDescription.Match) {
+            self.kind = kind
+            self.method = HTTPRequest.Method(method) ?? .post
+            self.path = path
+            self.encoding = encoding
+            self.match = match
+            matchHeaders = match.headers.sorted { $0.key < $1.key }.compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }
+        }
+
+        /// Whether a request on this endpoint's method and path carries what its `match` asks for.
+        func selects(query: String?, headers: HTTPFields, body: RequestBody) -> Bool {
+            if !match.query.isEmpty {
+                guard let form = try? FormBody(query ?? ""), match.query.allSatisfy({ form[$0.key] == $0.value }) else { return false }
+            }
+            guard matchHeaders.allSatisfy({ headers[$0.name] == $0.value }) else { return false }
+            return match.body.allSatisfy { DeclaredProfile.field($0.key, in: body) == $0.value }
+        }
     }
 
     /// The loader has checked every method and header name; one that is not
     /// valid here would be a bug there, and is dropped rather than trapped on.
     public init(_ description: DialectDescription) {
         self.description = description
-        signIn = Endpoint(method: HTTPRequest.Method(description.signIn.method) ?? .post, path: description.signIn.path, encoding: description.signIn.encoding)
-        refresh = Endpoint(method: HTTPRequest.Method(description.refresh.method) ?? .post, path: description.refresh.path, encoding: description.refresh.encoding)
+        let signIn = description.signIn
+        self.signIn = Endpoint(kind: .login, method: signIn.method, path: signIn.path, encoding: signIn.encoding, match: signIn.match)
+        let refresh = description.refresh
+        self.refresh = Endpoint(kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, match: refresh.match)
         tokenHeaders = description.tokens.headers.sorted { $0.key < $1.key }.compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }
         var answers: [String: (row: ErrorRow, headers: HTTPFields)] = [:]
         var codeValues: [String: JSONValue] = [:]
@@ -67,24 +90,34 @@ public struct DeclaredProfile: Profile {
 
     public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
         let fields = (description.signIn.username, description.signIn.password)
-        routes.issuing(signIn.method, signIn.path) { _, context in
-            switch try await BackendDialect.login(context: context, mock: mock, fields: fields) {
-            case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, mock: mock))
-            case .refused(let situation): return .plain(fail(situation, context: context))
-            }
-        }
-        routes.issuing(refresh.method, refresh.path) { request, context in
-            switch try await refresh(request, context: context, mock: mock) {
-            case .success(let issued): return .issued(issued, try await tokensAnswer(issued, mock: mock))
-            case .failure(let situation): return .plain(fail(situation, context: context))
+        // One route per method and path: sign-in and refresh may share one,
+        // told apart by their `match` when the request was classified.
+        var served: [(method: HTTPRequest.Method, path: String)] = []
+        for endpoint in [signIn, refresh] where !served.contains(where: { $0 == (endpoint.method, endpoint.path) }) {
+            served.append((endpoint.method, endpoint.path))
+            routes.issuing(endpoint.method, endpoint.path) { request, context in
+                switch context.route.kind {
+                case .login:
+                    switch try await BackendDialect.login(context: context, mock: mock, fields: fields) {
+                    case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, mock: mock))
+                    case .refused(let situation): return .plain(fail(situation, context: context))
+                    }
+                case .refresh:
+                    switch try await refresh(request, context: context, mock: mock) {
+                    case .success(let issued): return .issued(issued, try await tokensAnswer(issued, mock: mock))
+                    case .failure(let situation): return .plain(fail(situation, context: context))
+                    }
+                default:
+                    // The path and method of an endpoint, without what its `match` asks for.
+                    return .plain(fail(.notFound(method: "\(request.method)", path: endpoint.path), context: context))
+                }
             }
         }
         // The endpoints' paths with another method: the dialect's `method_not_allowed`.
-        for endpoint in [signIn, refresh] {
-            for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where method != endpoint.method {
-                guard !(method == refresh.method && endpoint.path == refresh.path), !(method == signIn.method && endpoint.path == signIn.path) else { continue }
-                routes.on(endpoint.path, method: method) { request, context in
-                    fail(.methodNotAllowed(method: "\(request.method)", path: endpoint.path), context: context)
+        for path in Set(served.map(\.path)) {
+            for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where !served.contains(where: { $0 == (method, path) }) {
+                routes.on(path, method: method) { request, context in
+                    fail(.methodNotAllowed(method: "\(request.method)", path: path), context: context)
                 }
             }
         }
@@ -177,24 +210,31 @@ public struct DeclaredProfile: Profile {
         return JSONResponse.encode(template.body.render(values), status: .init(code: template.status), headers: headers)
     }
 
-    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
-        if method == signIn.method, path == signIn.path { return .init(kind: .login, body: Self.parse(body, signIn.encoding)) }
-        if method == refresh.method, path == refresh.path {
+    public func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+        var onEndpointPath = false
+        for endpoint in [signIn, refresh] where method == endpoint.method && path == endpoint.path {
+            onEndpointPath = true
+            let parsed = Self.parse(body, endpoint.encoding)
+            guard endpoint.selects(query: query, headers: headers, body: parsed) else { continue }
+            guard endpoint.kind == .refresh else { return .init(kind: .login, body: parsed) }
             let location = description.refresh.refreshToken
-            let parsed = Self.parse(body, refresh.encoding)
             let token: String? =
                 switch location {
-                case .field(let name):
-                    switch parsed {
-                    case .json(.success(let fields)): fields[name]
-                    case .form(.success(let form)): form[name]
-                    default: nil
-                    }
+                case .field(let name): Self.field(name, in: parsed)
                 default: Self.headerToken(at: location, headers: headers)
                 }
             return .init(kind: .refresh, refreshToken: token, body: parsed)
         }
-        return .shared(path: path)
+        return onEndpointPath ? .init(kind: .other) : .shared(path: path)
+    }
+
+    /// A string field of a body parsed on arrival (dotted names reach into JSON).
+    static func field(_ name: String, in body: RequestBody) -> String? {
+        switch body {
+        case .json(.success(let fields)): fields[name]
+        case .form(.success(let form)): form[name]
+        default: nil
+        }
     }
 
     private static func parse(_ body: ByteBuffer, _ encoding: DialectDescription.BodyEncoding) -> RequestBody {

@@ -81,7 +81,7 @@ public struct EnvelopeProfile: Profile {
         return JSONResponse.encode(envelope, status: .init(code: row.status), headers: headers)
     }
 
-    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+    public func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
         BackendDialect.classify(path: path, body: body, refreshPath: "/auth/refresh")
     }
 

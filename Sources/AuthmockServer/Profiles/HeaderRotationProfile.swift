@@ -44,7 +44,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
     /// A JWT has three dot-separated parts; refresh tokens are opaque.
     static func isRefreshToken(_ token: String) -> Bool { !token.contains(".") }
 
-    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+    public func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
         var route = BackendDialect.classify(path: path, body: body, refreshPath: nil)
         if route.kind == .resource, let token = Self.presentedToken(headers), Self.isRefreshToken(token) {
             route = .init(kind: .refresh, refreshToken: token)

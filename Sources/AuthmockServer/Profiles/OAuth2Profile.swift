@@ -55,7 +55,7 @@ public struct OAuth2Profile: Profile {
         }
     }
 
-    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+    public func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
         switch path {
         case "/oauth/token":
             let parsed = RequestBody.form(body)

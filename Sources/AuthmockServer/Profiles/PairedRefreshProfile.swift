@@ -104,7 +104,7 @@ public struct PairedRefreshProfile<Errors: PairedRefreshErrors>: PlainErrorProfi
         return ErrorAnswer(error, detail: detail, status: failureStatus)
     }
 
-    public func classify(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
+    public func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
         BackendDialect.classify(path: path, body: body, refreshPath: self.path)
     }
 
