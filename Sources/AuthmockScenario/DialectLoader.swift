@@ -188,6 +188,9 @@ public enum DialectFormat {
                                 Field("body", .any, required: true, "the JSON body of every error answer, with `{code}`, `{message}` and `{status}`"),
                                 Field("answers", .map(.object(answer), keys: Situation.answerKeys.map(\.key)), required: true, "the answer per situation or group"),
                             ])), required: true, "how the backend says no"),
+                Field(
+                    "resources", .object(ObjectSpec("resources", [Field("body", .any, required: true, "the JSON around the resource's own answer, `{data}`")])),
+                    "for backends that wrap every answer: the body of a successful resource answer (`/api/...`)"),
                 Field("settings", .object(settings), "server settings this backend implies (lifetimes, rotation), as in a scenario's `server:`"),
             ])
     }
@@ -264,9 +267,17 @@ private struct DialectBuilder {
             let via = groups.isEmpty ? "" : " (or the group\(groups.count > 1 ? "s" : "") \(groups.map { "'\($0)'" }.joined(separator: ", ")))"
             checker.found.add(checker.error(at: answersValue.mark, "errors.answers: no answer for \(missing.map { "'\($0)'" }.joined(separator: ", "))\(via)"))
         }
+        var resources: Template? = nil
+        if let resourcesValue = o["resources"] {
+            let body = try resourcesValue.object(checker, "resources").required("body", checker, at: resourcesValue.mark)
+            resources = try template(body, "resources.body", allowed: Placeholder.resource)
+            if resources?.path(to: .data) == nil {
+                checker.found.add(checker.error(at: body.mark, "resources.body: must hold `{data}`, the resource's own answer, as a whole value"))
+            }
+        }
         let description = DialectDescription(
             name: name, summary: o["summary"]?.string ?? "A dialect declared in \((file as NSString).lastPathComponent)",
-            signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers))
+            signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers), resources: resources)
         return LoadedDialect(description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }
 

@@ -10,7 +10,28 @@ public struct Hello: Sendable {
     public var clientID: String
     public var clientSecret: String
     /// The `dialect` capability: the declared dialect `profile` names, to configure the client from.
-    public var dialect: DialectDescription? = nil
+    public var dialect: DialectDescription? {
+        get { dialectReference?.value }
+        set { dialectReference = newValue.map(DialectReference.init) }
+    }
+    /// Behind a reference, so `Hello` stays small: passed by value to
+    /// `makeClient`, a Hello carrying the description inline corrupted the
+    /// driver's task in Swift 6.3 debug builds (the sync-to-async thunk of a
+    /// synchronous `makeClient`; measured with the reference driver).
+    private var dialectReference: DialectReference?
+
+    public init(baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil) {
+        self.baseURL = baseURL
+        self.profile = profile
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.dialect = dialect
+    }
+}
+
+private final class DialectReference: Sendable {
+    let value: DialectDescription
+    init(_ value: DialectDescription) { self.value = value }
 }
 
 /// One application call the runner asks for.

@@ -14,18 +14,22 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// The answer to a sign-in or refresh that issued tokens.
     public var tokens: AnswerTemplate
     public var errors: Errors
+    /// The body of every successful resource answer around the resource's
+    /// own JSON (`{data}`), for backends that wrap every answer; nil: as it is.
+    public var resources: Template?
 
     enum CodingKeys: String, CodingKey {
-        case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors
+        case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources
     }
 
-    public init(name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors) {
+    public init(name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil) {
         self.name = name
         self.summary = summary
         self.signIn = signIn
         self.refresh = refresh
         self.tokens = tokens
         self.errors = errors
+        self.resources = resources
     }
 
     /// What tells an endpoint's requests apart from another's on the same
@@ -182,10 +186,13 @@ public enum Placeholder: String, Sendable, CaseIterable {
     case user
     case idToken = "id_token"
     case code, message, status
+    /// A resource's own JSON answer, in `resources`.
+    case data
 
-    /// Those a success answer can say, and those an error answer can say.
+    /// Those a success answer, an error answer and a resource answer can say.
     public static let success: [Placeholder] = [.accessToken, .refreshToken, .expiresIn, .expiresAt, .refreshExpiresIn, .tokenType, .user, .idToken]
     public static let error: [Placeholder] = [.code, .message, .status]
+    public static let resource: [Placeholder] = [.data]
 
     public var doc: String {
         switch self {
@@ -200,6 +207,7 @@ public enum Placeholder: String, Sendable, CaseIterable {
         case .code: "the error's code, a string or a number as the file wrote it"
         case .message: "the error's message, with its detail after a colon"
         case .status: "the HTTP status, a number"
+        case .data: "the resource's own JSON answer (`/api/me`, an echo)"
         }
     }
 }

@@ -70,6 +70,9 @@ struct DialectFileTests {
         Broken(
             name: "a setting of the wrong type", edit: { $0.replacingOccurrences(of: "access_ttl: 900", with: "access_ttl: soon") }, line: 36, message: "settings.access_ttl: expected a whole number"),
         Broken(name: "no access token in the answer", edit: { $0.replacingOccurrences(of: "\"{access_token}\"", with: "x") }, line: 13, message: "the answer must say `{access_token}`"),
+        Broken(
+            name: "a resource envelope without the resource", edit: { $0 + "resources: {body: {ok: true}}\n" }, line: 38,
+            message: "resources.body: must hold `{data}`"),
         Broken(name: "broken YAML", edit: { $0 + "  - [unclosed\n" }, line: 38, message: "invalid YAML"),
     ]
 

@@ -202,7 +202,7 @@ public struct DeclaredProfile: Profile {
             case .tokenType: .string("Bearer")
             case .user: user.map(JSONValue.string) ?? .null
             case .idToken: issued.idToken.map(JSONValue.string) ?? .null
-            case .code, .message, .status: .null
+            case .code, .message, .status, .data: .null
             }
         }
         var headers = HTTPFields()
@@ -260,6 +260,14 @@ public struct DeclaredProfile: Profile {
         // The loader refuses a file that leaves a situation of a group
         // unanswered; only the request-level situations get here.
         return situation.commonAnswer
+    }
+
+    /// A resource's answer, inside the file's `resources` template when it has one.
+    public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
+        guard let template = description.resources,
+            let data = try? JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(body))
+        else { return JSONResponse.bytes(body) }
+        return JSONResponse.bytes(template.render { $0 == .data ? data : .null })
     }
 
     public func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response {
