@@ -304,8 +304,8 @@ public enum ScenarioFormat {
             Field("id", .string(), required: true, "dotted case id, e.g. 1.1"),
             Field("name", .string(), required: true, "short title"),
             Field("description", .string(), required: true, "what the server does, what a correct client does, which real bug it catches"),
-            Field("profile", .string(oneOf: Profiles.names), "the dialect it runs in"),
-            Field("profiles", .array(.string(oneOf: Profiles.names)), "or: every dialect it runs in, once each"),
+            Field("profile", .profile, "the dialect it runs in: a built-in profile, or a declared dialect's name (run with --dialect FILE)"),
+            Field("profiles", .array(.profile), "or: every dialect it runs in, once each"),
             Field("level", .string(oneOf: ["must", "should"]), "must: a broken expectation FAILs; should: NON-STRICT (default must)"),
             Field("timeout", .duration, "real seconds the case may take (default 20)"),
             Field("server", .object(server), "server settings"),
@@ -319,7 +319,7 @@ public enum ScenarioFormat {
                     ObjectSpec(
                         "clock_variant",
                         [
-                            Field("profiles", .array(.string(oneOf: Profiles.names)), "the variant's profiles (default: the case's)"),
+                            Field("profiles", .array(.profile), "the variant's profiles (default: the case's)"),
                             Field("server", .object(server), "settings over the case's `server:` (the variant sets access_ttl: 2 first)"),
                             Field("expect", .object(expectations), "the variant's expectations instead of the case's (default: the case's)"),
                             Field("should", .object(expectations), "the variant's should-expectations instead of the case's; {} for none (default: the case's)"),

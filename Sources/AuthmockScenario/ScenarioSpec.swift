@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockServer
 import Foundation
 public import Yams
 
@@ -105,6 +106,9 @@ public indirect enum Shape: Sendable {
     case choice([Field])
     /// Any YAML value, kept as it is written (a dialect file's answer templates).
     case any
+    /// A profile: a built-in one, or a declared dialect's name (lower-case
+    /// letters, digits, dashes) that is no near miss of a built-in one.
+    case profile
 }
 
 public struct Field: Sendable {
@@ -276,6 +280,19 @@ struct SpecChecker {
             return .object([name: checked], node.mark)
         case .any:
             return try anyValue(node, path)
+        case .profile:
+            guard case .scalar(let scalar) = node, !node.isTag(.null) else { throw error(node, "\(path): expected a profile name, got \(describe(node))") }
+            let name = scalar.string
+            let builtIn = Profiles.names
+            if builtIn.contains(name) { return .string(name, node.mark) }
+            let declarable = !name.isEmpty && name.allSatisfy { ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }
+            if !declarable || Suggestion.closest(to: name, in: builtIn) != nil {
+                throw error(
+                    node,
+                    "\(path): '\(name)' is not a profile\(Suggestion.hint(for: name, in: builtIn)); expected one of \(builtIn.joined(separator: ", ")), or the name of a declared dialect (docs/dialects.md)"
+                )
+            }
+            return .string(name, node.mark)
         }
     }
 
@@ -376,6 +393,7 @@ enum SchemaWriter {
             if let keys { out["propertyNames"] = ["enum": keys] }
         case .oneOf(let shapes): out = ["oneOf": shapes.map { schema($0) }]
         case .any: out = [:]
+        case .profile: out = ["type": "string", "pattern": "^[a-z0-9-]+$", "examples": Profiles.names]
         case .choice(let fields):
             out = [
                 "oneOf": fields.map { field in

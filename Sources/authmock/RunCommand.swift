@@ -87,13 +87,27 @@ struct RunCommand: AsyncParsableCommand {
         }
         let dialects = try loadDialects()
         let scenarios = suite.scenarios
-        let filtered = scenarios.filter { scenario in
+        let chosen = scenarios.filter { scenario in
             (cases.isEmpty || cases.contains { glob($0, matches: scenario.id) }) && (level == nil || scenario.level.rawValue == level)
-        }.flatMap { scenario in
+        }
+        let filtered = chosen.flatMap { scenario in
             // With --dialect the built-in profiles run only when --profile names them.
-            let builtIn = dialects.isEmpty || !profile.isEmpty ? scenario.profiles.filter { profile.isEmpty || profile.contains($0) } : []
-            let declared = dialects.values.filter { scenario.applies(to: $0.description) }.map(\.description.name).sorted()
-            return (builtIn + declared).map { (scenario, $0) }
+            let builtIn =
+                dialects.isEmpty || !profile.isEmpty
+                ? scenario.profiles.filter { ProfileName(rawValue: $0) != nil && (profile.isEmpty || profile.contains($0)) } : []
+            // A case naming a declared dialect runs on it; a built-in case on every dialect it applies to.
+            let named = scenario.profiles.filter { dialects[$0] != nil }
+            let applicable = dialects.values.filter { !named.contains($0.description.name) && scenario.applies(to: $0.description) }
+            return (builtIn + named + applicable.map(\.description.name).sorted()).map { (scenario, $0) }
+        }
+        let undeclared = chosen.flatMap { scenario in
+            scenario.profiles.filter { ProfileName(rawValue: $0) == nil && dialects[$0] == nil }.map { "\(scenario.file): case \(scenario.id) runs on '\($0)'" }
+        }
+        if let first = undeclared.first {
+            let names = dialects.keys.sorted()
+            let known = names.isEmpty ? "no --dialect was given" : "--dialect declares \(names.joined(separator: ", "))"
+            FileHandle.standardError.write(Data("\(first), a dialect no --dialect FILE declares (\(known))\n".utf8))
+            throw ExitCode(RunExit.usage)
         }
         // A shard of a small selection may be empty: its report is then empty, not an error.
         let selected = part?.select(filtered) ?? filtered

@@ -37,6 +37,28 @@ struct DialectBinaryTests {
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("PASS       1.1 [acme]"), "\(run.stdout)")
 
+        // A case of the team's own, on its dialect: it runs with --dialect, and without it is a usage error.
+        let cases = directory.appendingPathComponent("cases")
+        try FileManager.default.createDirectory(at: cases, withIntermediateDirectories: true)
+        try """
+        id: "acme.1"
+        name: concurrent calls on an expired Acme session renew it once
+        description: Five calls meet an expired token at once; one renewal, each call retried.
+        profile: acme
+        steps:
+          - login: {}
+          - advance_clock: 3600
+          - parallel: {count: 5, request: {method: GET, path: /api/items}}
+        expect:
+          refreshes: 1
+          outcomes: {ok: all}
+
+        """.write(to: cases.appendingPathComponent("acme-1.yaml"), atomically: true, encoding: .utf8)
+        let own = try runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path, "--dialect", file])
+        #expect(own.status == 0 && own.stdout.contains("PASS       acme.1 [acme]"), "\(own.stdout)\(own.stderr)")
+        let undeclared = try runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path])
+        #expect(undeclared.status == 2 && undeclared.stderr.contains("case acme.1 runs on 'acme', a dialect no --dialect FILE declares"), "\(undeclared)")
+
         // A broken file: exit 2 and the place, from validate, serve and run alike.
         try example.stdout.replacingOccurrences(of: "{access_token}", with: "{acess_token}").write(toFile: file, atomically: true, encoding: .utf8)
         let invalid = try runAuthmock(["validate", file])
