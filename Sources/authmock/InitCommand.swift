@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthmockScenario
+import DriverProtocol
 import Foundation
 
 /// `authmock init`: a scenario to start from, the schema for editors, and a
@@ -19,14 +20,27 @@ struct InitCommand: ParsableCommand {
     @Option(help: "Directory to write into (default: authmock-tests).") var dir = "authmock-tests"
     @Option(help: "Driver template: python or swift.") var language = "python"
     @Option(name: .customLong("authmock-path"), help: "swift: path of your authmock checkout, for the DriverKit dependency.") var authmockPath = "../authmock"
+    @Option(help: "A dialect file of your backend (docs/dialects.md): copied to DIR/dialect.yaml, the case runs on it, and the next steps pass --dialect.")
+    var dialect: String?
     @Flag(help: "Overwrite files that exist.") var force = false
 
     func run() throws {
         guard ["python", "swift"].contains(language) else { throw ValidationError("--language takes python or swift") }
+        // A dialect file is checked before anything is written: a broken one is exit 2 with its place.
+        var declared: (name: String, text: String)? = nil
+        if let dialect {
+            do {
+                let loaded = try DialectLoader.load(file: dialect)
+                declared = (loaded.description.name, try String(contentsOfFile: dialect, encoding: .utf8))
+            } catch let error as ScenarioError {
+                throw ValidationError("\(error) (authmock validate \(dialect) lists every problem)")
+            }
+        }
         var files: [(String, String)] = [
             ("scenario.schema.json", ScenarioFormat.jsonSchema()),
-            ("scenarios/my-first-case.yaml", Templates.scenario(schemaPath: "../scenario.schema.json")),
+            ("scenarios/my-first-case.yaml", Templates.scenario(schemaPath: "../scenario.schema.json", profile: declared?.name ?? "oauth2")),
         ]
+        if let declared { files.append(("dialect.yaml", declared.text)) }
         if language == "python" {
             files.append(("driver/driver.py", Templates.pythonDriver))
             files.append(("driver/expected-failures.yaml", Templates.pythonDriverExpectedFailures))
@@ -46,14 +60,20 @@ struct InitCommand: ParsableCommand {
         }
         let driver = language == "python" ? "python3 \(dir)/driver/driver.py" : "\(dir)/driver/.build/debug/my-authmock-driver"
         let build = language == "swift" ? "swift build --package-path \(dir)/driver && " : ""
-        let known = language == "python" ? " --expected-failures \(dir)/driver/expected-failures.yaml" : ""
+        // The template's expected failures are the built-in profiles'; a dialect's driver is the user's to write.
+        let known = language == "python" && declared == nil ? " --expected-failures \(dir)/driver/expected-failures.yaml" : ""
+        let withDialect = declared == nil ? "" : " --dialect \(dir)/dialect.yaml"
+        let adapt =
+            declared.map {
+                "  # the driver template speaks the built-in profiles: wrap your app's API client in it and list \"\($0.name)\" in hello's profiles\n"
+            } ?? ""
         // The built-in suite travels inside authmock: these work from any directory.
         print(
             """
 
             Next:
-              authmock validate \(dir)/scenarios
-              \(build)authmock run \(dir)/scenarios --driver "\(driver)"\(known)
+              authmock validate \(dir)/scenarios\(declared == nil ? "" : " \(dir)/dialect.yaml")
+            \(adapt)  \(build)authmock run \(dir)/scenarios --driver "\(driver)"\(known)\(withDialect)
             """)
     }
 }

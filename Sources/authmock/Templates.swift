@@ -88,7 +88,8 @@ enum Templates {
 
         """#
 
-    static func scenario(schemaPath: String) -> String {
+    /// `profile`: a built-in profile, or the dialect `authmock init --dialect` was given.
+    static func scenario(schemaPath: String, profile: String = "oauth2") -> String {
         """
         # yaml-language-server: $schema=\(schemaPath)
         id: "100.1"
@@ -98,7 +99,7 @@ enum Templates {
           A correct client refreshes exactly once and retries each call once.
           Change the steps and expectations to the behaviour you want to pin
           down; `authmock validate` checks the file, `authmock run` runs it.
-        profile: oauth2
+        profile: \(profile)
         level: must
         steps:
           - login: {}

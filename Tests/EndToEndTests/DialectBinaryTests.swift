@@ -59,6 +59,17 @@ struct DialectBinaryTests {
         let undeclared = try runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path])
         #expect(undeclared.status == 2 && undeclared.stderr.contains("case acme.1 runs on 'acme', a dialect no --dialect FILE declares"), "\(undeclared)")
 
+        // init --dialect: the dialect beside a first case that runs on it, and next steps that pass it.
+        let scaffold = directory.appendingPathComponent("scaffold").path
+        let made = try runAuthmock(["init", "--dir", scaffold, "--dialect", file])
+        #expect(made.status == 0, "\(made)")
+        #expect(made.stdout.contains("authmock validate \(scaffold)/scenarios \(scaffold)/dialect.yaml"), "\(made.stdout)")
+        #expect(made.stdout.contains("--dialect \(scaffold)/dialect.yaml"), "\(made.stdout)")
+        let scaffolded = try runAuthmock(["validate", "\(scaffold)/scenarios", "\(scaffold)/dialect.yaml"])
+        #expect(scaffolded.status == 0 && scaffolded.stdout.contains("100.1 my first case [acme]"), "\(scaffolded)")
+        let firstCase = try runAuthmock(["run", "\(scaffold)/scenarios", "--no-built-in", "--driver", try referenceDriver(), "--dialect", "\(scaffold)/dialect.yaml"])
+        #expect(firstCase.status == 0 && firstCase.stdout.contains("PASS       100.1 [acme]"), "\(firstCase.stdout)")
+
         // A broken file: exit 2 and the place, from validate, serve and run alike.
         try example.stdout.replacingOccurrences(of: "{access_token}", with: "{acess_token}").write(toFile: file, atomically: true, encoding: .utf8)
         let invalid = try runAuthmock(["validate", file])
