@@ -116,8 +116,8 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(RunExit.usage)
         }
         // A case mostly waits (held requests, real-time sleeps for client
-        // clocks): 2 cores run 16 at once with the same verdicts
-        // (TeethMatrixTests, TransportIndependenceTests). Attached clients are
+        // clocks): 2 cores run 16 at once with the same verdicts, 48 for the
+        // teeth matrix (TransportIndependenceTests, TeethMatrixTests). Attached clients are
         // few, so attach mode keeps one per core.
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let jobs = max(1, self.jobs ?? (attach ? cores : 8 * cores))
