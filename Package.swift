@@ -147,7 +147,7 @@ let package = Package(
         .executableTarget(
             name: "authmock-fuzz",
             dependencies: [
-                "AuthmockCore", "AuthmockServer", "AuthmockScenario",
+                "AuthmockCore", "AuthmockServer", "AuthmockScenario", "DriverProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),

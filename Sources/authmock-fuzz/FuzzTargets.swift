@@ -1,5 +1,6 @@
 import AuthmockCore
 import AuthmockScenario
+import DriverProtocol
 @testable import AuthmockServer
 import Foundation
 import HTTPTypes
@@ -15,7 +16,8 @@ enum FuzzTarget: String, CaseIterable {
     /// A request body: the form parser (token endpoints) and the JSON
     /// parser (app-backend dialects), and GraphQL's request reader.
     case body
-    /// A scenario file: the YAML loader and every check of the format.
+    /// A scenario or dialect file: the YAML loaders and every check of both
+    /// formats; a dialect that loads is compiled and its answers rendered.
     case scenario
     /// A GraphQL document and its variables, as a POST body and as a GET
     /// query string: the limits, the parser, the linear JSON reader.
@@ -70,6 +72,13 @@ enum FuzzTarget: String, CaseIterable {
     static func scenario(_ bytes: [UInt8]) {
         guard let text = String(validating: bytes, as: UTF8.self) else { return }
         _ = ScenarioLoader.problems(text, file: "fuzz.yaml")
+        guard let dialect = try? DialectLoader.parse(text, file: "fuzz.yaml") else { return }
+        let profile = DeclaredProfile(dialect.description)
+        for situation in Situation.examples {
+            _ = profile.errorResponse(profile.answer(to: situation).row, detail: "fuzz", headers: [:])
+        }
+        _ = profile.successBody(["sub": "alice"])
+        _ = profile.classify(method: .post, path: dialect.description.refresh.path, query: "grant_type=x", headers: [:], body: ByteBuffer(string: "{}"))
     }
 
     /// Runs async code to completion from libFuzzer's synchronous callback.
