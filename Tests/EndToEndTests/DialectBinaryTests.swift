@@ -20,7 +20,7 @@ struct DialectBinaryTests {
 
         // Served: the banner's curl lines are the dialect's, and its sign-in answers in its shape.
         let server = try ServingBinary(["--dialect", file])
-        #expect(server.banner.contains("(profile acme)"))
+        #expect(server.banner.contains("(declared dialect acme)"), "\(server.banner)")
         #expect(server.banner.contains(#"-d "{\"credentials\":{\"login\":\"alice\",\"secret\":\"wonderland\"}}" http://127.0.0.1:\#(server.port)/v2/session"#))
         let session = try await server.withClient { client in
             let response = try await client.post(
