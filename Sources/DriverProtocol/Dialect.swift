@@ -396,3 +396,43 @@ extension DialectDescription {
     /// Where an error answer says its code (`{code}` in `errors.body`), as keys.
     public var codePath: [String]? { errors.body.path(to: .code) }
 }
+
+extension JSONValue {
+    /// An object of string fields whose dotted names nest (`credentials.login`):
+    /// a dialect's request body as a client sends it.
+    public static func nested(_ fields: [(String, String)]) -> JSONValue {
+        var root: [String: JSONValue] = [:]
+        for (name, value) in fields { insert(value, at: name.split(separator: ".").map(String.init)[...], into: &root) }
+        return .object(root)
+    }
+
+    private static func insert(_ value: String, at path: ArraySlice<String>, into members: inout [String: JSONValue]) {
+        guard let first = path.first else { return }
+        guard path.count > 1 else {
+            members[first] = .string(value)
+            return
+        }
+        var nested: [String: JSONValue] = [:]
+        if case .object(let existing)? = members[first] { nested = existing }
+        insert(value, at: path.dropFirst(), into: &nested)
+        members[first] = .object(nested)
+    }
+
+    /// The value at `path`: object keys, and list indexes written as text
+    /// (`Template.path(to:)` gives such paths).
+    public func value(at path: [String]) -> JSONValue? {
+        var value = self
+        for key in path {
+            switch value {
+            case .object(let members):
+                guard let member = members[key] else { return nil }
+                value = member
+            case .array(let items):
+                guard let index = Int(key), items.indices.contains(index) else { return nil }
+                value = items[index]
+            default: return nil
+            }
+        }
+        return value
+    }
+}

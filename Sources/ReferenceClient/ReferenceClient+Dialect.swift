@@ -49,47 +49,24 @@ extension ReferenceClient {
         case .form:
             return ([("Content-Type", "application/x-www-form-urlencoded")], form(fields))
         case .json:
-            var root: [String: Any] = [:]
-            for (name, value) in fields { nest(value, at: name.split(separator: ".").map(String.init)[...], into: &root) }
-            let data = (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])) ?? Data("{}".utf8)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let data = (try? encoder.encode(JSONValue.nested(fields))) ?? Data("{}".utf8)
             return ([("Content-Type", "application/json")], String(decoding: data, as: UTF8.self))
         }
     }
 
-    private static func nest(_ value: String, at path: ArraySlice<String>, into object: inout [String: Any]) {
-        guard let first = path.first else { return }
-        if path.count == 1 {
-            object[first] = value
-            return
-        }
-        var nested = object[first] as? [String: Any] ?? [:]
-        nest(value, at: path.dropFirst(), into: &nested)
-        object[first] = nested
-    }
-
-    /// The value a placeholder stands for in the dialect's success answer: in
-    /// the body where the template puts it, or in a header.
-    static func declaredValue(_ placeholder: Placeholder, in answer: Answer, dialect: DialectDescription) -> Any? {
-        if let path = dialect.tokens.body.path(to: placeholder) {
-            var value: Any? = try? JSONSerialization.jsonObject(with: Data(answer.body.utf8), options: [.fragmentsAllowed])
-            for key in path {
-                if let object = value as? [String: Any] {
-                    value = object[key]
-                } else if let list = value as? [Any], let index = Int(key), list.indices.contains(index) {
-                    value = list[index]
-                } else {
-                    return nil
-                }
-            }
-            return value
-        }
+    /// The value a placeholder stands for in the dialect's success answer
+    /// (`body`, parsed once by the caller): where the template puts it, or in a header.
+    static func declaredValue(_ placeholder: Placeholder, in answer: Answer, body: JSONValue?, dialect: DialectDescription) -> JSONValue? {
+        if let path = dialect.tokens.body.path(to: placeholder) { return body?.value(at: path) }
         for (name, template) in dialect.tokens.headers {
             guard let header = answer.headers.first(name: name) else { continue }
             switch template {
-            case .placeholder(placeholder, _): return header
+            case .placeholder(placeholder, _): return .string(header)
             case .text(let pieces) where pieces.count == 2:
                 if case .literal(let prefix) = pieces[0], case .placeholder(placeholder) = pieces[1], header.hasPrefix(prefix) {
-                    return String(header.dropFirst(prefix.count))
+                    return .string(String(header.dropFirst(prefix.count)))
                 }
             default: continue
             }
@@ -100,19 +77,21 @@ extension ReferenceClient {
     /// Token fields from a sign-in or refresh answer, in the declared dialect or the built-in ones.
     func tokens(_ answer: Answer) -> (access: String?, refresh: String?) {
         guard let dialect else { return Self.tokens(answer) }
-        return (
-            Self.declaredValue(.accessToken, in: answer, dialect: dialect) as? String,
-            Self.declaredValue(.refreshToken, in: answer, dialect: dialect) as? String
-        )
+        let body = answer.jsonValue
+        let text = { (placeholder: Placeholder) -> String? in
+            if case .string(let value)? = Self.declaredValue(placeholder, in: answer, body: body, dialect: dialect) { return value }
+            return nil
+        }
+        return (text(.accessToken), text(.refreshToken))
     }
 
     /// The lifetime an answer announces, in seconds: a number, or a number written as a string.
     func lifetime(_ answer: Answer) -> Double? {
         guard let dialect else { return Self.lifetime(answer) }
-        switch Self.declaredValue(.expiresIn, in: answer, dialect: dialect) {
-        case let number as Int: return Double(number)
-        case let number as Double: return number
-        case let text as String: return Double(text)
+        switch Self.declaredValue(.expiresIn, in: answer, body: answer.jsonValue, dialect: dialect) {
+        case .integer(let number)?: return Double(number)
+        case .number(let number)?: return number
+        case .string(let text)?: return Double(text)
         default: return nil
         }
     }
@@ -124,12 +103,6 @@ extension ReferenceClient {
         guard let expired = dialect.expiredAnswer else { return answer.status == 401 }
         guard answer.status == expired.status else { return false }
         guard dialect.signalsExpiryByCode, let path = dialect.codePath else { return true }
-        var value: Any? = answer.json
-        for key in path { value = (value as? [String: Any])?[key] }
-        switch (expired.code, value) {
-        case (.integer(let code), let number as Int): return code == number
-        case (.string(let code), let text as String): return code == text
-        default: return false
-        }
+        return answer.jsonValue?.value(at: path) == expired.code
     }
 }

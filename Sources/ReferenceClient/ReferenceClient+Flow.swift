@@ -178,18 +178,15 @@ extension ReferenceClient {
             if faults.contains(.refreshOnAnyGraphQLError) { return !answer.graphQLErrorCodes.isEmpty }
             return answer.graphQLUnauthenticated && !faults.contains(.refreshOnlyByExpiry)
         }
-        if let dialect, ownsURL(path), !faults.contains(.refreshOnlyByExpiry) {
-            // A declared dialect says what an expired token gets (docs/dialects.md).
-            if Self.isExpirySignal(answer, dialect: dialect) { return !(faults.contains(.needsErrorBody) && answer.body.isEmpty) }
-            if answer.status == 403 { return faults.contains(.refreshOn403) }
-            return answer.status == 401 && faults.contains(.refreshOnAny401)
-        }
-        if answer.status == 403 { return faults.contains(.refreshOn403) }
-        guard answer.status == 401 else { return false }
+        // A declared dialect says which status an expired token gets (docs/dialects.md); the built-in ones use 401.
+        let signal = dialect?.expiredAnswer?.status ?? 401
+        if answer.status == 403, signal != 403 { return faults.contains(.refreshOn403) }
+        guard answer.status == signal || answer.status == 401 else { return false }
         if faults.contains(.refreshOnlyByExpiry) { return false }
         if faults.contains(.needsErrorBody), answer.body.isEmpty { return false }
         // Another server's 401 is not about our token.
         if !ownsURL(path) { return faults.contains(.refreshOnAny401) }
+        if let dialect { return Self.isExpirySignal(answer, dialect: dialect) || faults.contains(.refreshOnAny401) }
         switch profile {
         case .envelope:
             // Only 40101 means "expired, refresh"; 40102/40103 mean sign in again.

@@ -79,6 +79,9 @@ struct Answer: Sendable {
 
     var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] }
 
+    /// The body as a JSON value (a declared dialect's answers are read by template paths).
+    var jsonValue: JSONValue? { try? JSONDecoder().decode(JSONValue.self, from: Data(body.utf8)) }
+
     /// The `extensions.code` of each GraphQL error in the body.
     var graphQLErrorCodes: [String] {
         guard let errors = json?["errors"] as? [[String: Any]] else { return [] }

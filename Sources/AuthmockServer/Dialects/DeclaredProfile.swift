@@ -317,25 +317,14 @@ public struct DeclaredProfile: Profile {
         case .form:
             parts += fields.map { "-d \($0.0)=\($0.1)" }
         case .json:
-            var root: [String: JSONValue] = [:]
-            for (name, value) in fields { insert(value, at: name.split(separator: ".").map(String.init), into: &root) }
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            let json = String(decoding: (try? encoder.encode(JSONValue.object(root))) ?? Data(), as: UTF8.self)
+            let json = String(decoding: (try? encoder.encode(JSONValue.nested(fields))) ?? Data(), as: UTF8.self)
             parts.append("-H 'Content-Type: application/json'")
             parts.append("-d \"\(json.replacingOccurrences(of: "\"", with: "\\\""))\"")
         }
         parts.append(baseURL + endpoint.path)
         return parts.joined(separator: " ")
-    }
-
-    private static func insert(_ value: String, at path: [String], into members: inout [String: JSONValue]) {
-        guard let first = path.first else { return }
-        if path.count == 1 { members[first] = .string(value); return }
-        var nested: [String: JSONValue] = [:]
-        if case .object(let existing)? = members[first] { nested = existing }
-        insert(value, at: Array(path.dropFirst()), into: &nested)
-        members[first] = .object(nested)
     }
 }
 
@@ -346,19 +335,6 @@ extension DialectDescription.TokenLocation {
         case .field(let name): name
         case .header(let name, _): "the \(name) header"
         case .cookie(let name): "the \(name) cookie"
-        }
-    }
-}
-
-extension Situation {
-    /// The words a declared dialect says after a situation's message.
-    var detail: String? {
-        switch self {
-        case .notFound(let method, let path), .methodNotAllowed(let method, let path): "\(method) \(path)"
-        case .malformedFraming(let text), .payloadTooLarge(let text): text
-        case .body: bodyDetail
-        case .insufficientScope(let scope): "needs \(scope)"
-        default: nil
         }
     }
 }

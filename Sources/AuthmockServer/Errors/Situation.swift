@@ -85,21 +85,26 @@ extension Situation {
     /// envelope answers alike.
     var commonAnswer: ErrorAnswer {
         switch self {
-        case .notFound(let method, let path), .methodNotAllowed(let method, let path): ErrorAnswer(CommonError.notFound, detail: "\(method) \(path)")
-        case .malformedFraming(let detail): ErrorAnswer(CommonError.malformedFraming, detail: detail)
-        case .payloadTooLarge(let detail): ErrorAnswer(CommonError.payloadTooLarge, detail: detail)
+        case .notFound, .methodNotAllowed: ErrorAnswer(CommonError.notFound, detail: detail)
+        case .malformedFraming: ErrorAnswer(CommonError.malformedFraming, detail: detail)
+        case .payloadTooLarge: ErrorAnswer(CommonError.payloadTooLarge, detail: detail)
         case .storeUnavailable: ErrorAnswer(CommonError.storeUnavailable)
         default: ErrorAnswer(CommonError.internalError)
         }
     }
 
-    /// The words every dialect says after a body problem's message.
-    var bodyDetail: String? {
+    /// The words said after a situation's message where a dialect says any:
+    /// the request that found no route, by how much a body was too large,
+    /// which field a body lacks, the scope a token lacks.
+    var detail: String? {
         switch self {
+        case .notFound(let method, let path), .methodNotAllowed(let method, let path): "\(method) \(path)"
+        case .malformedFraming(let text), .payloadTooLarge(let text): text
         case .body(.malformed): nil
         case .body(.notAnObject): "the body must be a JSON object"
         case .body(.missing(let name)): name
         case .body(.wrongType(let name)): "\(name) must be a string"
+        case .insufficientScope(let scope): "needs \(scope)"
         default: nil
         }
     }

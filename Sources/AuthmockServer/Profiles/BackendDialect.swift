@@ -113,8 +113,8 @@ extension PlainErrorProfile {
         switch situation {
         case .notFound, .methodNotAllowed, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
         case .body(.malformed): return ErrorAnswer(BackendError.malformedJSON)
-        case .body(.notAnObject), .body(.wrongType): return ErrorAnswer(BackendError.invalidField, detail: situation.bodyDetail)
-        case .body(.missing): return ErrorAnswer(BackendError.missingField, detail: situation.bodyDetail)
+        case .body(.notAnObject), .body(.wrongType): return ErrorAnswer(BackendError.invalidField, detail: situation.detail)
+        case .body(.missing): return ErrorAnswer(BackendError.missingField, detail: situation.detail)
         case .wrongCredentials: return ErrorAnswer(BackendError.wrongCredentials)
         case .noAccessToken, .accessToken(.missing): return ErrorAnswer(BackendError.missingToken, headers: challenge)
         case .accessToken(.expired): return ErrorAnswer(BackendError.tokenExpired, headers: challenge)
@@ -127,7 +127,7 @@ extension PlainErrorProfile {
         case .refreshToken: return ErrorAnswer(HeaderRotationError.refreshUnknown, headers: challenge)
         // Only a refresh endpoint that takes both tokens meets these (PairedRefreshProfile).
         case .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: return ErrorAnswer(HeaderRotationError.refreshUnknown, headers: challenge)
-        case .insufficientScope(let scope): return ErrorAnswer(BackendError.accessDenied, detail: "needs \(scope)")
+        case .insufficientScope: return ErrorAnswer(BackendError.accessDenied, detail: situation.detail)
         }
     }
 

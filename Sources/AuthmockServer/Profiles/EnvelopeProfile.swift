@@ -88,15 +88,15 @@ public struct EnvelopeProfile: Profile {
     public func answer(to situation: Situation) -> ErrorAnswer {
         let error: EnvelopeError
         switch situation {
-        case .notFound(let method, let path): return ErrorAnswer(EnvelopeError.notFound, detail: "\(method) \(path)")
-        case .methodNotAllowed(let method, let path): return ErrorAnswer(EnvelopeError.methodNotAllowed, detail: "\(method) \(path)")
-        case .malformedFraming(let detail): return ErrorAnswer(EnvelopeError.malformedFraming, detail: detail)
-        case .payloadTooLarge(let detail): return ErrorAnswer(EnvelopeError.payloadTooLarge, detail: detail)
+        case .notFound: return ErrorAnswer(EnvelopeError.notFound, detail: situation.detail)
+        case .methodNotAllowed: return ErrorAnswer(EnvelopeError.methodNotAllowed, detail: situation.detail)
+        case .malformedFraming: return ErrorAnswer(EnvelopeError.malformedFraming, detail: situation.detail)
+        case .payloadTooLarge: return ErrorAnswer(EnvelopeError.payloadTooLarge, detail: situation.detail)
         case .storeUnavailable: error = .storeUnavailable
         case .internalError: error = .internalError
         case .body(.malformed): error = .malformedJSON
-        case .body(.notAnObject), .body(.wrongType): return ErrorAnswer(EnvelopeError.invalidParameter, detail: situation.bodyDetail)
-        case .body(.missing): return ErrorAnswer(EnvelopeError.missingParameter, detail: situation.bodyDetail)
+        case .body(.notAnObject), .body(.wrongType): return ErrorAnswer(EnvelopeError.invalidParameter, detail: situation.detail)
+        case .body(.missing): return ErrorAnswer(EnvelopeError.missingParameter, detail: situation.detail)
         case .wrongCredentials: error = .wrongCredentials
         case .refreshToken(.expired): error = .refreshExpired
         case .refreshToken(.unknown): error = .refreshUnknown

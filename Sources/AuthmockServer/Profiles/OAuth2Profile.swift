@@ -109,7 +109,7 @@ public struct OAuth2Profile: Profile {
         }
         switch situation {
         case .notFound, .methodNotAllowed, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
-        case .body(.missing(let name)): return ErrorAnswer(OAuth2Error.missingParameter, detail: name)
+        case .body(.missing): return ErrorAnswer(OAuth2Error.missingParameter, detail: situation.detail)
         case .body: return ErrorAnswer(OAuth2Error.malformedBody)
         case .wrongCredentials: return ErrorAnswer(OAuth2Error.wrongCredentials)
         case .refreshToken(let failure): return ErrorAnswer(OAuth2Error.refresh(failure))
@@ -122,7 +122,7 @@ public struct OAuth2Profile: Profile {
         case .insufficientScope(let scope):
             let error = OAuth2Error.insufficientScope
             let challenge = bare + #", error="insufficient_scope", error_description="\#(error.row.message)", scope="\#(scope)""#
-            return ErrorAnswer(error, detail: "needs \(scope)", headers: [.wwwAuthenticate: challenge])
+            return ErrorAnswer(error, detail: situation.detail, headers: [.wwwAuthenticate: challenge])
         }
     }
 
