@@ -34,38 +34,23 @@ public enum DialectLoader {
     }
 
     public static func load(file: String) throws(ScenarioError) -> LoadedDialect {
-        switch parseAll(read(file), file: file) {
-        case .success(let dialect): return dialect
-        case .failure(let problems): throw problems.list[0]
-        }
+        try ScenarioLoader.readText(file).flatMap { parseAll($0, file: file) }.firstProblemThrown()
     }
 
     /// Every problem of a file, in file order (empty when it is valid).
     public static func problems(file: String) -> [ScenarioError] {
-        guard let text = read(file) else { return [ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")] }
-        return problems(text, file: file)
+        ScenarioLoader.readText(file).flatMap { parseAll($0, file: file) }.problems
     }
 
     public static func problems(_ text: String, file: String) -> [ScenarioError] {
-        switch parseAll(text, file: file) {
-        case .success: []
-        case .failure(let problems): problems.list
-        }
+        parseAll(text, file: file).problems
     }
 
     public static func parse(_ text: String, file: String) throws(ScenarioError) -> LoadedDialect {
-        switch parseAll(text, file: file) {
-        case .success(let dialect): return dialect
-        case .failure(let problems): throw problems.list[0]
-        }
+        try parseAll(text, file: file).firstProblemThrown()
     }
 
-    private static func read(_ file: String) -> String? {
-        FileManager.default.contents(atPath: file).flatMap { String(data: $0, encoding: .utf8) }
-    }
-
-    static func parseAll(_ text: String?, file: String) -> Result<LoadedDialect, ScenarioLoader.Problems> {
-        guard let text else { return .failure(.init(list: [ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")])) }
+    static func parseAll(_ text: String, file: String) -> Result<LoadedDialect, ScenarioLoader.Problems> {
         let node: Node
         do {
             guard let composed = try Yams.compose(yaml: text) else {

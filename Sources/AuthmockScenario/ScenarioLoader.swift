@@ -33,32 +33,28 @@ public enum ScenarioLoader {
     }
 
     public static func load(file: String) throws(ScenarioError) -> Scenario {
-        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-            throw ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")
-        }
-        return try parse(text, file: file)
+        try readText(file).flatMap { parseAll($0, file: file) }.firstProblemThrown()
     }
 
     /// Every problem of a file, in file order (empty when it is valid).
     public static func problems(file: String) -> [ScenarioError] {
-        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-            return [ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")]
-        }
-        return problems(text, file: file)
+        readText(file).flatMap { parseAll($0, file: file) }.problems
     }
 
     public static func problems(_ text: String, file: String) -> [ScenarioError] {
-        switch parseAll(text, file: file) {
-        case .success: []
-        case .failure(let problems): problems.list
-        }
+        parseAll(text, file: file).problems
     }
 
     public static func parse(_ text: String, file: String) throws(ScenarioError) -> Scenario {
-        switch parseAll(text, file: file) {
-        case .success(let scenario): return scenario
-        case .failure(let problems): throw problems.list[0]
+        try parseAll(text, file: file).firstProblemThrown()
+    }
+
+    /// A YAML file's text, for either format's loader.
+    static func readText(_ file: String) -> Result<String, Problems> {
+        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+            return .failure(Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")]))
         }
+        return .success(text)
     }
 
     struct Problems: Error { var list: [ScenarioError] }
@@ -315,5 +311,21 @@ private struct Builder {
 
     func expectations(_ value: SpecValue) throws(ScenarioError) -> Expectations {
         try Expectations.build(value, checker: checker)
+    }
+}
+
+extension Result where Failure == ScenarioLoader.Problems {
+    /// Every problem found, in file order (empty when the file is valid).
+    var problems: [ScenarioError] {
+        if case .failure(let problems) = self { return problems.list }
+        return []
+    }
+
+    /// The value, or the first problem thrown.
+    func firstProblemThrown() throws(ScenarioError) -> Success {
+        switch self {
+        case .success(let value): return value
+        case .failure(let problems): throw problems.list[0]
+        }
     }
 }
