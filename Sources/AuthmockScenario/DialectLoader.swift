@@ -46,11 +46,12 @@ public enum DialectLoader {
         parseAll(text, file: file).problems
     }
 
-    public static func parse(_ text: String, file: String) throws(ScenarioError) -> LoadedDialect {
-        try parseAll(text, file: file).firstProblemThrown()
+    /// `builtin`: one of authmock's own files (`dialects/`), which may take a built-in profile's name.
+    public static func parse(_ text: String, file: String, builtin: Bool = false) throws(ScenarioError) -> LoadedDialect {
+        try parseAll(text, file: file, builtin: builtin).firstProblemThrown()
     }
 
-    static func parseAll(_ text: String, file: String) -> Result<LoadedDialect, ScenarioLoader.Problems> {
+    static func parseAll(_ text: String, file: String, builtin: Bool = false) -> Result<LoadedDialect, ScenarioLoader.Problems> {
         let node: Node
         do {
             guard let composed = try Yams.compose(yaml: text) else {
@@ -65,7 +66,7 @@ public enum DialectLoader {
             let value = try checker.check(node, .object(DialectFormat.dialect), "")
             let shapeProblems = checker.found.problems
             if !shapeProblems.isEmpty { return .failure(sorted(shapeProblems)) }
-            let builder = DialectBuilder(checker: checker, file: file)
+            let builder = DialectBuilder(checker: checker, file: file, builtin: builtin)
             let dialect = try builder.dialect(value)
             let ruleProblems = checker.found.problems
             return ruleProblems.isEmpty ? .success(dialect) : .failure(sorted(ruleProblems))
@@ -124,6 +125,18 @@ public enum DialectFormat {
                 Field("code", .oneOf([.integer(), .string()]), required: true, "said where the error body has `{code}`: a string, or a number"),
                 Field("message", .string(), required: true, "said where the error body has `{message}`, with a detail after a colon"),
                 Field("headers", .map(.string()), "headers the answer carries, e.g. a `WWW-Authenticate` challenge"),
+                Field("detail", .string(), "said after the message in place of the situation's own detail (the missing field's name, the scope needed)"),
+                Field("when", .string(), "when the backend answers this, for `authmock errors` (default: the situation's description)"),
+            ])
+    }
+
+    static var tokens: ObjectSpec {
+        ObjectSpec(
+            "tokens",
+            [
+                Field("status", .integer(minimum: 200), "the HTTP status (default 200)"),
+                Field("headers", .map(.string()), "headers the answer carries; values may hold placeholders"),
+                Field("body", .any, required: true, "the JSON answer, any shape, with placeholders such as `{access_token}`"),
             ])
     }
 
@@ -153,17 +166,16 @@ public enum DialectFormat {
                             [
                                 Field("refresh_token", .object(location), required: true, "where the refresh token travels"),
                                 Field("access_token", .object(location), "where the (maybe expired) access token travels too, when the backend wants it"),
+                                Field(
+                                    "access_token_copy", .object(location),
+                                    "a second place the same access token travels (`Authorization: Bearer` beside a body field); a refresh whose copies differ is refused"),
+                                Field("tokens", .object(tokens), "the refresh's own answer, where it differs from sign-in's `tokens`"),
+                                Field(
+                                    "unrotated_refresh_token", .string(oneOf: DialectDescription.UnrotatedRefreshToken.allCases.map(\.rawValue)),
+                                    "with rotation off, what the refresh answer's `{refresh_token}` says: left_out (default: its member is left out, the client keeps its own) or repeated (the token the client sent)"
+                                ),
                             ])), required: true, "where the client exchanges its refresh token"),
-                Field(
-                    "tokens",
-                    .object(
-                        ObjectSpec(
-                            "tokens",
-                            [
-                                Field("status", .integer(minimum: 200), "the HTTP status (default 200)"),
-                                Field("headers", .map(.string()), "headers the answer carries; values may hold placeholders"),
-                                Field("body", .any, required: true, "the JSON answer, any shape, with placeholders such as `{access_token}`"),
-                            ])), required: true, "the answer to a sign-in or refresh that issued tokens"),
+                Field("tokens", .object(tokens), required: true, "the answer to a sign-in or refresh that issued tokens"),
                 Field(
                     "errors",
                     .object(
@@ -186,6 +198,7 @@ public enum DialectFormat {
 private struct DialectBuilder {
     let checker: SpecChecker
     let file: String
+    let builtin: Bool
 
     func dialect(_ value: SpecValue) throws(ScenarioError) -> LoadedDialect {
         let o = try value.object(checker, "dialect")
@@ -194,7 +207,7 @@ private struct DialectBuilder {
         if name.isEmpty || !name.allSatisfy({ ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }) {
             checker.found.add(checker.error(at: nameValue.mark, "dialect: '\(name)' must be lower-case letters, digits and dashes"))
         }
-        if Profiles.names.contains(name) {
+        if !builtin, Profiles.names.contains(name) {
             checker.found.add(checker.error(at: nameValue.mark, "dialect: '\(name)' is a built-in profile; name yours differently (`--profile \(name)` serves the built-in one)"))
         }
         let signInValue = try o.required("sign_in", checker, at: value.mark)
@@ -211,10 +224,19 @@ private struct DialectBuilder {
         let refreshValue = try o.required("refresh", checker, at: value.mark)
         let refreshObject = try refreshValue.object(checker, "refresh")
         let refreshEndpoint = try endpoint(refreshValue, "refresh")
+        let accessToken = try refreshObject["access_token"].map { v throws(ScenarioError) in try location(v, "refresh.access_token", encoding: refreshEndpoint.encoding) }
+        let accessTokenCopy = try refreshObject["access_token_copy"].map { v throws(ScenarioError) in
+            try location(v, "refresh.access_token_copy", encoding: refreshEndpoint.encoding)
+        }
+        if let copyValue = refreshObject["access_token_copy"], accessToken == nil || accessToken == accessTokenCopy {
+            checker.found.add(checker.error(at: copyValue.mark, "refresh.access_token_copy: a second place needs a first, `refresh.access_token`, and differs from it"))
+        }
         let refresh = DialectDescription.Refresh(
             method: refreshEndpoint.method, path: refreshEndpoint.path, match: refreshEndpoint.match, encoding: refreshEndpoint.encoding,
             refreshToken: try location(try refreshObject.required("refresh_token", checker, at: refreshValue.mark), "refresh.refresh_token", encoding: refreshEndpoint.encoding),
-            accessToken: try refreshObject["access_token"].map { v throws(ScenarioError) in try location(v, "refresh.access_token", encoding: refreshEndpoint.encoding) })
+            accessToken: accessToken, accessTokenCopy: accessTokenCopy,
+            tokens: try refreshObject["tokens"].map { v throws(ScenarioError) in try answerTemplate(v, "refresh.tokens") },
+            unrotatedRefreshToken: refreshObject["unrotated_refresh_token"]?.string.flatMap(DialectDescription.UnrotatedRefreshToken.init(rawValue:)))
         if signIn.method == refresh.method, signIn.path == refresh.path, signIn.match == refresh.match || signIn.match.isEmpty || refresh.match.isEmpty {
             checker.found.add(
                 checker.error(
@@ -222,15 +244,7 @@ private struct DialectBuilder {
                     "refresh: \(refresh.method) \(refresh.path) is the sign-in endpoint too; give each its own method or path, or each a `match` that tells them apart"))
         }
 
-        let tokensValue = try o.required("tokens", checker, at: value.mark)
-        let tokensObject = try tokensValue.object(checker, "tokens")
-        let tokens = DialectDescription.AnswerTemplate(
-            status: tokensObject["status"]?.integer ?? 200,
-            headers: try headers(tokensObject["headers"], "tokens.headers", allowed: Placeholder.success),
-            body: try template(try tokensObject.required("body", checker, at: tokensValue.mark), "tokens.body", allowed: Placeholder.success))
-        if !tokens.body.placeholders.contains(.accessToken) && !tokens.headers.values.contains(where: { $0.placeholders.contains(.accessToken) }) {
-            checker.found.add(checker.error(at: tokensValue.mark, "tokens: the answer must say `{access_token}` somewhere (body or headers)"))
-        }
+        let tokens = try answerTemplate(try o.required("tokens", checker, at: value.mark), "tokens")
 
         let errorsValue = try o.required("errors", checker, at: value.mark)
         let errorsObject = try errorsValue.object(checker, "errors")
@@ -299,6 +313,19 @@ private struct DialectBuilder {
         return (o["method"]?.string ?? "POST", path, match, encoding)
     }
 
+    /// A success answer (`tokens`, `refresh.tokens`): it must say the new access token.
+    func answerTemplate(_ value: SpecValue, _ path: String) throws(ScenarioError) -> DialectDescription.AnswerTemplate {
+        let o = try value.object(checker, path)
+        let tokens = DialectDescription.AnswerTemplate(
+            status: o["status"]?.integer ?? 200,
+            headers: try headers(o["headers"], "\(path).headers", allowed: Placeholder.success),
+            body: try template(try o.required("body", checker, at: value.mark), "\(path).body", allowed: Placeholder.success))
+        if !tokens.body.placeholders.contains(.accessToken) && !tokens.headers.values.contains(where: { $0.placeholders.contains(.accessToken) }) {
+            checker.found.add(checker.error(at: value.mark, "\(path): the answer must say `{access_token}` somewhere (body or headers)"))
+        }
+        return tokens
+    }
+
     func location(_ value: SpecValue, _ path: String, encoding: DialectDescription.BodyEncoding) throws(ScenarioError) -> DialectDescription.TokenLocation {
         let o = try value.object(checker, path)
         let given = ["field", "header", "cookie"].filter { o[$0] != nil }
@@ -328,7 +355,7 @@ private struct DialectBuilder {
         let code: JSONValue = codeValue.integer.map(JSONValue.integer) ?? .string(codeValue.string ?? "")
         return .init(
             status: status, code: code, message: try o.required("message", checker, at: value.mark).string(checker, "\(path).message"),
-            headers: try headers(o["headers"], "\(path).headers", allowed: Placeholder.error))
+            headers: try headers(o["headers"], "\(path).headers", allowed: Placeholder.error), detail: o["detail"]?.string, when: o["when"]?.string)
     }
 
     func headers(_ value: SpecValue?, _ path: String, allowed: [Placeholder]) throws(ScenarioError) -> [String: Template] {

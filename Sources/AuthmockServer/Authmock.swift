@@ -34,7 +34,7 @@ public final class Authmock: Sendable {
         try options.profileOptions.validate()
         let profile: any Profile
         if let dialect = options.dialect {
-            profile = DeclaredProfile(dialect)
+            profile = DeclaredProfile(dialect, options: options.profileOptions)
         } else if let builtIn = Profiles.make(options.profile, options: options.profileOptions) {
             profile = builtIn
         } else {

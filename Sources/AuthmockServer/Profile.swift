@@ -88,7 +88,8 @@ public struct ProfileOptions: Sendable, Equatable {
     public var rotateEvery: Int? = nil
     /// header-rotation: seconds a rotated-away access token keeps working.
     public var rotationGraceSeconds: Int = 0
-    /// reissue (default 406) and renewal (default 401): status of a failed refresh.
+    /// Dialects served from a file (reissue, renewal, a user's): the status
+    /// of every refused refresh in place of the file's.
     public var refreshFailureStatus: Int? = nil
 
     public init() {}
@@ -116,10 +117,8 @@ public enum Profiles {
         guard let profile = ProfileName(rawValue: name) else { return nil }
         return switch profile {
         case .oauth2: OAuth2Profile(errors: options.oauth2Errors)
-        case .envelope: EnvelopeProfile()
-        case .reissue: PairedRefreshProfile.reissue(failureStatus: options.refreshFailureStatus)
-        case .renewal: PairedRefreshProfile.renewal(failureStatus: options.refreshFailureStatus)
         case .headerRotation: HeaderRotationProfile(options: options)
+        case .envelope, .reissue, .renewal: BuiltinDialects.description(name).map { DeclaredProfile($0, options: options) }
         }
     }
 }

@@ -84,19 +84,41 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var refreshToken: TokenLocation
         /// Set when the refresh carries the (possibly expired) access token too.
         public var accessToken: TokenLocation?
+        /// A second place the same access token travels (a Bearer header
+        /// beside a body field); the two must be the same token.
+        public var accessTokenCopy: TokenLocation?
+        /// The refresh's own answer where it differs from sign-in's (`tokens`).
+        public var tokens: AnswerTemplate?
+        /// What `{refresh_token}` says when rotation is off; nil: left out.
+        public var unrotatedRefreshToken: UnrotatedRefreshToken?
 
         enum CodingKeys: String, CodingKey {
-            case method, path, match, encoding, refreshToken = "refresh_token", accessToken = "access_token"
+            case method, path, match, encoding, refreshToken = "refresh_token", accessToken = "access_token", accessTokenCopy = "access_token_copy"
+            case tokens, unrotatedRefreshToken = "unrotated_refresh_token"
         }
 
-        public init(method: String, path: String, match: Match = Match(), encoding: BodyEncoding, refreshToken: TokenLocation, accessToken: TokenLocation?) {
+        public init(
+            method: String, path: String, match: Match = Match(), encoding: BodyEncoding, refreshToken: TokenLocation, accessToken: TokenLocation?,
+            accessTokenCopy: TokenLocation? = nil, tokens: AnswerTemplate? = nil, unrotatedRefreshToken: UnrotatedRefreshToken? = nil
+        ) {
             self.method = method
             self.path = path
             self.match = match
             self.encoding = encoding
             self.refreshToken = refreshToken
             self.accessToken = accessToken
+            self.accessTokenCopy = accessTokenCopy
+            self.tokens = tokens
+            self.unrotatedRefreshToken = unrotatedRefreshToken
         }
+    }
+
+    /// A refresh answer's `{refresh_token}` when the server does not rotate.
+    public enum UnrotatedRefreshToken: String, Sendable, Codable, CaseIterable {
+        /// Its member is left out: the client keeps the one it has.
+        case leftOut = "left_out"
+        /// The refresh token the client sent, said again.
+        case repeated
     }
 
     /// Where a token travels in a request: `{"field": NAME}`, `{"header":
@@ -165,12 +187,18 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var code: JSONValue
         public var message: String
         public var headers: [String: Template]
+        /// Said after the message in place of the situation's own detail.
+        public var detail: String?
+        /// When the backend answers this, for the error reference.
+        public var when: String?
 
-        public init(status: Int, code: JSONValue, message: String, headers: [String: Template]) {
+        public init(status: Int, code: JSONValue, message: String, headers: [String: Template], detail: String? = nil, when: String? = nil) {
             self.status = status
             self.code = code
             self.message = message
             self.headers = headers
+            self.detail = detail
+            self.when = when
         }
     }
 }

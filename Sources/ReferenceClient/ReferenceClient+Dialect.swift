@@ -20,7 +20,8 @@ extension ReferenceClient {
         var fields: [(String, String)] = endpoint.match.body.sorted { $0.key < $1.key }
         var headers: [(String, String)] = endpoint.match.headers.sorted { $0.key < $1.key }
         var cookies: [String] = []
-        for (location, token) in [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? "")] {
+        let places = [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? ""), (endpoint.accessTokenCopy, access ?? "")]
+        for (location, token) in places {
             switch location {
             case .field(let name)?: fields.append((name, token))
             case .header(let name, let scheme)?: headers.append((name, scheme.map { "\($0) \(token)" } ?? token))
@@ -58,9 +59,13 @@ extension ReferenceClient {
 
     /// The value a placeholder stands for in the dialect's success answer
     /// (`body`, parsed once by the caller): where the template puts it, or in a header.
+    /// Sign-in's answer and, where the refresh has its own, the refresh's are both looked in.
     static func declaredValue(_ placeholder: Placeholder, in answer: Answer, body: JSONValue?, dialect: DialectDescription) -> JSONValue? {
-        if let path = dialect.tokens.body.path(to: placeholder) { return body?.value(at: path) }
-        for (name, template) in dialect.tokens.headers {
+        let templates = [dialect.tokens] + (dialect.refresh.tokens.map { [$0] } ?? [])
+        for template in templates {
+            if let path = template.body.path(to: placeholder), let value = body?.value(at: path) { return value }
+        }
+        for (name, template) in templates.flatMap(\.headers) {
             guard let header = answer.headers.first(name: name) else { continue }
             switch template {
             case .placeholder(placeholder, _): return .string(header)

@@ -74,7 +74,41 @@ struct DialectFileTests {
             name: "a resource envelope without the resource", edit: { $0 + "resources: {body: {ok: true}}\n" }, line: 38,
             message: "resources.body: must hold `{data}`"),
         Broken(name: "broken YAML", edit: { $0 + "  - [unclosed\n" }, line: 38, message: "invalid YAML"),
+        Broken(
+            name: "a copy of no access token",
+            edit: {
+                $0.replacingOccurrences(
+                    of: "  refresh_token: {header: X-Refresh-Token}\n", with: "  refresh_token: {header: X-Refresh-Token}\n  access_token_copy: {header: Authorization, scheme: Bearer}\n")
+            },
+            line: 12, message: "refresh.access_token_copy: a second place needs a first"),
+        Broken(
+            name: "an unknown unrotated answer",
+            edit: { $0.replacingOccurrences(of: "  refresh_token: {header: X-Refresh-Token}\n", with: "  refresh_token: {header: X-Refresh-Token}\n  unrotated_refresh_token: kept\n") },
+            line: 12, message: "'kept' is not one of left_out, repeated"),
+        Broken(
+            name: "a refresh answer without the access token",
+            edit: { $0.replacingOccurrences(of: "  refresh_token: {header: X-Refresh-Token}\n", with: "  refresh_token: {header: X-Refresh-Token}\n  tokens: {body: {ok: true}}\n") }, line: 12,
+            message: "refresh.tokens: the answer must say `{access_token}`"),
     ]
+
+    /// The built-in dialects written as files (dialects/) are what the server
+    /// serves: the binary carries each file as written and as this loader
+    /// compiles it today, and `--profile NAME` serves that compiled form.
+    @Test func builtInDialectFilesAreTheOnesServed() throws {
+        let directory = Self.root.appendingPathComponent("dialects")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
+        #expect(names == BuiltinDialects.names, "dialects/ and the binary differ: run scripts/regen-docs.sh")
+        for name in names {
+            let text = try String(contentsOf: directory.appendingPathComponent("\(name).yaml"), encoding: .utf8)
+            #expect(BuiltinDialects.file(name) == text, "dialects/\(name).yaml changed: run scripts/regen-docs.sh")
+            let loaded = try DialectLoader.parse(text, file: "dialects/\(name).yaml", builtin: true)
+            #expect(BuiltinDialects.description(name) == loaded.description, "dialects/\(name).yaml compiles differently now: run scripts/regen-docs.sh")
+            #expect(loaded.settings.values.isEmpty, "a built-in dialect's settings are the server's defaults")
+            #expect(Profiles.make(name, options: ProfileOptions()) is DeclaredProfile)
+        }
+        let schema = try String(contentsOf: Self.root.appendingPathComponent("docs/dialect.schema.json"), encoding: .utf8)
+        #expect(schema.trimmingCharacters(in: .newlines) == DialectFormat.jsonSchema().trimmingCharacters(in: .newlines), "docs/dialect.schema.json is stale: run scripts/regen-docs.sh")
+    }
 
     @Test(arguments: broken)
     func everyProblemIsReportedAtItsPlace(_ broken: Broken) throws {

@@ -15,15 +15,18 @@ public struct DeclaredProfile: Profile {
     public let description: DialectDescription
     public var name: String { description.name }
     public var summary: String { description.summary }
-    /// The row and headers of each declared answer, by key or group.
-    private let answers: [String: (row: ErrorRow, headers: HTTPFields)]
+    /// The row, headers and fixed detail of each declared answer, by key or group.
+    private let answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?)]
+    /// `refresh_failure_status`: the status of every refused refresh, when set.
+    private let refreshFailureStatus: Int?
+    /// A resource's answer inside the file's `resources` template: the bytes
+    /// before and after `{data}`, rendered once.
+    private let resourceWrapper: (prefix: ByteBuffer, suffix: ByteBuffer)?
     /// A code's value as the file wrote it (a number stays a number).
     private let codeValues: [String: JSONValue]
     private let usesUser: Bool
     private let signIn: Endpoint
     private let refresh: Endpoint
-    /// The success answer's headers, by name.
-    private let tokenHeaders: [(name: HTTPField.Name, value: Template)]
 
     /// A sign-in or refresh endpoint, its method and header names read once.
     struct Endpoint: Sendable {
@@ -55,18 +58,18 @@ public struct DeclaredProfile: Profile {
 
     /// The loader has checked every method and header name; one that is not
     /// valid here would be a bug there, and is dropped rather than trapped on.
-    public init(_ description: DialectDescription) {
+    public init(_ description: DialectDescription, options: ProfileOptions = ProfileOptions()) {
         self.description = description
+        refreshFailureStatus = options.refreshFailureStatus
         let signIn = description.signIn
         self.signIn = Endpoint(kind: .login, method: signIn.method, path: signIn.path, encoding: signIn.encoding, match: signIn.match)
         let refresh = description.refresh
         self.refresh = Endpoint(kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, match: refresh.match)
-        tokenHeaders = description.tokens.headers.sorted { $0.key < $1.key }.compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }
-        var answers: [String: (row: ErrorRow, headers: HTTPFields)] = [:]
+        var answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?)] = [:]
         var codeValues: [String: JSONValue] = [:]
         let docs = Dictionary(Situation.answerKeys.map { ($0.key, $0.doc) }, uniquingKeysWith: { first, _ in first })
         for (key, declared) in description.errors.answers {
-            let row = ErrorRow(profile: description.name, status: declared.status, code: declared.code.text, message: declared.message, when: docs[key] ?? key)
+            let row = declared.row(profile: description.name, when: docs[key] ?? key)
             var headers = HTTPFields()
             for (name, value) in declared.headers {
                 guard let name = HTTPField.Name(name) else { continue }
@@ -80,12 +83,24 @@ public struct DeclaredProfile: Profile {
                         }
                     }.text
             }
-            answers[key] = (row, headers)
+            answers[key] = (row, headers, declared.detail)
             if codeValues[row.code] == nil { codeValues[row.code] = declared.code }
         }
         self.answers = answers
         self.codeValues = codeValues
-        usesUser = description.tokens.body.placeholders.contains(.user) || description.tokens.headers.values.contains { $0.placeholders.contains(.user) }
+        let templates = [description.tokens] + (description.refresh.tokens.map { [$0] } ?? [])
+        usesUser = templates.contains { $0.body.placeholders.contains(.user) || $0.headers.values.contains { $0.placeholders.contains(.user) } }
+        resourceWrapper = description.resources.flatMap(Self.wrapper)
+    }
+
+    /// The template's bytes around `{data}`: a marker rendered in its place
+    /// splits them, so each answer is encoded once, not decoded and re-encoded.
+    private static func wrapper(_ template: Template) -> (prefix: ByteBuffer, suffix: ByteBuffer)? {
+        let marker = "authmock-resource-data-7c1f"
+        let bytes = JSONResponse.bytes(template.render { $0 == .data ? .string(marker) : .null })
+        let text = String(buffer: bytes)
+        guard let range = text.range(of: "\"\(marker)\""), text.ranges(of: marker).count == 1 else { return nil }
+        return (ByteBuffer(string: String(text[..<range.lowerBound])), ByteBuffer(string: String(text[range.upperBound...])))
     }
 
     public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
@@ -99,12 +114,15 @@ public struct DeclaredProfile: Profile {
                 switch context.route.kind {
                 case .login:
                     switch try await BackendDialect.login(context: context, mock: mock, fields: fields) {
-                    case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, mock: mock))
+                    case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, template: description.tokens, mock: mock))
                     case .refused(let situation): return .plain(fail(situation, context: context))
                     }
                 case .refresh:
                     switch try await refresh(request, context: context, mock: mock) {
-                    case .success(let issued): return .issued(issued, try await tokensAnswer(issued, mock: mock))
+                    case .success(let (issued, presented)):
+                        let template = description.refresh.tokens ?? description.tokens
+                        let kept = description.refresh.unrotatedRefreshToken == .repeated ? presented : nil
+                        return .issued(issued, try await tokensAnswer(issued, template: template, keptRefreshToken: kept, mock: mock))
                     case .failure(let situation): return .plain(fail(situation, context: context))
                     }
                 default:
@@ -124,27 +142,36 @@ public struct DeclaredProfile: Profile {
     }
 
     /// The refresh the file describes: the refresh token from where it
-    /// travels, and the access token beside it when the file asks for one.
-    private func refresh(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<IssuedTokens, Situation> {
+    /// travels, and the access token beside it when the file asks for one
+    /// (headers and cookies read before the body, as such backends do).
+    /// Succeeds with the tokens issued and the refresh token presented.
+    private func refresh(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<(IssuedTokens, String), Situation> {
         let refresh = description.refresh
+        let accessPlaces = [refresh.accessTokenCopy, refresh.accessToken].compactMap { $0 }.sorted { !$0.isBodyField && $1.isBodyField }
+        var copies: [String] = []
+        for location in accessPlaces {
+            switch Self.token(at: location, request: request, context: context) {
+            case .failure(.body(.missing)) where !location.isBodyField: return .failure(.bearerMissing)
+            case .failure(let situation): return .failure(situation)
+            case .success(let value): copies.append(value)
+            }
+        }
         let token: String
         switch Self.token(at: refresh.refreshToken, request: request, context: context) {
         case .failure(let situation): return .failure(situation)
         case .success(let value): token = value
         }
-        if await mock.authority.signedClaims(token) != nil { return .failure(.accessTokenAsRefreshToken) }
-        if let location = refresh.accessToken {
-            let access: String
-            switch Self.token(at: location, request: request, context: context) {
-            case .failure(.body(.missing)): return .failure(.bearerMissing)
-            case .failure(let situation): return .failure(situation)
-            case .success(let value): access = value
-            }
+        if let access = copies.first {
+            guard copies.allSatisfy({ $0 == access }) else { return .failure(.accessTokenMismatch(.bearerDiffers)) }
             guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessTokenMismatch(.notOurs)) }
-            guard let info = try await mock.authority.inspectRefreshToken(token) else { return .failure(.refreshToken(.unknown)) }
+            guard let info = try await mock.authority.inspectRefreshToken(token) else {
+                return .failure(await mock.authority.signedClaims(token) == nil ? .refreshToken(.unknown) : .accessTokenAsRefreshToken)
+            }
             guard info.familyID == claims.sid else { return .failure(.accessTokenMismatch(.otherLogin)) }
+        } else if await mock.authority.signedClaims(token) != nil {
+            return .failure(.accessTokenAsRefreshToken)
         }
-        return try await mock.authority.refresh(token, clientID: nil).mapError { .refreshToken($0) }
+        return try await mock.authority.refresh(token, clientID: nil).map { ($0, token) }.mapError { .refreshToken($0) }
     }
 
     /// A token from where the file says it travels; absent or empty is a missing field.
@@ -164,6 +191,10 @@ public struct DeclaredProfile: Profile {
     static func headerToken(at location: DialectDescription.TokenLocation, headers: HTTPFields) -> String? {
         switch location {
         case .field: return nil
+        case .header(let name, let scheme) where name.lowercased() == "authorization" && scheme?.lowercased() == "bearer":
+            // Read as resources read it (`Bearer` in any case, spaces or tabs after it).
+            guard case .bearer(let value) = PresentedCredential(headers), !value.isEmpty else { return nil }
+            return value
         case .header(let name, let scheme):
             guard let name = HTTPField.Name(name), var value = headers[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
             if let scheme {
@@ -186,16 +217,18 @@ public struct DeclaredProfile: Profile {
         }
     }
 
-    /// The file's success answer for tokens just issued.
-    private func tokensAnswer(_ issued: IssuedTokens, mock: Authmock) async throws -> Response {
-        let template = description.tokens
+    /// A success answer for tokens just issued; `keptRefreshToken` is said
+    /// as `{refresh_token}` when none was issued (rotation off).
+    private func tokensAnswer(
+        _ issued: IssuedTokens, template: DialectDescription.AnswerTemplate, keptRefreshToken: String? = nil, mock: Authmock
+    ) async throws -> Response {
         let user: String? = usesUser ? await mock.authority.signedClaims(issued.accessToken)?.sub.value : nil
         let expiresAt = Int(mock.clock.now().timeIntervalSince1970) + issued.expiresIn
         let refreshTTL = mock.options.tokens.refreshTTL
         let values: (Placeholder) -> JSONValue = { placeholder in
             switch placeholder {
             case .accessToken: .string(issued.accessToken)
-            case .refreshToken: issued.refreshToken.map(JSONValue.string) ?? .null
+            case .refreshToken: (issued.refreshToken ?? keptRefreshToken).map(JSONValue.string) ?? .null
             case .expiresIn: .integer(issued.expiresIn)
             case .expiresAt: .integer(expiresAt)
             case .refreshExpiresIn: .integer(refreshTTL)
@@ -206,7 +239,9 @@ public struct DeclaredProfile: Profile {
             }
         }
         var headers = HTTPFields()
-        for (name, value) in tokenHeaders { headers[name] = value.render(values).text }
+        for (name, value) in template.headers.sorted(by: { $0.key < $1.key }) {
+            if let name = HTTPField.Name(name) { headers[name] = value.render(values).text }
+        }
         return JSONResponse.encode(template.body.render(values), status: .init(code: template.status), headers: headers)
     }
 
@@ -251,11 +286,12 @@ public struct DeclaredProfile: Profile {
     public func answer(to situation: Situation) -> ErrorAnswer {
         let detail = situation.detail
         if let declared = answers[situation.key] ?? situation.group.flatMap({ answers[$0] }) {
-            return ErrorAnswer(declared.row, detail: detail, headers: declared.headers)
+            let status = situation.group == "refresh_refused" ? refreshFailureStatus : nil
+            return ErrorAnswer(declared.row, detail: declared.detail ?? detail, headers: declared.headers, status: status)
         }
         // A method the endpoint does not take is answered as an unknown route unless named.
         if case .methodNotAllowed = situation, let declared = answers["not_found"] {
-            return ErrorAnswer(declared.row, detail: detail, headers: declared.headers)
+            return ErrorAnswer(declared.row, detail: declared.detail ?? detail, headers: declared.headers)
         }
         // The loader refuses a file that leaves a situation of a group
         // unanswered; only the request-level situations get here.
@@ -264,10 +300,12 @@ public struct DeclaredProfile: Profile {
 
     /// A resource's answer, inside the file's `resources` template when it has one.
     public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
-        guard let template = description.resources,
-            let data = try? JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(body))
-        else { return JSONResponse.bytes(body) }
-        return JSONResponse.bytes(template.render { $0 == .data ? data : .null })
+        guard let (prefix, suffix) = resourceWrapper else { return JSONResponse.bytes(body) }
+        var bytes = prefix
+        var data = JSONResponse.bytes(body)
+        bytes.writeBuffer(&data)
+        bytes.writeImmutableBuffer(suffix)
+        return bytes
     }
 
     public func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response {
@@ -290,7 +328,10 @@ public struct DeclaredProfile: Profile {
         let names = description.signIn
         var refreshFields: [(String, String)] = []
         var refreshHeaders: [String] = []
-        for (location, variable) in [(description.refresh.refreshToken, "$REFRESH_TOKEN"), (description.refresh.accessToken, "$ACCESS_TOKEN")] {
+        let places = [
+            (description.refresh.refreshToken, "$REFRESH_TOKEN"), (description.refresh.accessToken, "$ACCESS_TOKEN"), (description.refresh.accessTokenCopy, "$ACCESS_TOKEN"),
+        ]
+        for (location, variable) in places {
             switch location {
             case .field(let name)?: refreshFields.append((name, variable))
             case .header(let name, let scheme)?: refreshHeaders.append("-H \"\(name): \(scheme.map { "\($0) " } ?? "")\(variable)\"")
@@ -328,7 +369,19 @@ public struct DeclaredProfile: Profile {
     }
 }
 
+extension DialectDescription.DeclaredError {
+    /// The documented row of this answer; `when` unless the file says its own.
+    public func row(profile: String, when: String) -> ErrorRow {
+        ErrorRow(profile: profile, status: status, code: code.text, message: message, when: self.when ?? when)
+    }
+}
+
 extension DialectDescription.TokenLocation {
+    /// Whether the token travels in the body (read after headers and cookies).
+    var isBodyField: Bool {
+        if case .field = self { true } else { false }
+    }
+
     /// How a missing token's place is named in an error's detail.
     var label: String {
         switch self {

@@ -1,6 +1,6 @@
 public import AuthmockCore
 import Foundation
-import DriverProtocol
+public import DriverProtocol
 
 /// One documented error: what the server answers and when. `authmock errors`
 /// and `docs/errors.md` are generated from these rows, and every error a
@@ -15,6 +15,14 @@ public struct ErrorRow: Sendable, Hashable {
     public let message: String
     /// When the server answers this.
     public let when: String
+
+    public init(profile: String, status: Int, code: String, message: String, when: String) {
+        self.profile = profile
+        self.status = status
+        self.code = code
+        self.message = message
+        self.when = when
+    }
 }
 
 /// A profile's errors: an enum whose cases are its documented errors.
@@ -216,54 +224,14 @@ public enum OAuth2LaxError: ErrorCatalog {
     }
 }
 
-/// The `envelope` dialect: `{"success": false, "data": null, "error": {"code": N, "message": ...}}`
-/// with HTTP status = code / 100. A client should refresh on 40101 only.
-public enum EnvelopeError: ErrorCatalog {
-    case wrongCredentials, accessExpired, refreshExpired
-    case accessInvalid, accessRevoked, refreshUnknown, refreshRevoked, refreshReused
-    case malformedToken, missingToken, refreshAsAccess, accessAsRefresh, unsupportedToken
-    case missingParameter, invalidParameter, malformedJSON, accessDenied
-    case notFound, methodNotAllowed, malformedFraming, payloadTooLarge, storeUnavailable, internalError
-
-    public static let profile = ProfileName.envelope.rawValue
-
-    public var row: ErrorRow {
-        switch self {
-        case .wrongCredentials: make(401, "40100", "Wrong username or password", when: "`POST /auth/login` with credentials that match no user")
-        case .accessExpired: make(401, "40101", "Expired token", when: "a resource request with an expired access token: the only code a client should refresh on")
-        case .refreshExpired: make(401, "40101", "Expired token", when: "`POST /auth/refresh` with an expired refresh token: the refresh endpoint's own 40101 means sign in again, never refresh again")
-        case .accessInvalid: make(401, "40102", "Invalid token", when: "an access token with a bad signature, for another audience, or not valid yet")
-        case .accessRevoked: make(401, "40102", "Invalid token", when: "a revoked access token (directly or through its family)")
-        case .refreshUnknown: make(401, "40102", "Invalid token", when: "`POST /auth/refresh` with a refresh token this server never issued")
-        case .refreshRevoked: make(401, "40102", "Invalid token", when: "`POST /auth/refresh` with a revoked refresh token")
-        case .refreshReused: make(401, "40102", "Invalid token", when: "`POST /auth/refresh` with an already rotated refresh token: the family is revoked")
-        case .malformedToken: make(401, "40103", "Malformed token", when: "an access token that is not a JWT at all")
-        case .missingToken: make(401, "40104", "Token type mismatch or missing", when: "no `Authorization: Bearer` on a resource")
-        case .refreshAsAccess: make(401, "40104", "Token type mismatch or missing", when: "a refresh token sent as the Bearer access token")
-        case .accessAsRefresh: make(401, "40104", "Token type mismatch or missing", when: "an access token sent as `refreshToken` to `/auth/refresh`")
-        case .unsupportedToken: make(401, "40105", "Unsupported token", when: "a JWT whose `alg` is not the server's `--signing-alg` (HS256 unless set; `none` included)")
-        case .missingParameter: make(400, "40000", "Missing parameter", when: "a required JSON field (`username`, `password`, `refreshToken`) is absent")
-        case .invalidParameter: make(400, "40002", "Invalid parameter format", when: "a JSON field of the wrong type, or a body that is not a JSON object")
-        case .malformedJSON: make(400, "40007", "Malformed JSON", when: "a body that does not parse as JSON")
-        case .accessDenied: make(403, "40300", "Access denied", when: "the access token lacks the scope the resource needs")
-        case .notFound: make(404, "40400", "Unknown endpoint", when: "a path no route serves")
-        case .methodNotAllowed: make(405, "40500", "Method not allowed", when: "`/auth/login` or `/auth/refresh` with a method other than POST")
-        case .malformedFraming:
-            make(400, "40008", "Malformed request", when: "a chunked body whose framing is broken, or a `Transfer-Encoding` other than `chunked`; the connection closes after the answer")
-        case .payloadTooLarge: make(413, "41300", "Payload too large", when: "a body over `--max-body` bytes")
-        case .storeUnavailable: make(503, "50300", "Token store unavailable", when: "the `--state` database could not be reached or failed; the request can be retried")
-        case .internalError: make(500, "50000", "Internal error", when: "a bug in authmock; no client input should produce it")
-        }
-    }
-}
-
-/// Errors shared by the `reissue`, `renewal` and `header-rotation` dialects,
-/// encoded as `{"error": code, "message": ...}`.
+/// The `header-rotation` dialect's body and resource errors, encoded as
+/// `{"error": code, "message": ...}`; the reissue and renewal files answer
+/// with the same rows.
 public enum BackendError: ErrorCatalog {
     case wrongCredentials, missingField, invalidField, malformedJSON
     case missingToken, tokenExpired, tokenRevoked, tokenInvalid, refreshAsAccess, accessDenied
 
-    public static let profile = "reissue, renewal, header-rotation"
+    public static let profile = "header-rotation (requests)"
 
     public var row: ErrorRow {
         switch self {
@@ -278,48 +246,6 @@ public enum BackendError: ErrorCatalog {
         case .refreshAsAccess:
             make(401, "token_invalid", "A refresh token is not an access token", when: "a refresh token sent as the Bearer token (not in header-rotation, where that is how refresh works)")
         case .accessDenied: make(403, "access_denied", "Access token lacks the required scope", when: "the token lacks the scope the resource needs")
-        }
-    }
-}
-
-/// `POST /auth/reissue` failures: 406 by default, which apps treat as "log out".
-public enum ReissueError: ErrorCatalog {
-    case refreshExpired, refreshRevoked, refreshReused, refreshUnknown, accessMismatch
-
-    public static let profile = ProfileName.reissue.rawValue
-
-    public var row: ErrorRow {
-        switch self {
-        case .refreshExpired: make(406, "refresh_token_expired", "Refresh token expired: sign in again", when: "the refresh token is past its lifetime (status configurable: `refresh_failure_status`)")
-        case .refreshRevoked: make(406, "refresh_token_revoked", "Refresh token revoked: sign in again", when: "the refresh token or its family was revoked")
-        case .refreshReused: make(406, "refresh_token_reused", "Refresh token already used: sign in again", when: "an already rotated refresh token; the family is revoked")
-        case .refreshUnknown: make(406, "refresh_token_invalid", "Refresh token invalid: sign in again", when: "a refresh token this server never issued")
-        case .accessMismatch:
-            make(
-                406, "access_token_mismatch", "Access token does not belong to this refresh token",
-                when: "`accessToken` is not a JWT signed by this server, or belongs to another family (it may be expired)")
-        }
-    }
-}
-
-/// `POST /auth/refresh` failures in the renewal dialect: 401, the same status
-/// as an expired access token, which is what makes recursion bugs show.
-public enum RenewalError: ErrorCatalog {
-    case refreshExpired, refreshRevoked, refreshReused, refreshUnknown, accessMismatch, missingAuthorization
-
-    public static let profile = ProfileName.renewal.rawValue
-
-    public var row: ErrorRow {
-        switch self {
-        case .refreshExpired: make(401, "refresh_token_expired", "Refresh token expired", when: "the refresh token is past its lifetime (status configurable: `refresh_failure_status`)")
-        case .refreshRevoked: make(401, "refresh_token_revoked", "Refresh token revoked", when: "the refresh token or its family was revoked")
-        case .refreshReused: make(401, "refresh_token_reused", "Refresh token already used", when: "an already rotated refresh token; the family is revoked")
-        case .refreshUnknown: make(401, "refresh_token_invalid", "Refresh token invalid", when: "a refresh token this server never issued")
-        case .accessMismatch:
-            make(
-                401, "access_token_mismatch", "Access token does not match the refresh token",
-                when: "the Bearer token and `accessToken` differ, are not signed by this server, or belong to another family")
-        case .missingAuthorization: make(401, "token_missing", "Send the old access token as Bearer", when: "`POST /auth/refresh` without `Authorization: Bearer <old access token>`")
         }
     }
 }
@@ -392,14 +318,14 @@ public enum ErrorTable {
             (CommonError.profile, CommonError.allCases.map(\.row)),
             (OAuth2Error.profile, OAuth2Error.allCases.map(\.row)),
             (OAuth2LaxError.profile, OAuth2LaxError.allCases.map(\.row)),
-            (EnvelopeError.profile, EnvelopeError.allCases.map(\.row)),
-            (BackendError.profile, BackendError.allCases.map(\.row)),
-            (ReissueError.profile, ReissueError.allCases.map(\.row)),
-            (RenewalError.profile, RenewalError.allCases.map(\.row)),
-            (HeaderRotationError.profile, HeaderRotationError.allCases.map(\.row)),
-            (GraphQLAPIError.profile, GraphQLAPIError.allCases.map(\.row)),
-            (ControlError.profile, ControlError.allCases.map(\.row)),
         ]
+            + BuiltinDialects.names.compactMap { name in BuiltinDialects.description(name).map { (name, $0.documentedRows) } }
+            + [
+                (BackendError.profile, BackendError.allCases.map(\.row)),
+                (HeaderRotationError.profile, HeaderRotationError.allCases.map(\.row)),
+                (GraphQLAPIError.profile, GraphQLAPIError.allCases.map(\.row)),
+                (ControlError.profile, ControlError.allCases.map(\.row)),
+            ]
     }
 
     public static var all: [ErrorRow] { catalogs.flatMap(\.rows) }
@@ -407,9 +333,10 @@ public enum ErrorTable {
     /// Which catalogs a client of each profile can meet, in the order its page lists them.
     static let includes: [String: [String]] = [
         ProfileName.oauth2.rawValue: [OAuth2Error.profile, OAuth2LaxError.profile, CommonError.profile, GraphQLAPIError.profile],
-        ProfileName.envelope.rawValue: [EnvelopeError.profile, GraphQLAPIError.profile],
-        ProfileName.reissue.rawValue: [ReissueError.profile, BackendError.profile, CommonError.profile, GraphQLAPIError.profile],
-        ProfileName.renewal.rawValue: [RenewalError.profile, BackendError.profile, CommonError.profile, GraphQLAPIError.profile],
+        // A dialect file's own rows, and the shared ones it does not answer itself.
+        ProfileName.envelope.rawValue: [ProfileName.envelope.rawValue, GraphQLAPIError.profile],
+        ProfileName.reissue.rawValue: [ProfileName.reissue.rawValue, CommonError.profile, GraphQLAPIError.profile],
+        ProfileName.renewal.rawValue: [ProfileName.renewal.rawValue, CommonError.profile, GraphQLAPIError.profile],
         ProfileName.headerRotation.rawValue: [HeaderRotationError.profile, BackendError.profile, CommonError.profile, GraphQLAPIError.profile],
         // docs/graphql.md
         GraphQLAPIError.profile: [GraphQLAPIError.profile],
@@ -454,5 +381,18 @@ public enum ErrorTable {
 
     private static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "|", with: "\\|")
+    }
+}
+
+extension DialectDescription {
+    /// The rows a dialect file documents, in the order of the situations they
+    /// answer (docs/dialects.md), each once.
+    public var documentedRows: [ErrorRow] {
+        var rows: [ErrorRow] = []
+        for (key, doc) in Situation.answerKeys {
+            guard let row = errors.answers[key]?.row(profile: name, when: doc), !rows.contains(row) else { continue }
+            rows.append(row)
+        }
+        return rows
     }
 }

@@ -54,7 +54,7 @@ public enum AccessTokenMismatch: Sendable, Equatable {
     case notOurs
     /// Of another login (family) than the refresh token.
     case otherLogin
-    /// The Bearer token and the body's `accessToken` differ.
+    /// The access token's two copies (a Bearer header and a body field) differ.
     case bearerDiffers
 }
 
@@ -105,6 +105,8 @@ extension Situation {
         case .body(.missing(let name)): name
         case .body(.wrongType(let name)): "\(name) must be a string"
         case .insufficientScope(let scope): "needs \(scope)"
+        case .accessTokenMismatch(.notOurs): "the access token is not signed by this server"
+        case .accessTokenMismatch(.bearerDiffers): "the two copies of the access token differ"
         default: nil
         }
     }

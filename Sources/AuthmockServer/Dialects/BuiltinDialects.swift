@@ -1,0 +1,33 @@
+public import DriverProtocol
+import Foundation
+
+/// The built-in dialects written as dialect files (`dialects/*.yaml`): each
+/// served by `DeclaredProfile`, like a user's file. The files travel inside
+/// the binary twice: as written (`authmock dialects NAME` prints it) and as
+/// the loader compiled it (served without reading YAML here; the loader
+/// lives above the server). BuiltinDialectTests fails when either differs
+/// from `dialects/`; scripts/regen-docs.sh writes both.
+public enum BuiltinDialects {
+    /// The names, in the order `dialects/` lists them.
+    public static var names: [String] { files.map(\.name) }
+
+    /// A built-in dialect file as written.
+    public static func file(_ name: String) -> String? {
+        files.first { $0.name == name }?.yaml
+    }
+
+    /// A built-in dialect as the loader compiled it.
+    public static func description(_ name: String) -> DialectDescription? {
+        descriptions[name]
+    }
+
+    /// Decoded once; a file that does not decode is left out (and its
+    /// profile unknown), which BuiltinDialectTests catches before a release.
+    private static let descriptions: [String: DialectDescription] = {
+        var result: [String: DialectDescription] = [:]
+        for file in files {
+            result[file.name] = try? JSONDecoder().decode(DialectDescription.self, from: Data(file.json.utf8))
+        }
+        return result
+    }()
+}
