@@ -55,7 +55,11 @@ PY
 }
 
 for page in docs/profiles/*.md; do
-  replace_block errors "$page" "$("$bin" errors --profile "$(basename "$page" .md)")"
+  name="$(basename "$page" .md)"
+  replace_block errors "$page" "$("$bin" errors --profile "$name")"
+  if [ -f "dialects/$name.yaml" ]; then
+    replace_block file "$page" "$(printf '<details><summary>dialects/%s.yaml</summary>\n\n```yaml\n%s\n```\n\n</details>' "$name" "$("$bin" dialects "$name")")"
+  fi
 done
 replace_block errors docs/graphql.md "$("$bin" errors --profile graphql)"
 replace_block schema docs/graphql.md "$(printf '```graphql\n%s\n```' "$("$bin" graphql-schema)")"

@@ -96,12 +96,14 @@ public enum DialectFormat {
             ])
     }
 
-    static func endpoint(_ name: String, _ extra: [Field]) -> ObjectSpec {
+    static func endpoint(_ name: String, _ extra: [Field], pathRequired: Bool = true) -> ObjectSpec {
         ObjectSpec(
             name,
             [
                 Field("method", .string(oneOf: methods), "the HTTP method (default POST)"),
-                Field("path", .string(), required: true, "the path, from the server's root (`/v2/session`)"),
+                Field(
+                    "path", .string(), required: pathRequired,
+                    "the path, from the server's root (`/v2/session`)\(pathRequired ? "" : "; required unless `via` is resources")"),
                 Field(
                     "match",
                     .object(
@@ -164,6 +166,14 @@ public enum DialectFormat {
                         endpoint(
                             "refresh",
                             [
+                                Field(
+                                    "via", .string(oneOf: DialectDescription.Refresh.Via.allCases.map(\.rawValue)),
+                                    "endpoint (default): a request of its own to `path`; resources: no endpoint, the refresh token rides on any resource request in the header the access token goes in (its scheme optional), an opaque token there being a refresh token, and the answer carries a new access token in `renewed_access_token`"
+                                ),
+                                Field(
+                                    "renewed_access_token", .object(location),
+                                    "with `via: resources`: the response header of a new access token (default `{header: Authorization, scheme: Bearer}`; the `rotation_header` setting names another)"
+                                ),
                                 Field("refresh_token", .object(location), required: true, "where the refresh token travels"),
                                 Field("access_token", .object(location), "where the (maybe expired) access token travels too, when the backend wants it"),
                                 Field(
@@ -174,7 +184,7 @@ public enum DialectFormat {
                                     "unrotated_refresh_token", .string(oneOf: DialectDescription.UnrotatedRefreshToken.allCases.map(\.rawValue)),
                                     "with rotation off, what the refresh answer's `{refresh_token}` says: left_out (default: its member is left out, the client keeps its own) or repeated (the token the client sent)"
                                 ),
-                            ])), required: true, "where the client exchanges its refresh token"),
+                            ], pathRequired: false)), required: true, "where the client exchanges its refresh token"),
                 Field("tokens", .object(tokens), required: true, "the answer to a sign-in or refresh that issued tokens"),
                 Field(
                     "errors",
@@ -223,6 +233,16 @@ private struct DialectBuilder {
         }
         let refreshValue = try o.required("refresh", checker, at: value.mark)
         let refreshObject = try refreshValue.object(checker, "refresh")
+        let via = refreshObject["via"]?.string.flatMap(DialectDescription.Refresh.Via.init(rawValue:))
+        if via == .resources {
+            return try dialect(o, at: value, name: name, signIn: signIn, refresh: try resourceRefresh(refreshValue))
+        }
+        if let renewed = refreshObject["renewed_access_token"] {
+            checker.found.add(checker.error(at: renewed.mark, "refresh.renewed_access_token: only a refresh `via: resources` renews in a header"))
+        }
+        guard refreshObject["path"] != nil else {
+            throw checker.error(at: refreshValue.mark, "refresh: missing required key 'path' (or `via: resources` for a backend without a refresh endpoint)")
+        }
         let refreshEndpoint = try endpoint(refreshValue, "refresh")
         let accessToken = try refreshObject["access_token"].map { v throws(ScenarioError) in try location(v, "refresh.access_token", encoding: refreshEndpoint.encoding) }
         let accessTokenCopy = try refreshObject["access_token_copy"].map { v throws(ScenarioError) in
@@ -236,14 +256,42 @@ private struct DialectBuilder {
             refreshToken: try location(try refreshObject.required("refresh_token", checker, at: refreshValue.mark), "refresh.refresh_token", encoding: refreshEndpoint.encoding),
             accessToken: accessToken, accessTokenCopy: accessTokenCopy,
             tokens: try refreshObject["tokens"].map { v throws(ScenarioError) in try answerTemplate(v, "refresh.tokens") },
-            unrotatedRefreshToken: refreshObject["unrotated_refresh_token"]?.string.flatMap(DialectDescription.UnrotatedRefreshToken.init(rawValue:)))
+            unrotatedRefreshToken: refreshObject["unrotated_refresh_token"]?.string.flatMap(DialectDescription.UnrotatedRefreshToken.init(rawValue:)), via: via)
         if signIn.method == refresh.method, signIn.path == refresh.path, signIn.match == refresh.match || signIn.match.isEmpty || refresh.match.isEmpty {
             checker.found.add(
                 checker.error(
                     at: refreshValue.mark,
                     "refresh: \(refresh.method) \(refresh.path) is the sign-in endpoint too; give each its own method or path, or each a `match` that tells them apart"))
         }
+        return try dialect(o, at: value, name: name, signIn: signIn, refresh: refresh)
+    }
 
+    /// `refresh: {via: resources}`: no endpoint; the refresh token and the
+    /// renewed access token travel in headers.
+    func resourceRefresh(_ value: SpecValue) throws(ScenarioError) -> DialectDescription.Refresh {
+        let o = try value.object(checker, "refresh")
+        for key in ["method", "path", "match", "encoding", "access_token", "access_token_copy", "tokens", "unrotated_refresh_token"] {
+            if let given = o[key] { checker.found.add(checker.error(at: given.mark, "refresh.\(key): a refresh `via: resources` has no endpoint of its own")) }
+        }
+        let refreshToken = try location(try o.required("refresh_token", checker, at: value.mark), "refresh.refresh_token", encoding: .json)
+        var renewed: DialectDescription.TokenLocation? = nil
+        if let renewedValue = o["renewed_access_token"] { renewed = try location(renewedValue, "refresh.renewed_access_token", encoding: .json) }
+        // The refresh token goes where resources take the access token.
+        if case .header(let name, _) = refreshToken, name.lowercased() == "authorization" {
+        } else {
+            checker.found.add(checker.error(at: o["refresh_token"]?.mark, "refresh.refresh_token: a refresh `via: resources` sends it in `Authorization`, where the access token goes"))
+        }
+        if let renewed, case .header = renewed {
+        } else if renewed != nil {
+            checker.found.add(checker.error(at: o["renewed_access_token"]?.mark, "refresh.renewed_access_token: a new access token comes back in a response header"))
+        }
+        return DialectDescription.Refresh(method: "", path: "", encoding: .json, refreshToken: refreshToken, accessToken: nil, via: .resources, renewedAccessToken: renewed)
+    }
+
+    /// The rest of a dialect, after its endpoints.
+    func dialect(
+        _ o: [String: SpecValue], at value: SpecValue, name: String, signIn: DialectDescription.SignIn, refresh: DialectDescription.Refresh
+    ) throws(ScenarioError) -> LoadedDialect {
         let tokens = try answerTemplate(try o.required("tokens", checker, at: value.mark), "tokens")
 
         let errorsValue = try o.required("errors", checker, at: value.mark)

@@ -336,11 +336,14 @@ public enum ScenarioFormat {
 
 extension Scenario {
     /// Whether the case runs on a declared dialect (`authmock run --dialect`):
-    /// a declared dialect refreshes at an endpoint and signals an expired
-    /// token by its answer, as reissue does, so it runs reissue's cases; one
-    /// that tells an expired token from other refusals only by the code, as
-    /// envelope does, runs those envelope runs too.
+    /// a declared dialect that refreshes at an endpoint and signals an
+    /// expired token by its answer, as reissue does, runs reissue's cases;
+    /// one that tells an expired token from other refusals only by the code,
+    /// as envelope does, runs those envelope runs too; one without a refresh
+    /// endpoint (`via: resources`) runs header-rotation's.
     public func applies(to dialect: DialectDescription) -> Bool {
+        // Without a refresh endpoint, header rotation's cases; else reissue's.
+        if dialect.refresh.onResources { return profiles.contains(ProfileName.headerRotation.rawValue) }
         guard profiles.contains(ProfileName.reissue.rawValue) else { return false }
         return !dialect.signalsExpiryByCode || profiles.contains(ProfileName.envelope.rawValue)
     }

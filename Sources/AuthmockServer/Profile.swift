@@ -82,8 +82,9 @@ extension Profile {
 public struct ProfileOptions: Sendable, Equatable {
     /// oauth2: `strict` or `rfc-lax` error behaviour.
     public var oauth2Errors: OAuth2ErrorStyle = .strict
-    /// header-rotation: response header carrying a new access token.
-    public var rotationHeader: String = "Authorization"
+    /// A refresh on resources (header-rotation): the response header carrying
+    /// a new access token, in place of the dialect's own; nil: the dialect's.
+    public var rotationHeader: String? = nil
     /// header-rotation: every Nth successful resource answer rotates the access token.
     public var rotateEvery: Int? = nil
     /// header-rotation: seconds a rotated-away access token keeps working.
@@ -97,7 +98,7 @@ public struct ProfileOptions: Sendable, Equatable {
     public func validate() throws(SettingsError) {
         if let every = rotateEvery, every < 1 { throw SettingsError("rotate_every must be at least 1, got \(every)") }
         if rotationGraceSeconds < 0 { throw SettingsError("rotation_grace must not be negative") }
-        if HTTPField.Name(rotationHeader) == nil { throw SettingsError("rotation header '\(rotationHeader)' is not a valid header name") }
+        if let rotationHeader, HTTPField.Name(rotationHeader) == nil { throw SettingsError("rotation header '\(rotationHeader)' is not a valid header name") }
         if let status = refreshFailureStatus, !(400...499).contains(status) {
             throw SettingsError("refresh_failure_status must be a 4xx status, got \(status)")
         }
@@ -117,8 +118,7 @@ public enum Profiles {
         guard let profile = ProfileName(rawValue: name) else { return nil }
         return switch profile {
         case .oauth2: OAuth2Profile(errors: options.oauth2Errors)
-        case .headerRotation: HeaderRotationProfile(options: options)
-        case .envelope, .reissue, .renewal: BuiltinDialects.description(name).map { DeclaredProfile($0, options: options) }
+        case .envelope, .reissue, .renewal, .headerRotation: BuiltinDialects.description(name).map { DeclaredProfile($0, options: options) }
         }
     }
 }

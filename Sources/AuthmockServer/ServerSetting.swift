@@ -183,20 +183,20 @@ extension ServerSetting {
             doc: "oauth2 profile: strict, or rfc-lax (vendor-style error mistakes)", inScenarios: true
         ) { $0.profileOptions.oauth2Errors = OAuth2ErrorStyle(rawValue: $1.string) ?? .strict },
         .init(
-            key: "rotation_header", type: .string, defaultText: "Authorization",
-            doc: "header-rotation profile: response header carrying a new access token", inScenarios: true
+            key: "rotation_header", type: .string, defaultText: "the dialect's (Authorization)",
+            doc: "header-rotation (a refresh `via: resources`): response header carrying a new access token", inScenarios: true
         ) { $0.profileOptions.rotationHeader = $1.string },
         .init(
             key: "rotate_every", type: .integer(minimum: 1), defaultText: "off",
-            doc: "header-rotation profile: rotate the access token on every Nth successful answer", inScenarios: true
+            doc: "header-rotation (a refresh `via: resources`): rotate the access token on every Nth successful answer", inScenarios: true
         ) { $0.profileOptions.rotateEvery = $1.integer },
         .init(
             key: "rotation_grace", type: .integer(minimum: 0), defaultText: "0",
-            doc: "header-rotation profile: seconds a rotated-away access token still works", inScenarios: true
+            doc: "header-rotation (a refresh `via: resources`): seconds a rotated-away access token still works", inScenarios: true
         ) { $0.profileOptions.rotationGraceSeconds = $1.integer },
         .init(
-            key: "refresh_failure_status", type: .integer(minimum: 400), defaultText: "406 (reissue), 401 (renewal)",
-            doc: "reissue and renewal profiles: status of a failed refresh (4xx)", inScenarios: true
+            key: "refresh_failure_status", type: .integer(minimum: 400), defaultText: "the dialect's: 406 (reissue), 401 (renewal)",
+            doc: "dialects served from a file (reissue, renewal, yours): status of every refused refresh (4xx)", inScenarios: true
         ) { $0.profileOptions.refreshFailureStatus = $1.integer },
         .init(
             key: "graphql_auth_errors", type: .choice(GraphQLAuthErrors.allCases.map(\.rawValue)), defaultText: "http",

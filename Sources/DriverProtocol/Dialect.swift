@@ -91,16 +91,44 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var tokens: AnswerTemplate?
         /// What `{refresh_token}` says when rotation is off; nil: left out.
         public var unrotatedRefreshToken: UnrotatedRefreshToken?
+        /// `resources`: no refresh endpoint (`method` and `path` are empty);
+        /// the refresh token rides on an ordinary request in place of the
+        /// access token. nil: an endpoint.
+        public var via: Via?
+        /// With `via: resources`, the response header that carries the new
+        /// access token (nil: `Authorization` with `Bearer`).
+        public var renewedAccessToken: TokenLocation?
 
         enum CodingKeys: String, CodingKey {
             case method, path, match, encoding, refreshToken = "refresh_token", accessToken = "access_token", accessTokenCopy = "access_token_copy"
-            case tokens, unrotatedRefreshToken = "unrotated_refresh_token"
+            case tokens, unrotatedRefreshToken = "unrotated_refresh_token", via, renewedAccessToken = "renewed_access_token"
+        }
+
+        /// Where a refresh happens.
+        public enum Via: String, Sendable, Codable, CaseIterable {
+            /// A request of its own to the refresh endpoint.
+            case endpoint
+            /// Any resource request, presenting the refresh token where the
+            /// access token goes; its answer carries a new access token.
+            case resources
+        }
+
+        /// Whether the refresh token rides on resource requests (no endpoint).
+        public var onResources: Bool { via == .resources }
+
+        /// The response header of a renewed access token and its scheme.
+        public var renewedHeader: (name: String, scheme: String?) {
+            if case .header(let name, let scheme)? = renewedAccessToken { return (name, scheme) }
+            return ("Authorization", "Bearer")
         }
 
         public init(
             method: String, path: String, match: Match = Match(), encoding: BodyEncoding, refreshToken: TokenLocation, accessToken: TokenLocation?,
-            accessTokenCopy: TokenLocation? = nil, tokens: AnswerTemplate? = nil, unrotatedRefreshToken: UnrotatedRefreshToken? = nil
+            accessTokenCopy: TokenLocation? = nil, tokens: AnswerTemplate? = nil, unrotatedRefreshToken: UnrotatedRefreshToken? = nil,
+            via: Via? = nil, renewedAccessToken: TokenLocation? = nil
         ) {
+            self.via = via
+            self.renewedAccessToken = renewedAccessToken
             self.method = method
             self.path = path
             self.match = match

@@ -160,10 +160,30 @@ extension ReferenceClient {
         !path.hasPrefix("http") || path.hasPrefix(baseURL + "/") || path == baseURL
     }
 
+    /// Whether the refresh token rides on resource requests (header rotation).
+    var refreshesOnResources: Bool { dialect.map(\.refresh.onResources) ?? (profile == .headerRotation) }
+
+    /// The response headers a renewed access token may come in: the dialect's,
+    /// and `X-Access-Token` (what the `rotation_header` setting is often set to).
+    var renewedHeaderNames: [String] {
+        let own = dialect?.refresh.renewedHeader.name ?? "Authorization"
+        return own.lowercased() == "x-access-token" ? [own] : [own, "X-Access-Token"]
+    }
+
+    /// A new access token an answer carries (header rotation), without its scheme.
+    func renewedAccessToken(in answer: Answer) -> String? {
+        for name in renewedHeaderNames {
+            guard var value = answer.headers.first(name: name) else { continue }
+            if let space = value.firstIndex(of: " "), value[..<space].lowercased() == "bearer" { value = String(value[space...].dropFirst()) }
+            return value
+        }
+        return nil
+    }
+
     /// Header rotation: a response may carry a new access token.
     func adoptRotatedToken(from answer: Answer) async {
-        guard profile == .headerRotation, !faults.contains(.ignoreRotatedHeader) else { return }
-        for name in ["Authorization", "X-Access-Token"] {
+        guard refreshesOnResources, !faults.contains(.ignoreRotatedHeader) else { return }
+        for name in renewedHeaderNames {
             guard var value = answer.headers.first(name: name) else { continue }
             if value.lowercased().hasPrefix("bearer ") { value = String(value.dropFirst(7)) }
             await store.adoptRotated(value, acceptOlder: faults.contains(.olderHeaderWins))

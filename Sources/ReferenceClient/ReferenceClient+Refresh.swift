@@ -35,7 +35,17 @@ extension ReferenceClient {
         guard let refresh else { return (.rejected(status: nil, message: "no refresh token"), nil, nil, nil) }
         do {
             let answer: Answer
-            if let dialect {
+            if refreshesOnResources {
+                // The refresh is the call itself, repeated with the refresh token.
+                answer = try await attempt(call.method, call.path, call.headers, call.body, token: nil, retry: true, bearer: refresh)
+                if Self.isGraphQL(call.path), answer.graphQLUnauthenticated, !faults.contains(.statusOnlyGraphQL) {
+                    return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil, nil)
+                }
+                if (200..<300).contains(answer.status) {
+                    served.answer = answer
+                    return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : renewedAccessToken(in: answer), nil, nil)
+                }
+            } else if let dialect {
                 answer = try await declaredRefresh(dialect, access: access, refresh: refresh)
             } else {
                 switch profile {
@@ -54,18 +64,8 @@ extension ReferenceClient {
                         "POST", "/auth/refresh", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(access ?? "")")],
                         body: json(["accessToken": access ?? "", "refreshToken": refresh]))
                 case .headerRotation:
-                    // The refresh is the call itself, repeated with the refresh token.
-                    answer = try await attempt(call.method, call.path, call.headers, call.body, token: nil, retry: true, bearer: refresh)
-                    if Self.isGraphQL(call.path), answer.graphQLUnauthenticated, !faults.contains(.statusOnlyGraphQL) {
-                        return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil, nil)
-                    }
-                    if (200..<300).contains(answer.status) {
-                        served.answer = answer
-                        let rotated =
-                            answer.headers.first(name: "Authorization").map { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)) : $0 }
-                            ?? answer.headers.first(name: "X-Access-Token")
-                        return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : rotated, nil, nil)
-                    }
+                    // Refreshes on the call itself, above.
+                    return (.unavailable(status: nil, message: "header rotation has no refresh endpoint"), nil, nil, nil)
                 }
             }
             if (200..<300).contains(answer.status) {

@@ -65,6 +65,11 @@ struct DocExampleTests {
         #expect(
             page.contains("<!-- errors:begin -->\n\(table)<!-- errors:end -->"),
             "docs/profiles/\(profile).md error table is stale: run scripts/regen-docs.sh")
+        // A dialect built in as a file shows that file.
+        if let file = BuiltinDialects.file(profile) {
+            let block = "<!-- file:begin -->\n<details><summary>dialects/\(profile).yaml</summary>\n\n```yaml\n\(file)```\n\n</details>\n<!-- file:end -->"
+            #expect(page.contains(block), "docs/profiles/\(profile).md's dialect file is stale: run scripts/regen-docs.sh")
+        }
     }
 }
 

@@ -48,3 +48,23 @@ enum RenewalError {
     static let accessMismatch = wire("renewal", 401, "access_token_mismatch", "Access token does not match the refresh token")
     static let missingAuthorization = wire("renewal", 401, "token_missing", "Send the old access token as Bearer")
 }
+
+/// The body and resource answers reissue, renewal and header-rotation share.
+enum BackendError {
+    static let wrongCredentials = wire("plain", 401, "bad_credentials", "Wrong username or password")
+    static let missingField = wire("plain", 400, "missing_field", "Missing required field")
+    static let invalidField = wire("plain", 400, "invalid_field", "Field has the wrong type")
+    static let malformedJSON = wire("plain", 400, "malformed_json", "Body is not valid JSON")
+    static let missingToken = wire("plain", 401, "token_missing", "No access token")
+    static let tokenExpired = wire("plain", 401, "token_expired", "Access token expired")
+    static let tokenRevoked = wire("plain", 401, "token_revoked", "Access token revoked")
+    static let tokenInvalid = wire("plain", 401, "token_invalid", "Access token invalid")
+    static let refreshAsAccess = wire("plain", 401, "token_invalid", "A refresh token is not an access token")
+    static let accessDenied = wire("plain", 403, "access_denied", "Access token lacks the required scope")
+}
+
+enum HeaderRotationError {
+    static let refreshExpired = wire("header-rotation", 401, "refresh_token_expired", "Refresh token expired: sign in again")
+    static let refreshRevoked = wire("header-rotation", 401, "refresh_token_revoked", "Refresh token revoked: sign in again")
+    static let refreshUnknown = wire("header-rotation", 401, "refresh_token_invalid", "Refresh token invalid: sign in again")
+}

@@ -124,6 +124,112 @@ errors:
 """##
         ),
         (
+            "header-rotation",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# The header-rotation dialect, built into authmock as this file
+# (docs/profiles/header-rotation.md). There is no refresh endpoint: after a
+# 401 the client repeats its request with the refresh token in
+# `Authorization`, and the answer, served normally, carries a new access
+# token in a response header. With `rotate_every: N` every Nth successful
+# answer of a login carries one too (`rotation_grace`, `rotation_header`).
+dialect: header-rotation
+summary: "No refresh endpoint: send the refresh token in Authorization, get the new access token in a response header"
+sign_in:
+  path: /auth/login
+refresh:
+  via: resources
+  refresh_token: {header: Authorization, scheme: Bearer}
+  renewed_access_token: {header: Authorization, scheme: Bearer}
+tokens:
+  body: {accessToken: "{access_token}", refreshToken: "{refresh_token}", expiresIn: "{expires_in}"}
+errors:
+  body: {error: "{code}", message: "{message}"}
+  answers:
+    # The answers reissue, renewal and header-rotation share: a 401 from a
+    # resource carries a Bearer challenge so generic clients recognise it.
+    wrong_credentials:
+      {status: 401, code: bad_credentials, message: Wrong username or password, when: "`POST /auth/login` with credentials that match no user"}
+    field_missing:
+      {status: 400, code: missing_field, message: Missing required field, when: "a required JSON field is absent; the message names it"}
+    body_not_an_object: &invalid-field
+      status: 400
+      code: invalid_field
+      message: Field has the wrong type
+      when: "a JSON field that is not a string, or a body that is not a JSON object"
+    field_wrong_type: *invalid-field
+    body_malformed: {status: 400, code: malformed_json, message: Body is not valid JSON, when: "a body that does not parse as JSON"}
+    access_token_missing:
+      status: 401
+      code: token_missing
+      message: No access token
+      headers: &challenge {WWW-Authenticate: 'Bearer realm="authmock"'}
+      when: "a resource request without `Authorization: Bearer`"
+    access_token_expired:
+      status: 401
+      code: token_expired
+      message: Access token expired
+      headers: *challenge
+      when: "a resource request with an expired access token: refresh and retry"
+    access_token_revoked:
+      status: 401
+      code: token_revoked
+      message: Access token revoked
+      headers: *challenge
+      when: "a revoked access token, or one whose family was revoked"
+    # One row, its detail naming what is wrong with the token.
+    access_token_malformed:
+      {status: 401, code: token_invalid, message: Access token invalid, headers: *challenge, detail: malformed, when: "malformed, forged, `alg: none`, other audience, or not valid yet"}
+    access_token_wrong_algorithm:
+      {status: 401, code: token_invalid, message: Access token invalid, headers: *challenge, detail: wrong algorithm, when: "malformed, forged, `alg: none`, other audience, or not valid yet"}
+    access_token_bad_signature:
+      {status: 401, code: token_invalid, message: Access token invalid, headers: *challenge, detail: bad signature, when: "malformed, forged, `alg: none`, other audience, or not valid yet"}
+    access_token_wrong_audience:
+      {status: 401, code: token_invalid, message: Access token invalid, headers: *challenge, detail: wrong audience, when: "malformed, forged, `alg: none`, other audience, or not valid yet"}
+    access_token_wrong_issuer:
+      {status: 401, code: token_invalid, message: Access token invalid, headers: *challenge, detail: wrong issuer, when: "malformed, forged, `alg: none`, other audience, or not valid yet"}
+    access_token_not_yet_valid:
+      {status: 401, code: token_invalid, message: Access token invalid, headers: *challenge, detail: not yet valid, when: "malformed, forged, `alg: none`, other audience, or not valid yet"}
+    refresh_token_as_access_token:
+      status: 401
+      code: token_invalid
+      message: A refresh token is not an access token
+      headers: *challenge
+      when: "never here: an opaque token where the access token goes is a refresh"
+    insufficient_scope:
+      {status: 403, code: access_denied, message: Access token lacks the required scope, when: "the token lacks the scope the resource needs"}
+    # A refused refresh: the refresh token came on a resource request.
+    refresh_token_expired:
+      status: 401
+      code: refresh_token_expired
+      message: "Refresh token expired: sign in again"
+      headers: *challenge
+      when: "a request presenting an expired refresh token in `Authorization`"
+    refresh_token_revoked: &revoked
+      status: 401
+      code: refresh_token_revoked
+      message: "Refresh token revoked: sign in again"
+      headers: *challenge
+      when: "a request presenting a revoked refresh token"
+    refresh_token_reused: *revoked
+    refresh_token_unknown: &unknown
+      status: 401
+      code: refresh_token_invalid
+      message: "Refresh token invalid: sign in again"
+      headers: *challenge
+      when: "an opaque token in `Authorization` that this server never issued"
+    refresh_token_of_another_client: *unknown
+    # Its refresh sends no access token: these never arise here.
+    access_token_as_refresh_token: *unknown
+    access_token_mismatch: *unknown
+    access_token_missing_on_refresh: *unknown
+
+"""##,
+            ##"""
+{"dialect":"header-rotation","errors":{"answers":{"access_token_as_refresh_token":{"code":"refresh_token_invalid","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Refresh token invalid: sign in again","status":401,"when":"an opaque token in `Authorization` that this server never issued"},"access_token_bad_signature":{"code":"token_invalid","detail":"bad signature","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Access token invalid","status":401,"when":"malformed, forged, `alg: none`, other audience, or not valid yet"},"access_token_expired":{"code":"token_expired","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Access token expired","status":401,"when":"a resource request with an expired access token: refresh and retry"},"access_token_malformed":{"code":"token_invalid","detail":"malformed","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Access token invalid","status":401,"when":"malformed, forged, `alg: none`, other audience, or not valid yet"},"access_token_mismatch":{"code":"refresh_token_invalid","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Refresh token invalid: sign in again","status":401,"when":"an opaque token in `Authorization` that this server never issued"},"access_token_missing":{"code":"token_missing","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"No access token","status":401,"when":"a resource request without `Authorization: Bearer`"},"access_token_missing_on_refresh":{"code":"refresh_token_invalid","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Refresh token invalid: sign in again","status":401,"when":"an opaque token in `Authorization` that this server never issued"},"access_token_not_yet_valid":{"code":"token_invalid","detail":"not yet valid","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Access token invalid","status":401,"when":"malformed, forged, `alg: none`, other audience, or not valid yet"},"access_token_revoked":{"code":"token_revoked","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Access token revoked","status":401,"when":"a revoked access token, or one whose family was revoked"},"access_token_wrong_algorithm":{"code":"token_invalid","detail":"wrong algorithm","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Access token invalid","status":401,"when":"malformed, forged, `alg: none`, other audience, or not valid yet"},"access_token_wrong_audience":{"code":"token_invalid","detail":"wrong audience","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Access token invalid","status":401,"when":"malformed, forged, `alg: none`, other audience, or not valid yet"},"access_token_wrong_issuer":{"code":"token_invalid","detail":"wrong issuer","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Access token invalid","status":401,"when":"malformed, forged, `alg: none`, other audience, or not valid yet"},"body_malformed":{"code":"malformed_json","headers":{},"message":"Body is not valid JSON","status":400,"when":"a body that does not parse as JSON"},"body_not_an_object":{"code":"invalid_field","headers":{},"message":"Field has the wrong type","status":400,"when":"a JSON field that is not a string, or a body that is not a JSON object"},"field_missing":{"code":"missing_field","headers":{},"message":"Missing required field","status":400,"when":"a required JSON field is absent; the message names it"},"field_wrong_type":{"code":"invalid_field","headers":{},"message":"Field has the wrong type","status":400,"when":"a JSON field that is not a string, or a body that is not a JSON object"},"insufficient_scope":{"code":"access_denied","headers":{},"message":"Access token lacks the required scope","status":403,"when":"the token lacks the scope the resource needs"},"refresh_token_as_access_token":{"code":"token_invalid","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"A refresh token is not an access token","status":401,"when":"never here: an opaque token where the access token goes is a refresh"},"refresh_token_expired":{"code":"refresh_token_expired","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Refresh token expired: sign in again","status":401,"when":"a request presenting an expired refresh token in `Authorization`"},"refresh_token_of_another_client":{"code":"refresh_token_invalid","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Refresh token invalid: sign in again","status":401,"when":"an opaque token in `Authorization` that this server never issued"},"refresh_token_reused":{"code":"refresh_token_revoked","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Refresh token revoked: sign in again","status":401,"when":"a request presenting a revoked refresh token"},"refresh_token_revoked":{"code":"refresh_token_revoked","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Refresh token revoked: sign in again","status":401,"when":"a request presenting a revoked refresh token"},"refresh_token_unknown":{"code":"refresh_token_invalid","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Refresh token invalid: sign in again","status":401,"when":"an opaque token in `Authorization` that this server never issued"},"wrong_credentials":{"code":"bad_credentials","headers":{},"message":"Wrong username or password","status":401,"when":"`POST /auth/login` with credentials that match no user"}},"body":{"error":"{code}","message":"{message}"}},"refresh":{"encoding":"json","match":{"body":{},"headers":{},"query":{}},"method":"","path":"","refresh_token":{"header":"Authorization","scheme":"Bearer"},"renewed_access_token":{"header":"Authorization","scheme":"Bearer"},"via":"resources"},"sign_in":{"encoding":"json","match":{"body":{},"headers":{},"query":{}},"method":"POST","password":"password","path":"/auth/login","username":"username"},"summary":"No refresh endpoint: send the refresh token in Authorization, get the new access token in a response header","tokens":{"body":{"accessToken":"{access_token}","expiresIn":"{expires_in}","refreshToken":"{refresh_token}"},"headers":{},"status":200}}
+"""##
+        ),
+        (
             "reissue",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json

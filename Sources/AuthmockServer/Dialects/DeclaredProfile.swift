@@ -27,6 +27,11 @@ public struct DeclaredProfile: Profile {
     private let usesUser: Bool
     private let signIn: Endpoint
     private let refresh: Endpoint
+    /// The sign-in and refresh endpoints the file declares (no refresh
+    /// endpoint when the refresh token rides on resource requests).
+    private let endpoints: [Endpoint]
+    /// Set when the refresh rides on resource requests (`refresh.via: resources`).
+    private let resourceRefresh: ResourceRefresh?
 
     /// A sign-in or refresh endpoint, its method and header names read once.
     struct Endpoint: Sendable {
@@ -65,6 +70,8 @@ public struct DeclaredProfile: Profile {
         self.signIn = Endpoint(kind: .login, method: signIn.method, path: signIn.path, encoding: signIn.encoding, match: signIn.match)
         let refresh = description.refresh
         self.refresh = Endpoint(kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, match: refresh.match)
+        endpoints = refresh.onResources ? [self.signIn] : [self.signIn, self.refresh]
+        resourceRefresh = ResourceRefresh(refresh, options: options)
         var answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?)] = [:]
         var codeValues: [String: JSONValue] = [:]
         let docs = Dictionary(Situation.answerKeys.map { ($0.key, $0.doc) }, uniquingKeysWith: { first, _ in first })
@@ -108,12 +115,12 @@ public struct DeclaredProfile: Profile {
         // One route per method and path: sign-in and refresh may share one,
         // told apart by their `match` when the request was classified.
         var served: [(method: HTTPRequest.Method, path: String)] = []
-        for endpoint in [signIn, refresh] where !served.contains(where: { $0 == (endpoint.method, endpoint.path) }) {
+        for endpoint in endpoints where !served.contains(where: { $0 == (endpoint.method, endpoint.path) }) {
             served.append((endpoint.method, endpoint.path))
             routes.issuing(endpoint.method, endpoint.path) { request, context in
                 switch context.route.kind {
                 case .login:
-                    switch try await BackendDialect.login(context: context, mock: mock, fields: fields) {
+                    switch try await DialectRequests.login(context: context, mock: mock, fields: fields) {
                     case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, template: description.tokens, mock: mock))
                     case .refused(let situation): return .plain(fail(situation, context: context))
                     }
@@ -178,7 +185,7 @@ public struct DeclaredProfile: Profile {
     static func token(at location: DialectDescription.TokenLocation, request: Request, context: AuthmockRequestContext) -> Result<String, Situation> {
         switch location {
         case .field(let name):
-            return BackendDialect.fields(context, [name]).mapError { .body($0) }.flatMap { fields in
+            return DialectRequests.fields(context, [name]).mapError { .body($0) }.flatMap { fields in
                 fields[name].map { .success($0) } ?? .failure(.body(.missing(name)))
             }
         case .header, .cookie:
@@ -247,7 +254,7 @@ public struct DeclaredProfile: Profile {
 
     public func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
         var onEndpointPath = false
-        for endpoint in [signIn, refresh] where method == endpoint.method && path == endpoint.path {
+        for endpoint in endpoints where method == endpoint.method && path == endpoint.path {
             onEndpointPath = true
             let parsed = Self.parse(body, endpoint.encoding)
             guard endpoint.selects(query: query, headers: headers, body: parsed) else { continue }
@@ -260,7 +267,27 @@ public struct DeclaredProfile: Profile {
                 }
             return .init(kind: .refresh, refreshToken: token, body: parsed)
         }
-        return onEndpointPath ? .init(kind: .other) : .shared(path: path)
+        if onEndpointPath { return .init(kind: .other) }
+        let route = RouteClassification.shared(path: path)
+        if route.kind == .resource, let token = resourceRefresh?.presentedRefreshToken(headers) {
+            return .init(kind: .refresh, refreshToken: token)
+        }
+        return route
+    }
+
+    /// A browser interceptor must read a renewed access token.
+    public var exposedResponseHeaders: [String] { resourceRefresh.map { [$0.renewed.rawName] } ?? [] }
+
+    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation> {
+        guard let resourceRefresh else {
+            return try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
+        }
+        return try await resourceRefresh.authorize(request, context: context, mock: mock)
+    }
+
+    public func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer {
+        guard let resourceRefresh else { return .init(response: response, issued: access.issued) }
+        return try await resourceRefresh.finish(response, access: access, mock: mock)
     }
 
     /// A string field of a body parsed on arrival (dotted names reach into JSON).
@@ -339,11 +366,19 @@ public struct DeclaredProfile: Profile {
             case nil: break
             }
         }
-        return [
+        let signingIn = [
             "Sign in:",
             "  " + Self.curl(signIn, fields: [(names.username, user.username), (names.password, user.password)], headers: [], baseURL: baseURL),
             "Call the API:",
             "  curl -s -H \"Authorization: Bearer $ACCESS_TOKEN\" \(baseURL)/api/me",
+        ]
+        if let resourceRefresh {
+            return signingIn + [
+                "Refresh (after a 401, repeat the request with the refresh token; the new access token comes back in \(resourceRefresh.renewed)):",
+                "  curl -si \(refreshHeaders.joined(separator: " ")) \(baseURL)/api/me",
+            ]
+        }
+        return signingIn + [
             "Refresh:",
             "  " + Self.curl(refresh, fields: refreshFields, headers: refreshHeaders, baseURL: baseURL),
         ]

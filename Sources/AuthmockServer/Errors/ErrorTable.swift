@@ -224,48 +224,6 @@ public enum OAuth2LaxError: ErrorCatalog {
     }
 }
 
-/// The `header-rotation` dialect's body and resource errors, encoded as
-/// `{"error": code, "message": ...}`; the reissue and renewal files answer
-/// with the same rows.
-public enum BackendError: ErrorCatalog {
-    case wrongCredentials, missingField, invalidField, malformedJSON
-    case missingToken, tokenExpired, tokenRevoked, tokenInvalid, refreshAsAccess, accessDenied
-
-    public static let profile = "header-rotation (requests)"
-
-    public var row: ErrorRow {
-        switch self {
-        case .wrongCredentials: make(401, "bad_credentials", "Wrong username or password", when: "`POST /auth/login` with credentials that match no user")
-        case .missingField: make(400, "missing_field", "Missing required field", when: "a required JSON field is absent; the message names it")
-        case .invalidField: make(400, "invalid_field", "Field has the wrong type", when: "a JSON field that is not a string, or a body that is not a JSON object")
-        case .malformedJSON: make(400, "malformed_json", "Body is not valid JSON", when: "a body that does not parse as JSON")
-        case .missingToken: make(401, "token_missing", "No access token", when: "a resource request without `Authorization: Bearer`")
-        case .tokenExpired: make(401, "token_expired", "Access token expired", when: "a resource request with an expired access token: refresh and retry")
-        case .tokenRevoked: make(401, "token_revoked", "Access token revoked", when: "a revoked access token, or one whose family was revoked")
-        case .tokenInvalid: make(401, "token_invalid", "Access token invalid", when: "malformed, forged, `alg: none`, other audience, or not valid yet")
-        case .refreshAsAccess:
-            make(401, "token_invalid", "A refresh token is not an access token", when: "a refresh token sent as the Bearer token (not in header-rotation, where that is how refresh works)")
-        case .accessDenied: make(403, "access_denied", "Access token lacks the required scope", when: "the token lacks the scope the resource needs")
-        }
-    }
-}
-
-/// The header-rotation dialect: the refresh token travels in `Authorization`
-/// on an ordinary request; these are its failures.
-public enum HeaderRotationError: ErrorCatalog {
-    case refreshExpired, refreshRevoked, refreshUnknown
-
-    public static let profile = ProfileName.headerRotation.rawValue
-
-    public var row: ErrorRow {
-        switch self {
-        case .refreshExpired: make(401, "refresh_token_expired", "Refresh token expired: sign in again", when: "a request presenting an expired refresh token in `Authorization`")
-        case .refreshRevoked: make(401, "refresh_token_revoked", "Refresh token revoked: sign in again", when: "a request presenting a revoked refresh token")
-        case .refreshUnknown: make(401, "refresh_token_invalid", "Refresh token invalid: sign in again", when: "an opaque token in `Authorization` that this server never issued")
-        }
-    }
-}
-
 /// The GraphQL endpoint (`/graphql`, in every profile) answers in GraphQL's
 /// own shape, `{"errors": [{"message", "extensions": {"code"}}], "data"}`,
 /// with the codes Apollo Server uses, whatever the profile.
@@ -321,8 +279,6 @@ public enum ErrorTable {
         ]
             + BuiltinDialects.names.compactMap { name in BuiltinDialects.description(name).map { (name, $0.documentedRows) } }
             + [
-                (BackendError.profile, BackendError.allCases.map(\.row)),
-                (HeaderRotationError.profile, HeaderRotationError.allCases.map(\.row)),
                 (GraphQLAPIError.profile, GraphQLAPIError.allCases.map(\.row)),
                 (ControlError.profile, ControlError.allCases.map(\.row)),
             ]
@@ -337,7 +293,7 @@ public enum ErrorTable {
         ProfileName.envelope.rawValue: [ProfileName.envelope.rawValue, GraphQLAPIError.profile],
         ProfileName.reissue.rawValue: [ProfileName.reissue.rawValue, CommonError.profile, GraphQLAPIError.profile],
         ProfileName.renewal.rawValue: [ProfileName.renewal.rawValue, CommonError.profile, GraphQLAPIError.profile],
-        ProfileName.headerRotation.rawValue: [HeaderRotationError.profile, BackendError.profile, CommonError.profile, GraphQLAPIError.profile],
+        ProfileName.headerRotation.rawValue: [ProfileName.headerRotation.rawValue, CommonError.profile, GraphQLAPIError.profile],
         // docs/graphql.md
         GraphQLAPIError.profile: [GraphQLAPIError.profile],
     ]

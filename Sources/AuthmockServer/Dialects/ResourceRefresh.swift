@@ -1,59 +1,65 @@
+import AuthmockCore
 import DriverProtocol
-public import AuthmockCore
 import Foundation
-public import HTTPTypes
-public import Hummingbird
-import NIOCore
+import HTTPTypes
+import Hummingbird
 import Synchronization
 
-/// No refresh endpoint. (a) After a 401 for an expired access token, the
-/// client repeats the request with its refresh token in `Authorization`;
-/// the answer is served normally and carries a new access token in a
-/// response header. (b) With `rotate_every: N`, every Nth successful answer
-/// of a login carries a new access token too, and older ones stop working
-/// after the rotation grace window. The header always carries the newest
-/// token of the login, so out-of-order answers never hand out an older one.
-public struct HeaderRotationProfile: PlainErrorProfile {
-    public let name = ProfileName.headerRotation.rawValue
-    public let summary = "No refresh endpoint: send the refresh token in Authorization, get the new access token in a response header"
-    let header: HTTPField.Name
+/// A refresh with no endpoint (`refresh.via: resources`, the header-rotation
+/// dialect). (a) After a 401 for an expired access token, the client repeats
+/// the request with its refresh token where the access token goes; the
+/// answer is served normally and carries a new access token in a response
+/// header. (b) With `rotate_every: N`, every Nth successful answer of a login
+/// carries a new access token too, and older ones stop working after the
+/// rotation grace window. The header always carries the newest token of the
+/// login, so out-of-order answers never hand out an older one.
+struct ResourceRefresh: Sendable {
+    /// The request header the refresh token comes in, and its scheme (optional there).
+    let location: HTTPField.Name
+    let scheme: String?
+    /// The response header of a new access token, and its scheme.
+    let renewed: HTTPField.Name
+    let renewedScheme: String?
     let rotateEvery: Int?
     let graceSeconds: Int
     private let rotations = RotationState()
 
-    init(options: ProfileOptions) {
-        header = HTTPField.Name(options.rotationHeader) ?? .authorization
+    /// nil unless the file refreshes on resources. The loader has checked
+    /// both header names; `rotation_header` (checked too) names another
+    /// response header, `Bearer` only in `Authorization`.
+    init?(_ refresh: DialectDescription.Refresh, options: ProfileOptions) {
+        guard refresh.onResources, case .header(let name, let scheme) = refresh.refreshToken, let location = HTTPField.Name(name) else { return nil }
+        self.location = location
+        self.scheme = scheme
+        let file = refresh.renewedHeader
+        if let setting = options.rotationHeader, let name = HTTPField.Name(setting) {
+            renewed = name
+            renewedScheme = name == .authorization ? "Bearer" : nil
+        } else {
+            renewed = HTTPField.Name(file.name) ?? .authorization
+            renewedScheme = file.scheme
+        }
         rotateEvery = options.rotateEvery
         graceSeconds = options.rotationGraceSeconds
     }
 
-    public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
-        addLogin(to: routes, mock: mock)
-    }
-
-    /// A browser interceptor must read the renewed token.
-    public var exposedResponseHeaders: [String] { [header.rawName] }
-
-    /// The token in `Authorization`, with or without `Bearer `.
-    static func presentedToken(_ headers: HTTPFields) -> String? {
-        guard var value = headers.value(of: .authorization)?.trimmedSpaces, !value.isEmpty else { return nil }
-        if value.lowercased().hasPrefix("bearer ") { value = value.dropFirst(7).trimmedSpaces }
-        return value.isEmpty ? nil : String(value)
-    }
-
-    /// A JWT has three dot-separated parts; refresh tokens are opaque.
-    static func isRefreshToken(_ token: String) -> Bool { !token.contains(".") }
-
-    public func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
-        var route = BackendDialect.classify(path: path, body: body, refreshPath: nil)
-        if route.kind == .resource, let token = Self.presentedToken(headers), Self.isRefreshToken(token) {
-            route = .init(kind: .refresh, refreshToken: token)
+    /// The token in the header, with or without its scheme (`Bearer x` or `x`).
+    func presentedToken(_ headers: HTTPFields) -> String? {
+        guard var value = headers[location]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let scheme, value.lowercased().hasPrefix(scheme.lowercased() + " ") {
+            value = String(value.dropFirst(scheme.count + 1)).trimmingCharacters(in: .whitespaces)
         }
-        return route
+        return value.isEmpty ? nil : value
     }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation> {
-        guard let token = Self.presentedToken(request.headers), Self.isRefreshToken(token) else {
+    /// A refresh token on a resource request: an opaque token (a JWT has three
+    /// dot-separated parts) where the access token goes.
+    func presentedRefreshToken(_ headers: HTTPFields) -> String? {
+        presentedToken(headers).flatMap { $0.contains(".") ? nil : $0 }
+    }
+
+    func authorize(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation> {
+        guard let token = presentedRefreshToken(request.headers) else {
             return try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
         }
         // The refresh token stays the same here; only the access token is
@@ -78,7 +84,7 @@ public struct HeaderRotationProfile: PlainErrorProfile {
         return .success(ResourceAccess(grant: grant, issued: issued))
     }
 
-    public func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer {
+    func finish(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer {
         var answer = ClientAnswer(response: response, issued: access.issued)
         let family = access.grant.claims.sid
         if answer.issued == nil, let every = rotateEvery, !family.isEmpty, rotations.countSuccess(family: family) % every == 0,
@@ -89,20 +95,9 @@ public struct HeaderRotationProfile: PlainErrorProfile {
             try await mock.authority.supersedeAccessTokens(family: family, keep: issued.accessKey, graceSeconds: graceSeconds)
         }
         if answer.issued != nil, let newest = rotations.newest(family: family) {
-            answer.response.headers[header] = header == .authorization ? "Bearer \(newest)" : newest
+            answer.response.headers[renewed] = renewedScheme.map { "\($0) \(newest)" } ?? newest
         }
         return answer
-    }
-
-    public func answer(to situation: Situation) -> ErrorAnswer {
-        plainAnswer(to: situation)
-    }
-
-    public func startupHints(baseURL: String, directory: Directory) -> [String] {
-        BackendDialect.loginHints(baseURL: baseURL, directory: directory) + [
-            "Refresh (after a 401, repeat the request with the refresh token; the new access token comes back in \(header)):",
-            "  curl -si -H \"Authorization: Bearer $REFRESH_TOKEN\" \(baseURL)/api/me",
-        ]
     }
 }
 
