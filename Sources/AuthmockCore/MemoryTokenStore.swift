@@ -72,11 +72,11 @@ public final class MemoryTokenStore: TokenStore {
             let now = exchange.now
             guard let record = state.refreshByValue[exchange.value] else {
                 let sealed = mint.seal.open(exchange.value)
-                let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, at: now)
+                let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, at: now, settings: mint.settings)
                 if revoke, let sealed { state.revokeFamily(sealed.family, at: now) }
                 return .failure(failure)
             }
-            switch TokenRules.exchange(record, family: state.families[record.familyID], exchange, grace: mint.settings.reuseGraceSeconds) {
+            switch TokenRules.exchange(record, family: state.families[record.familyID], exchange, settings: mint.settings) {
             case .fail(let failure, let revoke):
                 if revoke { state.revokeFamily(record.familyID, at: now) }
                 return .failure(failure)

@@ -326,12 +326,12 @@ public final class SQLTokenStore: TokenStore {
             guard let record = try await self.refresh(tx, value: exchange.value, lock: true) else {
                 let sealed = mint.seal.open(exchange.value)
                 let family = try await sealed.asyncMap { try await self.family(tx, $0.family, lock: true) } ?? nil
-                let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: family, at: now)
+                let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: family, at: now, settings: mint.settings)
                 if revoke, let family { try await Self.revokeFamily(tx, family.id, at: now) }
                 return .failed(failure)
             }
             let family = try await self.family(tx, record.familyID, lock: true)
-            switch TokenRules.exchange(record, family: family, exchange, grace: mint.settings.reuseGraceSeconds) {
+            switch TokenRules.exchange(record, family: family, exchange, settings: mint.settings) {
             case .fail(let failure, let revoke):
                 if revoke { try await Self.revokeFamily(tx, record.familyID, at: now) }
                 return .failed(failure)

@@ -269,7 +269,7 @@ public final class TokenAuthority: Sendable {
         if time == nil { now = try await self.now() }
         let retention = Double(settings.pruneAfterSeconds)
         pruneSchedule.withLock { $0 = (0, now) }
-        let removed = try await store.prune(now: now, retention: retention, grace: Double(settings.reuseGraceSeconds))
+        let removed = try await store.prune(now: now, retention: retention, grace: Double(settings.reuseGrace))
         let horizon = now.addingTimeInterval(-retention)
         _ = verifiedTokens.withLock { $0.removeEntries { $0.value.claims.exp.value <= horizon } }
         return removed
@@ -459,7 +459,7 @@ public final class TokenAuthority: Sendable {
 
     /// What a refresh token is, without spending it (for journals and introspection).
     public func inspectRefreshToken(_ token: String) async throws -> RefreshTokenInfo? {
-        try await store.refreshInfo(value: token, now: now(), grace: settings.reuseGraceSeconds)
+        try await store.refreshInfo(value: token, now: now(), grace: settings.reuseGrace)
     }
 
     // MARK: Revocation and introspection

@@ -14,6 +14,8 @@ public struct TokenSettings: Sendable, Equatable {
     /// Seconds during which a just-retired refresh token still works; 0 means
     /// any reuse is treated as theft (RFC 9700 section 4.14.2).
     public var reuseGraceSeconds: Int
+    /// What presenting an already rotated refresh token after the grace does.
+    public var refreshReuse: RefreshReuse = .revokeLogin
     /// `iss` claim; also the base of the metadata URLs.
     public var issuer: String
     /// `aud` claim every access token carries and every resource requires.
@@ -45,6 +47,11 @@ public struct TokenSettings: Sendable, Equatable {
         self.authorizationCodeTTL = authorizationCodeTTL
     }
 
+    /// The grace a rotated refresh token has: `reuseGraceSeconds`, or its
+    /// whole life when rotated tokens stay valid (about 68 years: every
+    /// store adds it to a timestamp).
+    public var reuseGrace: Int { refreshReuse == .accept ? Int(Int32.max) : reuseGraceSeconds }
+
     /// Rejects settings the server cannot honour, with a sentence a person can act on.
     public func validate() throws(SettingsError) {
         guard accessTTL >= 1 else { throw SettingsError("access token lifetime must be at least 1 second, got \(accessTTL)") }
@@ -62,4 +69,15 @@ public struct TokenSettings: Sendable, Equatable {
 public struct SettingsError: Error, CustomStringConvertible, Equatable {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// The rotation policies of real backends for a refresh token presented
+/// again after it was rotated (and its grace, `reuse_grace`, ended).
+public enum RefreshReuse: String, Sendable, CaseIterable {
+    /// Refused as reused, and the whole login revoked (RFC 9700 section 4.14.2).
+    case revokeLogin = "revoke_login"
+    /// Refused as reused; the login and its newer tokens live on.
+    case reject
+    /// Exchanged again: a rotated token stays valid until it expires.
+    case accept
 }

@@ -171,9 +171,9 @@ enum TokenRules {
     }
 
     /// What using `record` (of login `family`) does now.
-    static func exchange(_ record: RefreshRecord, family: FamilyRecord?, _ exchange: RefreshExchange, grace: Int) -> Exchange {
-        if let failure = failure(of: record, family: family, at: exchange.now, grace: grace) {
-            return .fail(failure, revokeLogin: failure == .reused)
+    static func exchange(_ record: RefreshRecord, family: FamilyRecord?, _ exchange: RefreshExchange, settings: TokenSettings) -> Exchange {
+        if let failure = failure(of: record, family: family, at: exchange.now, grace: settings.reuseGrace) {
+            return .fail(failure, revokeLogin: failure == .reused && settings.refreshReuse == .revokeLogin)
         }
         guard let family else { return .fail(.unknown, revokeLogin: false) }
         if let clientID = exchange.clientID, family.clientID != clientID { return .fail(.clientMismatch, revokeLogin: false) }
@@ -196,12 +196,14 @@ enum TokenRules {
     /// Why a refresh token with no record fails, judged from its seal as its
     /// record would have judged it (TokenPruning.swift): an unexpired token of
     /// a living login lost its record by rotation, so it is a reuse.
-    static func failureOfUnrecorded(sealed: (family: String, expiresAt: Date)?, family: FamilyRecord?, at now: Date) -> (RefreshTokenFailure, revokeLogin: Bool) {
+    static func failureOfUnrecorded(
+        sealed: (family: String, expiresAt: Date)?, family: FamilyRecord?, at now: Date, settings: TokenSettings
+    ) -> (RefreshTokenFailure, revokeLogin: Bool) {
         guard let sealed else { return (.unknown, false) }
         guard let family else { return (sealed.expiresAt <= now ? .expired : .unknown, false) }
         if family.revokedAt != nil { return (.revoked, false) }
         if sealed.expiresAt <= now { return (.expired, false) }
-        return (.reused, true)
+        return (.reused, settings.refreshReuse == .revokeLogin)
     }
 
     /// Why a code cannot be redeemed (other than having been used).

@@ -93,6 +93,7 @@ public enum DialectFormat {
                 Field("header", .string(), "a request header"),
                 Field("scheme", .string(), "with `header`: the word before the token (`Bearer`); without it the header is the token"),
                 Field("cookie", .string(), "a cookie"),
+                Field("query", .string(), "a query parameter of the URL (`?refresh_token=...`)"),
             ])
     }
 
@@ -376,9 +377,9 @@ private struct DialectBuilder {
 
     func location(_ value: SpecValue, _ path: String, encoding: DialectDescription.BodyEncoding) throws(ScenarioError) -> DialectDescription.TokenLocation {
         let o = try value.object(checker, path)
-        let given = ["field", "header", "cookie"].filter { o[$0] != nil }
+        let given = ["field", "header", "cookie", "query"].filter { o[$0] != nil }
         guard given.count == 1, let kind = given.first, let name = o[kind]?.string, !name.isEmpty else {
-            throw checker.error(at: value.mark, "\(path): give exactly one of field, header or cookie")
+            throw checker.error(at: value.mark, "\(path): give exactly one of field, header, cookie or query")
         }
         if o["scheme"] != nil, kind != "header" { checker.found.add(checker.error(at: o["scheme"]?.mark, "\(path).scheme: only a header has a scheme")) }
         switch kind {
@@ -390,6 +391,8 @@ private struct DialectBuilder {
         case "header":
             if HTTPField.Name(name) == nil { checker.found.add(checker.error(at: o["header"]?.mark, "\(path).header: '\(name)' is not a header name")) }
             return .header(name, scheme: o["scheme"]?.string)
+        case "query":
+            return .query(name)
         default:
             return .cookie(name)
         }

@@ -126,6 +126,11 @@ extension ServerSetting {
             doc: "seconds a just-rotated refresh token still works (0: any reuse revokes the login)", inScenarios: true
         ) { $0.tokens.reuseGraceSeconds = $1.integer },
         .init(
+            key: "refresh_reuse", type: .choice(RefreshReuse.allCases.map(\.rawValue)), defaultText: "revoke_login",
+            doc: "a rotated refresh token presented after the grace: revoke_login (refused, the login revoked), reject (refused, the login lives on) or accept (exchanged again: rotated tokens stay valid)",
+            inScenarios: true
+        ) { $0.tokens.refreshReuse = RefreshReuse(rawValue: $1.string) ?? .revokeLogin },
+        .init(
             key: "signing_alg", type: .choice(SigningAlgorithm.allCases.map(\.rawValue)), defaultText: "HS256",
             doc: "how access and id tokens are signed: HS256 with the shared key, or RS256/ES256 with a key pair published at /oauth/jwks (docs/oidc.md)",
             inScenarios: true

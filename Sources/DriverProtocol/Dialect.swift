@@ -150,15 +150,17 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     }
 
     /// Where a token travels in a request: `{"field": NAME}`, `{"header":
-    /// NAME, "scheme": WORD}` or `{"cookie": NAME}`.
+    /// NAME, "scheme": WORD}`, `{"cookie": NAME}` or `{"query": NAME}`.
     public enum TokenLocation: Sendable, Codable, Equatable {
         /// A body field (a dotted path in a JSON body).
         case field(String)
         /// A header, its value after `scheme ` when a scheme is given.
         case header(String, scheme: String?)
         case cookie(String)
+        /// A query parameter of the request's URL.
+        case query(String)
 
-        enum CodingKeys: String, CodingKey { case field, header, scheme, cookie }
+        enum CodingKeys: String, CodingKey { case field, header, scheme, cookie, query }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -166,6 +168,8 @@ public struct DialectDescription: Sendable, Codable, Equatable {
                 self = .field(name)
             } else if let name = try c.decodeIfPresent(String.self, forKey: .header) {
                 self = .header(name, scheme: try c.decodeIfPresent(String.self, forKey: .scheme))
+            } else if let name = try c.decodeIfPresent(String.self, forKey: .query) {
+                self = .query(name)
             } else {
                 self = .cookie(try c.decode(String.self, forKey: .cookie))
             }
@@ -179,6 +183,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
                 try c.encode(name, forKey: .header)
                 try c.encodeIfPresent(scheme, forKey: .scheme)
             case .cookie(let name): try c.encode(name, forKey: .cookie)
+            case .query(let name): try c.encode(name, forKey: .query)
             }
         }
     }

@@ -20,12 +20,14 @@ extension ReferenceClient {
         var fields: [(String, String)] = endpoint.match.body.sorted { $0.key < $1.key }
         var headers: [(String, String)] = endpoint.match.headers.sorted { $0.key < $1.key }
         var cookies: [String] = []
+        var query: [(String, String)] = []
         let places = [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? ""), (endpoint.accessTokenCopy, access ?? "")]
         for (location, token) in places {
             switch location {
             case .field(let name)?: fields.append((name, token))
             case .header(let name, let scheme)?: headers.append((name, scheme.map { "\($0) \(token)" } ?? token))
             case .cookie(let name)?: cookies.append("\(name)=\(token)")
+            case .query(let name)?: query.append((name, token))
             case nil: break
             }
         }
@@ -36,12 +38,13 @@ extension ReferenceClient {
             headers += typeHeader
             body = encoded
         }
-        return try await send(endpoint.method, Self.target(endpoint.path, endpoint.match), headers: headers, body: body)
+        return try await send(endpoint.method, Self.target(endpoint.path, endpoint.match, tokens: query), headers: headers, body: body)
     }
 
-    /// The path with the query parameters the endpoint's `match` asks for.
-    static func target(_ path: String, _ match: DialectDescription.Match) -> String {
-        match.query.isEmpty ? path : path + "?" + form(match.query.sorted { $0.key < $1.key })
+    /// The path with the query parameters the endpoint's `match` asks for, and any tokens that travel there.
+    static func target(_ path: String, _ match: DialectDescription.Match, tokens: [(String, String)] = []) -> String {
+        let parameters = match.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + tokens
+        return parameters.isEmpty ? path : path + "?" + form(parameters)
     }
 
     /// A body of `fields` in the dialect's encoding; dotted names nest in JSON.

@@ -230,6 +230,36 @@ struct TokenAuthorityTests {
         #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.reused))
     }
 
+    /// `refresh_reuse: reject`: a reuse is refused, and the login and its newer tokens live on.
+    @Test func rejectingAReuseLeavesTheLogin() async throws {
+        var settings = TokenSettings()
+        settings.refreshReuse = .reject
+        let authority = await authority(settings)
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let second = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.reused))
+        guard case .valid = try await authority.verifyAccessToken(second.accessToken) else {
+            Issue.record("a rejected reuse revoked the login")
+            return
+        }
+        #expect(try await authority.refresh(second.refreshToken!, clientID: "demo").get().familyID == first.familyID)
+    }
+
+    /// `refresh_reuse: accept`: a rotated token stays valid until it expires, however late it comes.
+    @Test func acceptingAReuseKeepsRotatedTokensValid() async throws {
+        var settings = TokenSettings(refreshTTL: 1000)
+        settings.refreshReuse = .accept
+        let authority = await authority(settings)
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let second = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        clock.advance(seconds: 500)
+        let again = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        #expect(again.familyID == first.familyID && again.refreshToken != second.refreshToken)
+        #expect((try? await authority.refresh(second.refreshToken!, clientID: "demo").get()) != nil)
+        clock.advance(seconds: 501)
+        #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.expired))
+    }
+
     @Test func withoutRotationTheSameRefreshTokenKeepsWorking() async throws {
         let authority = await authority(TokenSettings(rotateRefreshTokens: false))
         let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")

@@ -82,11 +82,11 @@ import Testing
 
     /// Every answer in one envelope, resources too, and numeric codes that
     /// alone tell an expired token from a revoked one (envelope's style, in
-    /// another team's words).
+    /// another team's words); the refresh token goes in the query string.
     static let ownEnvelope = """
         dialect: own-envelope
         sign_in: {path: /api-auth/signin, username: login}
-        refresh: {path: /api-auth/reissue, refresh_token: {field: token}}
+        refresh: {path: /api-auth/reissue, refresh_token: {query: token}}
         tokens:
           body: {result: OK, payload: {jwt: "{access_token}", refresh: "{refresh_token}", validFor: "{expires_in}"}, failure: null}
         resources:

@@ -63,7 +63,7 @@ struct DialectFileTests {
             message: "/api/renew is served by authmock in every dialect"),
         Broken(
             name: "a token in two places", edit: { $0.replacingOccurrences(of: "{header: X-Refresh-Token}", with: "{header: X-Refresh-Token, cookie: rt}") }, line: 11,
-            message: "give exactly one of field, header or cookie"),
+            message: "give exactly one of field, header, cookie or query"),
         Broken(
             name: "a success status as an error", edit: { $0.replacingOccurrences(of: "status: 400, code: 1000", with: "status: 200, code: 1000") }, line: 25,
             message: "an error's status is 4xx or 5xx"),

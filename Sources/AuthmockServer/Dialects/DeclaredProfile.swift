@@ -188,16 +188,21 @@ public struct DeclaredProfile: Profile {
             return DialectRequests.fields(context, [name]).mapError { .body($0) }.flatMap { fields in
                 fields[name].map { .success($0) } ?? .failure(.body(.missing(name)))
             }
-        case .header, .cookie:
-            guard let value = Self.headerToken(at: location, headers: request.headers) else { return .failure(.body(.missing(location.label))) }
+        case .header, .cookie, .query:
+            guard let value = Self.tokenBesideBody(at: location, headers: request.headers, query: request.uri.query) else {
+                return .failure(.body(.missing(location.label)))
+            }
             return .success(value)
         }
     }
 
-    /// A token in a header (after its scheme) or a cookie, read without the body.
-    static func headerToken(at location: DialectDescription.TokenLocation, headers: HTTPFields) -> String? {
+    /// A token in a header (after its scheme), a cookie or the query, read without the body.
+    static func tokenBesideBody(at location: DialectDescription.TokenLocation, headers: HTTPFields, query: String?) -> String? {
         switch location {
         case .field: return nil
+        case .query(let name):
+            guard let value = (try? FormBody(query ?? ""))?[name], !value.isEmpty else { return nil }
+            return value
         case .header(let name, let scheme) where name.lowercased() == "authorization" && scheme?.lowercased() == "bearer":
             // Read as resources read it (`Bearer` in any case, spaces or tabs after it).
             guard case .bearer(let value) = PresentedCredential(headers), !value.isEmpty else { return nil }
@@ -263,7 +268,7 @@ public struct DeclaredProfile: Profile {
             let token: String? =
                 switch location {
                 case .field(let name): Self.field(name, in: parsed)
-                default: Self.headerToken(at: location, headers: headers)
+                default: Self.tokenBesideBody(at: location, headers: headers, query: query)
                 }
             return .init(kind: .refresh, refreshToken: token, body: parsed)
         }
@@ -355,6 +360,7 @@ public struct DeclaredProfile: Profile {
         let names = description.signIn
         var refreshFields: [(String, String)] = []
         var refreshHeaders: [String] = []
+        var refreshQuery: [(String, String)] = []
         let places = [
             (description.refresh.refreshToken, "$REFRESH_TOKEN"), (description.refresh.accessToken, "$ACCESS_TOKEN"), (description.refresh.accessTokenCopy, "$ACCESS_TOKEN"),
         ]
@@ -363,6 +369,7 @@ public struct DeclaredProfile: Profile {
             case .field(let name)?: refreshFields.append((name, variable))
             case .header(let name, let scheme)?: refreshHeaders.append("-H \"\(name): \(scheme.map { "\($0) " } ?? "")\(variable)\"")
             case .cookie(let name)?: refreshHeaders.append("-H \"Cookie: \(name)=\(variable)\"")
+            case .query(let name)?: refreshQuery.append((name, variable))
             case nil: break
             }
         }
@@ -380,12 +387,12 @@ public struct DeclaredProfile: Profile {
         }
         return signingIn + [
             "Refresh:",
-            "  " + Self.curl(refresh, fields: refreshFields, headers: refreshHeaders, baseURL: baseURL),
+            "  " + Self.curl(refresh, fields: refreshFields, headers: refreshHeaders, query: refreshQuery, baseURL: baseURL),
         ]
     }
 
     /// A curl line for an endpoint, its fields nested as dotted names say.
-    private static func curl(_ endpoint: Endpoint, fields: [(String, String)], headers: [String], baseURL: String) -> String {
+    private static func curl(_ endpoint: Endpoint, fields: [(String, String)], headers: [String], query: [(String, String)] = [], baseURL: String) -> String {
         var parts = ["curl -s"]
         if endpoint.method != .post || fields.isEmpty { parts.append("-X \(endpoint.method.rawValue)") }
         parts += headers
@@ -399,7 +406,10 @@ public struct DeclaredProfile: Profile {
             parts.append("-H 'Content-Type: application/json'")
             parts.append("-d \"\(json.replacingOccurrences(of: "\"", with: "\\\""))\"")
         }
-        parts.append(baseURL + endpoint.path)
+        // The query its `match` asks for, and any token that travels there.
+        let parameters = endpoint.match.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + query
+        let target = baseURL + endpoint.path + (parameters.isEmpty ? "" : "?" + parameters.map { "\($0.0)=\($0.1)" }.joined(separator: "&"))
+        parts.append(parameters.isEmpty ? target : "\"\(target)\"")
         return parts.joined(separator: " ")
     }
 }
@@ -423,6 +433,7 @@ extension DialectDescription.TokenLocation {
         case .field(let name): name
         case .header(let name, _): "the \(name) header"
         case .cookie(let name): "the \(name) cookie"
+        case .query(let name): "the \(name) query parameter"
         }
     }
 }
