@@ -208,20 +208,20 @@ public struct DeclaredProfile: Profile {
             guard case .bearer(let value) = PresentedCredential(headers), !value.isEmpty else { return nil }
             return value
         case .header(let name, let scheme):
-            guard let name = HTTPField.Name(name), var value = headers[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            guard let name = HTTPField.Name(name), var value = headers.value(of: name)?.trimmedSpaces, !value.isEmpty else { return nil }
             if let scheme {
                 let prefix = scheme.lowercased() + " "
                 guard value.lowercased().hasPrefix(prefix) else { return nil }
-                value = String(value.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+                value = value.dropFirst(prefix.count).trimmedSpaces
             }
-            return value.isEmpty ? nil : value
+            return value.isEmpty ? nil : String(value)
         case .cookie(let name):
             for line in headers[values: .cookie] {
                 for pair in line.split(separator: ";") {
                     let parts = pair.split(separator: "=", maxSplits: 1)
-                    if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name {
-                        let value = parts[1].trimmingCharacters(in: .whitespaces)
-                        return value.isEmpty ? nil : value
+                    if parts.count == 2, parts[0].trimmedSpaces == name {
+                        let value = parts[1].trimmedSpaces
+                        return value.isEmpty ? nil : String(value)
                     }
                 }
             }
