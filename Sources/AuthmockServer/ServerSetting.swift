@@ -123,11 +123,13 @@ extension ServerSetting {
         },
         .init(
             key: "reuse_grace", type: .integer(minimum: 0), defaultText: "0",
-            doc: "seconds a just-rotated refresh token still works (0: any reuse revokes the login)", inScenarios: true
+            doc: "seconds a just-rotated refresh token still works (0: none; after it, `refresh_reuse` decides)", inScenarios: true
         ) { $0.tokens.reuseGraceSeconds = $1.integer },
         .init(
             key: "refresh_reuse", type: .choice(RefreshReuse.allCases.map(\.rawValue)), defaultText: "revoke_login",
-            doc: "a rotated refresh token presented after the grace: revoke_login (refused, the login revoked), reject (refused, the login lives on) or accept (exchanged again: rotated tokens stay valid)",
+            doc:
+                "a rotated refresh token presented after the grace: revoke_login (refused, the login revoked), "
+                + "reject (refused, the login lives on) or accept (exchanged again: rotated tokens stay valid)",
             inScenarios: true
         ) { $0.tokens.refreshReuse = RefreshReuse(rawValue: $1.string) ?? .revokeLogin },
         .init(
