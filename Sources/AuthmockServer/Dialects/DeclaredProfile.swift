@@ -32,6 +32,9 @@ public struct DeclaredProfile: Profile {
     private let endpoints: [Endpoint]
     /// Set when the refresh rides on resource requests (`refresh.via: resources`).
     private let resourceRefresh: ResourceRefresh?
+    /// The success answers of sign-in and refresh, their bodies compiled.
+    private let signInAnswer: (DialectDescription.AnswerTemplate, CompiledTemplate)
+    private let refreshAnswer: (DialectDescription.AnswerTemplate, CompiledTemplate)
 
     /// A sign-in or refresh endpoint, its method and header names read once.
     struct Endpoint: Sendable {
@@ -72,6 +75,9 @@ public struct DeclaredProfile: Profile {
         self.refresh = Endpoint(kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, match: refresh.match)
         endpoints = refresh.onResources ? [self.signIn] : [self.signIn, self.refresh]
         resourceRefresh = ResourceRefresh(refresh, options: options)
+        signInAnswer = (description.tokens, CompiledTemplate(description.tokens.body))
+        let refreshTokens = refresh.tokens ?? description.tokens
+        refreshAnswer = (refreshTokens, CompiledTemplate(refreshTokens.body))
         var answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?)] = [:]
         var codeValues: [String: JSONValue] = [:]
         let docs = Dictionary(Situation.answerKeys.map { ($0.key, $0.doc) }, uniquingKeysWith: { first, _ in first })
@@ -121,15 +127,14 @@ public struct DeclaredProfile: Profile {
                 switch context.route.kind {
                 case .login:
                     switch try await DialectRequests.login(context: context, mock: mock, fields: fields) {
-                    case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, template: description.tokens, mock: mock))
+                    case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, refresh: false, mock: mock))
                     case .refused(let situation): return .plain(fail(situation, context: context))
                     }
                 case .refresh:
                     switch try await refresh(request, context: context, mock: mock) {
                     case .success(let (issued, presented)):
-                        let template = description.refresh.tokens ?? description.tokens
                         let kept = description.refresh.unrotatedRefreshToken == .repeated ? presented : nil
-                        return .issued(issued, try await tokensAnswer(issued, template: template, keptRefreshToken: kept, mock: mock))
+                        return .issued(issued, try await tokensAnswer(issued, refresh: true, keptRefreshToken: kept, mock: mock))
                     case .failure(let situation): return .plain(fail(situation, context: context))
                     }
                 default:
@@ -229,11 +234,11 @@ public struct DeclaredProfile: Profile {
         }
     }
 
-    /// A success answer for tokens just issued; `keptRefreshToken` is said
-    /// as `{refresh_token}` when none was issued (rotation off).
-    private func tokensAnswer(
-        _ issued: IssuedTokens, template: DialectDescription.AnswerTemplate, keptRefreshToken: String? = nil, mock: Authmock
-    ) async throws -> Response {
+    /// A sign-in's or refresh's success answer for tokens just issued;
+    /// `keptRefreshToken` is said as `{refresh_token}` when none was issued
+    /// (rotation off).
+    private func tokensAnswer(_ issued: IssuedTokens, refresh: Bool, keptRefreshToken: String? = nil, mock: Authmock) async throws -> Response {
+        let (template, compiled) = refresh ? refreshAnswer : signInAnswer
         let user: String? = usesUser ? await mock.authority.signedClaims(issued.accessToken)?.sub.value : nil
         let expiresAt = Int(mock.clock.now().timeIntervalSince1970) + issued.expiresIn
         let refreshTTL = mock.options.tokens.refreshTTL
@@ -254,6 +259,7 @@ public struct DeclaredProfile: Profile {
         for (name, value) in template.headers.sorted(by: { $0.key < $1.key }) {
             if let name = HTTPField.Name(name) { headers[name] = value.render(values).text }
         }
+        if let body = compiled.render(values) { return JSONResponse.response(body, status: .init(code: template.status), headers: headers) }
         return JSONResponse.encode(template.body.render(values), status: .init(code: template.status), headers: headers)
     }
 
