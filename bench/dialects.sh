@@ -10,23 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-5}
-ROUNDS=${ROUNDS:-3}
-CONNECTIONS=${CONNECTIONS:-64}
-THREADS=${THREADS:-2}
-
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v curl >/dev/null || need+=(curl)
-if [ ${#need[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-
-echo "building a release binary..." >&2
-# The container's build (docker/release-flags), as bench/run.sh measures.
-mapfile -t flags < docker/release-flags
-swift build "${flags[@]}" --product authmock > "${TMPDIR:-/tmp}/authmock-bench-build.log" 2>&1 \
-  || { cat "${TMPDIR:-/tmp}/authmock-bench-build.log" >&2; exit 1; }
-declare -A BINARY=([new]="$(swift build "${flags[@]}" --show-bin-path)/authmock")
+source bench/common.sh
+bench_install wrk:wrk curl:curl
+new_binary=$(bench_release_authmock)
+declare -A BINARY=([new]="$new_binary")
 builds=(new)
 if [ -n "${BASELINE:-}" ]; then
   [ -x "$BASELINE" ] || { echo "BASELINE=$BASELINE is not an executable" >&2; exit 2; }
@@ -42,9 +29,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TICK=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); d=d.get('data') or d; print(d['$1'])"; }
 
 # target name -> "profile|method|path|lua body and headers"

@@ -21,21 +21,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-5}
-ROUNDS=${ROUNDS:-3}
-CONNECTIONS=${CONNECTIONS:-64}
-THREADS=${THREADS:-2}
-
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
-command -v curl >/dev/null || need+=(curl)
-if [ "${COUNT:-1}" != 0 ]; then
-  command -v valgrind >/dev/null || need+=(valgrind)
-  command -v strip >/dev/null || need+=(binutils)
-fi
-if [ ${#need[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+source bench/common.sh
+tools=(wrk:wrk nginx:nginx-light curl:curl)
+[ "${COUNT:-1}" != 0 ] && tools+=(valgrind:valgrind strip:binutils)
+bench_install "${tools[@]}"
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 # Both servers are built as the container ships authmock (docker/release-flags:
@@ -49,10 +38,9 @@ case "$LINK" in
   *) echo "LINK must be static or dynamic" >&2; exit 2 ;;
 esac
 echo "building release binaries (${flags[*]})..." >&2
-build() { "$@" > "${TMPDIR:-/tmp}/authmock-bench-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/authmock-bench-build.log" >&2; exit 1; }; }
-build swift build "${flags[@]}" --product authmock
+bench_build swift build "${flags[@]}" --product authmock
 AUTHMOCK="$(swift build "${flags[@]}" --show-bin-path)/authmock"
-(cd bench/hello && build swift build "${flags[@]}")
+(cd bench/hello && bench_build swift build "${flags[@]}")
 HELLO="$(cd bench/hello && swift build "${flags[@]}" --show-bin-path)/hello"
 
 work=$(mktemp -d)
@@ -64,7 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not up: $1" >&2; exit 1; }
 
 NGINX_PORT=$(free_port)
@@ -124,10 +111,8 @@ wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
 wrk.headers["Authorization"] = "Basic ZGVtbzpkZW1vLXNlY3JldA=="
 LUA
 
-# CPU ticks (user + system) of a process and its children threads' owner group.
-cpu_ticks() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") )); done; echo "$total"; }
+# Resident memory of the processes, in kB.
 rss_kb() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '/^VmRSS/ {print $2}' "/proc/$pid/status") )); done; echo "$total"; }
-TICK=$(getconf CLK_TCK)
 
 # run NAME "PIDS" URL [wrk args...] -> "rps p99 cpu_us_per_request rss_kb"
 run() {

@@ -9,24 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-5}
-ROUNDS=${ROUNDS:-3}
-CONNECTIONS=${CONNECTIONS:-64}
-THREADS=${THREADS:-2}
-
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v curl >/dev/null || need+=(curl)
-compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
-if [ ${#need[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-
-echo "building a release binary..." >&2
-# The container's build (docker/release-flags), as bench/run.sh measures.
-mapfile -t flags < docker/release-flags
-swift build "${flags[@]}" --product authmock > "${TMPDIR:-/tmp}/authmock-bench-build.log" 2>&1 \
-  || { cat "${TMPDIR:-/tmp}/authmock-bench-build.log" >&2; exit 1; }
-AUTHMOCK="$(swift build "${flags[@]}" --show-bin-path)/authmock"
+source bench/common.sh
+bench_install wrk:wrk curl:curl
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || bench_install initdb:postgresql
+AUTHMOCK=$(bench_release_authmock)
 
 work=$(mktemp -d)
 chmod 755 "$work"
@@ -38,12 +24,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 PG_URL=$(scripts/postgres.sh start "$work/pg" "$(free_port)")
 PG_POSTMASTER=$(head -1 "$work/pg/data/postmaster.pid")
 
-TICK=$(getconf CLK_TCK)
-cpu_ticks() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0) )); done; echo "$total"; }
 # PostgreSQL's CPU: the postmaster's children (one backend per connection).
 pg_ticks() { cpu_ticks $(pgrep -P "$PG_POSTMASTER" | tr '\n' ' '); }
 
