@@ -172,21 +172,20 @@ extension ReferenceClient {
 
     /// A new access token an answer carries (header rotation), without its scheme.
     func renewedAccessToken(in answer: Answer) -> String? {
-        for name in renewedHeaderNames {
-            guard var value = answer.headers.first(name: name) else { continue }
-            if let space = value.firstIndex(of: " "), value[..<space].lowercased() == "bearer" { value = String(value[space...].dropFirst()) }
-            return value
-        }
-        return nil
+        renewedHeaderNames.lazy.compactMap { answer.headers.first(name: $0) }.first.map(Self.withoutBearer)
+    }
+
+    /// A header value without a leading `Bearer `.
+    static func withoutBearer(_ value: String) -> String {
+        value.lowercased().hasPrefix("bearer ") ? String(value.dropFirst(7)) : value
     }
 
     /// Header rotation: a response may carry a new access token.
     func adoptRotatedToken(from answer: Answer) async {
         guard refreshesOnResources, !faults.contains(.ignoreRotatedHeader) else { return }
         for name in renewedHeaderNames {
-            guard var value = answer.headers.first(name: name) else { continue }
-            if value.lowercased().hasPrefix("bearer ") { value = String(value.dropFirst(7)) }
-            await store.adoptRotated(value, acceptOlder: faults.contains(.olderHeaderWins))
+            guard let value = answer.headers.first(name: name) else { continue }
+            await store.adoptRotated(Self.withoutBearer(value), acceptOlder: faults.contains(.olderHeaderWins))
         }
     }
 

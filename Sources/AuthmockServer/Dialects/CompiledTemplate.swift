@@ -1,11 +1,12 @@
 import DriverProtocol
 import NIOCore
 
-/// A dialect file's success answer compiled once into JSON bytes with holes
-/// for its placeholders, so a sign-in or refresh writes its answer in one
-/// pass instead of building a `JSONValue` tree and encoding it (which made
-/// envelope's refresh about 15 % dearer than its Swift version). Keys are
-/// sorted, as `JSONResponse` sorts them.
+/// A dialect file's answer template (sign-in, refresh, `resources`)
+/// compiled once into JSON bytes with holes for its placeholders, so an
+/// answer is written in one pass instead of built as a `JSONValue` tree and
+/// encoded (which made envelope's refresh about 15 % dearer than its Swift
+/// version), and a resource's own JSON goes into `{data}` as it was encoded.
+/// Keys are sorted, as `JSONResponse` sorts them.
 struct CompiledTemplate: Sendable {
     private enum Piece: Sendable {
         case bytes([UInt8])
@@ -94,6 +95,21 @@ struct CompiledTemplate: Sendable {
                 var escaped: [UInt8] = []
                 Self.escape(values(placeholder).text, into: &escaped)
                 out.writeBytes(escaped)
+            }
+        }
+        return out
+    }
+
+    /// The template around JSON already encoded (a resource's answer in a
+    /// `resources` template's `{data}`); nil if it has another placeholder.
+    func render(_ json: ByteBuffer, as placeholder: Placeholder) -> ByteBuffer? {
+        var out = ByteBuffer()
+        out.reserveCapacity(json.readableBytes + 64)
+        for piece in pieces {
+            switch piece {
+            case .bytes(let bytes): out.writeBytes(bytes)
+            case .value(placeholder, asString: false): out.writeImmutableBuffer(json)
+            default: return nil
             }
         }
         return out

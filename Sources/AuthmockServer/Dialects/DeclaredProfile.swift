@@ -19,9 +19,9 @@ public struct DeclaredProfile: Profile {
     private let answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?)]
     /// `refresh_failure_status`: the status of every refused refresh, when set.
     private let refreshFailureStatus: Int?
-    /// A resource's answer inside the file's `resources` template: the bytes
-    /// before and after `{data}`, rendered once.
-    private let resourceWrapper: (prefix: ByteBuffer, suffix: ByteBuffer)?
+    /// The file's `resources` template, compiled: a resource's own answer is
+    /// written into its `{data}` hole as it was encoded.
+    private let resourceWrapper: CompiledTemplate?
     /// A code's value as the file wrote it (a number stays a number).
     private let codeValues: [String: JSONValue]
     private let usesUser: Bool
@@ -32,9 +32,24 @@ public struct DeclaredProfile: Profile {
     private let endpoints: [Endpoint]
     /// Set when the refresh rides on resource requests (`refresh.via: resources`).
     private let resourceRefresh: ResourceRefresh?
-    /// The success answers of sign-in and refresh, their bodies compiled.
-    private let signInAnswer: (DialectDescription.AnswerTemplate, CompiledTemplate)
-    private let refreshAnswer: (DialectDescription.AnswerTemplate, CompiledTemplate)
+    /// The success answers of sign-in and refresh, compiled once.
+    private let signInAnswer: SuccessAnswer
+    private let refreshAnswer: SuccessAnswer
+
+    /// A success answer: its header names read and its body compiled at start.
+    struct SuccessAnswer: Sendable {
+        var status: HTTPResponse.Status
+        var headers: [(name: HTTPField.Name, value: Template)]
+        var body: Template
+        var compiled: CompiledTemplate
+
+        init(_ template: DialectDescription.AnswerTemplate) {
+            status = .init(code: template.status)
+            headers = template.headers.sorted { $0.key < $1.key }.compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }
+            body = template.body
+            compiled = CompiledTemplate(template.body)
+        }
+    }
 
     /// A sign-in or refresh endpoint, its method and header names read once.
     struct Endpoint: Sendable {
@@ -75,9 +90,8 @@ public struct DeclaredProfile: Profile {
         self.refresh = Endpoint(kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, match: refresh.match)
         endpoints = refresh.onResources ? [self.signIn] : [self.signIn, self.refresh]
         resourceRefresh = ResourceRefresh(refresh, options: options)
-        signInAnswer = (description.tokens, CompiledTemplate(description.tokens.body))
-        let refreshTokens = refresh.tokens ?? description.tokens
-        refreshAnswer = (refreshTokens, CompiledTemplate(refreshTokens.body))
+        signInAnswer = SuccessAnswer(description.tokens)
+        refreshAnswer = SuccessAnswer(refresh.tokens ?? description.tokens)
         var answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?)] = [:]
         var codeValues: [String: JSONValue] = [:]
         let docs = Dictionary(Situation.answerKeys.map { ($0.key, $0.doc) }, uniquingKeysWith: { first, _ in first })
@@ -103,17 +117,7 @@ public struct DeclaredProfile: Profile {
         self.codeValues = codeValues
         let templates = [description.tokens] + (description.refresh.tokens.map { [$0] } ?? [])
         usesUser = templates.contains { $0.body.placeholders.contains(.user) || $0.headers.values.contains { $0.placeholders.contains(.user) } }
-        resourceWrapper = description.resources.flatMap(Self.wrapper)
-    }
-
-    /// The template's bytes around `{data}`: a marker rendered in its place
-    /// splits them, so each answer is encoded once, not decoded and re-encoded.
-    private static func wrapper(_ template: Template) -> (prefix: ByteBuffer, suffix: ByteBuffer)? {
-        let marker = "authmock-resource-data-7c1f"
-        let bytes = JSONResponse.bytes(template.render { $0 == .data ? .string(marker) : .null })
-        let text = String(buffer: bytes)
-        guard let range = text.range(of: "\"\(marker)\""), text.ranges(of: marker).count == 1 else { return nil }
-        return (ByteBuffer(string: String(text[..<range.lowerBound])), ByteBuffer(string: String(text[range.upperBound...])))
+        resourceWrapper = description.resources.map(CompiledTemplate.init)
     }
 
     public func addRoutes(to routes: ClientRoutes, mock: Authmock) {
@@ -215,9 +219,8 @@ public struct DeclaredProfile: Profile {
         case .header(let name, let scheme):
             guard let name = HTTPField.Name(name), var value = headers.value(of: name)?.trimmedSpaces, !value.isEmpty else { return nil }
             if let scheme {
-                let prefix = scheme.lowercased() + " "
-                guard value.lowercased().hasPrefix(prefix) else { return nil }
-                value = value.dropFirst(prefix.count).trimmedSpaces
+                guard let rest = value.afterScheme(scheme) else { return nil }
+                value = rest
             }
             return value.isEmpty ? nil : String(value)
         case .cookie(let name):
@@ -238,7 +241,7 @@ public struct DeclaredProfile: Profile {
     /// `keptRefreshToken` is said as `{refresh_token}` when none was issued
     /// (rotation off).
     private func tokensAnswer(_ issued: IssuedTokens, refresh: Bool, keptRefreshToken: String? = nil, mock: Authmock) async throws -> Response {
-        let (template, compiled) = refresh ? refreshAnswer : signInAnswer
+        let answer = refresh ? refreshAnswer : signInAnswer
         let user: String? = usesUser ? await mock.authority.signedClaims(issued.accessToken)?.sub.value : nil
         let expiresAt = Int(mock.clock.now().timeIntervalSince1970) + issued.expiresIn
         let refreshTTL = mock.options.tokens.refreshTTL
@@ -256,11 +259,9 @@ public struct DeclaredProfile: Profile {
             }
         }
         var headers = HTTPFields()
-        for (name, value) in template.headers.sorted(by: { $0.key < $1.key }) {
-            if let name = HTTPField.Name(name) { headers[name] = value.render(values).text }
-        }
-        if let body = compiled.render(values) { return JSONResponse.response(body, status: .init(code: template.status), headers: headers) }
-        return JSONResponse.encode(template.body.render(values), status: .init(code: template.status), headers: headers)
+        for (name, value) in answer.headers { headers[name] = value.render(values).text }
+        if let body = answer.compiled.render(values) { return JSONResponse.response(body, status: answer.status, headers: headers) }
+        return JSONResponse.encode(answer.body.render(values), status: answer.status, headers: headers)
     }
 
     public func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification {
@@ -338,12 +339,8 @@ public struct DeclaredProfile: Profile {
 
     /// A resource's answer, inside the file's `resources` template when it has one.
     public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
-        guard let (prefix, suffix) = resourceWrapper else { return JSONResponse.bytes(body) }
-        var bytes = prefix
-        var data = JSONResponse.bytes(body)
-        bytes.writeBuffer(&data)
-        bytes.writeImmutableBuffer(suffix)
-        return bytes
+        let data = JSONResponse.bytes(body)
+        return resourceWrapper?.render(data, as: .data) ?? data
     }
 
     public func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response {

@@ -49,14 +49,7 @@ struct ResourceRefresh: Sendable {
     /// Foundation's trimming of a JWT tripled the cost of a request.
     func presentedToken(_ headers: HTTPFields) -> Substring? {
         guard var value = headers.value(of: location)?.trimmedSpaces, !value.isEmpty else { return nil }
-        if let scheme {
-            let bytes = value.utf8, length = scheme.utf8.count
-            if bytes.count > length, bytes[bytes.index(bytes.startIndex, offsetBy: length)] == UInt8(ascii: " "),
-                bytes.prefix(length).elementsEqual(scheme.utf8, by: { ($0 | 0x20) == ($1 | 0x20) })
-            {
-                value = Substring(bytes.dropFirst(length + 1)).trimmedSpaces
-            }
-        }
+        if let scheme, let rest = value.afterScheme(scheme) { value = rest }
         return value.isEmpty ? nil : value
     }
 

@@ -116,6 +116,17 @@ extension UnsafeBufferPointer<UInt8> {
 extension Substring {
     /// Without leading and trailing spaces and tabs.
     var trimmedSpaces: Substring { Substring(utf8.trimmedSpaces) }
+
+    /// What follows `scheme` and a space (the scheme in any ASCII case),
+    /// trimmed; nil when the value does not start with it. Byte-wise: a
+    /// header value read on every request is a JWT of hundreds of bytes.
+    func afterScheme(_ scheme: String) -> Substring? {
+        let bytes = utf8, length = scheme.utf8.count
+        guard bytes.count > length, bytes[bytes.index(bytes.startIndex, offsetBy: length)] == UInt8(ascii: " "),
+            bytes.prefix(length).elementsEqual(scheme.utf8, by: { ($0 | 0x20) == ($1 | 0x20) })
+        else { return nil }
+        return Substring(bytes.dropFirst(length + 1)).trimmedSpaces
+    }
 }
 
 extension String {
