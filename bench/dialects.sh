@@ -87,7 +87,7 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
-median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+median() { python3 -c "import statistics,sys; print(round(statistics.median(float(x) for x in sys.argv[1:]), 1))" "$@"; }
 echo
 printf '%-22s %14s' target "CPU us/req"
 [ -n "${BASELINE:-}" ] && printf ' %14s %10s' "baseline" "new/old"
