@@ -189,6 +189,7 @@ let package = Package(
             dependencies: [
                 "AuthmockCore",
                 "AuthmockServer",
+                "DriverProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

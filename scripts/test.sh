@@ -37,10 +37,12 @@ fi
 command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 6.2 or later" >&2; exit 1; }
 
 # Python packages the tests use: an independent JSON Schema validator for the
-# scenario schema (with YAML to read scenarios), and the client libraries the
-# drivers in drivers/ wrap, and schemathesis for the OpenAPI contract.
-if ! python3 -c "import yaml, jsonschema, authlib, joserfc, httpx, requests_oauthlib, gql, google.auth, requests_oauth2client, schemathesis" 2>/dev/null; then
-  packages=(pyyaml jsonschema authlib joserfc httpx requests-oauthlib gql google-auth requests-oauth2client schemathesis)
+# scenario schema (with YAML to read scenarios), the client libraries the
+# drivers in drivers/ wrap, schemathesis for the OpenAPI contract, and the
+# real SimpleJWT server the simplejwt dialect is compared with.
+if ! python3 -c "import yaml, jsonschema, authlib, joserfc, httpx, requests_oauthlib, gql, google.auth, requests_oauth2client, schemathesis, rest_framework_simplejwt" 2>/dev/null; then
+  packages=(pyyaml jsonschema authlib joserfc httpx requests-oauthlib gql google-auth requests-oauth2client schemathesis
+    django djangorestframework djangorestframework-simplejwt)
   python3 -m pip install --quiet "${packages[@]}" 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages "${packages[@]}"
 fi

@@ -76,16 +76,24 @@ public final class MemoryTokenStore: TokenStore {
                 if revoke, let sealed { state.revokeFamily(sealed.family, at: now) }
                 return .failure(failure)
             }
-            switch TokenRules.exchange(record, family: state.families[record.familyID], exchange, settings: mint.settings) {
+            let successor = record.successor.flatMap { state.refreshByID[$0] }
+            switch TokenRules.exchange(record, family: state.families[record.familyID], successor: successor, exchange, settings: mint.settings) {
             case .fail(let failure, let revoke):
                 if revoke { state.revokeFamily(record.familyID, at: now) }
                 return .failure(failure)
+            case .successor(let family, let successor):
+                let access = mint.access(owner: family.owner, at: now)
+                state.accessByID[access.key] = access
+                return .success(Recorded(access: access, next: successor, family: family))
             case .pass(let family, let retire):
-                if retire { state.refreshByID[record.key]?.state = .rotated(at: now) }
                 var next: RefreshRecord? = nil
                 if exchange.rotate {
                     next = mint.refresh(family: family.id, at: now)
                     state.insert(next!)
+                }
+                if retire {
+                    state.refreshByID[record.key]?.state = .rotated(at: now)
+                    state.refreshByID[record.key]?.successor = next?.key
                 }
                 let access = mint.access(owner: family.owner, at: now)
                 state.accessByID[access.key] = access

@@ -78,8 +78,9 @@ public final class SQLTokenStore: TokenStore {
                 try await transaction { tx in
                     for statement in Self.schema { _ = try await tx.rows(statement, []) }
                 }
-                // Tables of an earlier version lack the column; where it exists this fails, harmlessly.
+                // Tables of an earlier version lack these columns; where one exists this fails, harmlessly.
                 try? await transaction { tx in _ = try await tx.rows("ALTER TABLE authmock_codes ADD COLUMN nonce TEXT", []) }
+                try? await transaction { tx in _ = try await tx.rows("ALTER TABLE authmock_refresh ADD COLUMN successor_id TEXT", []) }
                 return
             } catch  where attempt < 5 {
                 try await Task.sleep(for: .milliseconds(50 * attempt))
@@ -114,7 +115,8 @@ public final class SQLTokenStore: TokenStore {
             """,
             """
             CREATE TABLE IF NOT EXISTS authmock_refresh (id TEXT PRIMARY KEY, value TEXT NOT NULL UNIQUE, family_id TEXT NOT NULL, \
-            issued_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL, state_at DOUBLE PRECISION)
+            issued_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL, state_at DOUBLE PRECISION, \
+            successor_id TEXT)
             """,
             "CREATE INDEX IF NOT EXISTS authmock_refresh_family ON authmock_refresh (family_id)",
             """
@@ -271,7 +273,7 @@ public final class SQLTokenStore: TokenStore {
             createdAt: row[4].date ?? .distantPast, revokedAt: row[5].date)
     }
 
-    private static let refreshColumns = "id, value, family_id, issued_at, expires_at, state, state_at"
+    private static let refreshColumns = "id, value, family_id, issued_at, expires_at, state, state_at, successor_id"
     private static func refresh(_ row: [SQLValue]) -> RefreshRecord {
         let at = row[6].date ?? .distantPast
         let state: RefreshRecord.State =
@@ -282,7 +284,7 @@ public final class SQLTokenStore: TokenStore {
             }
         return RefreshRecord(
             key: TokenID(row[0].text ?? ""), value: row[1].text ?? "", familyID: row[2].text ?? "",
-            issuedAt: row[3].date ?? .distantPast, expiresAt: row[4].date ?? .distantPast, state: state)
+            issuedAt: row[3].date ?? .distantPast, expiresAt: row[4].date ?? .distantPast, state: state, successor: row[7].text.map(TokenID.init))
     }
 
     private static let accessColumns = "jti, family_id, subject, client_id, scope, issued_at, expires_at, lifetime, revoked_at, tail"
@@ -299,6 +301,10 @@ public final class SQLTokenStore: TokenStore {
 
     private func refresh(_ tx: any SQLTransaction, value: String, lock: Bool = false) async throws -> RefreshRecord? {
         try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh WHERE value = ?" + (lock ? locked : ""), [.text(value)]).first.map(Self.refresh)
+    }
+
+    private func refresh(_ tx: any SQLTransaction, id: TokenID) async throws -> RefreshRecord? {
+        try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh WHERE id = ?", [.text(id.text)]).first.map(Self.refresh)
     }
 
     private static func revokeFamily(_ tx: any SQLTransaction, _ id: String, at now: Date) async throws {
@@ -331,18 +337,25 @@ public final class SQLTokenStore: TokenStore {
                 return .failed(failure)
             }
             let family = try await self.family(tx, record.familyID, lock: true)
-            switch TokenRules.exchange(record, family: family, exchange, settings: mint.settings) {
+            let successor = try await record.successor.asyncMap { try await self.refresh(tx, id: $0) } ?? nil
+            switch TokenRules.exchange(record, family: family, successor: successor, exchange, settings: mint.settings) {
             case .fail(let failure, let revoke):
                 if revoke { try await Self.revokeFamily(tx, record.familyID, at: now) }
                 return .failed(failure)
+            case .successor(let family, let successor):
+                let access = try await SignedAccess.make(mint.access(owner: family.owner, at: now), sign)
+                try await Self.insert(tx, access.record)
+                return .issued(access, next: successor, family: family)
             case .pass(let family, let retire):
-                if retire {
-                    _ = try await tx.rows("UPDATE authmock_refresh SET state = 'rotated', state_at = ? WHERE id = ?", [SQLValue(now), .text(record.id)])
-                }
                 var next: RefreshRecord? = nil
                 if exchange.rotate {
                     next = mint.refresh(family: family.id, at: now)
                     try await Self.insert(tx, next!)
+                }
+                if retire {
+                    _ = try await tx.rows(
+                        "UPDATE authmock_refresh SET state = 'rotated', state_at = ?, successor_id = ? WHERE id = ?",
+                        [SQLValue(now), SQLValue(next?.id), .text(record.id)])
                 }
                 let access = try await SignedAccess.make(mint.access(owner: family.owner, at: now), sign)
                 try await Self.insert(tx, access.record)

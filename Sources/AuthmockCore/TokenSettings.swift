@@ -16,6 +16,8 @@ public struct TokenSettings: Sendable, Equatable {
     public var reuseGraceSeconds: Int
     /// What presenting an already rotated refresh token after the grace does.
     public var refreshReuse: RefreshReuse = .revokeLogin
+    /// What a rotated refresh token presented again gets while its successor is live.
+    public var reusedParent: ReusedParent = .newChild
     /// `iss` claim; also the base of the metadata URLs.
     public var issuer: String
     /// `aud` claim every access token carries and every resource requires.
@@ -80,4 +82,15 @@ public enum RefreshReuse: String, Sendable, CaseIterable {
     case reject
     /// Exchanged again: a rotated token stays valid until it expires.
     case accept
+}
+
+/// What a rotated refresh token presented again gets while the token that
+/// replaced it is still live: a client that lost the answer to its refresh
+/// (a crash, a cancelled request) retries with the old token.
+public enum ReusedParent: String, Sendable, CaseIterable {
+    /// Within the grace a new refresh token; after it `refresh_reuse` decides.
+    case newChild = "new_child"
+    /// That same successor again, at any age (Supabase's GoTrue); a token
+    /// whose successor was rotated or revoked in turn is treated as `new_child`.
+    case currentChild = "current_child"
 }

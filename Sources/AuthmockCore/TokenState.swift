@@ -44,6 +44,8 @@ public struct RefreshRecord: Sendable {
     var issuedAt: Date
     var expiresAt: Date
     var state: State
+    /// The token that replaced this one at rotation (`reused_parent: current_child` hands it back).
+    var successor: TokenID? = nil
 
     var isRotated: Bool {
         if case .rotated = state { return true }

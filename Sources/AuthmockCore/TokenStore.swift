@@ -168,10 +168,21 @@ enum TokenRules {
         case fail(RefreshTokenFailure, revokeLogin: Bool)
         /// Issue new tokens; `retire` marks the presented token rotated.
         case pass(FamilyRecord, retire: Bool)
+        /// A new access token beside `successor`, the refresh token that
+        /// already replaced the presented one (`reused_parent: current_child`).
+        case successor(FamilyRecord, RefreshRecord)
     }
 
-    /// What using `record` (of login `family`) does now.
-    static func exchange(_ record: RefreshRecord, family: FamilyRecord?, _ exchange: RefreshExchange, settings: TokenSettings) -> Exchange {
+    /// What using `record` (of login `family`) does now; `successor` is the
+    /// record that replaced it, when it was rotated.
+    static func exchange(
+        _ record: RefreshRecord, family: FamilyRecord?, successor: RefreshRecord? = nil, _ exchange: RefreshExchange, settings: TokenSettings
+    ) -> Exchange {
+        if settings.reusedParent == .currentChild, record.isRotated, let family, family.revokedAt == nil, let successor,
+            successor.state == .live, successor.expiresAt > exchange.now, exchange.clientID.map({ $0 == family.clientID }) ?? true
+        {
+            return .successor(family, successor)
+        }
         if let failure = failure(of: record, family: family, at: exchange.now, grace: settings.reuseGrace) {
             return .fail(failure, revokeLogin: failure == .reused && settings.refreshReuse == .revokeLogin)
         }

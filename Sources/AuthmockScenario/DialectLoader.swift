@@ -33,6 +33,13 @@ public enum DialectLoader {
         return mapping.keys.contains { $0.string == "dialect" }
     }
 
+    /// A built-in dialect file (`dialects/NAME.yaml`, inside the binary) read
+    /// like a user's; nil for `oauth2` and unknown names.
+    public static func builtin(_ name: String) -> LoadedDialect? {
+        guard let text = BuiltinDialects.file(name) else { return nil }
+        return try? parse(text, file: "dialects/\(name).yaml", builtin: true)
+    }
+
     public static func load(file: String) throws(ScenarioError) -> LoadedDialect {
         try ScenarioLoader.readText(file).flatMap { parseAll($0, file: file) }.firstProblemThrown()
     }
@@ -128,8 +135,11 @@ public enum DialectFormat {
                 Field("code", .oneOf([.integer(), .string()]), required: true, "said where the error body has `{code}`: a string, or a number"),
                 Field("message", .string(), required: true, "said where the error body has `{message}`, with a detail after a colon"),
                 Field("headers", .map(.string()), "headers the answer carries, e.g. a `WWW-Authenticate` challenge"),
-                Field("detail", .string(), "said after the message in place of the situation's own detail (the missing field's name, the scope needed)"),
+                Field(
+                    "detail", .string(),
+                    "said after the message in place of the situation's own detail (the missing field's name, the scope needed); empty: nothing is said"),
                 Field("when", .string(), "when the backend answers this, for `authmock errors` (default: the situation's description)"),
+                Field("body", .any, "this answer's own JSON body, in place of `errors.body`, with the same placeholders"),
             ])
     }
 
@@ -330,8 +340,13 @@ private struct DialectBuilder {
     }
 
     /// Paths every dialect serves the same way.
+    /// Whether every dialect serves `path` itself. The echo resources under
+    /// `/api/` give way to a dialect's endpoints (SimpleJWT's `/api/token/`);
+    /// `/api/me` and `/api/admin/` do not, as the built-in cases call them.
     static func isShared(_ path: String) -> Bool {
-        RouteClassification.isResource(path: path) || path == "/health" || path == "/metrics" || path.hasPrefix("/_authmock")
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        let echoed = trimmed.hasPrefix("/api/") && trimmed != "/api/me" && trimmed != "/api/admin" && !trimmed.hasPrefix("/api/admin/")
+        return (RouteClassification.isResource(path: trimmed) && !echoed) || path == "/health" || path == "/metrics" || path.hasPrefix("/_authmock")
     }
 
     func endpoint(
@@ -406,7 +421,8 @@ private struct DialectBuilder {
         let code: JSONValue = codeValue.integer.map(JSONValue.integer) ?? .string(codeValue.string ?? "")
         return .init(
             status: status, code: code, message: try o.required("message", checker, at: value.mark).string(checker, "\(path).message"),
-            headers: try headers(o["headers"], "\(path).headers", allowed: Placeholder.error), detail: o["detail"]?.string, when: o["when"]?.string)
+            headers: try headers(o["headers"], "\(path).headers", allowed: Placeholder.error), detail: o["detail"]?.string, when: o["when"]?.string,
+            body: try o["body"].map { value throws(ScenarioError) in try template(value, "\(path).body", allowed: Placeholder.error) })
     }
 
     func headers(_ value: SpecValue?, _ path: String, allowed: [Placeholder]) throws(ScenarioError) -> [String: Template] {

@@ -104,7 +104,7 @@ public struct DriverInfo: Sendable, Equatable {
     /// declared dialect is spoken by a driver that names it, or by one that
     /// configures its client from `hello` (the `dialect` capability).
     func cannotRun(_ scenario: Scenario, profile: String) -> String? {
-        let declared = ProfileName(rawValue: profile) == nil
+        let declared = !Profiles.isNamedInProtocol(profile)
         if declared, !capabilities.contains(Capability.dialect), !(profiles ?? []).contains(profile) {
             return "the driver does not speak the declared dialect \(profile) (it neither lists it nor has the `dialect` capability)"
         }
@@ -648,7 +648,9 @@ private struct Play: Sendable {
     }
 
     func observation(_ outcome: Outcome) async throws -> Observation {
-        var observation = Observation(entries: try await mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(try await mock.control.tokens()), start: start)
+        var observation = Observation(
+            entries: try await mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(try await mock.control.tokens()), start: start,
+            endpointPaths: Set(mock.profile.endpointPaths))
         observation.signedOutAt = outcome.signedOutAt
         observation.signInSteps = outcome.signInSteps
         return observation

@@ -217,7 +217,7 @@ struct SpecChecker {
             var result: [String: SpecValue] = [:]
             let names = spec.fields.map(\.name)
             var seen = Set<String>()
-            for (key, value) in mapping {
+            for (key, value) in mapping.mergedPairs {
                 guard let name = key.string, let field = spec.fields.first(where: { $0.name == name }) else {
                     found.add(
                         error(key, "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))")
@@ -244,7 +244,7 @@ struct SpecChecker {
         case .map(let valueShape, let keys):
             guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping, got \(describe(node))") }
             var result: [String: SpecValue] = [:]
-            for (key, value) in mapping {
+            for (key, value) in mapping.mergedPairs {
                 let name = key.string ?? ""
                 if let keys, !keys.contains(name) {
                     found.add(error(key, "\(path): unknown key '\(name)'\(Suggestion.hint(for: name, in: keys)); expected one of: \(keys.joined(separator: ", "))"))
@@ -307,7 +307,7 @@ struct SpecChecker {
             return .string(scalar.string, node.mark)
         case .mapping(let mapping):
             var result: [String: SpecValue] = [:]
-            for (key, value) in mapping {
+            for (key, value) in mapping.mergedPairs {
                 guard let name = key.string else { throw error(key, "\(path): a key must be a string") }
                 result[name] = try anyValue(value, "\(path).\(name)")
             }
@@ -412,4 +412,30 @@ enum SchemaWriter {
 extension Node {
     /// Whether the resolved tag is `name` (Yams keeps `Tag.name` internal).
     func isTag(_ name: Tag.Name) -> Bool { tag.rawValue == name.rawValue }
+}
+
+extension Node.Mapping {
+    /// The pairs with YAML merge keys expanded (`<<: *base`, or a list of
+    /// such): the mapping's own keys win, then each merged mapping's in order.
+    /// A `<<` whose value is no mapping stays, for the checker to refuse.
+    var mergedPairs: [(key: Node, value: Node)] {
+        var own: [(key: Node, value: Node)] = []
+        var merged: [Node.Mapping] = []
+        for (key, value) in self {
+            guard key.isTag(.merge) else {
+                own.append((key, value))
+                continue
+            }
+            switch value {
+            case .mapping(let mapping): merged.append(mapping)
+            case .sequence(let items) where items.allSatisfy({ $0.mapping != nil }): merged += items.compactMap(\.mapping)
+            default: own.append((key, value))
+            }
+        }
+        var names = Set(own.compactMap { $0.key.string })
+        for mapping in merged {
+            for (key, value) in mapping.mergedPairs where names.insert(key.string ?? "").inserted { own.append((key, value)) }
+        }
+        return own
+    }
 }

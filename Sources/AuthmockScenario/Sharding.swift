@@ -1,3 +1,4 @@
+import AuthmockServer
 import DriverProtocol
 public import Foundation
 
@@ -105,7 +106,7 @@ public enum ReportMerge {
         let x = a.id.split(separator: ".").map { Int($0) ?? 0 }, y = b.id.split(separator: ".").map { Int($0) ?? 0 }
         if x != y { return x.lexicographicallyPrecedes(y) }
         if a.id != b.id { return a.id < b.id }
-        let profiles = ProfileName.names
+        let profiles = Profiles.names
         return (profiles.firstIndex(of: a.profile) ?? profiles.count, a.profile) < (profiles.firstIndex(of: b.profile) ?? profiles.count, b.profile)
     }
 }

@@ -22,8 +22,8 @@ public protocol Profile: Sendable {
     /// What a request is for, read before it is handled (for faults and the
     /// journal), with its body parsed the way the route will read it.
     func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification
-    /// Encodes a documented error the way this dialect's backends do.
-    func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response
+    /// Encodes a documented error the way this dialect's backends do (its status is the row's).
+    func errorResponse(_ answer: ErrorAnswer) -> Response
     /// This dialect's documented answer to a situation (`Errors/Situation.swift`).
     func answer(to situation: Situation) -> ErrorAnswer
     /// The bytes of a successful JSON answer (the envelope dialect wraps it).
@@ -34,6 +34,9 @@ public protocol Profile: Sendable {
     func finishResource(_ response: Response, access: ResourceAccess, mock: Authmock) async throws -> ClientAnswer
     /// Lines printed at start: how to sign in and refresh with curl.
     func startupHints(baseURL: String, directory: Directory) -> [String]
+    /// The paths of the dialect's own sign-in and refresh endpoints, without a
+    /// trailing slash, where they may lie under `/api/`: a request there is no API call.
+    var endpointPaths: [String] { get }
     /// Response headers a browser client must be able to read (CORS
     /// `Access-Control-Expose-Headers`) beyond the challenge and Retry-After.
     var exposedResponseHeaders: [String] { get }
@@ -41,6 +44,7 @@ public protocol Profile: Sendable {
 
 extension Profile {
     public var exposedResponseHeaders: [String] { [] }
+    public var endpointPaths: [String] { [] }
 
     public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
         JSONResponse.bytes(body)
@@ -72,7 +76,7 @@ extension Profile {
 
     func fail(_ answer: ErrorAnswer, context: AuthmockRequestContext) -> Response {
         context.notes.errorCode = answer.row.code
-        var response = errorResponse(answer.row, detail: answer.detail, headers: answer.headers)
+        var response = errorResponse(answer)
         if answer.status != answer.row.status { response.status = .init(code: answer.status) }
         return response
     }
@@ -110,15 +114,21 @@ public enum OAuth2ErrorStyle: String, Sendable, CaseIterable {
     case rfcLax = "rfc-lax"
 }
 
-/// The profiles `--profile` accepts.
+/// The dialects `--profile` accepts: `oauth2`, written in Swift, and every
+/// built-in dialect file (`dialects/`), so a new file needs no Swift.
 public enum Profiles {
-    public static let names = ProfileName.names
+    /// The five the driver protocol names first (`ProfileName`), then the other built-in files.
+    public static let names = ProfileName.names + BuiltinDialects.names.filter { ProfileName(rawValue: $0) == nil }
+
+    /// Whether a driver knows `name` by its name alone: one of the five the
+    /// driver protocol names. Any other dialect, built in or a user's,
+    /// reaches a driver as a description in `hello` (the `dialect` capability).
+    public static func isNamedInProtocol(_ name: String) -> Bool {
+        ProfileName(rawValue: name) != nil
+    }
 
     public static func make(_ name: String, options: ProfileOptions) -> (any Profile)? {
-        guard let profile = ProfileName(rawValue: name) else { return nil }
-        return switch profile {
-        case .oauth2: OAuth2Profile(errors: options.oauth2Errors)
-        case .envelope, .reissue, .renewal, .headerRotation: BuiltinDialects.description(name).map { DeclaredProfile($0, options: options) }
-        }
+        if name == ProfileName.oauth2.rawValue { return OAuth2Profile(errors: options.oauth2Errors) }
+        return BuiltinDialects.description(name).map { DeclaredProfile($0, options: options) }
     }
 }

@@ -92,6 +92,15 @@ public enum SettingValue: Sendable, Equatable {
     case boolean(Bool)
     case string(String)
 
+    /// As a flag would give it.
+    public var text: String {
+        switch self {
+        case .integer(let value): String(value)
+        case .boolean(let value): String(value)
+        case .string(let value): value
+        }
+    }
+
     var integer: Int { if case .integer(let value) = self { value } else { 0 } }
     var boolean: Bool { if case .boolean(let value) = self { value } else { false } }
     var string: String { if case .string(let value) = self { value } else { "" } }
@@ -104,7 +113,7 @@ extension ServerSetting {
         .init(key: "port", type: .integer(minimum: 0), defaultText: "8080", doc: "port; 0 picks a free one (printed at start)", inScenarios: false) {
             $0.port = $1.integer
         },
-        .init(key: "profile", type: .choice(ProfileName.names), defaultText: "oauth2", doc: "server dialect (docs/profiles/)", inScenarios: false) {
+        .init(key: "profile", type: .choice(Profiles.names), defaultText: "oauth2", doc: "server dialect (docs/profiles/)", inScenarios: false) {
             $0.profile = $1.string
         },
         .init(key: "access_ttl", type: .integer(minimum: 1), defaultText: "300", doc: "access-token lifetime in seconds", inScenarios: true) {
@@ -132,6 +141,13 @@ extension ServerSetting {
                 + "reject (refused, the login lives on) or accept (exchanged again: rotated tokens stay valid)",
             inScenarios: true
         ) { $0.tokens.refreshReuse = RefreshReuse(rawValue: $1.string) ?? .revokeLogin },
+        .init(
+            key: "reused_parent", type: .choice(ReusedParent.allCases.map(\.rawValue)), defaultText: "new_child",
+            doc:
+                "a rotated refresh token presented again while its successor is live: new_child (within `reuse_grace` a new refresh token, "
+                + "after it `refresh_reuse` decides) or current_child (that same successor again, at any age: Supabase)",
+            inScenarios: true
+        ) { $0.tokens.reusedParent = ReusedParent(rawValue: $1.string) ?? .newChild },
         .init(
             key: "signing_alg", type: .choice(SigningAlgorithm.allCases.map(\.rawValue)), defaultText: "HS256",
             doc: "how access and id tokens are signed: HS256 with the shared key, or RS256/ES256 with a key pair published at /oauth/jwks (docs/oidc.md)",

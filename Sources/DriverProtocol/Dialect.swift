@@ -220,18 +220,24 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var code: JSONValue
         public var message: String
         public var headers: [String: Template]
-        /// Said after the message in place of the situation's own detail.
+        /// Said after the message in place of the situation's own detail; empty: nothing said.
         public var detail: String?
         /// When the backend answers this, for the error reference.
         public var when: String?
+        /// This answer's own body, in place of `errors.body` (a backend whose
+        /// errors differ in shape: DRF's resource 401s list `messages`).
+        public var body: Template?
 
-        public init(status: Int, code: JSONValue, message: String, headers: [String: Template], detail: String? = nil, when: String? = nil) {
+        public init(
+            status: Int, code: JSONValue, message: String, headers: [String: Template], detail: String? = nil, when: String? = nil, body: Template? = nil
+        ) {
             self.status = status
             self.code = code
             self.message = message
             self.headers = headers
             self.detail = detail
             self.when = when
+            self.body = body
         }
     }
 }

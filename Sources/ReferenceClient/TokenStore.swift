@@ -49,9 +49,15 @@ actor TokenStore {
         setLifetime(lifetime)
     }
 
-    /// A refresh answer may leave out the lifetime: the previous one still holds.
+    /// An answer without a lifetime (SimpleJWT's never has one): the token's
+    /// own `exp` less its `iat`, counted from receipt as `expires_in` would
+    /// be; an opaque token's previous lifetime still holds.
     private func setLifetime(_ seconds: Double?) {
-        if let seconds { lifetime = seconds }
+        if let seconds {
+            lifetime = seconds
+        } else if let access, let exp = Self.claim("exp", of: access), let iat = Self.claim("iat", of: access), exp > iat {
+            lifetime = exp - iat
+        }
         expiresAt = lifetime.map { .now + .milliseconds(Int($0 * 1000)) }
         if expiryFromJWT, let access, let exp = Self.claim("exp", of: access) {
             expiresAt = .now + .milliseconds(Int((exp - Date().timeIntervalSince1970) * 1000))

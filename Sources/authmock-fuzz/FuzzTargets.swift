@@ -75,7 +75,9 @@ enum FuzzTarget: String, CaseIterable {
         guard let dialect = try? DialectLoader.parse(text, file: "fuzz.yaml") else { return }
         let profile = DeclaredProfile(dialect.description)
         for situation in Situation.examples {
-            _ = profile.errorResponse(profile.answer(to: situation).row, detail: "fuzz", headers: [:])
+            var answer = profile.answer(to: situation)
+            answer.detail = "fuzz"
+            _ = profile.errorResponse(answer)
         }
         _ = profile.successBody(["sub": "alice"])
         _ = profile.classify(method: .post, path: dialect.description.refresh.path, query: "grant_type=x", headers: [:], body: ByteBuffer(string: "{}"))

@@ -15,6 +15,8 @@ struct DialectsCommand: ParsableCommand {
     @Option(help: "Print a dialect file as the server reads it: JSON, every default filled in, as a driver gets it in hello.") var json: String?
     /// scripts/regen-docs.sh compiles authmock's own files (which take built-in names) with this.
     @Flag(help: .hidden) var builtin = false
+    /// With --json: the file's `settings` instead, as flags would give them (scripts/regen-docs.sh).
+    @Flag(help: .hidden) var settings = false
 
     func run() throws {
         if let name {
@@ -33,7 +35,8 @@ struct DialectsCommand: ParsableCommand {
             let loaded = try DialectLoader.parse(text, file: json, builtin: builtin)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(loaded.description), as: UTF8.self))
+            let encoded = settings ? try encoder.encode(loaded.settings.values.mapValues(\.text)) : try encoder.encode(loaded.description)
+            print(String(decoding: encoded, as: UTF8.self))
             return
         }
         switch (example, reference, schema) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthmockCore
 import AuthmockScenario
+import AuthmockServer
 import DriverProtocol
 import Foundation
 
@@ -85,23 +86,26 @@ struct RunCommand: AsyncParsableCommand {
         } else {
             part = nil
         }
-        let dialects = try loadDialects()
         let scenarios = suite.scenarios
         let chosen = scenarios.filter { scenario in
             (cases.isEmpty || cases.contains { glob($0, matches: scenario.id) }) && (level == nil || scenario.level.rawValue == level)
+        }
+        let dialects = try loadDialects(namedIn: chosen)
+        if let unknown = profile.first(where: { !Profiles.names.contains($0) && dialects[$0] == nil }) {
+            throw ValidationError("--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", ")))")
         }
         let filtered = chosen.flatMap { scenario in
             // With --dialect the built-in profiles run only when --profile names them.
             let builtIn =
                 dialects.isEmpty || !profile.isEmpty
-                ? scenario.profiles.filter { ProfileName(rawValue: $0) != nil && (profile.isEmpty || profile.contains($0)) } : []
+                ? scenario.profiles.filter { Profiles.isNamedInProtocol($0) && (profile.isEmpty || profile.contains($0)) } : []
             // A case naming a declared dialect runs on it; a built-in case on every dialect it applies to.
             let named = scenario.profiles.filter { dialects[$0] != nil }
             let applicable = dialects.values.filter { !named.contains($0.description.name) && scenario.applies(to: $0.description) }
             return (builtIn + named + applicable.map(\.description.name).sorted()).map { (scenario, $0) }
         }
         let undeclared = chosen.flatMap { scenario in
-            scenario.profiles.filter { ProfileName(rawValue: $0) == nil && dialects[$0] == nil }.map { "\(scenario.file): case \(scenario.id) runs on '\($0)'" }
+            scenario.profiles.filter { !Profiles.isNamedInProtocol($0) && dialects[$0] == nil }.map { "\(scenario.file): case \(scenario.id) runs on '\($0)'" }
         }
         if let first = undeclared.first {
             let names = dialects.keys.sorted()
@@ -169,8 +173,13 @@ func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: 
 
 extension RunCommand {
     /// The `--dialect` files by name; a broken one is a usage error (exit 2) with its place.
-    func loadDialects() throws -> [String: LoadedDialect] {
+    /// The `--dialect` files, and the built-in dialect files that drivers
+    /// know only by description, where --profile or a chosen case names them.
+    func loadDialects(namedIn chosen: [Scenario]) throws -> [String: LoadedDialect] {
         var dialects: [String: LoadedDialect] = [:]
+        for name in profile + chosen.flatMap(\.profiles) where !Profiles.isNamedInProtocol(name) {
+            if let builtin = DialectLoader.builtin(name) { dialects[name] = builtin }
+        }
         for path in dialectFiles {
             do {
                 let loaded = try DialectLoader.load(file: path)

@@ -157,6 +157,8 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 throw ConfigError("\(error.description) (authmock validate \(path) lists every problem)")
             }
+        } else {
+            try options.applyProfileSettings(except: given)
         }
         guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }
         options.adminToken = adminToken ?? environment["AUTHMOCK_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file.adminToken

@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockStore
 import Foundation
 import JWTKit
 import Testing
@@ -258,6 +259,29 @@ struct TokenAuthorityTests {
         #expect((try? await authority.refresh(second.refreshToken!, clientID: "demo").get()) != nil)
         clock.advance(seconds: 501)
         #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.expired))
+    }
+
+    /// `reused_parent: current_child` (Supabase): a client that lost its
+    /// refresh answer and presents the old token again gets the token that
+    /// replaced it, at any age, in both kinds of store; once that successor
+    /// is rotated in turn, the old token is an ordinary reuse.
+    @Test(arguments: ["memory", "sqlite"]) func aReusedParentGetsItsCurrentChild(store kind: String) async throws {
+        var settings = TokenSettings(refreshTTL: 1000)
+        settings.reusedParent = .currentChild
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reused-parent-\(UUID()).db").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+        let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let second = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        clock.advance(seconds: 300)
+        let again = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+        #expect(again.refreshToken == second.refreshToken, "the parent gets its live child back, not a new one")
+        #expect(again.accessToken != second.accessToken && again.familyID == first.familyID)
+        #expect(isValid(try await authority.verifyAccessToken(again.accessToken)))
+        let third = try await authority.refresh(second.refreshToken!, clientID: "demo").get()
+        #expect(try await authority.refresh(first.refreshToken!, clientID: "demo") == .failure(.reused))
+        #expect(try await authority.refresh(third.refreshToken!, clientID: "demo") == .failure(.revoked), "the reuse revoked the login")
     }
 
     @Test func withoutRotationTheSameRefreshTokenKeepsWorking() async throws {

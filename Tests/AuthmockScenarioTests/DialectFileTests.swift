@@ -59,8 +59,11 @@ struct DialectFileTests {
         Broken(name: "a built-in name", edit: { $0.replacingOccurrences(of: "dialect: acme", with: "dialect: envelope") }, line: 2, message: "'envelope' is a built-in profile"),
         Broken(name: "one endpoint twice", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/session") }, line: 10, message: "is the sign-in endpoint too"),
         Broken(
-            name: "a path authmock serves", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /api/renew") }, line: 10,
-            message: "/api/renew is served by authmock in every dialect"),
+            name: "a path authmock serves", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /api/me") }, line: 10,
+            message: "/api/me is served by authmock in every dialect"),
+        Broken(
+            name: "a merge of no mapping", edit: { $0.replacingOccurrences(of: "    insufficient_scope:", with: "    <<: 5\n    insufficient_scope:") }, line: 34,
+            message: "unknown key '<<'"),
         Broken(
             name: "a token in two places", edit: { $0.replacingOccurrences(of: "{header: X-Refresh-Token}", with: "{header: X-Refresh-Token, cookie: rt}") }, line: 11,
             message: "give exactly one of field, header, cookie or query"),
@@ -103,11 +106,41 @@ struct DialectFileTests {
             #expect(BuiltinDialects.file(name) == text, "dialects/\(name).yaml changed: run scripts/regen-docs.sh")
             let loaded = try DialectLoader.parse(text, file: "dialects/\(name).yaml", builtin: true)
             #expect(BuiltinDialects.description(name) == loaded.description, "dialects/\(name).yaml compiles differently now: run scripts/regen-docs.sh")
-            #expect(loaded.settings.values.isEmpty, "a built-in dialect's settings are the server's defaults")
+            // The five the driver protocol names keep the server's defaults; a vendor's file says its backend's.
+            if Profiles.isNamedInProtocol(name) { #expect(loaded.settings.values.isEmpty, "a built-in dialect's settings are the server's defaults") }
+            #expect(Profiles.names.contains(name), "dialects/\(name).yaml is a profile without Swift")
+            #expect(BuiltinDialects.settings(name) == loaded.settings.values.mapValues(\.text), "dialects/\(name).yaml's settings changed: run scripts/regen-docs.sh")
             #expect(Profiles.make(name, options: ProfileOptions()) is DeclaredProfile)
         }
         let schema = try String(contentsOf: Self.root.appendingPathComponent("docs/dialect.schema.json"), encoding: .utf8)
         #expect(schema.trimmingCharacters(in: .newlines) == DialectFormat.jsonSchema().trimmingCharacters(in: .newlines), "docs/dialect.schema.json is stale: run scripts/regen-docs.sh")
+    }
+
+    /// YAML merge keys (`<<: *base`) share an answer's fields, as in
+    /// dialects/simplejwt.yaml: the answer's own keys win, and a list of
+    /// merged mappings is read in order. An answer's own `body` replaces
+    /// `errors.body`, and an empty `detail` says nothing after the message.
+    @Test func mergeKeysAndAnAnswersOwnBody() async throws {
+        let text = DialectFormat.example.replacingOccurrences(
+            of: "    insufficient_scope:",
+            with: """
+                    access_token_missing:
+                      <<: [{status: 401, code: 9, message: first, detail: ""}, {status: 500, code: 10, message: second, when: merged}]
+                      message: own
+                      body: {why: "{message}", n: "{code}"}
+                    insufficient_scope:
+                """)
+        let loaded = try DialectLoader.parse(text, file: "acme.yaml")
+        let answer = try #require(loaded.description.errors.answers["access_token_missing"])
+        #expect(answer.status == 401 && answer.code == .integer(9) && answer.message == "own" && answer.when == "merged" && answer.detail == "")
+        var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))
+        loaded.apply(to: &options)
+        let app = try AuthmockApplication.make(mock: try await Authmock(options: options), logger: Logger(label: "authmock-test"))
+        try await app.test(.router) { client in
+            let response = try await client.execute(uri: "/api/me", method: .get)
+            #expect(response.status.code == 401)
+            #expect(String(buffer: response.body) == #"{"n":9,"why":"own"}"#)
+        }
     }
 
     @Test(arguments: broken)

@@ -18,6 +18,7 @@ struct DocExampleTests {
     func examplesMatchTheServer(profile: String) async throws {
         var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "d", count: 32)))
         options.profile = profile
+        try options.applyProfileSettings()
         try await Self.replay("docs/profiles/\(profile).md", options: options)
     }
 

@@ -126,7 +126,7 @@ struct GraphQLTests {
     func expiredTokenInBothModes(profile: String) async throws {
         for mode in GraphQLAuthErrors.allCases {
             try await TestServer.run(Self.options(profile, mode: mode)) { server in
-                let token = profile == "oauth2" ? try await server.login().access : try await server.backendLogin().access
+                let token = profile == "oauth2" ? try await server.login().access : try await server.dialectLogin(profile).access
                 let fresh = try await server.graphQL("{ me { sub } }", token: token)
                 #expect(fresh.status == .ok && Self.code(fresh) == nil, "\(profile) \(mode): \(fresh.text)")
                 try await server.expireAccess()

@@ -1,5 +1,6 @@
 import AuthmockCore
 import AuthmockServer
+import DriverProtocol
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -50,6 +51,22 @@ extension TestServer {
         var json = try response.json()
         if let data = json["data"] as? [String: Any] { json = data }
         return (try #require(json["accessToken"] as? String), try #require(json["refreshToken"] as? String))
+    }
+
+    /// Sign-in as a built-in dialect file says: its path and field names,
+    /// and where its answer puts the tokens (SimpleJWT's `access`).
+    func dialectLogin(_ name: String) async throws -> (access: String, refresh: String) {
+        let dialect = try #require(BuiltinDialects.description(name), "\(name) is no built-in dialect file")
+        let fields = JSONValue.nested([(dialect.signIn.username, "alice"), (dialect.signIn.password, "wonderland")])
+        let response = try await postJSON(dialect.signIn.path, String(decoding: try JSONEncoder().encode(fields), as: UTF8.self))
+        try #require(response.status == .ok, "\(response.text)")
+        let json = try JSONDecoder().decode(JSONValue.self, from: Data(buffer: response.body))
+        func token(_ placeholder: Placeholder) throws -> String {
+            let path = try #require(dialect.tokens.body.path(to: placeholder))
+            guard case .string(let value)? = json.value(at: path) else { throw DialectLoginError(answer: response.text) }
+            return value
+        }
+        return (try token(.accessToken), try token(.refreshToken))
     }
 
     func expireAccess() async throws { _ = try await mock.control.expire(TokenSelector(kind: .access)) }
@@ -278,4 +295,8 @@ struct ProfileErrorTests {
         }
         #expect(covered.contains(Wire(profile: "oauth2", status: 401, code: "invalid_request", message: OAuth2LaxError.deadRefreshToken.row.message)))
     }
+}
+
+struct DialectLoginError: Error {
+    let answer: String
 }

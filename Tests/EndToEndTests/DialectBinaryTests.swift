@@ -6,6 +6,28 @@ import Testing
 
 /// docs/dialects.md's commands through the real binary, in an empty directory.
 struct DialectBinaryTests {
+    /// A built-in dialect written only as a file (dialects/simplejwt.yaml,
+    /// named in no Swift) is a profile like the others: `serve --profile`
+    /// applies its settings, `run --profile` runs the cases that apply to it
+    /// and sends drivers its description, and a misspelt profile is a usage
+    /// error with a suggestion.
+    @Test func aBuiltInDialectFileIsAProfileWithoutSwift() async throws {
+        let listed = try runAuthmock(["dialects"])
+        #expect(listed.stdout.contains("simplejwt"), "\(listed.stdout)")
+        let server = try ServingBinary(["--profile", "simplejwt"])
+        #expect(server.banner.contains("rotation on") && server.banner.contains("/api/token/refresh/"), "\(server.banner)")
+        #expect(server.interrupt().status == 0)
+
+        let run = try runAuthmock([
+            "run", "--driver", try referenceDriver(), "--profile", "simplejwt", "--case", "1.1", "--case", "3.1", "--case", "11.2", "--case", "2.3",
+        ])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        for id in ["1.1", "3.1", "11.2", "2.3"] { #expect(run.stdout.contains("PASS       \(id) [simplejwt]"), "\(run.stdout)") }
+
+        let misspelt = try runAuthmock(["run", "--driver", try referenceDriver(), "--profile", "simplejw"])
+        #expect(misspelt.status == 2 && misspelt.stderr.contains("did you mean 'simplejwt'"), "\(misspelt)")
+    }
+
     @Test func theDocsCommandsWorkAsPrinted() async throws {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("authmock-dialect-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

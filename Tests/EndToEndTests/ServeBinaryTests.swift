@@ -126,7 +126,7 @@ import Testing
         #expect(key.stderr.contains("at least 32 bytes"))
         let profile = try runAuthmock(["serve", "--port", "0", "--profile", "nope"])
         #expect(profile.status == 2)
-        #expect(profile.stderr.contains("--profile must be one of oauth2, envelope, reissue, renewal, header-rotation, got 'nope'"), "\(profile.stderr)")
+        #expect(profile.stderr.contains("--profile must be one of oauth2, envelope, reissue, renewal, header-rotation, simplejwt, got 'nope'"), "\(profile.stderr)")
 
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-\(UUID()).yaml")
         try "access_ttl: 60\nrefresh_tll: 5\n".write(to: config, atomically: true, encoding: .utf8)

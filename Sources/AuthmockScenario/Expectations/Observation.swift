@@ -60,6 +60,8 @@ struct Observation {
     let calls: [CallRecord]
     let tokens: TokenFacts
     let start: Date
+    /// The dialect's sign-in and refresh paths (trailing slash dropped).
+    let endpointPaths: Set<String>
     /// seq of an untagged request -> the call it was attributed to.
     let attributed: [Int: String]
     /// When the driver confirmed the app had signed the user out (`logout` step).
@@ -88,12 +90,15 @@ struct Observation {
     /// The host name the server has for third parties (`//foreign/` paths).
     static let foreignHost = "localhost"
 
-    init(entries: [JournalEntry], calls: [CallRecord], tokens: TokenFacts, start: Date) {
+    /// `endpointPaths`: the dialect's sign-in and refresh paths, which may
+    /// lie under `/api/` (SimpleJWT's `/api/token/refresh/`).
+    init(entries: [JournalEntry], calls: [CallRecord], tokens: TokenFacts, start: Date, endpointPaths: Set<String> = []) {
         self.entries = entries
         self.calls = calls
         self.tokens = tokens
         self.start = start
-        attributed = Self.attribute(entries, calls)
+        self.endpointPaths = endpointPaths
+        attributed = Self.attribute(entries, calls, endpointPaths: endpointPaths)
         var firstUse: [String: Date] = [:]
         for entry in entries { if let jti = entry.accessToken?.id, firstUse[jti] == nil { firstUse[jti] = entry.realTime } }
         self.firstUse = firstUse
@@ -118,10 +123,15 @@ struct Observation {
     func isForeign(_ entry: JournalEntry) -> Bool { Self.isForeign(entry) }
 
     /// Requests the application's calls make: to the API (a header-rotation
-    /// refresh is the call repeated with the refresh token).
-    static func isCallAttempt(_ entry: JournalEntry) -> Bool {
-        entry.kind == .resource || entry.kind == .refresh && RouteClassification.isResource(path: entry.path)
+    /// refresh is the call repeated with the refresh token; a refresh
+    /// endpoint under `/api/` is not the API).
+    static func isCallAttempt(_ entry: JournalEntry, endpointPaths: Set<String>) -> Bool {
+        guard entry.kind == .refresh else { return entry.kind == .resource }
+        let path = entry.path.count > 1 && entry.path.hasSuffix("/") ? String(entry.path.dropLast()) : entry.path
+        return RouteClassification.isResource(path: entry.path) && !endpointPaths.contains(path)
     }
+
+    func isCallAttempt(_ entry: JournalEntry) -> Bool { Self.isCallAttempt(entry, endpointPaths: endpointPaths) }
 
     var resources: [JournalEntry] { entries.filter { $0.kind == .resource && !isForeign($0) } }
     var refreshes: [JournalEntry] { entries.filter { $0.kind == .refresh && !isForeign($0) } }
@@ -131,17 +141,17 @@ struct Observation {
 
     /// Attempts of an application call on its own server, in arrival order.
     func attempts(of call: String) -> [JournalEntry] {
-        entries.filter { self.call(of: $0) == call && !isForeign($0) && Self.isCallAttempt($0) }
+        entries.filter { self.call(of: $0) == call && !isForeign($0) && isCallAttempt($0) }
     }
 
     /// Attempts of a call on any host (a call to a third party included).
     func anyAttempts(of call: String) -> [JournalEntry] {
-        entries.filter { self.call(of: $0) == call && Self.isCallAttempt($0) }
+        entries.filter { self.call(of: $0) == call && isCallAttempt($0) }
     }
 
     /// Call attempts that arrived without the `X-Authmock-Call` header the
     /// application gave them: the client dropped the app's headers.
-    var untagged: [JournalEntry] { entries.filter { $0.call == nil && Self.isCallAttempt($0) } }
+    var untagged: [JournalEntry] { entries.filter { $0.call == nil && isCallAttempt($0) } }
 
     /// When the client had the whole answer: arrival, handling and any hold.
     static func end(_ entry: JournalEntry) -> Date { entry.realTime.addingTimeInterval(entry.durationMs / 1000) }
@@ -165,9 +175,9 @@ struct Observation {
 
     /// An untagged attempt belongs to the one call that was in flight when
     /// it arrived and asks for the same method and path, if there is one.
-    private static func attribute(_ entries: [JournalEntry], _ calls: [CallRecord]) -> [Int: String] {
+    private static func attribute(_ entries: [JournalEntry], _ calls: [CallRecord], endpointPaths: Set<String>) -> [Int: String] {
         var out: [Int: String] = [:]
-        for entry in entries where entry.call == nil && isCallAttempt(entry) {
+        for entry in entries where entry.call == nil && isCallAttempt(entry, endpointPaths: endpointPaths) {
             let candidates = calls.filter { record in
                 let (foreign, path) = target(of: record.spec.path)
                 guard foreign == isForeign(entry), path == entry.path, record.spec.method == entry.method else { return false }

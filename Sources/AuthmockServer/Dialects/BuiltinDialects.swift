@@ -1,3 +1,4 @@
+public import AuthmockCore
 public import DriverProtocol
 import Foundation
 
@@ -16,6 +17,11 @@ public enum BuiltinDialects {
         files.first { $0.name == name }?.yaml
     }
 
+    /// A built-in dialect file's `settings`, by key, as flags would give them.
+    public static func settings(_ name: String) -> [String: String] {
+        files.first { $0.name == name }?.settings ?? [:]
+    }
+
     /// A built-in dialect as the loader compiled it.
     public static func description(_ name: String) -> DialectDescription? {
         descriptions[name]
@@ -30,4 +36,16 @@ public enum BuiltinDialects {
         }
         return result
     }()
+}
+
+extension ServerOptions {
+    /// The settings of the built-in dialect file `profile` names (SimpleJWT's
+    /// rotation), where `given` (the keys a flag, a variable or a config
+    /// file set) has none: what `authmock serve --profile NAME` serves.
+    public mutating func applyProfileSettings(except given: Set<String> = []) throws(SettingsError) {
+        let settings = BuiltinDialects.settings(profile)
+        for setting in ServerSetting.all where !given.contains(setting.key) {
+            if let text = settings[setting.key] { setting.apply(try setting.parse(text, from: "dialects/\(profile).yaml: \(setting.key)"), to: &self) }
+        }
+    }
 }

@@ -15,8 +15,8 @@ public struct DeclaredProfile: Profile {
     public let description: DialectDescription
     public var name: String { description.name }
     public var summary: String { description.summary }
-    /// The row, headers and fixed detail of each declared answer, by key or group.
-    private let answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?)]
+    /// The row, headers, fixed detail and own body of each declared answer, by key or group.
+    private let answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?, body: Template?)]
     /// `refresh_failure_status`: the status of every refused refresh, when set.
     private let refreshFailureStatus: Int?
     /// The file's `resources` template, compiled: a resource's own answer is
@@ -92,7 +92,7 @@ public struct DeclaredProfile: Profile {
         resourceRefresh = ResourceRefresh(refresh, options: options)
         signInAnswer = SuccessAnswer(description.tokens)
         refreshAnswer = SuccessAnswer(refresh.tokens ?? description.tokens)
-        var answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?)] = [:]
+        var answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?, body: Template?)] = [:]
         var codeValues: [String: JSONValue] = [:]
         let docs = Dictionary(Situation.answerKeys.map { ($0.key, $0.doc) }, uniquingKeysWith: { first, _ in first })
         for (key, declared) in description.errors.answers {
@@ -110,7 +110,7 @@ public struct DeclaredProfile: Profile {
                         }
                     }.text
             }
-            answers[key] = (row, headers, declared.detail)
+            answers[key] = (row, headers, declared.detail, declared.body)
             if codeValues[row.code] == nil { codeValues[row.code] = declared.code }
         }
         self.answers = answers
@@ -287,6 +287,10 @@ public struct DeclaredProfile: Profile {
         return route
     }
 
+    public var endpointPaths: [String] {
+        endpoints.map { $0.path.count > 1 && $0.path.hasSuffix("/") ? String($0.path.dropLast()) : $0.path }
+    }
+
     /// A browser interceptor must read a renewed access token.
     public var exposedResponseHeaders: [String] { resourceRefresh.map { [$0.renewed.rawName] } ?? [] }
 
@@ -324,13 +328,15 @@ public struct DeclaredProfile: Profile {
     /// (request-level situations only) the shared row in the file's shape.
     public func answer(to situation: Situation) -> ErrorAnswer {
         let detail = situation.detail
+        // A file's empty detail says nothing after the message.
+        func said(_ fixed: String?) -> String? { fixed.map { $0.isEmpty ? nil : $0 } ?? detail }
         if let declared = answers[situation.key] ?? situation.group.flatMap({ answers[$0] }) {
             let status = situation.group == "refresh_refused" ? refreshFailureStatus : nil
-            return ErrorAnswer(declared.row, detail: declared.detail ?? detail, headers: declared.headers, status: status)
+            return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, status: status, body: declared.body)
         }
         // A method the endpoint does not take is answered as an unknown route unless named.
         if case .methodNotAllowed = situation, let declared = answers["not_found"] {
-            return ErrorAnswer(declared.row, detail: declared.detail ?? detail, headers: declared.headers)
+            return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, body: declared.body)
         }
         // The loader refuses a file that leaves a situation of a group
         // unanswered; only the request-level situations get here.
@@ -343,11 +349,12 @@ public struct DeclaredProfile: Profile {
         return resourceWrapper?.render(data, as: .data) ?? data
     }
 
-    public func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response {
+    public func errorResponse(_ answer: ErrorAnswer) -> Response {
+        let row = answer.row
         var message = row.message
-        if let detail { message += ": \(detail)" }
+        if let detail = answer.detail { message += ": \(detail)" }
         let code = codeValues[row.code] ?? .string(row.code)
-        let body = description.errors.body.render { placeholder in
+        let body = (answer.body ?? description.errors.body).render { placeholder in
             switch placeholder {
             case .code: code
             case .message: .string(message)
@@ -355,7 +362,7 @@ public struct DeclaredProfile: Profile {
             default: .null
             }
         }
-        return JSONResponse.encode(body, status: .init(code: row.status), headers: headers)
+        return JSONResponse.encode(body, status: .init(code: row.status), headers: answer.headers)
     }
 
     public func startupHints(baseURL: String, directory: Directory) -> [String] {

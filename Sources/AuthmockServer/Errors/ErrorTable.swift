@@ -321,7 +321,9 @@ public enum ErrorTable {
 
     /// The rows a client of `profile` can meet, nil for an unknown profile.
     public static func rows(forProfile profile: String) -> [ErrorRow]? {
-        guard let names = includes[profile] else { return nil }
+        // Any other built-in file: its rows, the shared ones it may fall back to, GraphQL's.
+        let other = BuiltinDialects.description(profile).map { _ in [profile, CommonError.profile, GraphQLAPIError.profile] }
+        guard let names = includes[profile] ?? other else { return nil }
         return names.flatMap { name in all.filter { $0.profile == name } }
     }
 

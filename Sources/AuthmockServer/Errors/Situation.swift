@@ -1,4 +1,5 @@
 public import AuthmockCore
+public import DriverProtocol
 public import HTTPTypes
 
 /// Every refusal, failure and body problem a dialect can answer, in words no
@@ -66,12 +67,15 @@ public struct ErrorAnswer: Sendable {
     public var detail: String?
     public var headers: HTTPFields
     public var status: Int
+    /// A dialect file's own body for this answer, in place of its `errors.body`.
+    public var body: Template?
 
-    public init(_ row: ErrorRow, detail: String? = nil, headers: HTTPFields = [:], status: Int? = nil) {
+    public init(_ row: ErrorRow, detail: String? = nil, headers: HTTPFields = [:], status: Int? = nil, body: Template? = nil) {
         self.row = row
         self.detail = detail
         self.headers = headers
         self.status = status ?? row.status
+        self.body = body
     }
 
     public init(_ error: some ErrorCatalog, detail: String? = nil, headers: HTTPFields = [:], status: Int? = nil) {

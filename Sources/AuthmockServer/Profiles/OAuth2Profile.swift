@@ -79,12 +79,12 @@ public struct OAuth2Profile: Profile {
 
     // MARK: Encodings
 
-    public func errorResponse(_ row: ErrorRow, detail: String?, headers: HTTPFields) -> Response {
-        var description = row.message
-        if let detail { description += ": \(detail)" }
+    public func errorResponse(_ answer: ErrorAnswer) -> Response {
+        var description = answer.row.message
+        if let detail = answer.detail { description += ": \(detail)" }
         return JSONResponse.encode(
-            ["error": row.code, "error_description": description],
-            status: .init(code: row.status), headers: headers)
+            ["error": answer.row.code, "error_description": description],
+            status: .init(code: answer.row.status), headers: answer.headers)
     }
 
     /// RFC 6750 section 3 for resources: a challenge without `error` when no
