@@ -114,6 +114,14 @@ struct SchemaTests {
         #expect(published == ScenarioFormat.jsonSchema(), "docs/scenario.schema.json is stale: run scripts/regen-docs.sh")
     }
 
+    /// docs/scenarios.md's table of expectations is the expectations' own
+    /// docs, one row per kind the loader accepts, in report order.
+    @Test func theExpectationTableIsGenerated() throws {
+        let page = try String(contentsOf: packageRoot.appendingPathComponent("docs/scenarios.md"), encoding: .utf8)
+        let table = ExpectationKinds.markdownTable()
+        #expect(page.contains("<!-- expectations:begin -->\n\(table)<!-- expectations:end -->"), "docs/scenarios.md's expectations are stale: run scripts/regen-docs.sh")
+    }
+
     /// Every key the loader accepts appears in the schema, and nothing else.
     @Test func schemaNamesEveryKey() throws {
         let schema = try #require(try JSONSerialization.jsonObject(with: Data(ScenarioFormat.jsonSchema().utf8)) as? [String: Any])

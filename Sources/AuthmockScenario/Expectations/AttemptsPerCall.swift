@@ -3,7 +3,7 @@ import AuthmockServer
 struct AttemptsPerCallExpectation: CountingExpectation {
     static let key = "attempts_per_call"
     static let shape = CountRange.shape
-    static let doc = "requests to the API per application call (calls to another host excluded)"
+    static let doc = "requests to the API per call"
     static let rule = Rules.bounded
     let range: CountRange
 

@@ -9,7 +9,8 @@ import Foundation
 /// cut short.
 struct BodiesIntactExpectation: FlagExpectation {
     static let key = "bodies_intact"
-    static let doc = "every attempt of a call with a body carries exactly the application's bytes (failing the call instead is allowed; an empty or truncated body is not)"
+    static let doc =
+        "every attempt of a call with a body carries exactly the application's bytes; failing the call instead is allowed, an empty or truncated body is not"
     static let rule = Rules.replay
     let required: Bool
 

@@ -8,7 +8,8 @@ struct EveryAttemptExpectation: Expectation {
             [
                 Field("authorization", .string(oneOf: Rule.allCases.map(\.rawValue)), required: true, "bearer: `Bearer <token>` on every resource attempt; present: some Authorization")
             ]))
-    static let doc = "a rule every resource attempt follows"
+    static let doc =
+        "`{authorization: bearer}`: a request reached the API, and every one carries `Authorization: Bearer <token>` (`present`: any Authorization)"
     static let rule = Rules.bearer
 
     enum Rule: String, Sendable, CaseIterable { case bearer, present }

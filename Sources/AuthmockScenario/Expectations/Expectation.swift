@@ -31,7 +31,7 @@ struct Judgement {
 
 /// Every kind of expectation, in the order findings are reported (the
 /// judgement of necessity first: it says most about a refresh bug).
-enum ExpectationKinds {
+public enum ExpectationKinds {
     static let all: [any Expectation.Type] = [
         SuperfluousRefreshesExpectation.self,
         RefreshesExpectation.self,
@@ -57,6 +57,11 @@ enum ExpectationKinds {
 
     /// The `expect` object of the format.
     static var spec: ObjectSpec { ObjectSpec("expect", all.map { Field($0.key, $0.shape, $0.doc) }) }
+
+    /// The table of docs/scenarios.md#expectations (`authmock schema --expectations`).
+    public static func markdownTable() -> String {
+        "| key | what it checks |\n| --- | --- |\n" + all.map { "| `\($0.key)` | \($0.doc.replacingOccurrences(of: "|", with: "\\|")) |\n" }.joined()
+    }
 }
 
 /// The expectations of one block, in report order.

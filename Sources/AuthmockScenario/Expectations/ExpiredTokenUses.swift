@@ -10,7 +10,8 @@ import Foundation
 struct ExpiredTokenUsesExpectation: CountingExpectation {
     static let key = "expired_token_uses"
     static let shape = CountRange.shape
-    static let doc = "resource requests sent with an access token whose expires_in, counted from its delivery, had run out (a second of slack)"
+    static let doc =
+        "requests to the API with an access token whose `expires_in`, counted from when the answer reached the client, had run out (with a second of slack): what renewing before sending avoids"
     static let rule = "a client that knows the token's lifetime renews it before sending (the case's reports)"
     let range: CountRange
 

@@ -3,7 +3,7 @@ import AuthmockServer
 struct ForeignRequestsWithTokenExpectation: CountingExpectation {
     static let key = "foreign_requests_with_token"
     static let shape = CountRange.shape
-    static let doc = "requests to another host (//foreign/...) that carried an Authorization header"
+    static let doc = "a request reached the other host (`//foreign/`), and this many carried Authorization"
     static let rule = Rules.thirdParty
     let range: CountRange
 

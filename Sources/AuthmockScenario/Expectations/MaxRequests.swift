@@ -5,7 +5,7 @@ import AuthmockServer
 struct MaxRequestsExpectation: Expectation {
     static let key = "max_requests"
     static let shape = Shape.integer(minimum: 1)
-    static let doc = "loop guard: sign-in, refresh and API requests, at most (metadata requests do not count)"
+    static let doc = "a loop guard over sign-in, refresh and API requests (metadata requests do not count)"
     static let rule = Rules.bounded
     let max: Int
 

@@ -8,7 +8,8 @@ import Foundation
 struct MutationsPerCallExpectation: CountingExpectation {
     static let key = "mutations_per_call"
     static let shape = CountRange.shape
-    static let doc = "times the server applied each GraphQL mutation call, over all its attempts (the journal's mutationsApplied)"
+    static let doc =
+        "times the server applied each GraphQL mutation call over all its attempts (the journal's `mutationsApplied`): `1` says a refused mutation was retried and applied exactly once"
     static let rule = "a retry repeats the operation once: a mutation the server refused was not applied, and is applied exactly once by the retry"
     let range: CountRange
 

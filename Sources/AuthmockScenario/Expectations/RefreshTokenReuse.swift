@@ -6,7 +6,8 @@ import AuthmockServer
 struct RefreshTokenReuseExpectation: CountingExpectation {
     static let key = "refresh_token_reuse"
     static let shape = CountRange.shape
-    static let doc = "refresh requests presenting a refresh token another request had already exchanged (each one makes the server revoke the login)"
+    static let doc =
+        "every refresh request presenting a refresh token another request had already exchanged, that the server refused (a 4xx other than 429; each one makes the server revoke the login). A presentation that got no answer, a 5xx or a 429 spent nothing"
     static let rule = Rules.rotation
     let range: CountRange
 

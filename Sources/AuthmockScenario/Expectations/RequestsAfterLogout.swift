@@ -7,7 +7,8 @@ import Foundation
 struct RequestsAfterLogoutExpectation: CountingExpectation {
     static let key = "requests_after_logout"
     static let shape = CountRange.shape
-    static let doc = "requests that presented a token after the driver confirmed the app signed the user out (a `logout` step); revocations excepted"
+    static let doc =
+        "requests that presented a token (access or refresh) after the driver confirmed the sign-out of a `logout` step; revocations excepted"
     static let rule = Rules.caseReports
     let range: CountRange
 

@@ -3,7 +3,8 @@ import AuthmockServer
 /// `UNAUTHENTICATED`) carries a different access token.
 struct RetriedWithNewTokenExpectation: FlagExpectation {
     static let key = "retried_with_new_token"
-    static let doc = "a call retried after a 401 (or GraphQL UNAUTHENTICATED) carries a different access token on the retry"
+    static let doc =
+        "a call retried after a 401 (or GraphQL's `UNAUTHENTICATED` in a 200 body) carries a different access token on the retry"
     static let rule = Rules.caseReports
     let required: Bool
 

@@ -12,7 +12,8 @@ struct RetryAfterExpectation: Expectation {
             [
                 Field("min_seconds", .number(minimum: 0), required: true, "server-clock seconds between an answer with Retry-After and the next attempt of that call")
             ]))
-    static let doc = "Retry-After is respected: a call that met 429/503 was sent again, no earlier than min_seconds"
+    static let doc =
+        "`{min_seconds: N}`: a call met 429/503, was sent again (when it ended ok), and not before N server-clock seconds"
     static let rule = Rules.retryAfter
     let minimum: Double
 

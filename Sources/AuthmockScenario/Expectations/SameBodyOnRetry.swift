@@ -2,7 +2,7 @@ import AuthmockServer
 /// `same_body_on_retry`: every attempt of a call carries the byte-identical body.
 struct SameBodyOnRetryExpectation: FlagExpectation {
     static let key = "same_body_on_retry"
-    static let doc = "every attempt of a call carries the byte-identical body, and the call was retried at least once"
+    static let doc = "the call was retried, and every attempt carries the byte-identical body"
     static let rule = Rules.replay
     let required: Bool
 

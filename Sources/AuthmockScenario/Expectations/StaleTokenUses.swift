@@ -6,7 +6,8 @@ import Foundation
 struct StaleTokenUsesExpectation: CountingExpectation {
     static let key = "stale_token_uses"
     static let shape = CountRange.shape
-    static let doc = "resource requests sent with an access token older than one the client had already received"
+    static let doc =
+        "requests to the API with an access token older than one already delivered to the client (delivered: 50 ms after the answer, or as soon as the driver reported that call)"
     static let rule = Rules.caseReports
     let range: CountRange
 

@@ -7,7 +7,7 @@ struct SuperfluousRefreshesExpectation: CountingExpectation {
     static let key = "superfluous_refreshes"
     static let shape = CountRange.shape
     static let doc =
-        "refresh requests made while another refresh of the login was in flight, after the server had refused the login's refresh, or while the client held a live, unrejected token far from expiry"
+        "refreshes the client had no reason to make: another refresh of the login was in flight, the server had already refused the login's refresh, or the client held a live, never rejected token with more than max(60 s, half its lifetime) left. How \"refresh once\" is judged"
     static let rule = Rules.singleFlight
     let range: CountRange
 

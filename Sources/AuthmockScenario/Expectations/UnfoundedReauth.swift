@@ -10,7 +10,8 @@ import DriverProtocol
 struct UnfoundedReauthExpectation: CountingExpectation {
     static let key = "unfounded_reauth"
     static let shape = CountRange.shape
-    static let doc = "calls that ended reauth_required although no refresh refusal (a 4xx other than 429 from the token endpoint) ever reached the client"
+    static let doc =
+        "calls that ended `reauth_required` although no refresh answer refusing the refresh token (a 4xx other than 429) ever reached the client: the sign-in screen came from a transport error, a 5xx or nothing. Judges what the client was told, not how its transport got there"
     static let rule = Rules.caseReports
     let range: CountRange
 
