@@ -3,11 +3,14 @@ public import Hummingbird
 import NIOCore
 import Synchronization
 
-/// What a route tells the observation middleware on the way back: the
-/// documented error code it answered and the tokens it issued (for the
-/// journal, the metrics and the log line). A reference, because the
-/// middleware's context is a copy of the route's. Only `ClientRoutes`,
-/// `Profile.fail` and the GraphQL endpoint's `fail` write it.
+/// What a request's handling leaves for the observation middleware and the
+/// log line on the way back: the documented error code answered, the tokens
+/// and mutations `ClientRoutes` saw issued, the id-token claims an
+/// `id-token` fault asks for, and the journal entry made of it all. A
+/// reference, because the middleware's context is a copy of the route's.
+/// The error code is written where an answer is made (`Profile.fail`,
+/// oauth2's grant errors, the GraphQL endpoint); the rest in `ClientRoutes`
+/// and `ObservationMiddleware`.
 public final class RequestNotes: Sendable {
     struct Values: Sendable {
         var errorCode: String?
