@@ -72,7 +72,8 @@ public final class MemoryTokenStore: TokenStore {
             let now = exchange.now
             guard let record = state.refreshByValue[exchange.value] else {
                 let sealed = mint.seal.open(exchange.value)
-                let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, at: now, settings: mint.settings)
+                let (failure, revoke) = TokenRules.failureOfUnrecorded(
+                    sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, at: now, settings: mint.settings)
                 if revoke, let sealed { state.revokeFamily(sealed.family, at: now) }
                 return .failure(failure)
             }

@@ -167,7 +167,8 @@ public final class SQLTokenStore: TokenStore {
                 // The control API keeps the offset within 100 years; a stored value
                 // outside that (or no number) was not written by authmock.
                 guard let offset = Double(text), offset.isFinite, abs(offset) <= VirtualClock.maxOffsetSeconds else {
-                    throw TokenStoreError("the stored clock offset '\(text.prefix(40))' is not a number of seconds within 100 years (authmock_meta, key clock_offset)")
+                    throw TokenStoreError(
+                        "the stored clock offset '\(text.prefix(40))' is not a number of seconds within 100 years (authmock_meta, key clock_offset)")
                 }
                 settings.clockOffset = offset
             case "keys_version":
@@ -191,7 +192,8 @@ public final class SQLTokenStore: TokenStore {
         try await transaction { tx in
             // Replicas starting together: the first insert wins, the others read it.
             for (key, value) in [("keys", fresh.encoded), ("keys_version", String(fresh.version))] {
-                _ = try await tx.rows("INSERT INTO authmock_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", [.text(key), .text(value)])
+                _ = try await tx.rows(
+                    "INSERT INTO authmock_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", [.text(key), .text(value)])
             }
             if let kept = try await self.keptKeys(tx, lock: true), kept.algorithm == fresh.algorithm { return kept }
             // Keys of another algorithm (the server was restarted with another
@@ -244,7 +246,10 @@ public final class SQLTokenStore: TokenStore {
     private static func insert(_ tx: any SQLTransaction, _ family: FamilyRecord) async throws {
         _ = try await tx.rows(
             "INSERT INTO authmock_families (id, subject, client_id, scope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
-            [.text(family.id), .text(family.subject), .text(family.clientID), .text(family.scope), SQLValue(family.createdAt), SQLValue(family.revokedAt)])
+            [
+                .text(family.id), .text(family.subject), .text(family.clientID), .text(family.scope), SQLValue(family.createdAt),
+                SQLValue(family.revokedAt),
+            ])
     }
 
     private static func insert(_ tx: any SQLTransaction, _ record: RefreshRecord) async throws {
@@ -290,17 +295,20 @@ public final class SQLTokenStore: TokenStore {
     private static let accessColumns = "jti, family_id, subject, client_id, scope, issued_at, expires_at, lifetime, revoked_at, tail"
     private static func access(_ row: [SQLValue]) -> AccessRecord {
         AccessRecord(
-            key: TokenID(row[0].text ?? ""), owner: TokenOwner(familyID: row[1].text, subject: row[2].text ?? "", clientID: row[3].text ?? "", scope: row[4].text ?? ""),
+            key: TokenID(row[0].text ?? ""),
+            owner: TokenOwner(familyID: row[1].text, subject: row[2].text ?? "", clientID: row[3].text ?? "", scope: row[4].text ?? ""),
             issuedAt: row[5].date ?? .distantPast, expiresAt: row[6].date ?? .distantPast, lifetime: row[7].real ?? 0,
             revokedAt: row[8].date, tokenTail: row[9].text ?? "")
     }
 
     private func family(_ tx: any SQLTransaction, _ id: String, lock: Bool = false) async throws -> FamilyRecord? {
-        try await tx.rows("SELECT \(Self.familyColumns) FROM authmock_families WHERE id = ?" + (lock ? locked : ""), [.text(id)]).first.map(Self.family)
+        try await tx.rows("SELECT \(Self.familyColumns) FROM authmock_families WHERE id = ?" + (lock ? locked : ""), [.text(id)]).first.map(
+            Self.family)
     }
 
     private func refresh(_ tx: any SQLTransaction, value: String, lock: Bool = false) async throws -> RefreshRecord? {
-        try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh WHERE value = ?" + (lock ? locked : ""), [.text(value)]).first.map(Self.refresh)
+        try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh WHERE value = ?" + (lock ? locked : ""), [.text(value)]).first.map(
+            Self.refresh)
     }
 
     private func refresh(_ tx: any SQLTransaction, id: TokenID) async throws -> RefreshRecord? {
@@ -454,11 +462,15 @@ public final class SQLTokenStore: TokenStore {
     private static func matching(_ selector: TokenSelector, id: String, family: String, subject: String) -> (String, [SQLValue]) {
         (
             " AND (CAST(? AS TEXT) IS NULL OR \(subject) = ?) AND (CAST(? AS TEXT) IS NULL OR \(family) = ?) AND (CAST(? AS TEXT) IS NULL OR \(id) = ?)",
-            [SQLValue(selector.subject), SQLValue(selector.subject), SQLValue(selector.family), SQLValue(selector.family), SQLValue(selector.jti), SQLValue(selector.jti)]
+            [
+                SQLValue(selector.subject), SQLValue(selector.subject), SQLValue(selector.family), SQLValue(selector.family), SQLValue(selector.jti),
+                SQLValue(selector.jti),
+            ]
         )
     }
 
-    private static let refreshSubject = "COALESCE((SELECT subject FROM authmock_families WHERE authmock_families.id = authmock_refresh.family_id), '')"
+    private static let refreshSubject =
+        "COALESCE((SELECT subject FROM authmock_families WHERE authmock_families.id = authmock_refresh.family_id), '')"
 
     public func expire(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
         try await transaction { tx in
@@ -466,13 +478,15 @@ public final class SQLTokenStore: TokenStore {
             if selector.kind != .refresh {
                 let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
                 change.access = try await tx.rows(
-                    "UPDATE authmock_access SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING jti", [SQLValue(now), SQLValue(now)] + binds
+                    "UPDATE authmock_access SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING jti",
+                    [SQLValue(now), SQLValue(now)] + binds
                 ).count
             }
             if selector.kind != .access {
                 let (filter, binds) = Self.matching(selector, id: "id", family: "family_id", subject: Self.refreshSubject)
                 change.refresh = try await tx.rows(
-                    "UPDATE authmock_refresh SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING id", [SQLValue(now), SQLValue(now)] + binds
+                    "UPDATE authmock_refresh SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING id",
+                    [SQLValue(now), SQLValue(now)] + binds
                 ).count
             }
             return change
@@ -491,7 +505,8 @@ public final class SQLTokenStore: TokenStore {
             if selector.kind != .access {
                 let (filter, binds) = Self.matching(selector, id: "id", family: "family_id", subject: Self.refreshSubject)
                 change.refresh = try await tx.rows(
-                    "UPDATE authmock_refresh SET state = 'revoked', state_at = ? WHERE state <> 'revoked'" + filter + " RETURNING id", [SQLValue(now)] + binds
+                    "UPDATE authmock_refresh SET state = 'revoked', state_at = ? WHERE state <> 'revoked'" + filter + " RETURNING id",
+                    [SQLValue(now)] + binds
                 ).count
             }
             if selector.revokesLogin, let family = selector.family { try await Self.revokeFamily(tx, family, at: now) }
@@ -523,7 +538,8 @@ public final class SQLTokenStore: TokenStore {
             var removed = PrunedCounts(passes: 1)
             removed.access = try await tx.rows("DELETE FROM authmock_access WHERE issued_at + lifetime + 1 <= ? RETURNING jti", [horizon]).count
             removed.refresh = try await tx.rows(
-                "DELETE FROM authmock_refresh WHERE (state = 'rotated' AND state_at + ? <= ?) OR expires_at <= ? RETURNING id", [.real(grace), horizon, horizon]
+                "DELETE FROM authmock_refresh WHERE (state = 'rotated' AND state_at + ? <= ?) OR expires_at <= ? RETURNING id",
+                [.real(grace), horizon, horizon]
             ).count
             removed.families = try await tx.rows(
                 """

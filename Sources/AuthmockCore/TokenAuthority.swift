@@ -314,7 +314,9 @@ public final class TokenAuthority: Sendable {
     }
 
     /// What a client receives for `signed` (recorded already): the tokens, and an id token when asked for.
-    private func tokens(access signed: SignedAccess, refresh: RefreshRecord?, familyID: String?, identity: IdentityClaims? = nil) async throws -> IssuedTokens {
+    private func tokens(
+        access signed: SignedAccess, refresh: RefreshRecord?, familyID: String?, identity: IdentityClaims? = nil
+    ) async throws -> IssuedTokens {
         let (access, jwt) = (signed.record, signed.jwt)
         // The tokens are recorded: pruning is housekeeping, and its failure must not turn them into a 503.
         do {

@@ -64,7 +64,9 @@ public struct TokenSettings: Sendable, Equatable {
         guard reuseGraceSeconds >= 0 else { throw SettingsError("refresh reuse grace must not be negative, got \(reuseGraceSeconds)") }
         guard authorizationCodeTTL >= 1 else { throw SettingsError("authorization code lifetime must be at least 1 second") }
         guard keyRotationGraceSeconds >= 0 else { throw SettingsError("key_grace must not be negative, got \(keyRotationGraceSeconds)") }
-        guard pruneAfterSeconds >= 0 else { throw SettingsError("prune_after must be 0 (keep everything) or a number of seconds, got \(pruneAfterSeconds)") }
+        guard pruneAfterSeconds >= 0 else {
+            throw SettingsError("prune_after must be 0 (keep everything) or a number of seconds, got \(pruneAfterSeconds)")
+        }
     }
 }
 

@@ -86,7 +86,9 @@ public struct SuiteSelection: Sendable {
         var parts: [String] = []
         if includesBuiltIn {
             let kept = scenarios.count - userFiles
-            parts.append("built-in suite \(BuiltinSuite.version) (\(kept) case\(kept == 1 ? "" : "s")\(replaced.isEmpty ? "" : ", \(replaced.count) replaced by your files"))")
+            parts.append(
+                "built-in suite \(BuiltinSuite.version) (\(kept) case\(kept == 1 ? "" : "s")\(replaced.isEmpty ? "" : ", \(replaced.count) replaced by your files"))"
+            )
         }
         if userFiles > 0 { parts.append("\(userFiles) case file\(userFiles == 1 ? "" : "s") of your own") }
         return parts.joined(separator: " + ")

@@ -84,12 +84,15 @@ public struct CaseResult: Sendable, Codable {
 
 /// One journal entry as a line of evidence.
 func describe(_ entry: JournalEntry, start: Date) -> String {
-    var line = "#\(entry.seq) +\(String(format: "%.3f", entry.realTime.timeIntervalSince(start)))s \(entry.method) \(entry.path) [\(entry.kind.rawValue)]"
+    var line =
+        "#\(entry.seq) +\(String(format: "%.3f", entry.realTime.timeIntervalSince(start)))s \(entry.method) \(entry.path) [\(entry.kind.rawValue)]"
     // Another host (a third party) is named, so evidence shows who got what.
     if Observation.isForeign(entry), let host = entry.host { line += " host=\(host)" }
     if let call = entry.call { line += " call=\(call)" }
     if let operation = entry.operation { line += " (\(operation))" }
-    if !entry.presentsBearer && entry.presentsAuthorization || entry.accessToken == nil && entry.refreshToken == nil { line += " auth=\(entry.scheme)" }
+    if !entry.presentsBearer && entry.presentsAuthorization || entry.accessToken == nil && entry.refreshToken == nil {
+        line += " auth=\(entry.scheme)"
+    }
     for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {
         line += " \(token.kind) \(token.id.map { String($0.prefix(10)) } ?? "?") \(token.state)"
     }

@@ -73,7 +73,9 @@ enum Causes {
     static let table: [Entry] = [
         Entry(
             cause: Cause(id: "no-single-flight", title: "refreshes (or signs in) beside a refresh already in flight: no single flight"),
-            explains: ["superfluous_refreshes", "superfluous_sign_ins", "refreshes", "refresh_token_reuse", "outcomes", "unfounded_reauth", "logins"],
+            explains: [
+                "superfluous_refreshes", "superfluous_sign_ins", "refreshes", "refresh_token_reuse", "outcomes", "unfounded_reauth", "logins",
+            ],
             shows: { $0.superfluous("still in flight") || $0.failed.contains("superfluous_sign_ins") }),
         Entry(
             cause: Cause(id: "no-refresh-after-401", title: "never refreshes after a 401 (refreshes only by its own clock, or not at all)"),
@@ -82,7 +84,8 @@ enum Causes {
                 "retry_after", "mutations_per_call", "unfounded_reauth", "refresh_token_reuse", "attempts_per_call", "logins", "wait_for",
             ],
             shows: {
-                $0.refusalWithoutRefresh && !$0.failed.isDisjoint(with: ["refreshes", "outcomes", "retried_with_new_token", "mutations_per_call", "wait_for"])
+                $0.refusalWithoutRefresh
+                    && !$0.failed.isDisjoint(with: ["refreshes", "outcomes", "retried_with_new_token", "mutations_per_call", "wait_for"])
             }),
         Entry(
             cause: Cause(id: "refresh-after-refusal", title: "refreshes again after the server refused the refresh token"),

@@ -90,7 +90,8 @@ public enum CompatibilityReport {
         for column in columns {
             let verdicts = column.results.map { cell($0) }
             out += "| \(column.name) | \(column.results.first?.driverVersion ?? "?") | \(column.passed(.must)) | \(column.passed(.should)) | "
-            out += "\(verdicts.filter { $0.hasPrefix("FAIL") || $0 == "ERROR" }.count) | \(verdicts.filter { $0 == "NON-STRICT" }.count) | \(verdicts.filter { $0 == "SKIP" }.count) |\n"
+            out +=
+                "\(verdicts.filter { $0.hasPrefix("FAIL") || $0 == "ERROR" }.count) | \(verdicts.filter { $0 == "NON-STRICT" }.count) | \(verdicts.filter { $0 == "SKIP" }.count) |\n"
         }
         func table(_ labels: [String]) -> String {
             var text = "| case | name | " + columns.map(\.name).joined(separator: " | ") + " |\n| --- | --- |"
@@ -119,7 +120,10 @@ public enum CompatibilityReport {
             // One line per client behaviour, then each case's own reason.
             let causes = Causes.groups(column.results)
             if !causes.isEmpty {
-                out += "By cause: " + causes.map { "\($0.cause.title) (\($0.labels.count) case run\($0.labels.count == 1 ? "" : "s"))" }.joined(separator: "; ") + ".\n\n"
+                out +=
+                    "By cause: "
+                    + causes.map { "\($0.cause.title) (\($0.labels.count) case run\($0.labels.count == 1 ? "" : "s"))" }.joined(separator: "; ")
+                    + ".\n\n"
             }
             for result in failures {
                 out += "- **\(result.label)** \(cell(result)): \(why(result)!.replacingOccurrences(of: "|", with: "\\|"))\n"
@@ -145,7 +149,10 @@ public enum CompatibilityReport {
 
     public static func html(_ columns: [Column], date: Date = Date()) -> String {
         func esc(_ text: String) -> String { Reports.escape(text) }
-        let color = ["PASS": "#d4f4d4", "FAIL": "#f8d0d0", "FAIL (known)": "#f8e3c8", "NON-STRICT": "#fbf3c4", "NON-STRICT (known)": "#fbf3c4", "SKIP": "#e8e8e8", "ERROR": "#e0c8f0", "—": "#ffffff"]
+        let color = [
+            "PASS": "#d4f4d4", "FAIL": "#f8d0d0", "FAIL (known)": "#f8e3c8", "NON-STRICT": "#fbf3c4", "NON-STRICT (known)": "#fbf3c4",
+            "SKIP": "#e8e8e8", "ERROR": "#e0c8f0", "—": "#ffffff",
+        ]
         var out = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>authmock compatibility</title>
@@ -187,7 +194,8 @@ public enum CompatibilityReport {
                         detail += "<p><b>\(esc(finding.expectation))</b>: \(esc(finding.message))</p>"
                     }
                     detail += "<pre>\(esc(result.journal.joined(separator: "\n")))</pre>"
-                    text += "<td id=\"\(anchor(column, label))\" style=\"background:\(color[verdict] ?? "#fff")\"><details><summary>\(esc(verdict))</summary>\(detail)</details></td>"
+                    text +=
+                        "<td id=\"\(anchor(column, label))\" style=\"background:\(color[verdict] ?? "#fff")\"><details><summary>\(esc(verdict))</summary>\(detail)</details></td>"
                 }
                 text += "</tr>\n"
             }

@@ -62,7 +62,8 @@ public enum DialectLoader {
         let node: Node
         do {
             guard let composed = try Yams.compose(yaml: text) else {
-                return .failure(.init(list: [ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected a dialect mapping")]))
+                return .failure(
+                    .init(list: [ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected a dialect mapping")]))
             }
             node = composed
         } catch {
@@ -123,7 +124,8 @@ public enum DialectFormat {
                                 Field("body", .map(.string()), "body fields and their values (`AuthFlow: REFRESH_TOKEN_AUTH`)"),
                             ])),
                     "what tells this endpoint's requests apart where sign-in and refresh share a method and path; a client sends it"),
-                Field("encoding", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)), "the request body: json (default) or form"),
+                Field(
+                    "encoding", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)), "the request body: json (default) or form"),
             ] + extra)
     }
 
@@ -137,7 +139,8 @@ public enum DialectFormat {
                 Field("headers", .map(.string()), "headers the answer carries, e.g. a `WWW-Authenticate` challenge"),
                 Field(
                     "detail", .string(),
-                    "said after the message in place of the situation's own detail (the missing field's name, the scope needed); empty: nothing is said"),
+                    "said after the message in place of the situation's own detail (the missing field's name, the scope needed); empty: nothing is said"
+                ),
                 Field("when", .string(), "when the backend answers this, for `authmock errors` (default: the situation's description)"),
                 Field("body", .any, "this answer's own JSON body, in place of `errors.body`, with the same placeholders"),
             ])
@@ -186,10 +189,13 @@ public enum DialectFormat {
                                     "with `via: resources`: the response header of a new access token (default `{header: Authorization, scheme: Bearer}`; the `rotation_header` setting names another)"
                                 ),
                                 Field("refresh_token", .object(location), required: true, "where the refresh token travels"),
-                                Field("access_token", .object(location), "where the (maybe expired) access token travels too, when the backend wants it"),
+                                Field(
+                                    "access_token", .object(location), "where the (maybe expired) access token travels too, when the backend wants it"
+                                ),
                                 Field(
                                     "access_token_copy", .object(location),
-                                    "a second place the same access token travels (`Authorization: Bearer` beside a body field); a refresh whose copies differ is refused"),
+                                    "a second place the same access token travels (`Authorization: Bearer` beside a body field); a refresh whose copies differ is refused"
+                                ),
                                 Field("tokens", .object(tokens), "the refresh's own answer, where it differs from sign-in's `tokens`"),
                                 Field(
                                     "unrotated_refresh_token", .string(oneOf: DialectDescription.UnrotatedRefreshToken.allCases.map(\.rawValue)),
@@ -204,10 +210,13 @@ public enum DialectFormat {
                             "errors",
                             [
                                 Field("body", .any, required: true, "the JSON body of every error answer, with `{code}`, `{message}` and `{status}`"),
-                                Field("answers", .map(.object(answer), keys: Situation.answerKeys.map(\.key)), required: true, "the answer per situation or group"),
+                                Field(
+                                    "answers", .map(.object(answer), keys: Situation.answerKeys.map(\.key)), required: true,
+                                    "the answer per situation or group"),
                             ])), required: true, "how the backend says no"),
                 Field(
-                    "resources", .object(ObjectSpec("resources", [Field("body", .any, required: true, "the JSON around the resource's own answer, `{data}`")])),
+                    "resources",
+                    .object(ObjectSpec("resources", [Field("body", .any, required: true, "the JSON around the resource's own answer, `{data}`")])),
                     "for backends that wrap every answer: the body of a successful resource answer (`/api/...`)"),
                 Field("settings", .object(settings), "server settings this backend implies (lifetimes, rotation), as in a scenario's `server:`"),
             ])
@@ -229,7 +238,10 @@ private struct DialectBuilder {
             checker.found.add(checker.error(at: nameValue.mark, "dialect: '\(name)' must be lower-case letters, digits and dashes"))
         }
         if !builtin, Profiles.names.contains(name) {
-            checker.found.add(checker.error(at: nameValue.mark, "dialect: '\(name)' is a built-in profile; name yours differently (`--profile \(name)` serves the built-in one)"))
+            checker.found.add(
+                checker.error(
+                    at: nameValue.mark,
+                    "dialect: '\(name)' is a built-in profile; name yours differently (`--profile \(name)` serves the built-in one)"))
         }
         let signInValue = try o.required("sign_in", checker, at: value.mark)
         let signInObject = try signInValue.object(checker, "sign_in")
@@ -252,27 +264,38 @@ private struct DialectBuilder {
             checker.found.add(checker.error(at: renewed.mark, "refresh.renewed_access_token: only a refresh `via: resources` renews in a header"))
         }
         guard refreshObject["path"] != nil else {
-            throw checker.error(at: refreshValue.mark, "refresh: missing required key 'path' (or `via: resources` for a backend without a refresh endpoint)")
+            throw checker.error(
+                at: refreshValue.mark, "refresh: missing required key 'path' (or `via: resources` for a backend without a refresh endpoint)")
         }
         let refreshEndpoint = try endpoint(refreshValue, "refresh")
-        let accessToken = try refreshObject["access_token"].map { v throws(ScenarioError) in try location(v, "refresh.access_token", encoding: refreshEndpoint.encoding) }
+        let accessToken = try refreshObject["access_token"].map { v throws(ScenarioError) in
+            try location(v, "refresh.access_token", encoding: refreshEndpoint.encoding)
+        }
         let accessTokenCopy = try refreshObject["access_token_copy"].map { v throws(ScenarioError) in
             try location(v, "refresh.access_token_copy", encoding: refreshEndpoint.encoding)
         }
         if let copyValue = refreshObject["access_token_copy"], accessToken == nil || accessToken == accessTokenCopy {
-            checker.found.add(checker.error(at: copyValue.mark, "refresh.access_token_copy: a second place needs a first, `refresh.access_token`, and differs from it"))
+            checker.found.add(
+                checker.error(
+                    at: copyValue.mark, "refresh.access_token_copy: a second place needs a first, `refresh.access_token`, and differs from it"))
         }
         let refresh = DialectDescription.Refresh(
             method: refreshEndpoint.method, path: refreshEndpoint.path, match: refreshEndpoint.match, encoding: refreshEndpoint.encoding,
-            refreshToken: try location(try refreshObject.required("refresh_token", checker, at: refreshValue.mark), "refresh.refresh_token", encoding: refreshEndpoint.encoding),
+            refreshToken: try location(
+                try refreshObject.required("refresh_token", checker, at: refreshValue.mark), "refresh.refresh_token",
+                encoding: refreshEndpoint.encoding),
             accessToken: accessToken, accessTokenCopy: accessTokenCopy,
             tokens: try refreshObject["tokens"].map { v throws(ScenarioError) in try answerTemplate(v, "refresh.tokens") },
-            unrotatedRefreshToken: refreshObject["unrotated_refresh_token"]?.string.flatMap(DialectDescription.UnrotatedRefreshToken.init(rawValue:)), via: via)
-        if signIn.method == refresh.method, signIn.path == refresh.path, signIn.match == refresh.match || signIn.match.isEmpty || refresh.match.isEmpty {
+            unrotatedRefreshToken: refreshObject["unrotated_refresh_token"]?.string.flatMap(DialectDescription.UnrotatedRefreshToken.init(rawValue:)),
+            via: via)
+        if signIn.method == refresh.method, signIn.path == refresh.path,
+            signIn.match == refresh.match || signIn.match.isEmpty || refresh.match.isEmpty
+        {
             checker.found.add(
                 checker.error(
                     at: refreshValue.mark,
-                    "refresh: \(refresh.method) \(refresh.path) is the sign-in endpoint too; give each its own method or path, or each a `match` that tells them apart"))
+                    "refresh: \(refresh.method) \(refresh.path) is the sign-in endpoint too; give each its own method or path, or each a `match` that tells them apart"
+                ))
         }
         return try dialect(o, at: value, name: name, signIn: signIn, refresh: refresh)
     }
@@ -282,7 +305,9 @@ private struct DialectBuilder {
     func resourceRefresh(_ value: SpecValue) throws(ScenarioError) -> DialectDescription.Refresh {
         let o = try value.object(checker, "refresh")
         for key in ["method", "path", "match", "encoding", "access_token", "access_token_copy", "tokens", "unrotated_refresh_token"] {
-            if let given = o[key] { checker.found.add(checker.error(at: given.mark, "refresh.\(key): a refresh `via: resources` has no endpoint of its own")) }
+            if let given = o[key] {
+                checker.found.add(checker.error(at: given.mark, "refresh.\(key): a refresh `via: resources` has no endpoint of its own"))
+            }
         }
         let refreshToken = try location(try o.required("refresh_token", checker, at: value.mark), "refresh.refresh_token", encoding: .json)
         var renewed: DialectDescription.TokenLocation? = nil
@@ -290,13 +315,19 @@ private struct DialectBuilder {
         // The refresh token goes where resources take the access token.
         if case .header(let name, _) = refreshToken, name.lowercased() == "authorization" {
         } else {
-            checker.found.add(checker.error(at: o["refresh_token"]?.mark, "refresh.refresh_token: a refresh `via: resources` sends it in `Authorization`, where the access token goes"))
+            checker.found.add(
+                checker.error(
+                    at: o["refresh_token"]?.mark,
+                    "refresh.refresh_token: a refresh `via: resources` sends it in `Authorization`, where the access token goes"))
         }
         if let renewed, case .header = renewed {
         } else if renewed != nil {
-            checker.found.add(checker.error(at: o["renewed_access_token"]?.mark, "refresh.renewed_access_token: a new access token comes back in a response header"))
+            checker.found.add(
+                checker.error(at: o["renewed_access_token"]?.mark, "refresh.renewed_access_token: a new access token comes back in a response header")
+            )
         }
-        return DialectDescription.Refresh(method: "", path: "", encoding: .json, refreshToken: refreshToken, accessToken: nil, via: .resources, renewedAccessToken: renewed)
+        return DialectDescription.Refresh(
+            method: "", path: "", encoding: .json, refreshToken: refreshToken, accessToken: nil, via: .resources, renewedAccessToken: renewed)
     }
 
     /// The rest of a dialect, after its endpoints.
@@ -323,7 +354,8 @@ private struct DialectBuilder {
         if !missing.isEmpty {
             let groups = Set(Situation.examples.filter { missing.contains($0.key) }.compactMap(\.group)).sorted()
             let via = groups.isEmpty ? "" : " (or the group\(groups.count > 1 ? "s" : "") \(groups.map { "'\($0)'" }.joined(separator: ", ")))"
-            checker.found.add(checker.error(at: answersValue.mark, "errors.answers: no answer for \(missing.map { "'\($0)'" }.joined(separator: ", "))\(via)"))
+            checker.found.add(
+                checker.error(at: answersValue.mark, "errors.answers: no answer for \(missing.map { "'\($0)'" }.joined(separator: ", "))\(via)"))
         }
         var resources: Template? = nil
         if let resourcesValue = o["resources"] {
@@ -336,7 +368,8 @@ private struct DialectBuilder {
         let description = DialectDescription(
             name: name, summary: o["summary"]?.string ?? "A dialect declared in \((file as NSString).lastPathComponent)",
             signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers), resources: resources)
-        return LoadedDialect(description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
+        return LoadedDialect(
+            description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }
 
     /// Paths every dialect serves the same way.
@@ -360,7 +393,10 @@ private struct DialectBuilder {
         if !path.hasPrefix("/") || path.contains("?") || path.contains("*") || path.contains(":") || path.contains("{") {
             checker.found.add(checker.error(at: pathValue.mark, "\(what).path: '\(path)' must start with / and hold no query, wildcard or parameter"))
         } else if Self.isShared(path) {
-            checker.found.add(checker.error(at: pathValue.mark, "\(what).path: \(path) is served by authmock in every dialect (resources, /graphql, /health, /metrics, /_authmock)"))
+            checker.found.add(
+                checker.error(
+                    at: pathValue.mark,
+                    "\(what).path: \(path) is served by authmock in every dialect (resources, /graphql, /health, /metrics, /_authmock)"))
         }
         let encoding = o["encoding"]?.string.flatMap(DialectDescription.BodyEncoding.init(rawValue:)) ?? .json
         var match = DialectDescription.Match()
@@ -390,13 +426,17 @@ private struct DialectBuilder {
         return tokens
     }
 
-    func location(_ value: SpecValue, _ path: String, encoding: DialectDescription.BodyEncoding) throws(ScenarioError) -> DialectDescription.TokenLocation {
+    func location(
+        _ value: SpecValue, _ path: String, encoding: DialectDescription.BodyEncoding
+    ) throws(ScenarioError) -> DialectDescription.TokenLocation {
         let o = try value.object(checker, path)
         let given = ["field", "header", "cookie", "query"].filter { o[$0] != nil }
         guard given.count == 1, let kind = given.first, let name = o[kind]?.string, !name.isEmpty else {
             throw checker.error(at: value.mark, "\(path): give exactly one of field, header, cookie or query")
         }
-        if o["scheme"] != nil, kind != "header" { checker.found.add(checker.error(at: o["scheme"]?.mark, "\(path).scheme: only a header has a scheme")) }
+        if o["scheme"] != nil, kind != "header" {
+            checker.found.add(checker.error(at: o["scheme"]?.mark, "\(path).scheme: only a header has a scheme"))
+        }
         switch kind {
         case "field":
             if encoding == .form, name.contains(".") {
@@ -404,7 +444,9 @@ private struct DialectBuilder {
             }
             return .field(name)
         case "header":
-            if HTTPField.Name(name) == nil { checker.found.add(checker.error(at: o["header"]?.mark, "\(path).header: '\(name)' is not a header name")) }
+            if HTTPField.Name(name) == nil {
+                checker.found.add(checker.error(at: o["header"]?.mark, "\(path).header: '\(name)' is not a header name"))
+            }
             return .header(name, scheme: o["scheme"]?.string)
         case "query":
             return .query(name)
@@ -416,7 +458,9 @@ private struct DialectBuilder {
     func declaredError(_ value: SpecValue, _ path: String) throws(ScenarioError) -> DialectDescription.DeclaredError {
         let o = try value.object(checker, path)
         let status = try o.required("status", checker, at: value.mark).integer(checker, "\(path).status")
-        if !(400...599).contains(status) { checker.found.add(checker.error(at: o["status"]?.mark, "\(path).status: an error's status is 4xx or 5xx, got \(status)")) }
+        if !(400...599).contains(status) {
+            checker.found.add(checker.error(at: o["status"]?.mark, "\(path).status: an error's status is 4xx or 5xx, got \(status)"))
+        }
         let codeValue = try o.required("code", checker, at: value.mark)
         let code: JSONValue = codeValue.integer.map(JSONValue.integer) ?? .string(codeValue.string ?? "")
         return .init(

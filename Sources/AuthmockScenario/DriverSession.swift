@@ -119,7 +119,11 @@ actor DriverChannel {
         do {
             decoded = try JSONDecoder().decode(DriverMessage.self, from: Data(trimmed.utf8))
         } catch {
-            return fail(.badAnswer(line: trimmed, problem: "a field has the wrong type (status is a number, profiles and capabilities are lists of strings, idTokenClaims an object)"))
+            return fail(
+                .badAnswer(
+                    line: trimmed,
+                    problem:
+                        "a field has the wrong type (status is a number, profiles and capabilities are lists of strings, idTokenClaims an object)"))
         }
         var fields: [String: String] = [:]
         for (key, value) in object where value is String { fields[key] = value as? String }

@@ -12,7 +12,8 @@ public enum ExpectedFailures {
         }
         guard let node = try Yams.compose(yaml: text) else { return [:] }
         guard let mapping = node.mapping else {
-            throw ScenarioError(file: path, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1, message: "expected a mapping of case id to reason")
+            throw ScenarioError(
+                file: path, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1, message: "expected a mapping of case id to reason")
         }
         var result: [String: String] = [:]
         for (key, value) in mapping {

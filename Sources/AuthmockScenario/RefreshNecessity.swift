@@ -37,7 +37,9 @@ enum RefreshNecessity {
         // Tokens handed to the client: the answer carried an access token and arrived.
         struct Issue { var jti: String; var family: String; var entry: JournalEntry; var deliveredAt: Date }
         let issues: [Issue] = own.compactMap { entry in
-            guard let jti = entry.issuedAccess, let family = tokens.accessFamily[jti], let delivered = observation.deliveredAt(entry) else { return nil }
+            guard let jti = entry.issuedAccess, let family = tokens.accessFamily[jti], let delivered = observation.deliveredAt(entry) else {
+                return nil
+            }
             return Issue(jti: jti, family: family, entry: entry, deliveredAt: delivered)
         }
         let refreshes = own.filter { $0.kind == .refresh }
@@ -61,7 +63,9 @@ enum RefreshNecessity {
             {
                 return RefreshJudgement(
                     entry: refresh, kind: .superfluous,
-                    reason: "the server had already refused this login's refresh (#\(refused.seq) -> \(refused.status)\(refused.errorCode.map { " \($0)" } ?? "")): the session was over")
+                    reason:
+                        "the server had already refused this login's refresh (#\(refused.seq) -> \(refused.status)\(refused.errorCode.map { " \($0)" } ?? "")): the session was over"
+                )
             }
             guard let newest = held.max(by: { $0.entry.seq < $1.entry.seq }), let expiry = tokens.accessExpiry[newest.jti] else {
                 return RefreshJudgement(entry: refresh, kind: .necessary, reason: "the client had been handed no access token of this login yet")
@@ -69,14 +73,18 @@ enum RefreshNecessity {
             let token = "the newest access token the client held (\(newest.jti.prefix(10)), issued by #\(newest.entry.seq))"
             let expiredFor = refresh.virtualTime.timeIntervalSince(expiry)
             if expiredFor >= 0 {
-                return RefreshJudgement(entry: refresh, kind: .necessary, reason: "\(token) had expired \(String(format: "%.1f", expiredFor)) s before")
+                return RefreshJudgement(
+                    entry: refresh, kind: .necessary, reason: "\(token) had expired \(String(format: "%.1f", expiredFor)) s before")
             }
             if let rejection = own.first(where: { entry in
-                entry.kind == .resource && entry.accessToken?.id == newest.jti && entry.scheme == "Bearer" && entry.refusedCredentials && !entry.undelivered
+                entry.kind == .resource && entry.accessToken?.id == newest.jti && entry.scheme == "Bearer" && entry.refusedCredentials
+                    && !entry.undelivered
                     && Observation.end(entry) <= arrival
             }) {
                 return RefreshJudgement(
-                    entry: refresh, kind: .necessary, reason: "\(token) had been rejected (#\(rejection.seq) -> \(rejection.status)\(rejection.status == 401 ? "" : " " + (rejection.errorCode ?? "")))"
+                    entry: refresh, kind: .necessary,
+                    reason:
+                        "\(token) had been rejected (#\(rejection.seq) -> \(rejection.status)\(rejection.status == 401 ? "" : " " + (rejection.errorCode ?? "")))"
                 )
             }
             // The window is measured against the lifetime the token was issued
@@ -92,7 +100,9 @@ enum RefreshNecessity {
             }
             return RefreshJudgement(
                 entry: refresh, kind: .superfluous,
-                reason: "\(token) was live and never rejected, \(life), delivered to it \(String(format: "%.3f", arrival.timeIntervalSince(newest.deliveredAt))) s before this refresh")
+                reason:
+                    "\(token) was live and never rejected, \(life), delivered to it \(String(format: "%.3f", arrival.timeIntervalSince(newest.deliveredAt))) s before this refresh"
+            )
         }
     }
 }

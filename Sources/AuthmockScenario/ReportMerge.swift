@@ -56,16 +56,23 @@ public enum ReportMerge {
             let key = report.driverName ?? report.driver
             if let index = runs.firstIndex(where: { ($0.driverName ?? $0.driver) == key }) {
                 guard runs[index].builtIn == report.suite.builtIn else {
-                    throw Problem(description: "\(path): built-in suite \(report.suite.builtIn ?? "none"), other shards of \(key) ran \(runs[index].builtIn ?? "none")")
+                    throw Problem(
+                        description:
+                            "\(path): built-in suite \(report.suite.builtIn ?? "none"), other shards of \(key) ran \(runs[index].builtIn ?? "none")")
                 }
                 runs[index].cases += report.cases
                 runs[index].seconds = max(runs[index].seconds, report.seconds)
             } else {
-                runs.append(Run(driver: report.driver, driverName: report.driverName, builtIn: report.suite.builtIn, seconds: report.seconds, cases: report.cases))
+                runs.append(
+                    Run(
+                        driver: report.driver, driverName: report.driverName, builtIn: report.suite.builtIn, seconds: report.seconds,
+                        cases: report.cases))
             }
             for result in report.cases {
                 let run = "\(key) \(result.label)"
-                if let first = origin[run] { throw Problem(description: "\(path): case run \(result.label) of \(key) is also in \(first): give each shard once") }
+                if let first = origin[run] {
+                    throw Problem(description: "\(path): case run \(result.label) of \(key) is also in \(first): give each shard once")
+                }
                 origin[run] = path
             }
         }

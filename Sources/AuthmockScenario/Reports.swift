@@ -6,7 +6,8 @@ public enum Reports {
     /// One progress line per finished case.
     public static func progressLine(_ result: CaseResult) -> String {
         let seconds = String(format: "%.2f s", result.seconds)
-        var line = "\(result.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(result.label.padding(toLength: 24, withPad: " ", startingAt: 0)) \(result.name) (\(seconds))"
+        var line =
+            "\(result.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(result.label.padding(toLength: 24, withPad: " ", startingAt: 0)) \(result.name) (\(seconds))"
         if let reason = result.reason, result.verdict != .pass { line += "\n           \(reason)" }
         return line
     }
@@ -85,7 +86,8 @@ public enum Reports {
         if let suite { out += "suite: built-in \(suite)\n" }
         let failed = (counts[.fail] ?? 0) + (counts[.error] ?? 0)
         let skipped = (counts[.skip] ?? 0) + (counts[.nonStrict] ?? 0)
-        out += "failed = FAIL \(counts[.fail] ?? 0) + ERROR \(counts[.error] ?? 0); skipped = SKIP \(counts[.skip] ?? 0) + NON-STRICT \(counts[.nonStrict] ?? 0)\n"
+        out +=
+            "failed = FAIL \(counts[.fail] ?? 0) + ERROR \(counts[.error] ?? 0); skipped = SKIP \(counts[.skip] ?? 0) + NON-STRICT \(counts[.nonStrict] ?? 0)\n"
         // A closing line test harnesses recognise.
         out += "\(counts[.pass] ?? 0) passed, \(failed) failed, \(skipped) skipped\n"
         return out
@@ -98,7 +100,9 @@ public enum Reports {
         let errors = results.filter { $0.verdict == .error }.count
         let skipped = results.filter { $0.verdict == .skip || $0.verdict == .nonStrict }.count
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        xml += #"<testsuites name="authmock" tests="\#(results.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(String(format: "%.3f", seconds))">"# + "\n"
+        xml +=
+            #"<testsuites name="authmock" tests="\#(results.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(String(format: "%.3f", seconds))">"#
+            + "\n"
         for (profile, group) in Dictionary(grouping: results, by: \.profile).sorted(by: { $0.key < $1.key }) {
             xml +=
                 #"  <testsuite name="authmock.\#(escape(profile))" tests="\#(group.count)" failures="\#(group.filter { $0.verdict == .fail }.count)" errors="\#(group.filter { $0.verdict == .error }.count)" skipped="\#(group.filter { $0.verdict == .skip || $0.verdict == .nonStrict }.count)">"#
@@ -112,13 +116,18 @@ public enum Reports {
                     #"    <testcase classname="authmock.\#(escape(profile))" name="\#(escape("\(result.id) \(result.name)"))" file="\#(escape(result.file))" time="\#(String(format: "%.3f", result.seconds))">"#
                 let text = escape(details(result))
                 switch result.verdict {
-                case .fail: xml += "\n" + #"      <failure message="\#(escape(result.failedFindings.first?.message ?? "failed"))">\#(text)</failure>"# + "\n    "
+                case .fail:
+                    xml +=
+                        "\n" + #"      <failure message="\#(escape(result.failedFindings.first?.message ?? "failed"))">\#(text)</failure>"# + "\n    "
                 case .error: xml += "\n" + #"      <error message="\#(escape(result.reason ?? "error"))">\#(text)</error>"# + "\n    "
                 case .skip: xml += "\n" + #"      <skipped message="\#(escape(result.reason ?? "skipped"))"/>"# + "\n    "
-                case .nonStrict: xml += "\n" + #"      <skipped message="NON-STRICT: \#(escape(result.failedFindings.first?.message ?? ""))"/>"# + "\n    "
+                case .nonStrict:
+                    xml += "\n" + #"      <skipped message="NON-STRICT: \#(escape(result.failedFindings.first?.message ?? ""))"/>"# + "\n    "
                 case .pass: break
                 }
-                if !result.driverStderr.isEmpty { xml += "\n      <system-err>\(escape(String(result.driverStderr.suffix(4000))))</system-err>\n    " }
+                if !result.driverStderr.isEmpty {
+                    xml += "\n      <system-err>\(escape(String(result.driverStderr.suffix(4000))))</system-err>\n    "
+                }
                 xml += "</testcase>\n"
             }
             xml += "  </testsuite>\n"

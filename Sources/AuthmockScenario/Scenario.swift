@@ -76,7 +76,9 @@ extension Scenario {
         copy.server.values["sign_in_access_ttl"] = nil
         for (key, value) in variant.server.values { copy.server.values[key] = value }
         var lifetimes = "every access token lives \(ClockVariant.accessSeconds) s"
-        if case .integer(let first)? = copy.server["sign_in_access_ttl"], case .integer(let refreshed)? = copy.server["access_ttl"], first != refreshed {
+        if case .integer(let first)? = copy.server["sign_in_access_ttl"], case .integer(let refreshed)? = copy.server["access_ttl"],
+            first != refreshed
+        {
             lifetimes = "the access token issued at sign-in lives \(first) s and refreshed ones \(refreshed) s"
         }
         copy.description +=
@@ -158,13 +160,20 @@ public enum ScenarioFormat {
         "request",
         [
             Field("method", .string(), "HTTP method (default GET)"),
-            Field("path", .string(), "path under the server, e.g. /api/items; //foreign/... is the same server under another host name (a third party); required unless `graphql` is given"),
+            Field(
+                "path", .string(),
+                "path under the server, e.g. /api/items; //foreign/... is the same server under another host name (a third party); required unless `graphql` is given"
+            ),
             Field("headers", .map(.string()), "headers the application sets; X-Authmock-Call is added by the runner"),
             Field("body", .string(), "request body, sent as is"),
             Field(
                 "graphql", .object(graphQL),
-                "a GraphQL operation: POST to `path` (default /graphql) with the JSON body {query, operationName, variables}; needs a driver with the `graphql` capability (SKIP without)"),
-            Field("body_stream", .boolean, "true: the app hands the body to the library as a stream it can read once (driver capability `bodyStream`; a driver without it is SKIP)"),
+                "a GraphQL operation: POST to `path` (default /graphql) with the JSON body {query, operationName, variables}; needs a driver with the `graphql` capability (SKIP without)"
+            ),
+            Field(
+                "body_stream", .boolean,
+                "true: the app hands the body to the library as a stream it can read once (driver capability `bodyStream`; a driver without it is SKIP)"
+            ),
             Field("wait", .boolean, "false: send and go on without waiting for the answer (default true)"),
         ])
 
@@ -196,7 +205,9 @@ public enum ScenarioFormat {
                         [
                             Field("method", .string(), "HTTP method"),
                             Field("pathPrefix", .string(), "path prefix"),
-                            Field("kind", .string(oneOf: RouteKind.matchNames), "route kind: login, refresh, resource, ... or token for login and refresh"),
+                            Field(
+                                "kind", .string(oneOf: RouteKind.matchNames),
+                                "route kind: login, refresh, resource, ... or token for login and refresh"),
                             Field(
                                 "header",
                                 .object(
@@ -218,8 +229,12 @@ public enum ScenarioFormat {
                             Field("status", .integer(minimum: 200), "respond: the status (200 to 599; a 204 or 304 has no body)"),
                             Field("headers", .map(.string()), "respond: headers"),
                             Field("body", .string(), "respond: body"),
-                            Field("ms", .integer(minimum: 0), "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
-                            Field("quiet_ms", .integer(minimum: 0), "gather: let the held requests go once no new one has arrived for this long (default 150)"),
+                            Field(
+                                "ms", .integer(minimum: 0),
+                                "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
+                            Field(
+                                "quiet_ms", .integer(minimum: 0),
+                                "gather: let the held requests go once no new one has arrived for this long (default 150)"),
                             Field("count", .integer(minimum: 1), "gather: hold matching requests until this many have arrived"),
                             Field("claims", .map(.string()), "id-token: the claims the answer's id token says instead (sub, iss, nonce, aud, ...)"),
                         ])), required: true, "what happens instead of the normal answer"),
@@ -254,7 +269,8 @@ public enum ScenarioFormat {
                         Field("password", .string(), "default wonderland"),
                         Field(
                             "openid", .boolean,
-                            "true: sign in as an OpenID Connect client (code flow with a nonce; driver protocol extension `oidc`, a driver without it is SKIP)"),
+                            "true: sign in as an OpenID Connect client (code flow with a nonce; driver protocol extension `oidc`, a driver without it is SKIP)"
+                        ),
                         Field(
                             "expect", .string(oneOf: ["ok", "reauth_required", "http_error"]),
                             "the outcome the sign-in must end in (default ok): reauth_required when the client must refuse what it got"),
@@ -279,7 +295,8 @@ public enum ScenarioFormat {
         Field("revoke", .object(selector), "revoke tokens"),
         Field("fault", .object(fault), "add a fault rule (the control API's shape)"),
         Field(
-            "rotate_keys", .object(ObjectSpec("rotate_keys", [Field("grace_seconds", .number(), "how long the old key still verifies (default key_grace)")])),
+            "rotate_keys",
+            .object(ObjectSpec("rotate_keys", [Field("grace_seconds", .number(), "how long the old key still verifies (default key_grace)")])),
             "a new signing key, as `POST /_authmock/keys/rotate` (needs signing_alg RS256 or ES256)"),
         Field(
             "wait_for",
@@ -291,7 +308,10 @@ public enum ScenarioFormat {
                         [
                             Field("kind", .string(oneOf: RouteKind.matchNames), required: true, "route kind to count in the journal"),
                             Field("count", .integer(minimum: 1), required: true, "how many requests of that kind"),
-                            Field("answered", .boolean, "true: wait until the server has made its answers too (sent, or held by delay-response); default false: arrival is enough"),
+                            Field(
+                                "answered", .boolean,
+                                "true: wait until the server has made its answers too (sent, or held by delay-response); default false: arrival is enough"
+                            ),
                         ])),
             ]), "all: until every call sent so far is answered; or until count requests of kind have arrived (answered or not; at most 5 s)"),
         Field("sleep", .duration, "real time; only for cases about the client's own clock"),
@@ -312,7 +332,8 @@ public enum ScenarioFormat {
             Field("steps", .array(.choice(steps)), required: true, "what happens, in order"),
             Field("reports", .array(.string()), "public bug reports of libraries that got this wrong: owner/repo#N or a URL"),
             Field("expect", .object(expectations), required: true, "what a correct client shows; a breach FAILs a must case"),
-            Field("should", .object(expectations), "what a correct client should also show: a breach is NON-STRICT, never FAIL (wasteful, not wrong)"),
+            Field(
+                "should", .object(expectations), "what a correct client should also show: a breach is NON-STRICT, never FAIL (wasteful, not wrong)"),
             Field(
                 "clock_variant",
                 .object(
@@ -322,7 +343,9 @@ public enum ScenarioFormat {
                             Field("profiles", .array(.profile), "the variant's profiles (default: the case's)"),
                             Field("server", .object(server), "settings over the case's `server:` (the variant sets access_ttl: 2 first)"),
                             Field("expect", .object(expectations), "the variant's expectations instead of the case's (default: the case's)"),
-                            Field("should", .object(expectations), "the variant's should-expectations instead of the case's; {} for none (default: the case's)"),
+                            Field(
+                                "should", .object(expectations),
+                                "the variant's should-expectations instead of the case's; {} for none (default: the case's)"),
                         ])),
                 "also run the case as ID-clock: every access token lives 2 s and each `advance_clock` becomes 3.1 s of real time, so the token runs out by the client's own clock too (clients that refresh by expires_in, never on a 401, meet the case's subject)"
             ),

@@ -135,7 +135,8 @@ public enum ScenarioLoader {
     private static func yamlError(_ error: YamlError, file: String) -> ScenarioError {
         switch error {
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
-            return ScenarioError(file: file, line: mark.line, column: mark.column, message: "invalid YAML: \(problem)\(context.map { " \($0.text)" } ?? "")")
+            return ScenarioError(
+                file: file, line: mark.line, column: mark.column, message: "invalid YAML: \(problem)\(context.map { " \($0.text)" } ?? "")")
         default:
             return ScenarioError(file: file, line: 1, column: 1, message: "invalid YAML: \(error)")
         }
@@ -178,7 +179,8 @@ private struct Builder {
         if let stepValues = stepList.array, let index = steps.firstIndex(where: { if case .rotateKeys = $0 { true } else { false } }) {
             let algorithm = scenario.server["signing_alg"].flatMap { if case .string(let name) = $0 { name } else { nil } } ?? "HS256"
             if !["RS256", "ES256"].contains(algorithm) {
-                throw checker.error(at: stepValues[index].mark, "rotate_keys: needs `server: {signing_alg: RS256}` (or ES256); \(algorithm) keys do not rotate")
+                throw checker.error(
+                    at: stepValues[index].mark, "rotate_keys: needs `server: {signing_alg: RS256}` (or ES256); \(algorithm) keys do not rotate")
             }
         }
         return scenario
@@ -238,7 +240,8 @@ private struct Builder {
             let o = body.object ?? [:]
             var expect: OutcomeKind? = nil
             if let value = o["expect"] {
-                guard let kind = OutcomeKind(rawValue: try value.string(checker, "login.expect")), [.ok, .reauthRequired, .httpError].contains(kind) else {
+                guard let kind = OutcomeKind(rawValue: try value.string(checker, "login.expect")), [.ok, .reauthRequired, .httpError].contains(kind)
+                else {
                     throw checker.error(at: value.mark, "login.expect: expected ok, reauth_required or http_error")
                 }
                 expect = kind
@@ -247,7 +250,8 @@ private struct Builder {
                 username: o["username"]?.string ?? Directory.defaultUser.username, password: o["password"]?.string ?? Directory.defaultUser.password,
                 openID: o["openid"]?.boolean ?? false, expect: expect)
         case "rotate_keys":
-            let grace = try body.object?["grace_seconds"].map { value throws(ScenarioError) in try value.number(checker, "rotate_keys.grace_seconds") }
+            let grace = try body.object?["grace_seconds"].map { value throws(ScenarioError) in try value.number(checker, "rotate_keys.grace_seconds")
+            }
             if let grace, grace < 0 { throw checker.error(at: body.mark, "rotate_keys.grace_seconds: must be >= 0") }
             return .rotateKeys(graceSeconds: grace)
         case "logout": return .logout

@@ -32,7 +32,10 @@ public struct RunOptions: Sendable {
     /// one of them is served from its file.
     public var dialects: [String: LoadedDialect] = [:]
 
-    public init(driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:], environment: [String: String] = [:]) {
+    public init(
+        driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:],
+        environment: [String: String] = [:]
+    ) {
         self.driver = driver
         self.jobs = max(1, jobs)
         self.expectedFailures = expectedFailures
@@ -92,7 +95,9 @@ public struct DriverInfo: Sendable, Equatable {
     /// no case: a misspelt name ("oauth") would otherwise SKIP the whole suite
     /// and leave the run green having judged nothing.
     static func speaksAKnownProfile(_ info: DriverInfo, declared: Set<String> = []) -> Result<DriverInfo, ScenarioRunner.HelloFailure> {
-        guard let profiles = info.profiles, !profiles.contains(where: { Profiles.names.contains($0) || declared.contains($0) }) else { return .success(info) }
+        guard let profiles = info.profiles, !profiles.contains(where: { Profiles.names.contains($0) || declared.contains($0) }) else {
+            return .success(info)
+        }
         let named = profiles.map { "'\($0)'\(Suggestion.hint(for: $0, in: Profiles.names))" }.joined(separator: ", ")
         return .failure(
             ScenarioRunner.HelloFailure(
@@ -115,13 +120,15 @@ public struct DriverInfo: Sendable, Equatable {
             return "the case calls another host, and the driver does not declare the `url` capability in hello (docs/driver-protocol.md)"
         }
         if scenario.streamsBodies && !capabilities.contains(Capability.bodyStream) {
-            return "the case sends a one-shot streamed body, and the driver does not declare the `bodyStream` capability in hello (docs/driver-protocol.md)"
+            return
+                "the case sends a one-shot streamed body, and the driver does not declare the `bodyStream` capability in hello (docs/driver-protocol.md)"
         }
         if scenario.sendsGraphQL && !capabilities.contains(Capability.graphQL) {
             return "the case sends GraphQL operations, and the driver does not declare the `graphql` capability in hello (docs/driver-protocol.md)"
         }
         if scenario.signsInWithOpenID && !capabilities.contains(Capability.oidc) {
-            return "the case signs in as an OpenID Connect client, and the driver does not declare the `oidc` capability in hello (docs/driver-protocol.md)"
+            return
+                "the case signs in as an OpenID Connect client, and the driver does not declare the `oidc` capability in hello (docs/driver-protocol.md)"
         }
         if scenario.signsOut && !capabilities.contains(Capability.logout) {
             return "the case signs the user out, and the driver does not declare the `logout` capability in hello (docs/driver-protocol.md)"
@@ -268,7 +275,9 @@ public enum ScenarioRunner {
                 let shutdownID = try await channel.post { .shutdown(id: $0) }
                 _ = try? await channel.answer(shutdownID, deadline: .now + .seconds(3))
                 guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
-                return DriverInfo(name: greeting.fields["driver"], version: greeting.fields["version"], profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
+                return DriverInfo(
+                    name: greeting.fields["driver"], version: greeting.fields["version"], profiles: greeting.profiles,
+                    capabilities: greeting.capabilities ?? [])
             }
             return result.mapError { error in
                 var failure = HelloFailure(reason: (error as? DriverFailure)?.description ?? "\(error)", stderr: stderr)
@@ -496,7 +505,9 @@ private struct Play: Sendable {
             }
             let sentAt = Date()
             let (target, full, fields, stream) = (path, url, headers, spec.bodyStream ? true : nil)
-            let id = try await channel.post { .request(id: $0, method: spec.method, path: target, url: full, headers: fields, body: spec.body, bodyStream: stream) }
+            let id = try await channel.post {
+                .request(id: $0, method: spec.method, path: target, url: full, headers: fields, body: spec.body, bodyStream: stream)
+            }
             outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec, sentAt: sentAt))
             return outcome.calls.count - 1
         }
@@ -514,7 +525,8 @@ private struct Play: Sendable {
                 outcome.calls[index].answer = await channel.arrivedAnswer(outcome.calls[index].driverID)
             }
             guard let call = outcome.calls.first(where: { $0.answer?.outcome == .unsupported }) else { return nil }
-            return "the driver cannot express \(call.call) (\(call.spec.method) \(call.spec.path)): it answered unsupported\(call.answer?.message.map { ": \($0)" } ?? "")"
+            return
+                "the driver cannot express \(call.call) (\(call.spec.method) \(call.spec.path)): it answered unsupported\(call.answer?.message.map { ": \($0)" } ?? "")"
         }
 
         steps: for (number, step) in scenario.steps.enumerated() {
@@ -532,7 +544,8 @@ private struct Play: Sendable {
                         outcome.findings.append(
                             Finding(
                                 expectation: "login", passed: false,
-                                message: "step \(number + 1): the sign-in should end \(expected.rawValue), the client reported \(got?.rawValue ?? "?")\(accepted)",
+                                message:
+                                    "step \(number + 1): the sign-in should end \(expected.rawValue), the client reported \(got?.rawValue ?? "?")\(accepted)",
                                 evidence: [answer.line]))
                     }
                     continue
@@ -541,7 +554,8 @@ private struct Play: Sendable {
                     outcome.findings.append(
                         Finding(
                             expectation: "login", passed: false,
-                            message: "step \(number + 1): the client could not sign in: \(answer.outcome?.rawValue ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")",
+                            message:
+                                "step \(number + 1): the client could not sign in: \(answer.outcome?.rawValue ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")",
                             evidence: [answer.line]))
                     outcome.stop = .failed
                     break steps
@@ -649,7 +663,8 @@ private struct Play: Sendable {
 
     func observation(_ outcome: Outcome) async throws -> Observation {
         var observation = Observation(
-            entries: try await mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(try await mock.control.tokens()), start: start,
+            entries: try await mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(try await mock.control.tokens()),
+            start: start,
             endpointPaths: Set(mock.profile.endpointPaths))
         observation.signedOutAt = outcome.signedOutAt
         observation.signInSteps = outcome.signInSteps

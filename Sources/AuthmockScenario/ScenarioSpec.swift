@@ -186,7 +186,9 @@ struct SpecChecker {
         case .string(let allowed):
             guard case .scalar(let scalar) = node, !node.isTag(.null) else { throw error(node, "\(path): expected a string, got \(describe(node))") }
             if let allowed, !allowed.contains(scalar.string) {
-                throw error(node, "\(path): '\(scalar.string)' is not one of \(allowed.joined(separator: ", "))\(Suggestion.hint(for: scalar.string, in: allowed))")
+                throw error(
+                    node,
+                    "\(path): '\(scalar.string)' is not one of \(allowed.joined(separator: ", "))\(Suggestion.hint(for: scalar.string, in: allowed))")
             }
             return .string(scalar.string, node.mark)
         case .integer(let minimum):
@@ -220,7 +222,10 @@ struct SpecChecker {
             for (key, value) in mapping.mergedPairs {
                 guard let name = key.string, let field = spec.fields.first(where: { $0.name == name }) else {
                     found.add(
-                        error(key, "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))")
+                        error(
+                            key,
+                            "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))"
+                        )
                     )
                     continue
                 }
@@ -247,7 +252,11 @@ struct SpecChecker {
             for (key, value) in mapping.mergedPairs {
                 let name = key.string ?? ""
                 if let keys, !keys.contains(name) {
-                    found.add(error(key, "\(path): unknown key '\(name)'\(Suggestion.hint(for: name, in: keys)); expected one of: \(keys.joined(separator: ", "))"))
+                    found.add(
+                        error(
+                            key,
+                            "\(path): unknown key '\(name)'\(Suggestion.hint(for: name, in: keys)); expected one of: \(keys.joined(separator: ", "))")
+                    )
                     continue
                 }
                 result[name] = checkChild(value, valueShape, "\(path).\(name)")
@@ -274,14 +283,19 @@ struct SpecChecker {
                 throw error(node, "\(path): a step is a mapping with exactly one key, one of: \(names.joined(separator: ", "))")
             }
             guard let name = key.string, let field = fields.first(where: { $0.name == name }) else {
-                throw error(key, "\(path): unknown step '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))")
+                throw error(
+                    key,
+                    "\(path): unknown step '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))"
+                )
             }
             guard let checked = checkChild(value, field.shape, "\(path).\(name)") else { return .object([:], node.mark) }
             return .object([name: checked], node.mark)
         case .any:
             return try anyValue(node, path)
         case .profile:
-            guard case .scalar(let scalar) = node, !node.isTag(.null) else { throw error(node, "\(path): expected a profile name, got \(describe(node))") }
+            guard case .scalar(let scalar) = node, !node.isTag(.null) else {
+                throw error(node, "\(path): expected a profile name, got \(describe(node))")
+            }
             let name = scalar.string
             let builtIn = Profiles.names
             if builtIn.contains(name) { return .string(name, node.mark) }

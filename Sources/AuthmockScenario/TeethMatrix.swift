@@ -26,7 +26,8 @@ public struct TeethMatrix: Sendable {
         var faults: [(String, Cells)] = []
         for (key, value) in root {
             guard let name = key.string, let mapping = value.mapping else {
-                throw ScenarioError(file: path, line: key.mark?.line ?? 1, column: key.mark?.column ?? 1, message: "each fault maps to {fail: {case id: [profiles]}}")
+                throw ScenarioError(
+                    file: path, line: key.mark?.line ?? 1, column: key.mark?.column ?? 1, message: "each fault maps to {fail: {case id: [profiles]}}")
             }
             for other in mapping.keys where other.string != "fail" {
                 throw ScenarioError(
@@ -36,7 +37,8 @@ public struct TeethMatrix: Sendable {
             func cells(_ node: Node?) throws -> [String: Set<String>] {
                 guard let node else { return [:] }
                 guard let map = node.mapping else {
-                    throw ScenarioError(file: path, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1, message: "expected case id: [profiles]")
+                    throw ScenarioError(
+                        file: path, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1, message: "expected case id: [profiles]")
                 }
                 var out: [String: Set<String>] = [:]
                 for (id, profiles) in map {
@@ -57,7 +59,8 @@ public struct TeethMatrix: Sendable {
             let mustCatch = cells.fail[result.id]?.contains(result.profile) == true
             let caught = result.verdict == .fail || result.verdict == .nonStrict
             if result.verdict == .error || result.verdict == .skip {
-                out.append("\(fault ?? "no fault") x \(result.label): \(result.verdict.rawValue) (\(result.reason ?? "")); a cell must be PASS or FAIL")
+                out.append(
+                    "\(fault ?? "no fault") x \(result.label): \(result.verdict.rawValue) (\(result.reason ?? "")); a cell must be PASS or FAIL")
             } else if mustCatch && !caught {
                 out.append("\(fault ?? "no fault") x \(result.label): expected the case to catch the fault (FAIL), it PASSed")
             } else if !mustCatch && caught {
@@ -75,7 +78,9 @@ public struct TeethMatrix: Sendable {
         var out: [String] = []
         for (name, cells) in faults {
             for (id, profiles) in cells.fail {
-                for profile in profiles.sorted() where !runs.contains("\(id) [\(profile)]") { out.append("\(name): \(id) [\(profile)] is not a case run") }
+                for profile in profiles.sorted() where !runs.contains("\(id) [\(profile)]") {
+                    out.append("\(name): \(id) [\(profile)] is not a case run")
+                }
             }
         }
         return out

@@ -49,7 +49,8 @@ public final class Authmock: Sendable {
         }
         self.cors = try CORSPolicy(setting: options.corsOrigin)
         var settings = options.tokens
-        let base = (options.publicURL ?? "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.advertisedHost ?? options.host)):\(options.port)")
+        let base =
+            (options.publicURL ?? "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.advertisedHost ?? options.host)):\(options.port)")
         settings.issuer = Self.trimmed(base)
         do {
             self.tlsConfiguration = try options.tls?.serverConfiguration()
@@ -79,7 +80,8 @@ public final class Authmock: Sendable {
             let key = try await store.adoptSigningKey(options.signingKey)
             if let offset = try await store.sharedSettings().clockOffset { clock.setOffset(seconds: offset) }
             self.authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
-            authority.setUserClaims(Dictionary(options.directory.users.map { ($0.username, $0.claims ?? [:]) }, uniquingKeysWith: { first, _ in first }))
+            authority.setUserClaims(
+                Dictionary(options.directory.users.map { ($0.username, $0.claims ?? [:]) }, uniquingKeysWith: { first, _ in first }))
         } catch let error as TokenStoreError {
             // Most store errors start with the store's name already; a password never shows.
             let named = error.description.hasPrefix(location.description) ? error.description : "\(location): \(error.description)"

@@ -32,7 +32,9 @@ extension FaultRule {
             if let kind = try m.string("kind") {
                 guard let kinds = RouteKind.parseMatch(kind) else {
                     throw ControlInputError(
-                        .invalidValue, "field '\(m.name("kind"))' must be one of \(RouteKind.matchNames.joined(separator: ", ")); got '\(kind)'\(Suggestion.hint(for: kind, in: RouteKind.matchNames))")
+                        .invalidValue,
+                        "field '\(m.name("kind"))' must be one of \(RouteKind.matchNames.joined(separator: ", ")); got '\(kind)'\(Suggestion.hint(for: kind, in: RouteKind.matchNames))"
+                    )
                 }
                 match.kinds = kinds
             }
@@ -104,7 +106,9 @@ extension FaultRule {
             parsed = .dropResponse
         default:
             throw ControlInputError(
-                .invalidValue, "field '\(action.name("type"))' must be one of \(Self.actionTypes.joined(separator: ", ")); got '\(type)'\(Suggestion.hint(for: type, in: Self.actionTypes))")
+                .invalidValue,
+                "field '\(action.name("type"))' must be one of \(Self.actionTypes.joined(separator: ", ")); got '\(type)'\(Suggestion.hint(for: type, in: Self.actionTypes))"
+            )
         }
         self.init(match: match, times: times, action: parsed)
     }
@@ -153,7 +157,9 @@ extension JournalFilter {
                 .unknownField, "unknown query parameter '\(key)'\(Suggestion.hint(for: key, in: known)); expected \(known.joined(separator: ", "))")
         }
         if let limit = query["limit"] {
-            guard let value = Int(limit), value >= 1 else { throw ControlInputError(.invalidValue, "limit must be a whole number >= 1, got '\(limit)'") }
+            guard let value = Int(limit), value >= 1 else {
+                throw ControlInputError(.invalidValue, "limit must be a whole number >= 1, got '\(limit)'")
+            }
             self.limit = value
         }
         if let kindList = query["kind"] {
@@ -168,7 +174,9 @@ extension JournalFilter {
         }
         call = query["call"]
         if let since = query["since"] {
-            guard let value = Int(since), value >= 0 else { throw ControlInputError(.invalidValue, "since must be a sequence number >= 0, got '\(since)'") }
+            guard let value = Int(since), value >= 0 else {
+                throw ControlInputError(.invalidValue, "since must be a sequence number >= 0, got '\(since)'")
+            }
             self.since = value
         }
     }

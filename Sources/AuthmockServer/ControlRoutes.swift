@@ -17,39 +17,52 @@ enum ControlRoutes {
     static func routes() -> [Route] {
         [
             Route(method: .get, path: "", summary: "this list") { _, _ in
-                JSONResponse.encode(Discovery(routes: routes().map { .init(method: $0.method.rawValue, path: prefix + $0.path, summary: $0.summary) }), encoder: encoder)
+                JSONResponse.encode(
+                    Discovery(routes: routes().map { .init(method: $0.method.rawValue, path: prefix + $0.path, summary: $0.summary) }),
+                    encoder: encoder)
             },
-            Route(method: .post, path: "/reset", summary: "drop all tokens, families, fault rules and the journal; clock back to real time") { _, control throws(ControlInputError) in
+            Route(method: .post, path: "/reset", summary: "drop all tokens, families, fault rules and the journal; clock back to real time") {
+                _, control throws(ControlInputError) in
                 try await control.reset()
                 return JSONResponse.encode(["reset": true])
             },
             Route(method: .get, path: "/clock", summary: "the server clock: now and offsetSeconds") { _, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.clock(), encoder: encoder)
             },
-            Route(method: .post, path: "/clock/advance", summary: "{\"seconds\": N}: move the clock forward") { request, control throws(ControlInputError) in
+            Route(method: .post, path: "/clock/advance", summary: "{\"seconds\": N}: move the clock forward") {
+                request, control throws(ControlInputError) in
                 let body = try await input(request)
                 try body.allow(["seconds"])
-                return JSONResponse.encode(try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
+                return JSONResponse.encode(
+                    try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
             },
-            Route(method: .post, path: "/clock/set", summary: "{\"offsetSeconds\": N}: set the offset from real time (may be negative)") { request, control throws(ControlInputError) in
+            Route(method: .post, path: "/clock/set", summary: "{\"offsetSeconds\": N}: set the offset from real time (may be negative)") {
+                request, control throws(ControlInputError) in
                 let body = try await input(request)
                 try body.allow(["offsetSeconds"])
-                return JSONResponse.encode(try await control.setClock(offsetSeconds: try body.required(try body.double("offsetSeconds"), "offsetSeconds")), encoder: encoder)
+                return JSONResponse.encode(
+                    try await control.setClock(offsetSeconds: try body.required(try body.double("offsetSeconds"), "offsetSeconds")), encoder: encoder)
             },
-            Route(method: .get, path: "/tokens", summary: "families, access and refresh tokens with their state (values truncated)") { _, control throws(ControlInputError) in
+            Route(method: .get, path: "/tokens", summary: "families, access and refresh tokens with their state (values truncated)") {
+                _, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.tokens(), encoder: encoder)
             },
-            Route(method: .post, path: "/tokens/expire", summary: "{kind, subject, family, jti}: expire the selected tokens now") { request, control throws(ControlInputError) in
+            Route(method: .post, path: "/tokens/expire", summary: "{kind, subject, family, jti}: expire the selected tokens now") {
+                request, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.expire(try TokenSelector(try await input(request))))
             },
-            Route(method: .post, path: "/tokens/revoke", summary: "{kind, subject, family, jti}: revoke the selected tokens") { request, control throws(ControlInputError) in
+            Route(method: .post, path: "/tokens/revoke", summary: "{kind, subject, family, jti}: revoke the selected tokens") {
+                request, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.revoke(try TokenSelector(try await input(request))))
             },
             Route(method: .get, path: "/keys", summary: "signing keys: the algorithm, the current kid and retired ones still verifying") {
                 _, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.keys(), encoder: encoder)
             },
-            Route(method: .post, path: "/keys/rotate", summary: "{\"graceSeconds\": N} (optional): a new signing key; the old one verifies for the grace") {
+            Route(
+                method: .post, path: "/keys/rotate",
+                summary: "{\"graceSeconds\": N} (optional): a new signing key; the old one verifies for the grace"
+            ) {
                 request, control throws(ControlInputError) in
                 let body = try await input(request)
                 try body.allow(["graceSeconds"])
@@ -64,13 +77,16 @@ enum ControlRoutes {
             Route(method: .delete, path: "/faults", summary: "remove every fault rule") { _, control in
                 JSONResponse.encode(["removed": control.clearFaults()])
             },
-            Route(method: .get, path: "/journal", summary: "?kind=&call=&since=&limit=: recorded requests, oldest first (limit: at most that many)") { request, control throws(ControlInputError) in
+            Route(method: .get, path: "/journal", summary: "?kind=&call=&since=&limit=: recorded requests, oldest first (limit: at most that many)") {
+                request, control throws(ControlInputError) in
                 try await JournalStream.response(control, JournalFilter(query: query(request)), encoder: encoder)
             },
-            Route(method: .post, path: "/tokens/prune", summary: "run a pruning pass now: what it removed, and the totals so far") { _, control throws(ControlInputError) in
+            Route(method: .post, path: "/tokens/prune", summary: "run a pruning pass now: what it removed, and the totals so far") {
+                _, control throws(ControlInputError) in
                 JSONResponse.encode(try await control.prune(), encoder: encoder)
             },
-            Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") { request, control throws(ControlInputError) in
+            Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") {
+                request, control throws(ControlInputError) in
                 let filter = try JournalFilter(query: query(request))
                 if filter.limit != nil { throw ControlInputError(.invalidValue, "limit pages GET \(prefix)/journal; a count has no pages") }
                 return JSONResponse.encode(["count": try await control.journalCount(filter)])
@@ -103,7 +119,8 @@ enum ControlRoutes {
             for method in allMethods where !allowed.contains(method) {
                 router.on(RouterPath(prefix + path), method: method) { request, _ in
                     if let refusal = refusal(request, mock: mock) { return refusal }
-                    var response = failure(ControlInputError(.methodNotAllowed, "\(request.method) \(request.uri.path) is not a control route; it takes \(allow)"))
+                    var response = failure(
+                        ControlInputError(.methodNotAllowed, "\(request.method) \(request.uri.path) is not a control route; it takes \(allow)"))
                     response.headers[.allow] = allow
                     return response
                 }
@@ -161,7 +178,8 @@ enum ControlRoutes {
     private static func checkAdmin(_ request: Request, mock: Authmock) -> Response? {
         guard let expected = mock.options.adminToken, !expected.isEmpty else { return nil }
         if case .bearer(let token) = PresentedCredential(request.headers), constantTimeMatch(token, expected) { return nil }
-        var response = failure(ControlInputError(.adminTokenRequired, "send Authorization: Bearer <admin token> (--admin-token / AUTHMOCK_ADMIN_TOKEN)"))
+        var response = failure(
+            ControlInputError(.adminTokenRequired, "send Authorization: Bearer <admin token> (--admin-token / AUTHMOCK_ADMIN_TOKEN)"))
         response.headers[.wwwAuthenticate] = #"Bearer realm="authmock-control""#
         return response
     }

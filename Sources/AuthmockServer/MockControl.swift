@@ -36,7 +36,9 @@ public struct MockControl: Sendable {
         _ = try await stored { try await mock.authority.now() }
         guard mock.clock.offsetSeconds + seconds <= limit else {
             throw ControlInputError(
-                .invalidValue, "the clock may run at most \(Int(limit)) s (100 years) ahead of real time; it is \(mock.clock.offsetSeconds) s ahead, and \(seconds) s more is too far")
+                .invalidValue,
+                "the clock may run at most \(Int(limit)) s (100 years) ahead of real time; it is \(mock.clock.offsetSeconds) s ahead, and \(seconds) s more is too far"
+            )
         }
         mock.clock.advance(seconds: seconds)
         try await stored { try await mock.authority.clockMoved() }
@@ -46,15 +48,20 @@ public struct MockControl: Sendable {
     public func setClock(offsetSeconds: Double) async throws(ControlInputError) -> ClockReading {
         let limit = VirtualClock.maxOffsetSeconds
         guard offsetSeconds.isFinite, abs(offsetSeconds) <= limit else {
-            throw ControlInputError(.invalidValue, "offsetSeconds must be a number from -\(Int(limit)) to \(Int(limit)) (100 years either way), got \(offsetSeconds)")
+            throw ControlInputError(
+                .invalidValue, "offsetSeconds must be a number from -\(Int(limit)) to \(Int(limit)) (100 years either way), got \(offsetSeconds)")
         }
         mock.clock.setOffset(seconds: offsetSeconds)
         try await stored { try await mock.authority.clockMoved() }
         return try await clock()
     }
 
-    public func expire(_ selector: TokenSelector) async throws(ControlInputError) -> TokenChange { try await stored { try await mock.authority.expire(selector) } }
-    public func revoke(_ selector: TokenSelector) async throws(ControlInputError) -> TokenChange { try await stored { try await mock.authority.revoke(selector) } }
+    public func expire(_ selector: TokenSelector) async throws(ControlInputError) -> TokenChange {
+        try await stored { try await mock.authority.expire(selector) }
+    }
+    public func revoke(_ selector: TokenSelector) async throws(ControlInputError) -> TokenChange {
+        try await stored { try await mock.authority.revoke(selector) }
+    }
     public func tokens() async throws(ControlInputError) -> TokenSnapshot { try await stored { try await mock.authority.snapshot() } }
 
     @discardableResult
@@ -112,7 +119,8 @@ public struct MockControl: Sendable {
         // The keys are kept by the token store (shared by replicas): its failure is a 503.
         let rotated = try await stored { try await mock.authority.rotateKeys(grace: grace) }
         guard rotated != nil else {
-            throw ControlInputError(.notRotatable, "this server signs with HS256; start it with --signing-alg RS256 or ES256 to rotate published keys")
+            throw ControlInputError(
+                .notRotatable, "this server signs with HS256; start it with --signing-alg RS256 or ES256 to rotate published keys")
         }
         return try await keys()
     }

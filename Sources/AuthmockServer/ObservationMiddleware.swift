@@ -55,17 +55,20 @@ struct ObservationMiddleware: RouterMiddleware {
         var body = ByteBuffer()
         let length = request.headers[.contentLength]
         if let length = length.flatMap(Int.init), length > limit {
-            return await answer(&entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("\(length) > \(limit) bytes"), context: context))
+            return await answer(
+                &entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("\(length) > \(limit) bytes"), context: context))
         }
         do {
             // An HTTP/1.1 request with neither header has no body (RFC 9112
             // section 6.3): nothing to wait for on most requests.
             if length != nil || request.headers[.transferEncoding] != nil { body = try await request.collectBody(upTo: limit) }
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            return await answer(&entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context))
+            return await answer(
+                &entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context))
         } catch is NIOTooManyBytesError {
             // A chunked body has no Content-Length to refuse up front: it is cut off here.
-            return await answer(&entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context))
+            return await answer(
+                &entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context))
         } catch let error as HTTPParserError {
             // The body's framing is broken: the client's bug, not ours. Nothing
             // after it on this connection can be framed either, so it closes.
@@ -103,7 +106,8 @@ struct ObservationMiddleware: RouterMiddleware {
         // action that fires decides the answer.
         var acted: Set<Int> = []
         var lastFault: Int? = nil
-        while let fault = mock.faults.fire(method: request.method.rawValue, path: path, kind: route.kind, headers: request.headers, excluding: acted) {
+        while let fault = mock.faults.fire(method: request.method.rawValue, path: path, kind: route.kind, headers: request.headers, excluding: acted)
+        {
             acted.insert(fault.id)
             lastFault = fault.id
             context.logger.info("fault rule \(fault.id) fires on \(request.method) \(path)")
@@ -121,7 +125,9 @@ struct ObservationMiddleware: RouterMiddleware {
                 try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds, quiet: quiet)
             case .delayResponse(let milliseconds):
                 // The entry's duration includes the hold: it says when the client got the answer.
-                let response = await answer(&entry, request, context, since: arrival.start, try await routed(request, context, next), fault: fault.id, heldMs: Double(milliseconds))
+                let response = await answer(
+                    &entry, request, context, since: arrival.start, try await routed(request, context, next), fault: fault.id,
+                    heldMs: Double(milliseconds))
                 try await Task.sleep(for: .milliseconds(milliseconds))
                 return response
             case .closeConnection:

@@ -55,7 +55,9 @@ extension Profile {
         JSONResponse.response(successBody(body), status: status, headers: headers)
     }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation> {
+    public func authorizeResource(
+        _ request: Request, context: AuthmockRequestContext, mock: Authmock
+    ) async throws -> Result<ResourceAccess, Situation> {
         try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
     }
 
@@ -102,7 +104,9 @@ public struct ProfileOptions: Sendable, Equatable {
     public func validate() throws(SettingsError) {
         if let every = rotateEvery, every < 1 { throw SettingsError("rotate_every must be at least 1, got \(every)") }
         if rotationGraceSeconds < 0 { throw SettingsError("rotation_grace must not be negative") }
-        if let rotationHeader, HTTPField.Name(rotationHeader) == nil { throw SettingsError("rotation header '\(rotationHeader)' is not a valid header name") }
+        if let rotationHeader, HTTPField.Name(rotationHeader) == nil {
+            throw SettingsError("rotation header '\(rotationHeader)' is not a valid header name")
+        }
         if let status = refreshFailureStatus, !(400...499).contains(status) {
             throw SettingsError("refresh_failure_status must be a 4xx status, got \(status)")
         }

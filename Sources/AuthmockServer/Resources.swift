@@ -83,7 +83,9 @@ enum Resources {
     /// Judges an access token string (verified once on arrival by the
     /// observation middleware) and the scope.
     @inline(__always)
-    static func authorize(token: String, request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<AccessGrant, Situation> {
+    static func authorize(
+        token: String, request: Request, context: AuthmockRequestContext, mock: Authmock
+    ) async throws -> Result<AccessGrant, Situation> {
         let verification: AccessVerification
         if let known = context.verification {
             verification = known

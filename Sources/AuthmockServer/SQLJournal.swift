@@ -52,7 +52,9 @@ final class SQLJournal: JournalStore {
         do {
             let json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
             let bytes = json.utf8.count
-            _ = try await db.run(statements.insert, [.integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json)])
+            _ = try await db.run(
+                statements.insert,
+                [.integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json)])
             let due = sinceTrim.withLock { written in
                 written.entries += 1
                 written.bytes += bytes

@@ -29,9 +29,11 @@ public final class ServerMetrics: Sendable {
                     name: "authmock_requests_total", labels: [("kind", kind.rawValue), ("status", String(status))],
                     help: "Requests by route kind and answer status (0: no answer).")
             case .issued(let access):
-                registry.makeCounter(name: "authmock_tokens_issued_total", labels: [("type", access ? "access" : "refresh")], help: "Tokens issued by type.")
+                registry.makeCounter(
+                    name: "authmock_tokens_issued_total", labels: [("type", access ? "access" : "refresh")], help: "Tokens issued by type.")
             case .refreshes(let ok):
-                registry.makeCounter(name: "authmock_refreshes_total", labels: [("outcome", ok ? "ok" : "failed")], help: "Refresh requests by outcome.")
+                registry.makeCounter(
+                    name: "authmock_refreshes_total", labels: [("outcome", ok ? "ok" : "failed")], help: "Refresh requests by outcome.")
             case .reuseDetections:
                 registry.makeCounter(name: "authmock_reuse_detections_total", help: "Rotated refresh tokens presented again (each revokes a login).")
             case .faults(let rule):

@@ -44,7 +44,8 @@ public struct ServerSetting: Sendable {
             return .string(text)
         case .choice(let allowed):
             guard allowed.contains(text) else {
-                throw SettingsError("\(source) must be one of \(allowed.joined(separator: ", ")), got '\(text)'\(Suggestion.hint(for: text, in: allowed))")
+                throw SettingsError(
+                    "\(source) must be one of \(allowed.joined(separator: ", ")), got '\(text)'\(Suggestion.hint(for: text, in: allowed))")
             }
             return .string(text)
         }
@@ -150,7 +151,8 @@ extension ServerSetting {
         ) { $0.tokens.reusedParent = ReusedParent(rawValue: $1.string) ?? .newChild },
         .init(
             key: "signing_alg", type: .choice(SigningAlgorithm.allCases.map(\.rawValue)), defaultText: "HS256",
-            doc: "how access and id tokens are signed: HS256 with the shared key, or RS256/ES256 with a key pair published at /oauth/jwks (docs/oidc.md)",
+            doc:
+                "how access and id tokens are signed: HS256 with the shared key, or RS256/ES256 with a key pair published at /oauth/jwks (docs/oidc.md)",
             inScenarios: true
         ) { $0.tokens.signingAlgorithm = SigningAlgorithm(rawValue: $1.string) ?? .hs256 },
         .init(
@@ -168,7 +170,8 @@ extension ServerSetting {
             key: "public_url", type: .string, defaultText: "derived",
             doc: "base URL clients see (issuer, metadata) behind a proxy or port mapping", inScenarios: false
         ) { $0.publicURL = $1.string },
-        .init(key: "max_body", type: .integer(minimum: 1024), defaultText: "65536", doc: "largest accepted request body in bytes", inScenarios: false) {
+        .init(key: "max_body", type: .integer(minimum: 1024), defaultText: "65536", doc: "largest accepted request body in bytes", inScenarios: false)
+        {
             $0.maxBodyBytes = $1.integer
         },
         .init(
@@ -185,7 +188,8 @@ extension ServerSetting {
         ) { $0.drainSeconds = $1.integer },
         .init(
             key: "state", type: .string, defaultText: "memory",
-            doc: "where token state lives: `memory`, `sqlite:PATH` (kept across restarts) or `postgres://USER@HOST:PORT/DB` (shared by replicas); docs/state.md",
+            doc:
+                "where token state lives: `memory`, `sqlite:PATH` (kept across restarts) or `postgres://USER@HOST:PORT/DB` (shared by replicas); docs/state.md",
             inScenarios: false
         ) { $0.state = $1.string },
         .init(
@@ -195,7 +199,9 @@ extension ServerSetting {
         ) { $0.tokens.pruneAfterSeconds = $1.integer },
         .init(
             key: "journal_max_bytes", type: .integer(minimum: 65_536), defaultText: "33554432",
-            doc: "the journal's memory bound in bytes (its ring of entry slots and their strings), beside journal_limit entries: the oldest entries go first", inScenarios: false
+            doc:
+                "the journal's memory bound in bytes (its ring of entry slots and their strings), beside journal_limit entries: the oldest entries go first",
+            inScenarios: false
         ) { $0.journalMaxBytes = $1.integer },
         .init(
             key: "journal_limit", type: .integer(minimum: 1), defaultText: "100000",
@@ -223,12 +229,14 @@ extension ServerSetting {
         ) { $0.profileOptions.refreshFailureStatus = $1.integer },
         .init(
             key: "graphql_auth_errors", type: .choice(GraphQLAuthErrors.allCases.map(\.rawValue)), defaultText: "http",
-            doc: "/graphql: a refused token answers the profile's 401/403 (http), or 200 with UNAUTHENTICATED/FORBIDDEN in `errors` (body, Apollo Server's convention)",
+            doc:
+                "/graphql: a refused token answers the profile's 401/403 (http), or 200 with UNAUTHENTICATED/FORBIDDEN in `errors` (body, Apollo Server's convention)",
             inScenarios: true
         ) { $0.graphQLAuthErrors = GraphQLAuthErrors(rawValue: $1.string) ?? .http },
         .init(
             key: "cors_origin", type: .string, defaultText: "off",
-            doc: "browser origins allowed to call the token endpoint, /api/ and /graphql: `*`, or a comma-separated list of origins (docs/configuration.md#browsers)",
+            doc:
+                "browser origins allowed to call the token endpoint, /api/ and /graphql: `*`, or a comma-separated list of origins (docs/configuration.md#browsers)",
             inScenarios: false
         ) { $0.corsOrigin = $1.string },
     ]

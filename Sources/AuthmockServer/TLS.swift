@@ -16,7 +16,9 @@ public struct TLSIdentity: Sendable, Equatable {
 
     /// Reads a certificate (chain) and key from PEM files.
     public static func load(certificate: String, key: String) throws -> TLSIdentity {
-        guard let cert = try? String(contentsOfFile: certificate, encoding: .utf8) else { throw TLSSetupError("cannot read the certificate file \(certificate)") }
+        guard let cert = try? String(contentsOfFile: certificate, encoding: .utf8) else {
+            throw TLSSetupError("cannot read the certificate file \(certificate)")
+        }
         guard let key = try? String(contentsOfFile: key, encoding: .utf8) else { throw TLSSetupError("cannot read the key file \(key)") }
         return TLSIdentity(certificatePEM: cert, privateKeyPEM: key)
     }
@@ -29,7 +31,11 @@ public struct TLSIdentity: Sendable, Equatable {
         let name = try DistinguishedName { CommonName("authmock local development") }
         var names: [GeneralName] = [.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]
         for extra in extraNames {
-            if let ip = IPv4Address(extra) { names.append(.ipAddress(ASN1OctetString(contentBytes: ip.bytes[...]))) } else { names.append(.dnsName(extra)) }
+            if let ip = IPv4Address(extra) {
+                names.append(.ipAddress(ASN1OctetString(contentBytes: ip.bytes[...])))
+            } else {
+                names.append(.dnsName(extra))
+            }
         }
         let now = Date()
         let certificate = try Certificate(

@@ -153,7 +153,9 @@ public final class PostgresDatabase: SQLDatabase {
             }
             // The COMMIT is under way: its answer is the truth, so wait for it, bounded.
             guard (try? await Task.sleep(for: Self.commitPatience)) != nil else { return }
-            answer.give(.failure(TokenStoreError("\(name): a COMMIT had no answer within \(Self.commitPatience.secondsText) s; whether it happened is unknown")))
+            answer.give(
+                .failure(
+                    TokenStoreError("\(name): a COMMIT had no answer within \(Self.commitPatience.secondsText) s; whether it happened is unknown")))
         }
         defer { timer.cancel() }
         return try await answer.wait()

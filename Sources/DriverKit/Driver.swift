@@ -167,7 +167,10 @@ struct Conversation: Sendable {
     let send: @Sendable (DriverMessage) async -> Void
     private var client: (any DriverClient)?
 
-    init(identity: DriverIdentity, makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient, send: @escaping @Sendable (DriverMessage) async -> Void) {
+    init(
+        identity: DriverIdentity, makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient,
+        send: @escaping @Sendable (DriverMessage) async -> Void
+    ) {
         self.identity = identity
         self.makeClient = makeClient
         self.send = send
@@ -190,7 +193,9 @@ struct Conversation: Sendable {
             do {
                 await client?.close()
                 client = try await makeClient(hello)
-                await send(.hello(id: id, driver: identity.name, version: identity.version, profiles: identity.profiles, capabilities: identity.capabilities))
+                await send(
+                    .hello(id: id, driver: identity.name, version: identity.version, profiles: identity.profiles, capabilities: identity.capabilities)
+                )
             } catch {
                 await send(DriverMessage(id: id, ok: false, message: "cannot create the client: \(error)"))
             }
@@ -202,7 +207,9 @@ struct Conversation: Sendable {
             let request = DriverRequest(
                 method: message.method ?? "GET", path: message.path ?? "/", url: message.url,
                 headers: message.headers ?? [:], body: message.body, bodyStream: message.bodyStream ?? false)
-            let (isLogin, username, password, openID) = (message.op == "login", message.username ?? "alice", message.password ?? "", message.openid ?? false)
+            let (isLogin, username, password, openID) = (
+                message.op == "login", message.username ?? "alice", message.password ?? "", message.openid ?? false
+            )
             group.addTask {
                 let outcome = isLogin ? await client.login(username: username, password: password, openID: openID) : await client.request(request)
                 await send(Self.answer(id: id, outcome))
@@ -226,7 +233,8 @@ struct Conversation: Sendable {
     }
 
     static func answer(id: String, _ outcome: DriverOutcome) -> DriverMessage {
-        var answer = DriverMessage(id: id, ok: outcome.kind == .ok, outcome: outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
+        var answer = DriverMessage(
+            id: id, ok: outcome.kind == .ok, outcome: outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
         answer.idTokenClaims = outcome.idTokenClaims
         return answer
     }

@@ -229,7 +229,8 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var body: Template?
 
         public init(
-            status: Int, code: JSONValue, message: String, headers: [String: Template], detail: String? = nil, when: String? = nil, body: Template? = nil
+            status: Int, code: JSONValue, message: String, headers: [String: Template], detail: String? = nil, when: String? = nil,
+            body: Template? = nil
         ) {
             self.status = status
             self.code = code
@@ -312,7 +313,9 @@ public indirect enum Template: Sendable, Codable, Equatable {
             let inside = rest[rest.index(after: open)..<close]
             let parts = inside.split(separator: ":", maxSplits: 1).map(String.init)
             guard let name = parts.first, let placeholder = Placeholder(rawValue: name), allowed.contains(placeholder) else {
-                throw Problem(message: "'{\(inside)}' is not a placeholder here; expected one of: \(allowed.map { "{\($0.rawValue)}" }.joined(separator: ", "))")
+                throw Problem(
+                    message: "'{\(inside)}' is not a placeholder here; expected one of: \(allowed.map { "{\($0.rawValue)}" }.joined(separator: ", "))"
+                )
             }
             let asString = parts.count == 2
             if asString, parts[1] != "string" { throw Problem(message: "'{\(inside)}': the only type a placeholder takes is ':string'") }

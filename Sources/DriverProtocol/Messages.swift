@@ -75,7 +75,9 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         self.op = op
     }
 
-    public static func hello(id: String, baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil) -> Self {
+    public static func hello(
+        id: String, baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil
+    ) -> Self {
         var message = Self(id: id, op: "hello")
         message.dialect = dialect
         message.protocol = DriverProtocol.version

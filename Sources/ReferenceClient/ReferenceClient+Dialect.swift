@@ -11,7 +11,8 @@ extension ReferenceClient {
         let signIn = dialect.signIn
         let fields = [(signIn.username, username), (signIn.password, password)] + signIn.match.body.sorted { $0.key < $1.key }
         let (headers, body) = Self.encode(fields, signIn.encoding)
-        return try await send(signIn.method, Self.target(signIn.path, signIn.match), headers: headers + signIn.match.headers.sorted { $0.key < $1.key }, body: body)
+        return try await send(
+            signIn.method, Self.target(signIn.path, signIn.match), headers: headers + signIn.match.headers.sorted { $0.key < $1.key }, body: body)
     }
 
     /// The dialect's refresh request: each token where the file says it travels.

@@ -21,7 +21,9 @@ extension ReferenceClient {
     /// `openID`: sign in as an OpenID Connect client (`loginWithOpenID`).
     public func login(username: String, password: String, openID: Bool = false) async -> ClientOutcome {
         if openID {
-            guard profile == .oauth2, dialect == nil else { return ClientOutcome(kind: .unsupported, message: "OpenID Connect is served by the oauth2 profile") }
+            guard profile == .oauth2, dialect == nil else {
+                return ClientOutcome(kind: .unsupported, message: "OpenID Connect is served by the oauth2 profile")
+            }
             return await loginWithOpenID(username: username)
         }
         do {
@@ -133,12 +135,15 @@ extension ReferenceClient {
         switch result {
         case .refreshed: ClientOutcome(kind: .ok)
         case .rejected(let status, let message): ClientOutcome(kind: .reauthRequired, status: status, message: message)
-        case .unavailable(let status, let message): ClientOutcome(kind: status == nil ? .transportError : .httpError, status: status, message: message)
+        case .unavailable(let status, let message):
+            ClientOutcome(kind: status == nil ? .transportError : .httpError, status: status, message: message)
         }
     }
 
     /// One attempt of a call with `token`, adopting any access token the answer rotates in.
-    func attempt(_ method: String, _ path: String, _ appHeaders: [String: String], _ body: String?, token: String?, retry: Bool, bearer override: String? = nil) async throws -> Answer {
+    func attempt(
+        _ method: String, _ path: String, _ appHeaders: [String: String], _ body: String?, token: String?, retry: Bool, bearer override: String? = nil
+    ) async throws -> Answer {
         var headers: [(String, String)] = []
         for (name, value) in appHeaders where !(retry && faults.contains(.dropCallHeaderOnRetry) && name.lowercased() == "x-authmock-call") {
             headers.append((name, value))
@@ -257,8 +262,12 @@ extension ReferenceClient {
     }
 
     /// 429/503 with Retry-After: wait (up to a cap) and try once more, without refreshing.
-    func honourRetryAfter(_ answer: Answer, _ method: String, _ path: String, _ headers: [String: String], _ body: String?, token: String?) async throws -> Answer {
-        guard [429, 503].contains(answer.status), let value = answer.headers.first(name: "Retry-After"), let seconds = Double(value) else { return answer }
+    func honourRetryAfter(
+        _ answer: Answer, _ method: String, _ path: String, _ headers: [String: String], _ body: String?, token: String?
+    ) async throws -> Answer {
+        guard [429, 503].contains(answer.status), let value = answer.headers.first(name: "Retry-After"), let seconds = Double(value) else {
+            return answer
+        }
         if !faults.contains(.ignoreRetryAfter) {
             try await Task.sleep(for: .milliseconds(Int(min(seconds, Self.retryAfterCap) * 1000)))
         }

@@ -71,7 +71,9 @@ actor OpenIDSession {
         func text(_ name: String) -> String? { if case .string(let value) = claims[name] { value } else { nil } }
         // The bug: a refreshed id token is checked for its signature only, not for whom it names.
         let anyIdentity = refreshing && faults.contains(.acceptAnySubOnRefresh)
-        guard anyIdentity || text("iss") == provider.issuer else { throw OpenIDRejection("iss \(text("iss") ?? "none") is not the provider's \(provider.issuer)") }
+        guard anyIdentity || text("iss") == provider.issuer else {
+            throw OpenIDRejection("iss \(text("iss") ?? "none") is not the provider's \(provider.issuer)")
+        }
         let audience: [String] =
             switch claims["aud"] {
             case .string(let value): [value]
@@ -145,7 +147,8 @@ extension ReferenceClient {
                 location.queryItems?.first(where: { $0.name == "state" })?.value == state,
                 let code = location.queryItems?.first(where: { $0.name == "code" })?.value
             else {
-                return ClientOutcome(kind: .httpError, status: approval.status, body: approval.body, message: "the authorization request was not approved")
+                return ClientOutcome(
+                    kind: .httpError, status: approval.status, body: approval.body, message: "the authorization request was not approved")
             }
             let answer = try await send(
                 "POST", provider.tokenEndpoint, headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
@@ -192,7 +195,8 @@ extension ReferenceClient {
 extension Data {
     /// Base64url without padding (RFC 7515 section 2).
     func base64URLEncodedString() -> String {
-        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+            of: "=", with: "")
     }
 
     init?(base64URLEncoded text: String) {

@@ -31,7 +31,9 @@ extension ReferenceClient {
     /// The dialect's refresh request. Never goes through the retrying call
     /// path, so a 401 from the refresh endpoint cannot recurse (unless the
     /// `recursive-refresh` fault says so).
-    func performRefresh(access: String?, refresh: String?, call: Triggering, served: AnswerBox, depth: Int) async -> (TokenStore.RefreshResult, access: String?, refresh: String?, lifetime: Double?) {
+    func performRefresh(
+        access: String?, refresh: String?, call: Triggering, served: AnswerBox, depth: Int
+    ) async -> (TokenStore.RefreshResult, access: String?, refresh: String?, lifetime: Double?) {
         guard let refresh else { return (.rejected(status: nil, message: "no refresh token"), nil, nil, nil) }
         do {
             let answer: Answer
@@ -54,7 +56,8 @@ extension ReferenceClient {
                         "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
                         body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
                 case .envelope:
-                    answer = try await send("POST", "/auth/refresh", headers: [("Content-Type", "application/json")], body: json(["refreshToken": refresh]))
+                    answer = try await send(
+                        "POST", "/auth/refresh", headers: [("Content-Type", "application/json")], body: json(["refreshToken": refresh]))
                 case .reissue:
                     answer = try await send(
                         "POST", "/auth/reissue", headers: [("Content-Type", "application/json")],
@@ -70,9 +73,13 @@ extension ReferenceClient {
             }
             if (200..<300).contains(answer.status) {
                 let (newAccess, newRefresh) = tokens(answer)
-                guard let newAccess else { return (.unavailable(status: answer.status, message: "refresh answer without an access token"), nil, nil, nil) }
+                guard let newAccess else {
+                    return (.unavailable(status: answer.status, message: "refresh answer without an access token"), nil, nil, nil)
+                }
                 // An id token that names someone else ends the session: none of this answer is kept.
-                if let refusal = await refusedIDToken(answer, access: newAccess) { return (.rejected(status: answer.status, message: refusal), nil, nil, nil) }
+                if let refusal = await refusedIDToken(answer, access: newAccess) {
+                    return (.rejected(status: answer.status, message: refusal), nil, nil, nil)
+                }
                 return (.refreshed, newAccess, newRefresh, lifetime(answer))
             }
             if answer.status == 401, faults.contains(.recursiveRefresh), depth < 20 {

@@ -156,7 +156,9 @@ public final class ReferenceClient: Sendable {
 
     // MARK: HTTP
 
-    func send(_ method: String, _ pathOrURL: String, headers: [(String, String)] = [], body: String? = nil, stream: Bool = false) async throws -> Answer {
+    func send(
+        _ method: String, _ pathOrURL: String, headers: [(String, String)] = [], body: String? = nil, stream: Bool = false
+    ) async throws -> Answer {
         let url = pathOrURL.hasPrefix("http") ? pathOrURL : baseURL + pathOrURL
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)

@@ -101,7 +101,8 @@ actor TokenStore {
     /// Refreshes once for all calls that saw `generation` fail.
     func refresh(
         after seen: Int, singleFlight: Bool = true, keepAbsentRefresh: Bool = true, acceptLateRefresh: Bool = false,
-        perform: @escaping @Sendable (_ access: String?, _ refresh: String?) async -> (RefreshResult, access: String?, refresh: String?, lifetime: Double?)
+        perform:
+            @escaping @Sendable (_ access: String?, _ refresh: String?) async -> (RefreshResult, access: String?, refresh: String?, lifetime: Double?)
     ) async -> RefreshResult {
         if let signedOut { return signedOut }
         if singleFlight {

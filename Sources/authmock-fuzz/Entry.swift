@@ -53,7 +53,9 @@ import Foundation
                 }
                 let files =
                     isDirectory.boolValue
-                    ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { (path as NSString).appendingPathComponent($0) } : [path]
+                    ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map {
+                        (path as NSString).appendingPathComponent($0)
+                    } : [path]
                 for file in files {
                     guard let data = FileManager.default.contents(atPath: file) else { continue }
                     target.run(Array(data))

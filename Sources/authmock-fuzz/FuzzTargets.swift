@@ -33,7 +33,8 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     static let authority: TokenAuthority = blocking {
-        try! await TokenAuthority(settings: TokenSettings(), signingKey: try! SigningKey(secret: "fuzz-key-fuzz-key-fuzz-key-fuzz-key"), clock: VirtualClock())
+        try! await TokenAuthority(
+            settings: TokenSettings(), signingKey: try! SigningKey(secret: "fuzz-key-fuzz-key-fuzz-key-fuzz-key"), clock: VirtualClock())
     }
 
     static func token(_ bytes: [UInt8]) {
@@ -80,7 +81,8 @@ enum FuzzTarget: String, CaseIterable {
             _ = profile.errorResponse(answer)
         }
         _ = profile.successBody(["sub": "alice"])
-        _ = profile.classify(method: .post, path: dialect.description.refresh.path, query: "grant_type=x", headers: [:], body: ByteBuffer(string: "{}"))
+        _ = profile.classify(
+            method: .post, path: dialect.description.refresh.path, query: "grant_type=x", headers: [:], body: ByteBuffer(string: "{}"))
     }
 
     /// Runs async code to completion from libFuzzer's synchronous callback.

@@ -71,7 +71,9 @@ struct ReferenceDriver: DriverClient {
     }
 
     func request(_ request: DriverRequest) async -> DriverOutcome {
-        convert(await client.request(method: request.method, path: request.target, headers: request.headers, body: request.body, bodyStream: request.bodyStream))
+        convert(
+            await client.request(
+                method: request.method, path: request.target, headers: request.headers, body: request.body, bodyStream: request.bodyStream))
     }
 
     func logout() async -> DriverOutcome {
@@ -92,7 +94,8 @@ let chosenPool = maxConnections
 let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
 let identity = DriverIdentity(
-    name: name, version: "0.1.0", profiles: ReferenceClient.profiles, capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc, Capability.dialect])
+    name: name, version: "0.1.0", profiles: ReferenceClient.profiles,
+    capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc, Capability.dialect])
 @Sendable func makeClient(_ hello: Hello) -> any DriverClient {
     ReferenceDriver(
         client: ReferenceClient(
@@ -107,5 +110,6 @@ if let attachURL {
         exit(1)
     }
 } else {
-    await Driver.run(name: identity.name, version: identity.version, profiles: identity.profiles, capabilities: identity.capabilities, makeClient: makeClient)
+    await Driver.run(
+        name: identity.name, version: identity.version, profiles: identity.profiles, capabilities: identity.capabilities, makeClient: makeClient)
 }

@@ -35,7 +35,8 @@ struct ConfigFile {
         for (key, value) in mapping {
             guard let name = key.string, known.contains(name) else {
                 throw ConfigError(
-                    "\(path):\(place(key)): unknown setting '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: known)); expected one of: \(known.sorted().joined(separator: ", "))")
+                    "\(path):\(place(key)): unknown setting '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: known)); expected one of: \(known.sorted().joined(separator: ", "))"
+                )
             }
             do {
                 switch name {

@@ -12,9 +12,11 @@ struct CtlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
         abstract: "Steer a running server: clock, tokens, signing keys, faults, journal.",
-        discussion: "The server is --url (or AUTHMOCK_URL, default http://127.0.0.1:8080); the admin token, when the server needs one, is --admin-token or AUTHMOCK_ADMIN_TOKEN.",
+        discussion:
+            "The server is --url (or AUTHMOCK_URL, default http://127.0.0.1:8080); the admin token, when the server needs one, is --admin-token or AUTHMOCK_ADMIN_TOKEN.",
         subcommands: [
-            Routes.self, Reset.self, Clock.self, Advance.self, SetClock.self, Tokens.self, Expire.self, Revoke.self, Keys.self, Faults.self, Journal.self,
+            Routes.self, Reset.self, Clock.self, Advance.self, SetClock.self, Tokens.self, Expire.self, Revoke.self, Keys.self, Faults.self,
+            Journal.self,
         ]
     )
 
@@ -112,7 +114,8 @@ struct CtlCommand: AsyncParsableCommand {
     }
 
     struct SetClock: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "set-clock", abstract: "Set the clock's offset from real time, e.g. `set-clock 0` or `set-clock -- -30s`.")
+        static let configuration = CommandConfiguration(
+            commandName: "set-clock", abstract: "Set the clock's offset from real time, e.g. `set-clock 0` or `set-clock -- -30s`.")
         @Argument(help: "Offset: seconds, or a number with s, m, h or d; may be negative.") var offset: String
         @OptionGroup var connection: Connection
         func run() async throws {
@@ -155,7 +158,9 @@ struct CtlCommand: AsyncParsableCommand {
     struct Faults: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List, add or clear fault rules.",
-            discussion: #"Example: authmock ctl faults add '{"match": {"kind": "refresh"}, "action": {"type": "respond", "status": 503, "headers": {"Retry-After": "2"}}}'"#)
+            discussion:
+                #"Example: authmock ctl faults add '{"match": {"kind": "refresh"}, "action": {"type": "respond", "status": 503, "headers": {"Retry-After": "2"}}}'"#
+        )
         @Argument(help: "list, add or clear.") var action: String = "list"
         @Argument(help: "For add: the rule as JSON (see docs/control-api.md).") var rule: String?
         @OptionGroup var connection: Connection
@@ -247,7 +252,9 @@ func printJournalTable(_ data: Data) {
         if entry.undelivered { status += "!" }
         if let fault = entry.fault { status += " f\(fault)" }
         let time = entry.virtualTime.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        print(pad("\(entry.seq)", 6) + pad(time, 26) + pad(entry.kind.rawValue, 10) + pad(request, 31) + pad(credential, 33) + pad(status, 8) + (entry.errorCode ?? ""))
+        print(
+            pad("\(entry.seq)", 6) + pad(time, 26) + pad(entry.kind.rawValue, 10) + pad(request, 31) + pad(credential, 33) + pad(status, 8)
+                + (entry.errorCode ?? ""))
     }
     if page.dropped > 0 { print("(\(page.dropped) older entries were dropped: the journal is full)") }
 }

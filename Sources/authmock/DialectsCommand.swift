@@ -20,10 +20,13 @@ struct DialectsCommand: ParsableCommand {
 
     func run() throws {
         if let name {
-            guard !example, !reference, !schema, json == nil else { throw ValidationError("give a dialect's name or one of --example, --reference, --schema, --json") }
+            guard !example, !reference, !schema, json == nil else {
+                throw ValidationError("give a dialect's name or one of --example, --reference, --schema, --json")
+            }
             guard let file = BuiltinDialects.file(name) else {
                 let inSwift = Profiles.names.contains(name) ? "'\(name)' is built in code, not as a file" : "no built-in dialect '\(name)'"
-                throw ValidationError("\(inSwift); built in as files: \(BuiltinDialects.names.joined(separator: ", ")) (or start from `authmock dialects --example`)")
+                throw ValidationError(
+                    "\(inSwift); built in as files: \(BuiltinDialects.names.joined(separator: ", ")) (or start from `authmock dialects --example`)")
             }
             print(file, terminator: "")
             return
@@ -31,7 +34,9 @@ struct DialectsCommand: ParsableCommand {
         if let json {
             guard !example, !reference, !schema else { throw ValidationError("give at most one of --example, --reference, --schema, --json") }
             let text: String
-            do { text = try String(contentsOfFile: json, encoding: .utf8) } catch { throw ValidationError("\(json): cannot be read: \(error.localizedDescription)") }
+            do { text = try String(contentsOfFile: json, encoding: .utf8) } catch {
+                throw ValidationError("\(json): cannot be read: \(error.localizedDescription)")
+            }
             let loaded = try DialectLoader.parse(text, file: json, builtin: builtin)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]

@@ -19,8 +19,11 @@ struct InitCommand: ParsableCommand {
 
     @Option(help: "Directory to write into (default: authmock-tests).") var dir = "authmock-tests"
     @Option(help: "Driver template: python or swift.") var language = "python"
-    @Option(name: .customLong("authmock-path"), help: "swift: path of your authmock checkout, for the DriverKit dependency.") var authmockPath = "../authmock"
-    @Option(help: "A dialect file of your backend (docs/dialects.md): copied to DIR/dialect.yaml, the case runs on it, and the next steps pass --dialect.")
+    @Option(name: .customLong("authmock-path"), help: "swift: path of your authmock checkout, for the DriverKit dependency.") var authmockPath =
+        "../authmock"
+    @Option(
+        help: "A dialect file of your backend (docs/dialects.md): copied to DIR/dialect.yaml, the case runs on it, and the next steps pass --dialect."
+    )
     var dialect: String?
     @Flag(help: "Overwrite files that exist.") var force = false
 

@@ -10,15 +10,19 @@ struct MatrixCommand: AsyncParsableCommand {
     @Argument(help: "Case files or directories to add to the built-in suite (a case with a built-in id replaces it).") var paths: [String] = []
     @Flag(inversion: .prefixedNo, help: "Include the built-in suite.") var builtIn = true
     @Option(help: "NAME=COMMAND of a driver; repeatable, in column order.") var driver: [String] = []
-    @Option(name: .customLong("expected-failures"), help: "NAME=FILE: a driver's expected-failures file; repeatable.") var expectedFailures: [String] = []
+    @Option(name: .customLong("expected-failures"), help: "NAME=FILE: a driver's expected-failures file; repeatable.") var expectedFailures:
+        [String] = []
     @Option(help: "Write the Markdown matrix here.") var markdown: String = "docs/compatibility.md"
     @Option(help: "Write the HTML matrix here.") var html: String = "docs/compatibility.html"
     @Option(help: "Cases run at once.") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
-    @Option(help: "The driver NAME that is authmock's reference client, not a library: its column does not keep rows in view that every library skips.")
+    @Option(
+        help: "The driver NAME that is authmock's reference client, not a library: its column does not keep rows in view that every library skips.")
     var reference: String = "reference"
 
     func run() async throws {
-        let cases = try SuiteSelection.assemble(paths: paths, builtIn: builtIn).scenarios.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }
+        let cases = try SuiteSelection.assemble(paths: paths, builtIn: builtIn).scenarios.flatMap { scenario in
+            scenario.profiles.map { (scenario, $0) }
+        }
         var known: [String: [String: String]] = [:]
         for entry in expectedFailures {
             let (name, file) = try split(entry, "--expected-failures")
@@ -37,7 +41,9 @@ struct MatrixCommand: AsyncParsableCommand {
     }
 
     func split(_ entry: String, _ flag: String) throws -> (String, String) {
-        guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else { throw ValidationError("\(flag) takes NAME=VALUE, got '\(entry)'") }
+        guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+            throw ValidationError("\(flag) takes NAME=VALUE, got '\(entry)'")
+        }
         return (String(entry[..<equals]), String(entry[entry.index(after: equals)...]))
     }
 }

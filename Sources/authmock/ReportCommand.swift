@@ -33,7 +33,8 @@ struct ReportCommand: AsyncParsableCommand {
                 throw ExitCode(RunExit.usage)
             }
             if runs.count > 1, json != nil || junit != nil {
-                FileHandle.standardError.write(Data("authmock report merge: --json and --junit merge one driver's shards; these reports come from \(runs.count) drivers\n".utf8))
+                FileHandle.standardError.write(
+                    Data("authmock report merge: --json and --junit merge one driver's shards; these reports come from \(runs.count) drivers\n".utf8))
                 throw ExitCode(RunExit.usage)
             }
             let columns = runs.map { CompatibilityReport.Column(name: $0.driverName ?? $0.driver, results: $0.cases) }

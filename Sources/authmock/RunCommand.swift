@@ -32,7 +32,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "--attach: HOST:PORT to listen on (default 127.0.0.1 and a free port; 0.0.0.0:PORT for a device).") var listen: String?
     @Option(name: .customLong("public-url"), help: "--attach: http://HOST the client reaches this machine by (Android emulator: http://10.0.2.2).")
     var publicURL: String?
-    @Option(name: .customLong("attach-timeout"), help: "--attach: seconds to wait for a client before a case is an ERROR.") var attachTimeout: Double = 300
+    @Option(name: .customLong("attach-timeout"), help: "--attach: seconds to wait for a client before a case is an ERROR.") var attachTimeout:
+        Double = 300
     @Option(help: "--attach: directory served under /assets/ to the browser page (e.g. a library's browser build).") var assets: String?
     @Option(help: "--attach: command started once listening ({page} is the page URL, {attach} the WebSocket URL), stopped at the end.")
     var launch: String?
@@ -40,19 +41,29 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Only these profiles; repeatable.") var profile: [String] = []
     @Option(
         name: .customLong("dialect"),
-        help: "A dialect file (docs/dialects.md): every case that applies to it runs against it, instead of the built-in profiles unless --profile names some; repeatable.")
+        help:
+            "A dialect file (docs/dialects.md): every case that applies to it runs against it, instead of the built-in profiles unless --profile names some; repeatable."
+    )
     var dialectFiles: [String] = []
     @Option(help: "Only cases of this level: must or should.") var level: String?
     @Option(help: "Cases run at once (default: 8 per core with --driver, since a case mostly waits; one per core with --attach).") var jobs: Int?
-    @Option(help: "K/N: run only the K-th of N deterministic parts of the selected case runs (one CI machine of N); `authmock report merge` combines the parts' JSON reports.")
+    @Option(
+        help:
+            "K/N: run only the K-th of N deterministic parts of the selected case runs (one CI machine of N); `authmock report merge` combines the parts' JSON reports."
+    )
     var shard: String?
-    @Option(name: .customLong("expected-failures"), help: "YAML file of cases the driver is known to fail, with reasons (reported as SKIP).") var expectedFailures: String?
-    @Option(help: "Token store of the case servers: memory (default), sqlite (a fresh file per case) or a postgres:// URL (own tables per case, dropped after).")
+    @Option(name: .customLong("expected-failures"), help: "YAML file of cases the driver is known to fail, with reasons (reported as SKIP).")
+    var expectedFailures: String?
+    @Option(
+        help:
+            "Token store of the case servers: memory (default), sqlite (a fresh file per case) or a postgres:// URL (own tables per case, dropped after)."
+    )
     var state = "memory"
     @Option(help: "Write a JUnit XML report here.") var junit: String?
     @Option(help: "Write a JSON report here.") var json: String?
     @Flag(help: "Print the evidence of passing cases too.") var verbose = false
-    @Flag(name: .customLong("show-skips"), help: "List every skipped case run (by default they are folded into one line per reason).") var showSkips = false
+    @Flag(name: .customLong("show-skips"), help: "List every skipped case run (by default they are folded into one line per reason).") var showSkips =
+        false
 
     func run() async throws {
         let suite: SuiteSelection
@@ -92,7 +103,9 @@ struct RunCommand: AsyncParsableCommand {
         }
         let dialects = try loadDialects(namedIn: chosen)
         if let unknown = profile.first(where: { !Profiles.names.contains($0) && dialects[$0] == nil }) {
-            throw ValidationError("--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", ")))")
+            throw ValidationError(
+                "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", ")))"
+            )
         }
         let filtered = chosen.flatMap { scenario in
             // With --dialect the built-in profiles run only when --profile names them.
@@ -105,7 +118,9 @@ struct RunCommand: AsyncParsableCommand {
             return (builtIn + named + applicable.map(\.description.name).sorted()).map { (scenario, $0) }
         }
         let undeclared = chosen.flatMap { scenario in
-            scenario.profiles.filter { !Profiles.isNamedInProtocol($0) && dialects[$0] == nil }.map { "\(scenario.file): case \(scenario.id) runs on '\($0)'" }
+            scenario.profiles.filter { !Profiles.isNamedInProtocol($0) && dialects[$0] == nil }.map {
+                "\(scenario.file): case \(scenario.id) runs on '\($0)'"
+            }
         }
         if let first = undeclared.first {
             let names = dialects.keys.sorted()
@@ -131,7 +146,9 @@ struct RunCommand: AsyncParsableCommand {
         let progress: @Sendable (CaseResult) -> Void = { result in
             guard showSkips || Reports.shownByDefault(result) else { return }
             var text = Reports.progressLine(result)
-            if verbose { for finding in result.findings { text += "\n           \(finding.passed ? "ok" : "x ") \(finding.expectation): \(finding.message)" } }
+            if verbose {
+                for finding in result.findings { text += "\n           \(finding.passed ? "ok" : "x ") \(finding.expectation): \(finding.message)" }
+            }
             printNow(text)
         }
         let results: [CaseResult]

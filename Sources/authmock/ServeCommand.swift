@@ -27,18 +27,28 @@ struct ServeCommand: AsyncParsableCommand {
     /// The server settings' flags (see the table in ServerSetting.swift), parsed with it.
     @Argument(parsing: .allUnrecognized, help: .hidden) var settingArguments: [String] = []
 
-    @Option(name: .customLong("signing-key"), help: "HS256 secret for access tokens (prefer AUTHMOCK_SIGNING_KEY: flags show up in ps).") var signingKey: String?
+    @Option(name: .customLong("signing-key"), help: "HS256 secret for access tokens (prefer AUTHMOCK_SIGNING_KEY: flags show up in ps).")
+    var signingKey: String?
     @Option(name: .customLong("signing-key-file"), help: "File holding the HS256 secret (trailing newline ignored).") var signingKeyFile: String?
-    @Option(name: .customLong("admin-token"), help: "Bearer token the control API (/_authmock/) requires; mandatory off loopback. AUTHMOCK_ADMIN_TOKEN works too.") var adminToken: String?
+    @Option(
+        name: .customLong("admin-token"),
+        help: "Bearer token the control API (/_authmock/) requires; mandatory off loopback. AUTHMOCK_ADMIN_TOKEN works too.") var adminToken: String?
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
-    @Option(help: "A dialect file describing your backend (docs/dialects.md), served instead of --profile. AUTHMOCK_DIALECT works too.") var dialect: String?
-    @Flag(help: "Serve HTTPS. Without --tls-cert/--tls-key a self-signed certificate for localhost and 127.0.0.1 is generated and its path printed.") var tls = false
+    @Option(help: "A dialect file describing your backend (docs/dialects.md), served instead of --profile. AUTHMOCK_DIALECT works too.") var dialect:
+        String?
+    @Flag(help: "Serve HTTPS. Without --tls-cert/--tls-key a self-signed certificate for localhost and 127.0.0.1 is generated and its path printed.")
+    var tls = false
     @Option(name: .customLong("tls-cert"), help: "PEM certificate (chain) for --tls.") var tlsCert: String?
     @Option(name: .customLong("tls-key"), help: "PEM private key for --tls.") var tlsKey: String?
     @Option(name: .customLong("tls-dir"), help: "Where a generated certificate is written (default .authmock-tls).") var tlsDir = ".authmock-tls"
-    @Option(name: .customLong("tls-name"), help: "Extra host name or IPv4 address for a generated certificate (e.g. 10.0.2.2 for the Android emulator); repeatable.") var tlsName: [String] = []
-    @Option(name: .customLong("log-format"), help: "text (default, for people) or json (one object per line, for log collectors).") var logFormat: String?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).") var logLevel: String?
+    @Option(
+        name: .customLong("tls-name"),
+        help: "Extra host name or IPv4 address for a generated certificate (e.g. 10.0.2.2 for the Android emulator); repeatable.") var tlsName:
+        [String] = []
+    @Option(name: .customLong("log-format"), help: "text (default, for people) or json (one object per line, for log collectors).") var logFormat:
+        String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).")
+    var logLevel: String?
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -78,14 +88,18 @@ struct ServeCommand: AsyncParsableCommand {
         let certificate =
             options.tls == nil
             ? nil
-            : URL(fileURLWithPath: tlsCert ?? ProcessInfo.processInfo.environment["AUTHMOCK_TLS_CERT"] ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")).standardizedFileURL
+            : URL(
+                fileURLWithPath: tlsCert ?? ProcessInfo.processInfo.environment["AUTHMOCK_TLS_CERT"]
+                    ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")
+            ).standardizedFileURL
                 .path
         let app = try AuthmockApplication.make(mock: mock, logger: logger) { port in
             printBanner(mock, port: port, certificate: certificate)
         }
         // Requests in flight get `drain` seconds after SIGTERM/SIGINT; then the
         // server is cancelled, which closes every connection, stalled ones too.
-        var configuration = ServiceGroupConfiguration(services: [app, MemoryReturn(mock: mock)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var configuration = ServiceGroupConfiguration(
+            services: [app, MemoryReturn(mock: mock)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(options.drainSeconds)
         configuration.maximumCancellationDuration = .seconds(2)
         let group = ServiceGroup(configuration: configuration)
@@ -97,7 +111,8 @@ struct ServeCommand: AsyncParsableCommand {
                 "\(taken) is taken (another authmock serve, or another server): stop it, or pick another port with --port N (--port 0: any free port, printed at start)"
             )
         } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
-            throw ServeStartError("cannot listen on \(options.host): no such address on this machine (--host 127.0.0.1, or 0.0.0.0 for every interface)")
+            throw ServeStartError(
+                "cannot listen on \(options.host): no such address on this machine (--host 127.0.0.1, or 0.0.0.0 for every interface)")
         }
     }
 
@@ -223,7 +238,9 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
         "refresh tokens: \(options.tokens.refreshTTL) s, rotation \(options.tokens.rotateRefreshTokens ? "on" : "off"), reuse grace \(options.tokens.reuseGraceSeconds) s",
     ]
     lines.append("control API: \(mock.baseURL)/_authmock/ (or `authmock ctl`)" + (options.adminToken != nil ? ", admin token required" : ""))
-    lines.append("GraphQL: \(mock.baseURL)/graphql, token refusals \(options.graphQLAuthErrors == .body ? "in the body (UNAUTHENTICATED)" : "as HTTP 401") (docs/graphql.md)")
+    lines.append(
+        "GraphQL: \(mock.baseURL)/graphql, token refusals \(options.graphQLAuthErrors == .body ? "in the body (UNAUTHENTICATED)" : "as HTTP 401") (docs/graphql.md)"
+    )
     lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: options.directory.redactedForDisplay)
     lines.removeAll { $0.isEmpty }
     // Written straight to the descriptor: a test or script reading the banner

@@ -16,7 +16,9 @@ struct ValidateCommand: ParsableCommand {
         var count = 0
         if paths.isEmpty {
             let scenarios = try BuiltinSuite.scenarios()
-            for scenario in scenarios { print("ok      \(scenario.file)  \(scenario.id) \(scenario.name) [\(scenario.profiles.joined(separator: ", "))]") }
+            for scenario in scenarios {
+                print("ok      \(scenario.file)  \(scenario.id) \(scenario.name) [\(scenario.profiles.joined(separator: ", "))]")
+            }
             print("\(scenarios.count) valid, 0 invalid (the built-in suite \(BuiltinSuite.version))")
             return
         }

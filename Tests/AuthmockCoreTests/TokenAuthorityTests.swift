@@ -117,7 +117,8 @@ struct TokenAuthorityTests {
 
     @Test func wrongKeyAndTamperedPayloadFailTheSignature() async throws {
         let authority = await authority()
-        let forger = try await TokenAuthority(settings: TokenSettings(), signingKey: try SigningKey(secret: "another-key-another-key-another-key"), clock: clock)
+        let forger = try await TokenAuthority(
+            settings: TokenSettings(), signingKey: try SigningKey(secret: "another-key-another-key-another-key"), clock: clock)
         let forged = try await forger.issue(subject: "alice", clientID: "demo", scope: "read")
         expectInvalid(try await authority.verifyAccessToken(forged.accessToken), .badSignature)
 
@@ -325,12 +326,18 @@ struct TokenAuthorityTests {
         let code = try await authority.createAuthorizationCode(
             clientID: "demo", subject: "alice", scope: "read", redirectURI: "app://cb",
             codeChallenge: challenge, codeChallengeMethod: "S256")
-        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: "wrong") == .failure(.pkceMismatch))
-        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://other", codeVerifier: verifier) == .failure(.redirectMismatch))
-        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: nil) == .failure(.pkceMissing))
+        #expect(
+            try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: "wrong")
+                == .failure(.pkceMismatch))
+        #expect(
+            try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://other", codeVerifier: verifier)
+                == .failure(.redirectMismatch))
+        #expect(
+            try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: nil) == .failure(.pkceMissing))
         let issued = try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: verifier).get()
         // A second redemption fails and revokes what the first one issued.
-        #expect(try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: verifier) == .failure(.used))
+        #expect(
+            try await authority.redeemAuthorizationCode(code, clientID: "demo", redirectURI: "app://cb", codeVerifier: verifier) == .failure(.used))
         expectInvalid(try await authority.verifyAccessToken(issued.accessToken), .revoked)
     }
 

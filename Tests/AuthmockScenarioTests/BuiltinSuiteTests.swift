@@ -6,7 +6,8 @@ import Testing
 struct BuiltinSuiteTests {
     @Test func compiledCopyMatchesTheScenariosDirectory() throws {
         let directory = packageRoot.appendingPathComponent("scenarios")
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
+            .sorted()
         let stale = "the built-in suite is stale: run scripts/embed-suite.py (scripts/regen-docs.sh runs it)"
         #expect(BuiltinSuite.files.map(\.name) == names, "\(stale)")
         for file in BuiltinSuite.files {
@@ -25,7 +26,8 @@ struct BuiltinSuiteTests {
     /// The browser attach client the runner serves is drivers/browser/ as it is.
     @Test func compiledBrowserClientMatchesDriversBrowser() throws {
         let directory = packageRoot.appendingPathComponent("drivers/browser")
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".html") || $0.hasSuffix(".js") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".html") || $0.hasSuffix(".js") }
+            .sorted()
         let stale = "the compiled browser client is stale: run scripts/embed-suite.py"
         #expect(BrowserClient.files.map(\.name) == names, "\(stale)")
         for file in BrowserClient.files {
@@ -42,7 +44,9 @@ struct BuiltinSuiteTests {
             let twin = try #require(onDisk.first { $0.id == scenario.id })
             #expect(scenario.digest == twin.digest, "\(scenario.id)")
         }
-        #expect(try BuiltinSuite.teethMatrix().faults.count == (try TeethMatrix.load(path: packageRoot.appendingPathComponent("scenarios/_teeth.yaml").path)).faults.count)
+        #expect(
+            try BuiltinSuite.teethMatrix().faults.count
+                == (try TeethMatrix.load(path: packageRoot.appendingPathComponent("scenarios/_teeth.yaml").path)).faults.count)
         #expect(BuiltinSuite.version.wholeMatch(of: /\d+\.\d+\.\d+\+[0-9a-f]{12}/) != nil)
     }
 
@@ -51,7 +55,8 @@ struct BuiltinSuiteTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let own = LoaderTests.valid.replacingOccurrences(of: "\"9.1\"", with: "\"100.1\"")
-        let replacing = LoaderTests.valid.replacingOccurrences(of: "\"9.1\"", with: "\"1.1\"").replacingOccurrences(of: "name: sample", with: "name: mine")
+        let replacing = LoaderTests.valid.replacingOccurrences(of: "\"9.1\"", with: "\"1.1\"").replacingOccurrences(
+            of: "name: sample", with: "name: mine")
         try own.write(to: dir.appendingPathComponent("own.yaml"), atomically: true, encoding: .utf8)
         try replacing.write(to: dir.appendingPathComponent("replacing.yaml"), atomically: true, encoding: .utf8)
 
@@ -60,7 +65,8 @@ struct BuiltinSuiteTests {
         #expect(mixed.scenarios.count == builtInCount + 1)
         #expect(mixed.replaced == ["1.1"])
         #expect(mixed.scenarios.filter { $0.id == "1.1" }.map(\.name) == ["mine"])
-        #expect(mixed.description.contains("1 replaced by your files") && mixed.description.contains("2 case files of your own"), "\(mixed.description)")
+        #expect(
+            mixed.description.contains("1 replaced by your files") && mixed.description.contains("2 case files of your own"), "\(mixed.description)")
 
         let onlyOwn = try SuiteSelection.assemble(paths: [dir.path], builtIn: false)
         #expect(onlyOwn.scenarios.map(\.id).sorted() == ["1.1", "100.1"])

@@ -25,7 +25,8 @@ struct CompatibilityReportTests {
 
     static let columns = [
         CompatibilityReport.Column(
-            name: "reference", results: [result("1.1", "oauth2", .pass), result("1.1", "envelope", .pass), result("6.1", "oauth2", .pass, level: "should")],
+            name: "reference",
+            results: [result("1.1", "oauth2", .pass), result("1.1", "envelope", .pass), result("6.1", "oauth2", .pass, level: "should")],
             isReference: true),
         CompatibilityReport.Column(
             name: "python-lib",
@@ -34,7 +35,8 @@ struct CompatibilityReportTests {
                 result("6.1", "oauth2", .nonStrict, level: "should"),
             ]),
         CompatibilityReport.Column(
-            name: "ruby-lib", results: [result("1.1", "oauth2", .fail), result("1.1", "envelope", .skip), result("6.1", "oauth2", .pass, level: "should")]),
+            name: "ruby-lib",
+            results: [result("1.1", "oauth2", .fail), result("1.1", "envelope", .skip), result("6.1", "oauth2", .pass, level: "should")]),
     ]
 
     @Test func summariesCountMustAndShouldCasesAgainstTheApplicableOnes() {
@@ -52,7 +54,10 @@ struct CompatibilityReportTests {
         #expect(shown == ["1.1 [oauth2]", "6.1 [oauth2]"])
         #expect(folded == ["1.1 [envelope]"])
         let fold = try #require(markdown.range(of: "<details>"))
-        #expect(markdown[..<fold.lowerBound].contains("| 1.1 [oauth2] | case 1.1 name | PASS | [FAIL (known)](compat.html#c-python-lib-1-1--oauth2-) | [FAIL](compat.html#c-ruby-lib-1-1--oauth2-) |"))
+        #expect(
+            markdown[..<fold.lowerBound].contains(
+                "| 1.1 [oauth2] | case 1.1 name | PASS | [FAIL (known)](compat.html#c-python-lib-1-1--oauth2-) | [FAIL](compat.html#c-ruby-lib-1-1--oauth2-) |"
+            ))
         #expect(markdown[fold.upperBound...].contains("| 1.1 [envelope] | case 1.1 name | PASS | SKIP | SKIP |"))
         #expect(markdown.contains("[NON-STRICT](compat.html#c-python-lib-6-1--oauth2-)"))
         // Every link has its cell on the HTML page.

@@ -155,12 +155,16 @@ import Testing
         } else {
             // A code-signalled dialect runs envelope's share of reissue's cases; a status-signalled one all of them.
             #expect(ids.contains("1.1") && ids.contains("2.1") && ids.contains("3.1"))
-            #expect(ids.contains("6.2") == !dialect.description.signalsExpiryByCode, "\(name): 6.2 applies only where a revoked token gets the expired answer")
+            #expect(
+                ids.contains("6.2") == !dialect.description.signalsExpiryByCode,
+                "\(name): 6.2 applies only where a revoked token gets the expired answer")
         }
         let results = await ScenarioRunner.run(cases, options: Self.options(try referenceDriver(), dialect))
         #expect(results.count == cases.count)
         for result in results where result.verdict != .pass {
-            Issue.record("\(name): \(result.label) \(result.verdict.rawValue): \(result.failedFindings.map { "\($0.expectation): \($0.message)" }) \(result.reason ?? "")")
+            Issue.record(
+                "\(name): \(result.label) \(result.verdict.rawValue): \(result.failedFindings.map { "\($0.expectation): \($0.message)" }) \(result.reason ?? "")"
+            )
         }
     }
 

@@ -19,7 +19,8 @@ struct DialectFileTests {
         let page = try String(contentsOf: Self.root.appendingPathComponent("docs/dialects.md"), encoding: .utf8)
         let example = "<!-- example:begin -->\n```yaml\n" + DialectFormat.example.trimmingCharacters(in: .newlines) + "\n```\n<!-- example:end -->"
         #expect(page.contains(example), "docs/dialects.md's example is stale: run scripts/regen-docs.sh")
-        let reference = "<!-- reference:begin -->\n" + DialectFormat.referenceMarkdown().trimmingCharacters(in: .newlines) + "\n<!-- reference:end -->"
+        let reference =
+            "<!-- reference:begin -->\n" + DialectFormat.referenceMarkdown().trimmingCharacters(in: .newlines) + "\n<!-- reference:end -->"
         #expect(page.contains(reference), "docs/dialects.md's reference is stale: run scripts/regen-docs.sh")
     }
 
@@ -45,34 +46,51 @@ struct DialectFileTests {
     }
 
     static let broken: [Broken] = [
-        Broken(name: "a misspelt key", edit: { $0.replacingOccurrences(of: "sign_in:", with: "signin:") }, line: 4, message: "unknown key 'signin' in dialect (did you mean 'sign_in'?)"),
+        Broken(
+            name: "a misspelt key", edit: { $0.replacingOccurrences(of: "sign_in:", with: "signin:") }, line: 4,
+            message: "unknown key 'signin' in dialect (did you mean 'sign_in'?)"),
         Broken(
             name: "an unknown placeholder", edit: { $0.replacingOccurrences(of: "{access_token}", with: "{acess_token}") }, line: 16,
             message: "tokens.body.session.access: '{acess_token}' is not a placeholder here"),
-        Broken(name: "an error placeholder in a success answer", edit: { $0.replacingOccurrences(of: "{user}", with: "{code}") }, line: 19, message: "'{code}' is not a placeholder here"),
         Broken(
-            name: "a group left unanswered", edit: { $0.replacingOccurrences(of: "    refresh_refused: {status: 403, code: 1403, message: \"Session over: sign in again\"}\n", with: "") }, line: 25,
+            name: "an error placeholder in a success answer", edit: { $0.replacingOccurrences(of: "{user}", with: "{code}") }, line: 19,
+            message: "'{code}' is not a placeholder here"),
+        Broken(
+            name: "a group left unanswered",
+            edit: {
+                $0.replacingOccurrences(of: "    refresh_refused: {status: 403, code: 1403, message: \"Session over: sign in again\"}\n", with: "")
+            }, line: 25,
             message: "errors.answers: no answer for 'access_token_as_refresh_token'"),
         Broken(
             name: "an unknown situation", edit: { $0.replacingOccurrences(of: "insufficient_scope:", with: "insufficent_scope:") }, line: 34,
             message: "unknown key 'insufficent_scope' (did you mean 'insufficient_scope'?)"),
-        Broken(name: "a built-in name", edit: { $0.replacingOccurrences(of: "dialect: acme", with: "dialect: envelope") }, line: 2, message: "'envelope' is a built-in profile"),
-        Broken(name: "one endpoint twice", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/session") }, line: 10, message: "is the sign-in endpoint too"),
+        Broken(
+            name: "a built-in name", edit: { $0.replacingOccurrences(of: "dialect: acme", with: "dialect: envelope") }, line: 2,
+            message: "'envelope' is a built-in profile"),
+        Broken(
+            name: "one endpoint twice", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/session") }, line: 10,
+            message: "is the sign-in endpoint too"),
         Broken(
             name: "a path authmock serves", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /api/me") }, line: 10,
             message: "/api/me is served by authmock in every dialect"),
         Broken(
-            name: "a merge of no mapping", edit: { $0.replacingOccurrences(of: "    insufficient_scope:", with: "    <<: 5\n    insufficient_scope:") }, line: 34,
+            name: "a merge of no mapping",
+            edit: { $0.replacingOccurrences(of: "    insufficient_scope:", with: "    <<: 5\n    insufficient_scope:") }, line: 34,
             message: "unknown key '<<'"),
         Broken(
-            name: "a token in two places", edit: { $0.replacingOccurrences(of: "{header: X-Refresh-Token}", with: "{header: X-Refresh-Token, cookie: rt}") }, line: 11,
+            name: "a token in two places",
+            edit: { $0.replacingOccurrences(of: "{header: X-Refresh-Token}", with: "{header: X-Refresh-Token, cookie: rt}") }, line: 11,
             message: "give exactly one of field, header, cookie or query"),
         Broken(
-            name: "a success status as an error", edit: { $0.replacingOccurrences(of: "status: 400, code: 1000", with: "status: 200, code: 1000") }, line: 25,
+            name: "a success status as an error", edit: { $0.replacingOccurrences(of: "status: 400, code: 1000", with: "status: 200, code: 1000") },
+            line: 25,
             message: "an error's status is 4xx or 5xx"),
         Broken(
-            name: "a setting of the wrong type", edit: { $0.replacingOccurrences(of: "access_ttl: 900", with: "access_ttl: soon") }, line: 36, message: "settings.access_ttl: expected a whole number"),
-        Broken(name: "no access token in the answer", edit: { $0.replacingOccurrences(of: "\"{access_token}\"", with: "x") }, line: 13, message: "the answer must say `{access_token}`"),
+            name: "a setting of the wrong type", edit: { $0.replacingOccurrences(of: "access_ttl: 900", with: "access_ttl: soon") }, line: 36,
+            message: "settings.access_ttl: expected a whole number"),
+        Broken(
+            name: "no access token in the answer", edit: { $0.replacingOccurrences(of: "\"{access_token}\"", with: "x") }, line: 13,
+            message: "the answer must say `{access_token}`"),
         Broken(
             name: "a resource envelope without the resource", edit: { $0 + "resources: {body: {ok: true}}\n" }, line: 38,
             message: "resources.body: must hold `{data}`"),
@@ -81,16 +99,25 @@ struct DialectFileTests {
             name: "a copy of no access token",
             edit: {
                 $0.replacingOccurrences(
-                    of: "  refresh_token: {header: X-Refresh-Token}\n", with: "  refresh_token: {header: X-Refresh-Token}\n  access_token_copy: {header: Authorization, scheme: Bearer}\n")
+                    of: "  refresh_token: {header: X-Refresh-Token}\n",
+                    with: "  refresh_token: {header: X-Refresh-Token}\n  access_token_copy: {header: Authorization, scheme: Bearer}\n")
             },
             line: 12, message: "refresh.access_token_copy: a second place needs a first"),
         Broken(
             name: "an unknown unrotated answer",
-            edit: { $0.replacingOccurrences(of: "  refresh_token: {header: X-Refresh-Token}\n", with: "  refresh_token: {header: X-Refresh-Token}\n  unrotated_refresh_token: kept\n") },
+            edit: {
+                $0.replacingOccurrences(
+                    of: "  refresh_token: {header: X-Refresh-Token}\n",
+                    with: "  refresh_token: {header: X-Refresh-Token}\n  unrotated_refresh_token: kept\n")
+            },
             line: 12, message: "'kept' is not one of left_out, repeated"),
         Broken(
             name: "a refresh answer without the access token",
-            edit: { $0.replacingOccurrences(of: "  refresh_token: {header: X-Refresh-Token}\n", with: "  refresh_token: {header: X-Refresh-Token}\n  tokens: {body: {ok: true}}\n") }, line: 12,
+            edit: {
+                $0.replacingOccurrences(
+                    of: "  refresh_token: {header: X-Refresh-Token}\n",
+                    with: "  refresh_token: {header: X-Refresh-Token}\n  tokens: {body: {ok: true}}\n")
+            }, line: 12,
             message: "refresh.tokens: the answer must say `{access_token}`"),
     ]
 
@@ -99,21 +126,28 @@ struct DialectFileTests {
     /// compiles it today, and `--profile NAME` serves that compiled form.
     @Test func builtInDialectFilesAreTheOnesServed() throws {
         let directory = Self.root.appendingPathComponent("dialects")
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".yaml") }.map {
+            String($0.dropLast(5))
+        }.sorted()
         #expect(names == BuiltinDialects.names, "dialects/ and the binary differ: run scripts/regen-docs.sh")
         for name in names {
             let text = try String(contentsOf: directory.appendingPathComponent("\(name).yaml"), encoding: .utf8)
             #expect(BuiltinDialects.file(name) == text, "dialects/\(name).yaml changed: run scripts/regen-docs.sh")
             let loaded = try DialectLoader.parse(text, file: "dialects/\(name).yaml", builtin: true)
-            #expect(BuiltinDialects.description(name) == loaded.description, "dialects/\(name).yaml compiles differently now: run scripts/regen-docs.sh")
+            #expect(
+                BuiltinDialects.description(name) == loaded.description, "dialects/\(name).yaml compiles differently now: run scripts/regen-docs.sh")
             // The five the driver protocol names keep the server's defaults; a vendor's file says its backend's.
             if Profiles.isNamedInProtocol(name) { #expect(loaded.settings.values.isEmpty, "a built-in dialect's settings are the server's defaults") }
             #expect(Profiles.names.contains(name), "dialects/\(name).yaml is a profile without Swift")
-            #expect(BuiltinDialects.settings(name) == loaded.settings.values.mapValues(\.text), "dialects/\(name).yaml's settings changed: run scripts/regen-docs.sh")
+            #expect(
+                BuiltinDialects.settings(name) == loaded.settings.values.mapValues(\.text),
+                "dialects/\(name).yaml's settings changed: run scripts/regen-docs.sh")
             #expect(Profiles.make(name, options: ProfileOptions()) is DeclaredProfile)
         }
         let schema = try String(contentsOf: Self.root.appendingPathComponent("docs/dialect.schema.json"), encoding: .utf8)
-        #expect(schema.trimmingCharacters(in: .newlines) == DialectFormat.jsonSchema().trimmingCharacters(in: .newlines), "docs/dialect.schema.json is stale: run scripts/regen-docs.sh")
+        #expect(
+            schema.trimmingCharacters(in: .newlines) == DialectFormat.jsonSchema().trimmingCharacters(in: .newlines),
+            "docs/dialect.schema.json is stale: run scripts/regen-docs.sh")
     }
 
     /// YAML merge keys (`<<: *base`) share an answer's fields, as in
@@ -163,7 +197,9 @@ struct DialectFileTests {
         logger.logLevel = .warning
         let app = try AuthmockApplication.make(mock: mock, logger: logger)
         try await app.test(.router) { client in
-            func send(_ method: HTTPRequest.Method, _ path: String, _ headers: HTTPFields = [:], _ body: String? = nil) async throws -> (Int, HTTPFields, [String: Any]) {
+            func send(
+                _ method: HTTPRequest.Method, _ path: String, _ headers: HTTPFields = [:], _ body: String? = nil
+            ) async throws -> (Int, HTTPFields, [String: Any]) {
                 let response = try await client.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
                 let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
                 return (Int(response.status.code), response.headers, json)

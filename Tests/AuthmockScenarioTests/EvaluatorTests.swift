@@ -49,7 +49,8 @@ struct EvaluatorTests {
         mutating func call(_ id: String, path: String = "/api/items", sent: Double, answered: Double?, outcome: String = "ok", status: Int? = 200) {
             let answer = answered.map {
                 DriverAnswer(
-                    id: id, ok: outcome == "ok", outcome: OutcomeKind(rawValue: outcome), status: status, message: nil, fields: [:], profiles: nil, capabilities: nil,
+                    id: id, ok: outcome == "ok", outcome: OutcomeKind(rawValue: outcome), status: status, message: nil, fields: [:], profiles: nil,
+                    capabilities: nil,
                     line: "", receivedAt: EvaluatorTests.start.addingTimeInterval($0))
             }
             calls.append(
@@ -110,7 +111,10 @@ struct EvaluatorTests {
     }
 
     /// Proactive refreshes ahead of expiry, as real libraries' margins make them.
-    @Test(arguments: [(300.0, 250.0, RefreshJudgement.Kind.early), (300.0, 160.0, .early), (300.0, 140.0, .superfluous), (3600.0, 3400.0, .early), (300.0, 0.5, .superfluous), (2.0, 0.5, .early)])
+    @Test(arguments: [
+        (300.0, 250.0, RefreshJudgement.Kind.early), (300.0, 160.0, .early), (300.0, 140.0, .superfluous), (3600.0, 3400.0, .early),
+        (300.0, 0.5, .superfluous), (2.0, 0.5, .early),
+    ])
     func earlyRefreshesAreAllowed(lifetime: Double, after: Double, expected: RefreshJudgement.Kind) {
         var t = Self.signedIn(lifetime: lifetime)
         t.add(after, .refresh, path: "/oauth/token", refresh: "r1", status: 200, issues: ("A2", lifetime), issuesRefresh: "r2")

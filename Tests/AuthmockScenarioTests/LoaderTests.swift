@@ -78,22 +78,58 @@ struct LoaderTests {
     }
 
     @Test(arguments: [
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshs: 1\n", "test.yaml:7:3", "unknown key 'refreshs' in expect (did you mean 'refreshes'?)"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - logn: {}\nexpect:\n  refreshes: 1\n", "test.yaml:5:5", "unknown step 'logn' (did you mean 'login'?)"),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshs: 1\n", "test.yaml:7:3",
+            "unknown key 'refreshs' in expect (did you mean 'refreshes'?)"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - logn: {}\nexpect:\n  refreshes: 1\n", "test.yaml:5:5",
+            "unknown step 'logn' (did you mean 'login'?)"
+        ),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - advance_clock: soon\nexpect:\n  refreshes: 1\n", "test.yaml:5:20", "expected a duration"),
-        ("id: \"1\"\nname: x\ndescription: y\nprofile: oath2\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:4:10", "'oath2' is not a profile (did you mean 'oauth2'?)"),
-        ("id: \"1\"\nname: x\ndescription: y\nprofile: My_Backend\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:4:10", "or the name of a declared dialect"),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nprofile: oath2\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:4:10",
+            "'oath2' is not a profile (did you mean 'oauth2'?)"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nprofile: My_Backend\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:4:10",
+            "or the name of a declared dialect"
+        ),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshes: one\n", "test.yaml:7:14", "expected a whole number"),
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n", "test.yaml:1:1", "missing required key 'expect'"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - parallel: {count: 2}\nexpect:\n  refreshes: 1\n", "test.yaml:6:15", "parallel: give count with request"),
-        ("id: \"1\"\nname: x\ndescription: y\nprofile: oauth2\nprofiles: [envelope]\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:5:11", "give either profile or profiles"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: respond, status: 999}}\nexpect:\n  refreshes: 1\n", "test.yaml:5:12", "200 to 599"),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - parallel: {count: 2}\nexpect:\n  refreshes: 1\n", "test.yaml:6:15",
+            "parallel: give count with request"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nprofile: oauth2\nprofiles: [envelope]\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n",
+            "test.yaml:5:11", "give either profile or profiles"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: respond, status: 999}}\nexpect:\n  refreshes: 1\n",
+            "test.yaml:5:12", "200 to 599"
+        ),
         ("id: \"1\"\nname: [x\n", "test.yaml:3:1", "invalid YAML"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {openid: true, expect: refused}\nexpect:\n  refreshes: 1\n", "test.yaml:5:35", "'refused' is not one of"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - rotate_keys: {grace_seconds: -1}\nexpect:\n  refreshes: 1\n", "test.yaml:5:18", "grace_seconds: must be >= 0"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: id-token, claims: {}}}\nexpect:\n  refreshes: 1\n", "test.yaml:5:12", "must name at least one claim"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshes: {min: 3, max: 1}\n", "test.yaml:7:14", "min 3 is greater than max 1"),
-        ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - rotate_keys: {}\nexpect:\n  refreshes: 1\n", "test.yaml:6:5", "rotate_keys: needs `server: {signing_alg: RS256}`"),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {openid: true, expect: refused}\nexpect:\n  refreshes: 1\n", "test.yaml:5:35",
+            "'refused' is not one of"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - rotate_keys: {grace_seconds: -1}\nexpect:\n  refreshes: 1\n", "test.yaml:5:18",
+            "grace_seconds: must be >= 0"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: id-token, claims: {}}}\nexpect:\n  refreshes: 1\n",
+            "test.yaml:5:12", "must name at least one claim"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\nexpect:\n  refreshes: {min: 3, max: 1}\n", "test.yaml:7:14",
+            "min 3 is greater than max 1"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - rotate_keys: {}\nexpect:\n  refreshes: 1\n", "test.yaml:6:5",
+            "rotate_keys: needs `server: {signing_alg: RS256}`"
+        ),
     ])
     func errorsSayWhereAndWhat(yaml: String, place: String, fragment: String) {
         do throws(ScenarioError) {
@@ -119,7 +155,9 @@ struct SchemaTests {
     @Test func theExpectationTableIsGenerated() throws {
         let page = try String(contentsOf: packageRoot.appendingPathComponent("docs/scenarios.md"), encoding: .utf8)
         let table = ExpectationKinds.markdownTable()
-        #expect(page.contains("<!-- expectations:begin -->\n\(table)<!-- expectations:end -->"), "docs/scenarios.md's expectations are stale: run scripts/regen-docs.sh")
+        #expect(
+            page.contains("<!-- expectations:begin -->\n\(table)<!-- expectations:end -->"),
+            "docs/scenarios.md's expectations are stale: run scripts/regen-docs.sh")
     }
 
     /// Every key the loader accepts appears in the schema, and nothing else.
@@ -145,7 +183,8 @@ struct SchemaTests {
                     print(path, error.message)
             sys.exit(1 if bad else 0)
             """
-        let (status, text) = try runPython(script, packageRoot.appendingPathComponent("docs/scenario.schema.json").path, packageRoot.appendingPathComponent("scenarios").path)
+        let (status, text) = try runPython(
+            script, packageRoot.appendingPathComponent("docs/scenario.schema.json").path, packageRoot.appendingPathComponent("scenarios").path)
         #expect(status == 0, "\(text)")
     }
 }
@@ -157,7 +196,9 @@ struct ArchitecturePageTests {
         let paths = page.matches(of: /`((?:Sources|Tests|scripts|drivers|docs|scenarios|bench)\/[^` ]+)`/).map { String($0.output.1) }
         #expect(paths.count > 20)
         for path in paths {
-            #expect(FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent(path).path), "ARCHITECTURE.md names \(path), which does not exist")
+            #expect(
+                FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent(path).path),
+                "ARCHITECTURE.md names \(path), which does not exist")
         }
     }
 }

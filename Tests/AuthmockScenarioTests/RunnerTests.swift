@@ -47,7 +47,9 @@ import Testing
         """
 
     @Test func aDriverThatCrashesIsAnError() async throws {
-        let result = try await runFake(Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#) + "\nsys.stderr.write('boom: segfault in the library\\n')\nsys.exit(3)\n")
+        let result = try await runFake(
+            Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#)
+                + "\nsys.stderr.write('boom: segfault in the library\\n')\nsys.exit(3)\n")
         #expect(result.verdict == .error)
         #expect(result.reason?.contains("exited before the scenario finished") == true, "\(result.reason ?? "")")
         #expect(result.driverStderr.contains("boom"))
@@ -74,7 +76,8 @@ import Testing
 
     @Test func aDriverThatPrintsGarbageIsAnError() async throws {
         let result = try await runFake(
-            Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#) + "\nsys.stdout.write('Hello from the library!\\n'); sys.stdout.flush()\ntime.sleep(5)\n")
+            Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#)
+                + "\nsys.stdout.write('Hello from the library!\\n'); sys.stdout.flush()\ntime.sleep(5)\n")
         #expect(result.verdict == .error)
         #expect(result.reason?.contains("not JSON: Hello from the library!") == true, "\(result.reason ?? "")")
     }
@@ -112,17 +115,22 @@ import Testing
     }
 
     @Test func anAnswerForAnUnknownIdIsAnError() async throws {
-        let result = try await runFake(Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#) + "\nsend({'id': '77', 'ok': True})\ntime.sleep(5)\n")
+        let result = try await runFake(
+            Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["oauth2"]"#) + "\nsend({'id': '77', 'ok': True})\ntime.sleep(5)\n")
         #expect(result.verdict == .error)
         #expect(result.reason?.contains("id 77 was never sent") == true, "\(result.reason ?? "")")
     }
 
     @Test func knownFailuresAreSkippedAndNewPassesAreReported() async throws {
         let yaml = Self.simple.replacingOccurrences(of: "outcomes: {ok: all}", with: "outcomes: {reauth_required: all}")
-        let failing = await ScenarioRunner.runCase(try scenario(yaml), profile: "oauth2", options: RunOptions(driver: try referenceDriver(), expectedFailures: ["9.9": "the library never signs out"]))
+        let failing = await ScenarioRunner.runCase(
+            try scenario(yaml), profile: "oauth2",
+            options: RunOptions(driver: try referenceDriver(), expectedFailures: ["9.9": "the library never signs out"]))
         #expect(failing.verdict == .skip)
         #expect(failing.reason == "known failure: the library never signs out")
-        let passing = await ScenarioRunner.runCase(try scenario(Self.simple), profile: "oauth2", options: RunOptions(driver: try referenceDriver(), expectedFailures: ["9.9 [oauth2]": "flaky"]))
+        let passing = await ScenarioRunner.runCase(
+            try scenario(Self.simple), profile: "oauth2",
+            options: RunOptions(driver: try referenceDriver(), expectedFailures: ["9.9 [oauth2]": "flaky"]))
         #expect(passing.verdict == .pass)
         #expect(passing.reason?.contains("remove it from the expected-failures file") == true)
     }
@@ -178,7 +186,8 @@ import Testing
         let cases = try builtInCases().filter { !["1.5", "6.1"].contains($0.0.id) }
         let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script.path)", jobs: 8))
         for result in results where result.verdict == .pass || result.verdict == .error {
-            Issue.record("\(result.label) \(result.verdict.rawValue) for a driver that sends nothing and says \(outcome) \(status): \(result.reason ?? "")")
+            Issue.record(
+                "\(result.label) \(result.verdict.rawValue) for a driver that sends nothing and says \(outcome) \(status): \(result.reason ?? "")")
         }
     }
 
@@ -187,7 +196,8 @@ import Testing
     @Test func helloIsAskedOncePerRunAndUnsupportedCasesDoNotStartTheDriver() async throws {
         let counter = FileManager.default.temporaryDirectory.appendingPathComponent("starts-\(UUID())")
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("counted-\(UUID()).py")
-        let body = Self.liar(outcome: "ok", status: 200, capabilities: "[]").replacingOccurrences(of: "\"envelope\", \"reissue\", \"renewal\", \"header-rotation\"", with: "")
+        let body = Self.liar(outcome: "ok", status: 200, capabilities: "[]").replacingOccurrences(
+            of: "\"envelope\", \"reissue\", \"renewal\", \"header-rotation\"", with: "")
         try ("open(\"\(counter.path)\", \"a\").write(\"start\\n\")\n" + body).write(to: script, atomically: true, encoding: .utf8)
         defer {
             try? FileManager.default.removeItem(at: script)

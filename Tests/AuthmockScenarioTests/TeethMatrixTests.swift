@@ -41,8 +41,12 @@ import Testing
     }
 
     @Test func casesPageIsCurrent() throws {
-        let scenarios = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path]).flatMap { try ScenarioLoader.load(file: $0).withVariants }
+        let scenarios = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path]).flatMap {
+            try ScenarioLoader.load(file: $0).withVariants
+        }
         let page = try String(contentsOf: packageRoot.appendingPathComponent("docs/cases.md"), encoding: .utf8)
-        #expect(page == CasesPage.markdown(scenarios, matrix: try TeethMatrix.load(path: Self.matrixPath)), "docs/cases.md is stale: run scripts/regen-docs.sh")
+        #expect(
+            page == CasesPage.markdown(scenarios, matrix: try TeethMatrix.load(path: Self.matrixPath)),
+            "docs/cases.md is stale: run scripts/regen-docs.sh")
     }
 }

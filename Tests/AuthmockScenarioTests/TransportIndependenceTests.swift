@@ -12,7 +12,9 @@ import Testing
 /// 16 case runs at once on two cores: verdicts hold at any concurrency.
 @Suite(.serialized) struct TransportIndependenceTests {
     static let clockBound: [String: Verdict] = Dictionary(
-        uniqueKeysWithValues: (["6.1 [oauth2]"] + ["oauth2", "envelope", "reissue", "renewal", "header-rotation"].map { "11.2 [\($0)]" }).map { ($0, Verdict.nonStrict) })
+        uniqueKeysWithValues: (["6.1 [oauth2]"] + ["oauth2", "envelope", "reissue", "renewal", "header-rotation"].map { "11.2 [\($0)]" }).map {
+            ($0, Verdict.nonStrict)
+        })
     static let variants: [(flags: String, allowed: [String: Verdict])] = [
         ("--max-connections-per-host 6", [:]),
         ("--proactive-refresh at-expiry", [:]),
@@ -25,7 +27,9 @@ import Testing
         let cases = try builtInCases()
         let driver = try referenceDriver()
         let baseline = await ScenarioRunner.run(cases, options: RunOptions(driver: driver, jobs: 16))
-        for result in baseline where result.verdict != .pass { Issue.record("baseline \(result.label): \(result.verdict.rawValue) \(Reports.details(result))") }
+        for result in baseline where result.verdict != .pass {
+            Issue.record("baseline \(result.label): \(result.verdict.rawValue) \(Reports.details(result))")
+        }
         for (flags, allowed) in Self.variants {
             let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "\(driver) \(flags)", jobs: 16))
             for (base, variant) in zip(baseline, results) {

@@ -30,7 +30,8 @@ struct CompiledTemplateTests {
             }
             let bytes = try #require(compiled.render(values), "\(text)")
             let fast = try JSONSerialization.jsonObject(with: Data(bytes.readableBytesView), options: .fragmentsAllowed)
-            let tree = try JSONSerialization.jsonObject(with: Data(JSONResponse.bytes(template.render(values)).readableBytesView), options: .fragmentsAllowed)
+            let tree = try JSONSerialization.jsonObject(
+                with: Data(JSONResponse.bytes(template.render(values)).readableBytesView), options: .fragmentsAllowed)
             #expect(NSDictionary(dictionary: ["v": fast]).isEqual(to: ["v": tree]), "\(text) with \(string.debugDescription)")
         }
     }

@@ -65,7 +65,10 @@ struct ControlAPITests {
     @Test func theClockStaysWithinAHundredYearsAndTheServerKeepsAnswering() async throws {
         try await TestServer.run { server in
             let pair = try await server.login()
-            for (path, body) in [("/clock/set", #"{"offsetSeconds": 9.3e18}"#), ("/clock/set", #"{"offsetSeconds": -9.3e18}"#), ("/clock/advance", #"{"seconds": 1e308}"#)] {
+            for (path, body) in [
+                ("/clock/set", #"{"offsetSeconds": 9.3e18}"#), ("/clock/set", #"{"offsetSeconds": -9.3e18}"#),
+                ("/clock/advance", #"{"seconds": 1e308}"#),
+            ] {
                 let response = try await server.control(.post, path, body)
                 #expect(response.status == .badRequest, "\(path) \(body)")
                 #expect(response.errorCode == "invalid_value")
@@ -78,7 +81,8 @@ struct ControlAPITests {
             let introspection = try await server.form("/oauth/introspect", [("token", pair.access)])
             #expect(introspection.status == .ok)
             #expect(try introspection.json()["active"] as? Bool == false)
-            #expect(try await server.form("/oauth/token", [("grant_type", "password"), ("username", "alice"), ("password", "wonderland")]).status == .ok)
+            #expect(
+                try await server.form("/oauth/token", [("grant_type", "password"), ("username", "alice"), ("password", "wonderland")]).status == .ok)
         }
     }
 
@@ -233,7 +237,8 @@ struct ControlAPITests {
     @Test func resetForgetsEverything() async throws {
         try await TestServer.run { server in
             let pair = try await server.login()
-            _ = try await server.control(.post, "/faults", #"{"match": {"kind": "resource"}, "times": "unlimited", "action": {"type": "respond", "status": 500}}"#)
+            _ = try await server.control(
+                .post, "/faults", #"{"match": {"kind": "resource"}, "times": "unlimited", "action": {"type": "respond", "status": 500}}"#)
             _ = try await server.control(.post, "/clock/advance", #"{"seconds": 10}"#)
             #expect(try await server.control(.post, "/reset").status == .ok)
             #expect(try await server.control(.get, "/clock").json()["offsetSeconds"] as? Double == 0)
@@ -280,7 +285,9 @@ struct ControlProtectionTests {
     /// Any method on a control path answers in the control API's shape, never the profile's 404.
     @Test func otherMethodsOnControlPathsAnswerInTheControlShape() async throws {
         try await TestServer.run { server in
-            for (method, path) in [(HTTPRequest.Method.post, "/clock"), (.get, "/clock/advance"), (.options, "/journal"), (.trace, ""), (.put, "/faults")] {
+            for (method, path) in [
+                (HTTPRequest.Method.post, "/clock"), (.get, "/clock/advance"), (.options, "/journal"), (.trace, ""), (.put, "/faults"),
+            ] {
                 let response = try await server.control(method, path)
                 #expect(response.status == .methodNotAllowed, "\(method) \(path): \(response.text)")
                 #expect(response.errorCode == "method_not_allowed")
@@ -315,7 +322,10 @@ struct ControlProtectionTests {
     @Test func crossSiteRequestsCannotSteerTheMock() async throws {
         try await TestServer.run { server in
             let evil: HTTPFields = [.origin: "https://evil.example"]
-            for (path, body) in [("/clock/advance", #"{"seconds": 3600}"#), ("/reset", nil), ("/tokens/revoke", "{}"), ("/faults", #"{"action": {"type": "status", "status": 500}}"#)] {
+            for (path, body) in [
+                ("/clock/advance", #"{"seconds": 3600}"#), ("/reset", nil), ("/tokens/revoke", "{}"),
+                ("/faults", #"{"action": {"type": "status", "status": 500}}"#),
+            ] {
                 let response = try await server.control(.post, path, body, headers: evil)
                 #expect(response.status == .forbidden && response.errorCode == "cross_origin", "\(path): \(response.text)")
             }
@@ -329,7 +339,8 @@ struct ControlProtectionTests {
             #expect(try await server.control(.get, "/faults").text == "[]", "no fault was added")
             // JSON with a charset, and a bodiless POST without a type, still work
             // (the server's own origin: ServeBinaryTests, where there is a Host).
-            let charset = try await server.send(.post, "/_authmock/clock/advance", headers: [.contentType: "application/json; charset=utf-8"], body: #"{"seconds": 1}"#)
+            let charset = try await server.send(
+                .post, "/_authmock/clock/advance", headers: [.contentType: "application/json; charset=utf-8"], body: #"{"seconds": 1}"#)
             #expect(charset.status == .ok)
             #expect(try await server.send(.post, "/_authmock/reset", headers: [:], body: nil).status == .ok)
         }

@@ -47,7 +47,9 @@ struct DocExampleTests {
                     let actual = response.headers[HTTPField.Name(name)!]
                     #expect(DocExample.matches(value, actual), "\(label): header \(name) is \(actual ?? "absent")")
                     // A wildcard header becomes a variable named after it, e.g. {{authorization}}.
-                    if let actual, value.hasPrefix("<") { DocExample.set(name.lowercased().replacingOccurrences(of: "-", with: "_"), actual, in: &variables) }
+                    if let actual, value.hasPrefix("<") {
+                        DocExample.set(name.lowercased().replacingOccurrences(of: "-", with: "_"), actual, in: &variables)
+                    }
                 }
                 if let expected = example.expectedBody {
                     let actual = try JSONSerialization.jsonObject(with: Data(buffer: response.body))
@@ -68,7 +70,8 @@ struct DocExampleTests {
             "docs/profiles/\(profile).md error table is stale: run scripts/regen-docs.sh")
         // A dialect built in as a file shows that file.
         if let file = BuiltinDialects.file(profile) {
-            let block = "<!-- file:begin -->\n<details><summary>dialects/\(profile).yaml</summary>\n\n```yaml\n\(file)```\n\n</details>\n<!-- file:end -->"
+            let block =
+                "<!-- file:begin -->\n<details><summary>dialects/\(profile).yaml</summary>\n\n```yaml\n\(file)```\n\n</details>\n<!-- file:end -->"
             #expect(page.contains(block), "docs/profiles/\(profile).md's dialect file is stale: run scripts/regen-docs.sh")
         }
     }

@@ -40,7 +40,8 @@ struct FaultAndJournalTests {
             )
             let call = HTTPField.Name("X-Authmock-Call")!
             for _ in 0..<3 {
-                #expect(try await server.send(.get, "/api/me", headers: [.authorization: "Bearer \(pair.access)", call: "c2"]).status == .unauthorized)
+                #expect(
+                    try await server.send(.get, "/api/me", headers: [.authorization: "Bearer \(pair.access)", call: "c2"]).status == .unauthorized)
             }
             #expect(try await server.send(.get, "/api/me", headers: [.authorization: "Bearer \(pair.access)", call: "c1"]).status == .ok)
             let entries = try await server.journal("call=c2")
@@ -54,7 +55,8 @@ struct FaultAndJournalTests {
 
     @Test func delayFaultHoldsTheAnswer() async throws {
         try await TestServer.run { server in
-            _ = try await server.control(.post, "/faults", #"{"match": {"method": "post", "pathPrefix": "/oauth/token"}, "action": {"type": "delay", "ms": 300}}"#)
+            _ = try await server.control(
+                .post, "/faults", #"{"match": {"method": "post", "pathPrefix": "/oauth/token"}, "action": {"type": "delay", "ms": 300}}"#)
             let start = ContinuousClock.now
             let pair = try await server.login()
             #expect(ContinuousClock.now - start >= .milliseconds(300))
@@ -190,7 +192,8 @@ struct FaultAndJournalTests {
                 try await onFreshConnection(port, form("grant_type=password&username=alice&password=wonderland"))
             }
             let journal = try await onFreshConnection(port, .init("/_authmock/journal?kind=login", method: .get))
-            let entries = try #require(try JSONSerialization.jsonObject(with: Data(buffer: journal.body!)) as? [String: Any])["entries"] as? [[String: Any]]
+            let entries =
+                try #require(try JSONSerialization.jsonObject(with: Data(buffer: journal.body!)) as? [String: Any])["entries"] as? [[String: Any]]
             #expect(entries?.first?["status"] as? Int == 0)
             #expect(entries?.first?["undelivered"] as? Bool == true)
             // The next connection is served normally: the rule fired once.
@@ -201,7 +204,8 @@ struct FaultAndJournalTests {
     @Test func dropResponseLosesARefreshTheServerPerformed() async throws {
         try await liveServer { server, port in
             let login = try await onFreshConnection(port, form("grant_type=password&username=alice&password=wonderland"))
-            let refresh = try #require(try JSONSerialization.jsonObject(with: Data(buffer: login.body!)) as? [String: Any])["refresh_token"] as! String
+            let refresh =
+                try #require(try JSONSerialization.jsonObject(with: Data(buffer: login.body!)) as? [String: Any])["refresh_token"] as! String
             _ = try await onFreshConnection(
                 port,
                 .init(
@@ -211,7 +215,8 @@ struct FaultAndJournalTests {
                 try await onFreshConnection(port, form("grant_type=refresh_token&refresh_token=\(refresh)"))
             }
             let journal = try await onFreshConnection(port, .init("/_authmock/journal?kind=refresh", method: .get))
-            let entries = try #require(try JSONSerialization.jsonObject(with: Data(buffer: journal.body!)) as? [String: Any])["entries"] as? [[String: Any]]
+            let entries =
+                try #require(try JSONSerialization.jsonObject(with: Data(buffer: journal.body!)) as? [String: Any])["entries"] as? [[String: Any]]
             #expect(entries?.first?["status"] as? Int == 200)
             #expect(entries?.first?["undelivered"] as? Bool == true)
             #expect(entries?.first?["issuedRefresh"] as? String != nil)

@@ -33,19 +33,26 @@ struct GraphQLTests {
     static let errorCases: [ErrorCase] = [
         ErrorCase(name: "body not JSON", expected: .badRequest, mode: .http) { s, t in try await s.graphQL(raw: "{nope", token: t) },
         ErrorCase(name: "no query", expected: .badRequest, mode: .http) { s, t in try await s.graphQL(raw: #"{"variables": {}}"#, token: t) },
-        ErrorCase(name: "batch", expected: .badRequest, mode: .http) { s, t in try await s.graphQL(raw: #"[{"query": "{ items { id } }"}]"#, token: t) },
+        ErrorCase(name: "batch", expected: .badRequest, mode: .http) { s, t in try await s.graphQL(raw: #"[{"query": "{ items { id } }"}]"#, token: t)
+        },
         ErrorCase(name: "variables not an object", expected: .badRequest, mode: .http) { s, t in
             try await s.graphQL(raw: #"{"query": "{ items { id } }", "variables": [1]}"#, token: t)
         },
-        ErrorCase(name: "two operations, no name", expected: .badRequest, mode: .http) { s, t in try await s.graphQL("query A { items { id } } query B { me { sub } }", token: t) },
+        ErrorCase(name: "two operations, no name", expected: .badRequest, mode: .http) { s, t in
+            try await s.graphQL("query A { items { id } } query B { me { sub } }", token: t)
+        },
         ErrorCase(name: "GET without query", expected: .badRequest, mode: .http) { s, t in try await s.get("/graphql", bearer: t) },
         ErrorCase(name: "nesting bomb", expected: .overLimit, mode: .http) { s, t in
             try await s.graphQL(String(repeating: "{ a ", count: 5000) + String(repeating: "}", count: 5000), token: t)
         },
         ErrorCase(name: "syntax error", expected: .parseFailed, mode: .http) { s, t in try await s.graphQL("{ me { ", token: t) },
         // The document ends inside a string escape: the lexer used to trap (fuzzing found it).
-        ErrorCase(name: "document ends in a \\u escape", expected: .parseFailed, mode: .http) { s, t in try await s.graphQL(#"{ item(id: "\u1"#, token: t) },
-        ErrorCase(name: "document ends in a backslash", expected: .parseFailed, mode: .http) { s, t in try await s.graphQL(#"{ item(id: "\"#, token: t) },
+        ErrorCase(name: "document ends in a \\u escape", expected: .parseFailed, mode: .http) { s, t in
+            try await s.graphQL(#"{ item(id: "\u1"#, token: t)
+        },
+        ErrorCase(name: "document ends in a backslash", expected: .parseFailed, mode: .http) { s, t in
+            try await s.graphQL(#"{ item(id: "\"#, token: t)
+        },
         ErrorCase(name: "unknown field", expected: .validationFailed, mode: .http) { s, t in try await s.graphQL("{ me { password } }", token: t) },
         ErrorCase(name: "mutation over GET", expected: .mutationOverGet, mode: .http) { s, t in
             try await s.get("/graphql?query=" + formEncode(#"mutation { createNote(text: "x") { id } }"#), bearer: t)
@@ -58,8 +65,12 @@ struct GraphQLTests {
             let readOnly = try await s.login(scope: "read").access
             return try await s.graphQL(#"mutation { createNote(text: "x") { id } }"#, token: readOnly)
         },
-        ErrorCase(name: "empty note", expected: .badUserInput, mode: .http) { s, t in try await s.graphQL(#"mutation { createNote(text: "") { id } }"#, token: t) },
-        ErrorCase(name: "unknown item", expected: .notFound, mode: .http) { s, t in try await s.graphQL(#"{ me { sub } item(id: "item-9") { id } }"#, token: t) },
+        ErrorCase(name: "empty note", expected: .badUserInput, mode: .http) { s, t in
+            try await s.graphQL(#"mutation { createNote(text: "") { id } }"#, token: t)
+        },
+        ErrorCase(name: "unknown item", expected: .notFound, mode: .http) { s, t in
+            try await s.graphQL(#"{ me { sub } item(id: "item-9") { id } }"#, token: t)
+        },
     ]
 
     @Test(arguments: errorCases)
@@ -94,7 +105,8 @@ struct GraphQLTests {
             #expect(try me.json()["errors"] == nil)
 
             let variables = #"{"t": "caf\u00e9"}"#
-            let created = try await server.graphQL(raw: #"{"query": "mutation Add($t: String!) { createNote(text: $t) { id text author } }", "variables": \#(variables)}"#, token: token)
+            let created = try await server.graphQL(
+                raw: #"{"query": "mutation Add($t: String!) { createNote(text: $t) { id text author } }", "variables": \#(variables)}"#, token: token)
             let note = try #require((try created.json()["data"] as? [String: Any])?["createNote"] as? [String: Any])
             #expect(note["text"] as? String == "café" && note["author"] as? String == "alice")
             let listed = try await server.graphQL("{ notes { id } }", token: token)

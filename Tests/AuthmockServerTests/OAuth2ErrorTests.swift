@@ -39,7 +39,9 @@ let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 /// Runs the authorization endpoint and returns the code from the redirect.
 func authorizationCode(_ server: TestServer, client: String = "demo", redirect: String = "app://cb") async throws -> String {
     let response = try await server.send(
-        .get, "/oauth/authorize?response_type=code&client_id=\(client)&redirect_uri=\(formEncode(redirect))&code_challenge=\(challenge)&code_challenge_method=S256&state=xyz")
+        .get,
+        "/oauth/authorize?response_type=code&client_id=\(client)&redirect_uri=\(formEncode(redirect))&code_challenge=\(challenge)&code_challenge_method=S256&state=xyz"
+    )
     try #require(response.status == .found, "authorize failed: \(response.text)")
     let location = try #require(response.headers[.location])
     let items = URLComponents(string: location)?.queryItems ?? []
@@ -47,7 +49,10 @@ func authorizationCode(_ server: TestServer, client: String = "demo", redirect: 
     return try #require(items.first { $0.name == "code" }?.value)
 }
 
-func redeem(_ server: TestServer, code: String, client: (String, String)? = ("demo", "demo-secret"), redirect: String = "app://cb", verifier: String? = verifier) async throws -> TestResponse {
+func redeem(
+    _ server: TestServer, code: String, client: (String, String)? = ("demo", "demo-secret"), redirect: String = "app://cb",
+    verifier: String? = verifier
+) async throws -> TestResponse {
     var fields = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect)]
     if let verifier { fields.append(("code_verifier", verifier)) }
     return try await server.form("/oauth/token", fields, basic: client)
@@ -63,7 +68,9 @@ let oauth2ErrorCases: [ErrorCase] = [
         let idToken = try #require(try await server.login(scope: "openid").json["id_token"] as? String)
         return try await server.send(.get, "/oauth/logout?id_token_hint=\(idToken.dropLast(4))AAAA")
     },
-    ErrorCase("missing username", OAuth2Error.missingParameter) { try await $0.form("/oauth/token", [("grant_type", "password"), ("password", "x")]) },
+    ErrorCase("missing username", OAuth2Error.missingParameter) {
+        try await $0.form("/oauth/token", [("grant_type", "password"), ("password", "x")])
+    },
     ErrorCase("missing grant_type", OAuth2Error.missingParameter) { try await $0.form("/oauth/token", []) },
     ErrorCase("grant_type twice", OAuth2Error.repeatedParameter) { try await $0.form("/oauth/token", password + [("grant_type", "password")]) },
     ErrorCase("bad percent-encoding", OAuth2Error.malformedBody) {
@@ -72,7 +79,8 @@ let oauth2ErrorCases: [ErrorCase] = [
     ErrorCase("form body that is not UTF-8", OAuth2Error.malformedBody) {
         var bytes = ByteBuffer(string: "grant_type=password&username=alice&password=wonder")
         bytes.writeBytes([0xFF, 0xFE])
-        return try await $0.client.execute(uri: "/oauth/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"], body: bytes)
+        return try await $0.client.execute(
+            uri: "/oauth/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"], body: bytes)
     },
     ErrorCase("a media type that only starts like a form", OAuth2Error.unsupportedContentType) {
         try await $0.send(.post, "/oauth/token", headers: [.contentType: "application/x-www-form-urlencodedXYZ"], body: "grant_type=password")
@@ -80,14 +88,22 @@ let oauth2ErrorCases: [ErrorCase] = [
     ErrorCase("JSON body", OAuth2Error.unsupportedContentType) {
         try await $0.send(.post, "/oauth/token", headers: [.contentType: "application/json"], body: #"{"grant_type":"password"}"#)
     },
-    ErrorCase("Basic and client_secret", OAuth2Error.multipleClientAuth) { try await $0.form("/oauth/token", password + [("client_id", "demo"), ("client_secret", "demo-secret")]) },
+    ErrorCase("Basic and client_secret", OAuth2Error.multipleClientAuth) {
+        try await $0.form("/oauth/token", password + [("client_id", "demo"), ("client_secret", "demo-secret")])
+    },
     ErrorCase("wrong secret over Basic", OAuth2Error.invalidClientBasic) { try await $0.form("/oauth/token", password, basic: ("demo", "wrong")) },
     ErrorCase("undecodable Basic", OAuth2Error.invalidClientBasic) {
-        try await $0.send(.post, "/oauth/token", headers: [.contentType: "application/x-www-form-urlencoded", .authorization: "Basic !!!"], body: "grant_type=password")
+        try await $0.send(
+            .post, "/oauth/token", headers: [.contentType: "application/x-www-form-urlencoded", .authorization: "Basic !!!"],
+            body: "grant_type=password")
     },
-    ErrorCase("wrong secret in body", OAuth2Error.invalidClient) { try await $0.form("/oauth/token", password + [("client_id", "demo"), ("client_secret", "nope")], basic: nil) },
+    ErrorCase("wrong secret in body", OAuth2Error.invalidClient) {
+        try await $0.form("/oauth/token", password + [("client_id", "demo"), ("client_secret", "nope")], basic: nil)
+    },
     ErrorCase("no client authentication", OAuth2Error.invalidClient) { try await $0.form("/oauth/token", password, basic: nil) },
-    ErrorCase("wrong password", OAuth2Error.wrongCredentials) { try await $0.form("/oauth/token", [("grant_type", "password"), ("username", "alice"), ("password", "x")]) },
+    ErrorCase("wrong password", OAuth2Error.wrongCredentials) {
+        try await $0.form("/oauth/token", [("grant_type", "password"), ("username", "alice"), ("password", "x")])
+    },
     ErrorCase("unknown refresh token", OAuth2Error.refresh(.unknown)) { try await $0.refresh("garbage") },
     ErrorCase("expired refresh token", OAuth2Error.refresh(.expired)) { server in
         let pair = try await server.login()
@@ -106,7 +122,8 @@ let oauth2ErrorCases: [ErrorCase] = [
     },
     ErrorCase("refresh token of another client", OAuth2Error.refresh(.clientMismatch)) { server in
         let pair = try await server.login()
-        return try await server.form("/oauth/token", [("grant_type", "refresh_token"), ("refresh_token", pair.refresh!)], basic: ("other", "other-secret"))
+        return try await server.form(
+            "/oauth/token", [("grant_type", "refresh_token"), ("refresh_token", pair.refresh!)], basic: ("other", "other-secret"))
     },
     ErrorCase("unknown code", OAuth2Error.code(.unknown)) { try await redeem($0, code: "nope") },
     ErrorCase("expired code", OAuth2Error.code(.expired)) { server in
@@ -140,7 +157,10 @@ let oauth2ErrorCases: [ErrorCase] = [
         try await $0.send(.get, "/oauth/authorize?response_type=code&client_id=nope&redirect_uri=app://cb")
     },
     ErrorCase("authorize unregistered redirect", OAuth2Error.authorizeBadRedirect) {
-        try await $0.send(.get, "/oauth/authorize?response_type=code&client_id=mobile&redirect_uri=https://evil.example/cb&code_challenge=\(challenge)&code_challenge_method=S256")
+        try await $0.send(
+            .get,
+            "/oauth/authorize?response_type=code&client_id=mobile&redirect_uri=https://evil.example/cb&code_challenge=\(challenge)&code_challenge_method=S256"
+        )
     },
     ErrorCase("authorize response_type=token", OAuth2Error.authorizeUnsupportedResponseType) {
         try await $0.send(.get, "/oauth/authorize?response_type=token&client_id=demo&redirect_uri=app://cb")
@@ -149,10 +169,14 @@ let oauth2ErrorCases: [ErrorCase] = [
         try await $0.send(.get, "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb")
     },
     ErrorCase("authorize with plain PKCE", OAuth2Error.authorizePKCERequired) {
-        try await $0.send(.get, "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb&code_challenge=abc&code_challenge_method=plain")
+        try await $0.send(
+            .get, "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb&code_challenge=abc&code_challenge_method=plain")
     },
     ErrorCase("authorize unknown scope", OAuth2Error.authorizeInvalidScope) {
-        try await $0.send(.get, "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb&code_challenge=\(challenge)&code_challenge_method=S256&scope=root")
+        try await $0.send(
+            .get,
+            "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb&code_challenge=\(challenge)&code_challenge_method=S256&scope=root"
+        )
     },
     ErrorCase("resource without Authorization", OAuth2Error.resourceMissingToken) { try await $0.get("/api/me", bearer: nil) },
     ErrorCase("resource with a bare token", OAuth2Error.resourceNotBearer) { server in
@@ -184,12 +208,14 @@ let oauth2ErrorCases: [ErrorCase] = [
         return try await server.get("/api/me", bearer: "\(parts[0]).\(base64URL(Data(claims.utf8))).\(parts[2])")
     },
     ErrorCase("token for another audience", OAuth2Error.resourceToken(.wrongAudience)) { server in
-        let otherAPI = try await TokenAuthority(settings: TokenSettings(audience: "billing"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
+        let otherAPI = try await TokenAuthority(
+            settings: TokenSettings(audience: "billing"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
         let issued = try await otherAPI.issue(subject: "alice", clientID: "demo", scope: "read")
         return try await server.get("/api/me", bearer: issued.accessToken)
     },
     ErrorCase("token from another issuer with this server's key", OAuth2Error.resourceToken(.wrongIssuer)) { server in
-        let elsewhere = try await TokenAuthority(settings: TokenSettings(issuer: "https://elsewhere.test"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
+        let elsewhere = try await TokenAuthority(
+            settings: TokenSettings(issuer: "https://elsewhere.test"), signingKey: errorTestOptions.signingKey, clock: server.mock.clock)
         let issued = try await elsewhere.issue(subject: "alice", clientID: "demo", scope: "read")
         return try await server.get("/api/me", bearer: issued.accessToken)
     },
@@ -225,7 +251,8 @@ let oauth2ErrorCases: [ErrorCase] = [
     },
     ErrorCase("oversize body to a resource", CommonError.payloadTooLarge) { server in
         let pair = try await server.login()
-        return try await server.send(.post, "/api/notes", headers: [.authorization: "Bearer \(pair.access)"], body: String(repeating: "x", count: 70_000))
+        return try await server.send(
+            .post, "/api/notes", headers: [.authorization: "Bearer \(pair.access)"], body: String(repeating: "x", count: 70_000))
     },
 ]
 

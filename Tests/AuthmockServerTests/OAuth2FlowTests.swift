@@ -126,7 +126,9 @@ struct OAuth2FlowTests {
         options.directory.users.append(User(username: "bob", password: "builder"))
         try await TestServer.run(options) { server in
             let response = try await server.send(
-                .get, "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb&code_challenge=\(challenge)&code_challenge_method=S256&login_hint=bob")
+                .get,
+                "/oauth/authorize?response_type=code&client_id=demo&redirect_uri=app://cb&code_challenge=\(challenge)&code_challenge_method=S256&login_hint=bob"
+            )
             let location = try #require(response.headers[.location])
             let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
             let pair = try TokenPair(try await redeem(server, code: code))

@@ -45,12 +45,15 @@ struct OpenAPITests {
         options.profile = profile.rawValue
         let router = AuthmockApplication.router(for: try await Authmock(options: options))
         let all = Set(router.routes.map { Operation(method: $0.method.rawValue, path: $0.path.description) })
-        return all.filter { $0.path != ControlRoutes.prefix + "/**" && !($0.method == "HEAD" && all.contains(Operation(method: "GET", path: $0.path))) }
+        return all.filter {
+            $0.path != ControlRoutes.prefix + "/**" && !($0.method == "HEAD" && all.contains(Operation(method: "GET", path: $0.path)))
+        }
     }
 
     @Test(arguments: ProfileName.allCases)
     func theDocumentAndTheRoutesAgree(_ profile: ProfileName) async throws {
-        let documented = try Self.operations().filter { !Self.everywhere.isDisjoint(with: $0.tags) || $0.tags.contains(profile.rawValue) }.map(\.operation)
+        let documented = try Self.operations().filter { !Self.everywhere.isDisjoint(with: $0.tags) || $0.tags.contains(profile.rawValue) }.map(
+            \.operation)
         let served = try await Self.served(profile)
         let missing = documented.filter { !served.contains($0) }
         #expect(missing.isEmpty, "documented for \(profile.rawValue) but not routed: \(missing)")

@@ -112,7 +112,9 @@ struct OpenIDTests {
             let claims = try await keys.verify(login.access, as: AccessTokenClaims.self)
             let forged = try await hmac.sign(claims, kid: JWKIdentifier(string: try #require(key["kid"] as? String)))
             let refused = try await server.get("/api/me", bearer: forged)
-            #expect(refused.status == .unauthorized && refused.errorDescription?.hasPrefix("Access token uses an algorithm other than the server's") == true)
+            #expect(
+                refused.status == .unauthorized
+                    && refused.errorDescription?.hasPrefix("Access token uses an algorithm other than the server's") == true)
         }
     }
 

@@ -92,9 +92,13 @@ let login = #"{"username": "alice", "password": "wonderland"}"#
 /// Shared body and resource errors, run on each plain profile.
 func plainCases(_ profile: String) -> [ProfileCase] {
     [
-        ProfileCase(profile, "wrong password", BackendError.wrongCredentials) { try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#) },
+        ProfileCase(profile, "wrong password", BackendError.wrongCredentials) {
+            try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#)
+        },
         ProfileCase(profile, "missing password", BackendError.missingField) { try await $0.postJSON("/auth/login", #"{"username": "alice"}"#) },
-        ProfileCase(profile, "number as username", BackendError.invalidField) { try await $0.postJSON("/auth/login", #"{"username": 7, "password": "x"}"#) },
+        ProfileCase(profile, "number as username", BackendError.invalidField) {
+            try await $0.postJSON("/auth/login", #"{"username": 7, "password": "x"}"#)
+        },
         ProfileCase(profile, "array body", BackendError.invalidField) { try await $0.postJSON("/auth/login", #"["alice"]"#) },
         ProfileCase(profile, "broken JSON", BackendError.malformedJSON) { try await $0.postJSON("/auth/login", #"{"username""#) },
         ProfileCase(profile, "no token", BackendError.missingToken) { try await $0.get("/api/me", bearer: nil) },
@@ -155,24 +159,29 @@ let profileCases: [ProfileCase] =
             let pair = try await server.backendLogin()
             return try await server.postJSON("/auth/reissue", #"{"accessToken": "a.b.c", "refreshToken": "\#(pair.refresh)"}"#)
         },
-        ProfileCase("reissue", "missing accessToken", BackendError.missingField) { try await $0.postJSON("/auth/reissue", #"{"refreshToken": "x"}"#) },
+        ProfileCase("reissue", "missing accessToken", BackendError.missingField) {
+            try await $0.postJSON("/auth/reissue", #"{"refreshToken": "x"}"#)
+        },
         ProfileCase("renewal", "refresh without Bearer", RenewalError.missingAuthorization) { server in
             let pair = try await server.backendLogin()
             return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
         },
         ProfileCase("renewal", "Bearer differs from accessToken", RenewalError.accessMismatch) { server in
             let first = try await server.backendLogin(), second = try await server.backendLogin()
-            return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(first.access)", "refreshToken": "\#(first.refresh)"}"#, bearer: second.access)
+            return try await server.postJSON(
+                "/auth/refresh", #"{"accessToken": "\#(first.access)", "refreshToken": "\#(first.refresh)"}"#, bearer: second.access)
         },
         ProfileCase("renewal", "expired refresh token", RenewalError.refreshExpired) { server in
             let pair = try await server.backendLogin()
             server.mock.clock.advance(seconds: 86_400)
-            return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
+            return try await server.postJSON(
+                "/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
         },
         ProfileCase("renewal", "revoked refresh token", RenewalError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
             _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
-            return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
+            return try await server.postJSON(
+                "/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
         },
         ProfileCase("renewal", "reused refresh token", RenewalError.refreshReused) { server in
             let pair = try await server.backendLogin()
@@ -195,7 +204,9 @@ let profileCases: [ProfileCase] =
             return try await server.send(.get, "/api/me", headers: [.authorization: pair.refresh])
         },
         ProfileCase("header-rotation", "unknown opaque token", HeaderRotationError.refreshUnknown) { try await $0.get("/api/me", bearer: "opaque") },
-        ProfileCase("envelope", "wrong password", EnvelopeError.wrongCredentials) { try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#) },
+        ProfileCase("envelope", "wrong password", EnvelopeError.wrongCredentials) {
+            try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#)
+        },
         ProfileCase("envelope", "expired access token", EnvelopeError.accessExpired) { server in
             let pair = try await server.backendLogin()
             try await server.expireAccess()
@@ -215,7 +226,9 @@ let profileCases: [ProfileCase] =
             _ = try await server.mock.control.revoke(TokenSelector(kind: .access))
             return try await server.get("/api/me", bearer: pair.access)
         },
-        ProfileCase("envelope", "unknown refresh token", EnvelopeError.refreshUnknown) { try await $0.postJSON("/auth/refresh", #"{"refreshToken": "nope"}"#) },
+        ProfileCase("envelope", "unknown refresh token", EnvelopeError.refreshUnknown) {
+            try await $0.postJSON("/auth/refresh", #"{"refreshToken": "nope"}"#)
+        },
         ProfileCase("envelope", "revoked refresh token", EnvelopeError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
             _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
@@ -239,15 +252,21 @@ let profileCases: [ProfileCase] =
             return try await server.get("/api/me", bearer: "\(base64URL(Data(#"{"alg":"none"}"#.utf8))).\(payload).")
         },
         ProfileCase("envelope", "missing refreshToken", EnvelopeError.missingParameter) { try await $0.postJSON("/auth/refresh", "{}") },
-        ProfileCase("envelope", "refreshToken as number", EnvelopeError.invalidParameter) { try await $0.postJSON("/auth/refresh", #"{"refreshToken": 1}"#) },
+        ProfileCase("envelope", "refreshToken as number", EnvelopeError.invalidParameter) {
+            try await $0.postJSON("/auth/refresh", #"{"refreshToken": 1}"#)
+        },
         ProfileCase("envelope", "broken JSON", EnvelopeError.malformedJSON) { try await $0.postJSON("/auth/login", "{") },
-        ProfileCase("envelope", "read-only write", EnvelopeError.accessDenied, options: { $0.directory.clients[0].defaultScopes = ["read"] }) { server in
+        ProfileCase("envelope", "read-only write", EnvelopeError.accessDenied, options: { $0.directory.clients[0].defaultScopes = ["read"] }) {
+            server in
             try await server.postJSON("/api/notes", "{}", bearer: try await server.backendLogin().access)
         },
         ProfileCase("envelope", "unknown path", EnvelopeError.notFound) { try await $0.send(.get, "/nowhere") },
         ProfileCase("envelope", "GET /auth/refresh", EnvelopeError.methodNotAllowed) { try await $0.send(.get, "/auth/refresh") },
-        ProfileCase("envelope", "oversize body", EnvelopeError.payloadTooLarge) { try await $0.postJSON("/auth/login", String(repeating: " ", count: 70_000)) },
-        ProfileCase("oauth2", "rfc-lax: dead refresh token", OAuth2LaxError.deadRefreshToken, options: { $0.profileOptions.oauth2Errors = .rfcLax }) { server in
+        ProfileCase("envelope", "oversize body", EnvelopeError.payloadTooLarge) {
+            try await $0.postJSON("/auth/login", String(repeating: " ", count: 70_000))
+        },
+        ProfileCase("oauth2", "rfc-lax: dead refresh token", OAuth2LaxError.deadRefreshToken, options: { $0.profileOptions.oauth2Errors = .rfcLax }) {
+            server in
             try await server.refresh("garbage")
         },
     ]
@@ -283,10 +302,12 @@ struct ProfileErrorTests {
         struct Wire: Hashable {
             var profile: String, status: Int, code: String, message: String
         }
-        let covered = Set(profileCases.map { Wire(profile: $0.profile, status: $0.expected.status, code: $0.expected.code, message: $0.expected.message) })
+        let covered = Set(
+            profileCases.map { Wire(profile: $0.profile, status: $0.expected.status, code: $0.expected.code, message: $0.expected.message) })
         let untestedHere = ["40008", "50300", "50000"]
         for profile in ["envelope", "reissue", "renewal", "header-rotation"] {
-            for row in try #require(ErrorTable.rows(forProfile: profile)) where !["all", "graphql"].contains(row.profile) && !untestedHere.contains(row.code) {
+            for row in try #require(ErrorTable.rows(forProfile: profile))
+            where !["all", "graphql"].contains(row.profile) && !untestedHere.contains(row.code) {
                 // Header rotation takes a refresh token as Bearer: that is its refresh.
                 if profile == "header-rotation", row.message == BackendError.refreshAsAccess.message { continue }
                 let wire = Wire(profile: profile, status: row.status, code: row.code, message: row.message)

@@ -21,7 +21,8 @@ import Testing
             #expect(try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#).status == .ok)
         case .reissue:
             let pair = try await server.backendLogin()
-            #expect(try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#).status == .ok)
+            #expect(
+                try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#).status == .ok)
         case .renewal:
             let pair = try await server.backendLogin()
             let body = #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#

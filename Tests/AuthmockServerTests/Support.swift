@@ -37,7 +37,9 @@ struct TestServer: Sendable {
 
     /// POSTs a form; `basic` authenticates the client with HTTP Basic.
     @discardableResult
-    func form(_ uri: String, _ fields: [(String, String)], basic: (String, String)? = ("demo", "demo-secret"), headers: HTTPFields = [:]) async throws -> TestResponse {
+    func form(
+        _ uri: String, _ fields: [(String, String)], basic: (String, String)? = ("demo", "demo-secret"), headers: HTTPFields = [:]
+    ) async throws -> TestResponse {
         var headers = headers
         if headers[.contentType] == nil { headers[.contentType] = "application/x-www-form-urlencoded" }
         if let (user, password) = basic {

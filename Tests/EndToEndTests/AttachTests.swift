@@ -13,7 +13,8 @@ import Testing
         run.executableURL = try authmockBinary()
         run.arguments =
             [
-                "run", "--attach", "--listen", "127.0.0.1:\(port)", "--attach-timeout", String(timeout), "--jobs", "1", "--case", "1.1", "--case", "2.1",
+                "run", "--attach", "--listen", "127.0.0.1:\(port)", "--attach-timeout", String(timeout), "--jobs", "1", "--case", "1.1", "--case",
+                "2.1",
                 "--profile", "oauth2",
             ] + extra
         let output = Pipe()
@@ -57,7 +58,9 @@ import Testing
         let expected = try verdicts(stdio)
         let seen = try verdicts(attached)
         #expect(expected.count > 100, "\(expected.count) case runs")
-        let differing = expected.keys.sorted().filter { expected[$0] != seen[$0] }.map { "\($0): stdio \(expected[$0] ?? "-"), attach \(seen[$0] ?? "-")" }
+        let differing = expected.keys.sorted().filter { expected[$0] != seen[$0] }.map {
+            "\($0): stdio \(expected[$0] ?? "-"), attach \(seen[$0] ?? "-")"
+        }
         #expect(differing.isEmpty, "\(differing.joined(separator: "\n"))")
     }
 
@@ -117,12 +120,16 @@ import Testing
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         run.waitUntilExit()
         #expect(Date().timeIntervalSince(started) < 60, "\(text.suffix(1_000))")
-        #expect(run.terminationReason == .exit && run.terminationStatus == 1, "every case fails at its sign-in (the client declines): \(text.suffix(1_000))")
+        #expect(
+            run.terminationReason == .exit && run.terminationStatus == 1,
+            "every case fails at its sign-in (the client declines): \(text.suffix(1_000))")
         #expect(text.contains("2 case runs") && text.contains("failed = FAIL 2 + ERROR 0"), "\(text.suffix(2_000))")
         let frames = client.stderr.split(separator: "\n").filter { $0.hasPrefix("frame ") }
         #expect(frames.count == 23, "\(client.stderr)")
         for line in frames where !line.hasPrefix("frame cut-short:") {
-            #expect(line.hasSuffix("close 4000") || line.hasSuffix("close 1002") || line.hasSuffix("close 1009") || line.hasSuffix("close 1000"), "\(line)")
+            #expect(
+                line.hasSuffix("close 4000") || line.hasSuffix("close 1002") || line.hasSuffix("close 1009") || line.hasSuffix("close 1000"),
+                "\(line)")
         }
         // A frame cut short waits for its rest: the connection stays until the client goes.
         #expect(frames.contains("frame cut-short: open"))

@@ -24,7 +24,9 @@ struct BinaryError: Error, CustomStringConvertible {
 
 /// Runs the real binary to completion and returns its exit status and output.
 /// `directory`: where it runs (default: the test's own working directory).
-func runAuthmock(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+func runAuthmock(
+    _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil
+) throws -> (status: Int32, stdout: String, stderr: String) {
     let run = try runProcess(try authmockBinary().path, arguments, environment: environment, directory: directory)
     return (run.status, run.stdout, run.stderr)
 }

@@ -62,7 +62,8 @@ func openDescriptors(_ pid: Int32) -> Int {
     @Test func aStalledBodyDoesNotHoldShutdownPastTheDrainDeadline() throws {
         let server = try ServingBinary(["--drain", "2", "--request-read-timeout", "120"])
         let stalled = try RawConnection(port: server.port)
-        stalled.send("POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type")
+        stalled.send(
+            "POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type")
         Thread.sleep(forTimeInterval: 0.3)
         let started = Date()
         let exit = server.interrupt()
@@ -126,7 +127,8 @@ func openDescriptors(_ pid: Int32) -> Int {
     @Test func anOversizedChunkedBodyGetsTheDocumentedAnswerAndAJournalEntry() async throws {
         let server = try ServingBinary(["--max-body", "1024"])
         let connection = try RawConnection(port: server.port)
-        var request = "POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        var request =
+            "POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
         for _ in 0..<4 { request += "200\r\n" + String(repeating: "a", count: 512) + "\r\n" }
         request += "0\r\n\r\n"
         connection.send(request)

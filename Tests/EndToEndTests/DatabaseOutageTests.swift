@@ -31,7 +31,8 @@ extension PostgresStateTests {
         func anOutageIsAFast503AndNothingIsLost(outage: String) async throws {
             let server = try ServingBinary(["--state", url, "--log-level", "critical"])
             _ = try await server.withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
-            let login = try await server.withClient { try await $0.form("/oauth/token", "grant_type=password&username=alice&password=wonderland") }.json()
+            let login = try await server.withClient { try await $0.form("/oauth/token", "grant_type=password&username=alice&password=wonderland") }
+                .json()
             let access = try #require(login["access_token"] as? String)
             let record = LoadRecord(refresh: try #require(login["refresh_token"] as? String))
 
@@ -41,7 +42,9 @@ extension PostgresStateTests {
                 let since = (ContinuousClock.now - start).components
                 return Double(since.seconds) + Double(since.attoseconds) / 1e18
             }
-            @Sendable func send(_ what: String, _ method: HTTPMethod, _ path: String, body: String? = nil, bearer: String? = nil) async -> (Int, ByteBuffer) {
+            @Sendable func send(
+                _ what: String, _ method: HTTPMethod, _ path: String, body: String? = nil, bearer: String? = nil
+            ) async -> (Int, ByteBuffer) {
                 var request = HTTPClientRequest(url: server.baseURL + path)
                 request.method = method
                 if let body {
@@ -67,8 +70,11 @@ extension PostgresStateTests {
                     group.addTask {
                         while record.running.load(ordering: .relaxed) {
                             let presented = record.chain.withLock { $0.refresh }
-                            let (status, body) = await send("refresh", .POST, "/oauth/token", body: "grant_type=refresh_token&refresh_token=\(presented)")
-                            if status == 200, let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any], let next = json["refresh_token"] as? String {
+                            let (status, body) = await send(
+                                "refresh", .POST, "/oauth/token", body: "grant_type=refresh_token&refresh_token=\(presented)")
+                            if status == 200, let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+                                let next = json["refresh_token"] as? String
+                            {
                                 record.chain.withLock {
                                     $0.refresh = next; $0.rotations += 1
                                 }
@@ -110,7 +116,9 @@ extension PostgresStateTests {
             // Once it is back, everything answers as before.
             let after = seen.filter { $0.sent > back + 1.5 }
             #expect(!after.isEmpty && after.allSatisfy { $0.status == 200 }, "\(Dictionary(grouping: after, by: \.status).mapValues(\.count))")
-            #expect(seen.allSatisfy { $0.status != -1 && $0.status != 500 }, "unanswered or 500: \(seen.filter { $0.status == -1 || $0.status == 500 }.count)")
+            #expect(
+                seen.allSatisfy { $0.status != -1 && $0.status != 500 },
+                "unanswered or 500: \(seen.filter { $0.status == -1 || $0.status == 500 }.count)")
 
             // No rotation lost or doubled: the chain was never refused, the server
             // rotated exactly as often as the client saw, and the last token works.

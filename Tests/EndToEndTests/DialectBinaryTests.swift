@@ -43,10 +43,13 @@ struct DialectBinaryTests {
         // Served: the banner's curl lines are the dialect's, and its sign-in answers in its shape.
         let server = try ServingBinary(["--dialect", file])
         #expect(server.banner.contains("(declared dialect acme)"), "\(server.banner)")
-        #expect(server.banner.contains(#"-d "{\"credentials\":{\"login\":\"alice\",\"secret\":\"wonderland\"}}" http://127.0.0.1:\#(server.port)/v2/session"#))
+        #expect(
+            server.banner.contains(
+                #"-d "{\"credentials\":{\"login\":\"alice\",\"secret\":\"wonderland\"}}" http://127.0.0.1:\#(server.port)/v2/session"#))
         let session = try await server.withClient { client in
             let response = try await client.post(
-                "/v2/session", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"credentials": {"login": "alice", "secret": "wonderland"}}"#))
+                "/v2/session", headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"credentials": {"login": "alice", "secret": "wonderland"}}"#))
             #expect(response.status == .ok)
             return try #require(try response.json()["session"] as? [String: Any])["ttl"] as? String
         }
@@ -79,7 +82,8 @@ struct DialectBinaryTests {
         let own = try runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path, "--dialect", file])
         #expect(own.status == 0 && own.stdout.contains("PASS       acme.1 [acme]"), "\(own.stdout)\(own.stderr)")
         let undeclared = try runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path])
-        #expect(undeclared.status == 2 && undeclared.stderr.contains("case acme.1 runs on 'acme', a dialect no --dialect FILE declares"), "\(undeclared)")
+        #expect(
+            undeclared.status == 2 && undeclared.stderr.contains("case acme.1 runs on 'acme', a dialect no --dialect FILE declares"), "\(undeclared)")
 
         // init --dialect: the dialect beside a first case that runs on it, and next steps that pass it.
         let scaffold = directory.appendingPathComponent("scaffold").path
@@ -89,13 +93,17 @@ struct DialectBinaryTests {
         #expect(made.stdout.contains("--dialect \(scaffold)/dialect.yaml"), "\(made.stdout)")
         let scaffolded = try runAuthmock(["validate", "\(scaffold)/scenarios", "\(scaffold)/dialect.yaml"])
         #expect(scaffolded.status == 0 && scaffolded.stdout.contains("100.1 my first case [acme]"), "\(scaffolded)")
-        let firstCase = try runAuthmock(["run", "\(scaffold)/scenarios", "--no-built-in", "--driver", try referenceDriver(), "--dialect", "\(scaffold)/dialect.yaml"])
+        let firstCase = try runAuthmock([
+            "run", "\(scaffold)/scenarios", "--no-built-in", "--driver", try referenceDriver(), "--dialect", "\(scaffold)/dialect.yaml",
+        ])
         #expect(firstCase.status == 0 && firstCase.stdout.contains("PASS       100.1 [acme]"), "\(firstCase.stdout)")
 
         // A broken file: exit 2 and the place, from validate, serve and run alike.
         try example.stdout.replacingOccurrences(of: "{access_token}", with: "{acess_token}").write(toFile: file, atomically: true, encoding: .utf8)
         let invalid = try runAuthmock(["validate", file])
-        #expect(invalid.status == 2 && invalid.stdout.contains("\(file):16:15: tokens.body.session.access: '{acess_token}' is not a placeholder here"), "\(invalid)")
+        #expect(
+            invalid.status == 2 && invalid.stdout.contains("\(file):16:15: tokens.body.session.access: '{acess_token}' is not a placeholder here"),
+            "\(invalid)")
         #expect(invalid.stdout.contains("did you mean 'access_token'?"))
         let refused = try runAuthmock(["serve", "--port", "0", "--dialect", file])
         #expect(refused.status != 0 && refused.stderr.contains("\(file):16:15"), "\(refused)")

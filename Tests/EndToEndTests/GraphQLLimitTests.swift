@@ -20,7 +20,8 @@ struct GraphQLLimitTests {
     }
 
     static func jsonString(_ text: String) -> String {
-        String(decoding: try! JSONSerialization.data(withJSONObject: [text], options: .fragmentsAllowed), as: UTF8.self).dropFirst().dropLast().description
+        String(decoding: try! JSONSerialization.data(withJSONObject: [text], options: .fragmentsAllowed), as: UTF8.self).dropFirst().dropLast()
+            .description
     }
 
     /// Probe requests, each over one limit; `seconds` is a bound far above
@@ -40,7 +41,10 @@ struct GraphQLLimitTests {
             ("3,600 aliases", #"{"query": \#(jsonString("{ " + aliases + " }"))}"#),
             ("3,500 directives", #"{"query": \#(jsonString(skips))}"#),
             ("a fragment bomb (2^20 fields)", #"{"query": \#(jsonString(bomb))}"#),
-            ("500 nested arrays in variables", #"{"query": "{ __typename }", "variables": {"v": \#(String(repeating: "[", count: 500) + String(repeating: "]", count: 500))}}"#),
+            (
+                "500 nested arrays in variables",
+                #"{"query": "{ __typename }", "variables": {"v": \#(String(repeating: "[", count: 500) + String(repeating: "]", count: 500))}}"#
+            ),
         ]
     }()
 

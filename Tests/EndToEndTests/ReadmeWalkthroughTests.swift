@@ -11,12 +11,17 @@ struct ReadmeWalkthroughTests {
         let server = try ServingBinary()
         defer { _ = server.interrupt() }
 
-        let run = try runProcess("/bin/bash", ["-euo", "pipefail", "-c", String(section.1)], environment: ["BASE": server.baseURL], mergeOutput: true)
+        let run = try runProcess(
+            "/bin/bash", ["-euo", "pipefail", "-c", String(section.1)], environment: ["BASE": server.baseURL], mergeOutput: true)
         let output = run.stdout
 
         #expect(run.status == 0, "\(output)")
         #expect(output.contains(#""sub":"alice""#), "\(output)")
-        #expect(output.contains(#"{"error":"invalid_grant","error_description":"Refresh token already used; its whole family is now revoked"}"#), "\(output)")
-        #expect(output.contains(#"WWW-Authenticate: Bearer realm="authmock", error="invalid_token", error_description="Access token revoked""#), "\(output)")
+        #expect(
+            output.contains(#"{"error":"invalid_grant","error_description":"Refresh token already used; its whole family is now revoked"}"#),
+            "\(output)")
+        #expect(
+            output.contains(#"WWW-Authenticate: Bearer realm="authmock", error="invalid_token", error_description="Access token revoked""#),
+            "\(output)")
     }
 }

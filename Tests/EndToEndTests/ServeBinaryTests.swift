@@ -105,7 +105,8 @@ import Testing
             let login = try await client.form("/oauth/token", "grant_type=password&username=bob&password=builder", basic: "app:app-secret")
             #expect(try login.json()["expires_in"] as? Int == 1)
             // users[].claims: what userinfo (and the id token) say about bob, JSON types kept.
-            let openID = try await client.form("/oauth/token", "grant_type=password&username=bob&password=builder&scope=openid", basic: "app:app-secret")
+            let openID = try await client.form(
+                "/oauth/token", "grant_type=password&username=bob&password=builder&scope=openid", basic: "app:app-secret")
             let access = try #require(try openID.json()["access_token"] as? String)
             let info = try await client.get("/oauth/userinfo", headers: [.authorization: "Bearer \(access)"]).json()
             #expect(info["sub"] as? String == "bob" && info["name"] as? String == "Bob the Builder")
@@ -126,7 +127,9 @@ import Testing
         #expect(key.stderr.contains("at least 32 bytes"))
         let profile = try runAuthmock(["serve", "--port", "0", "--profile", "nope"])
         #expect(profile.status == 2)
-        #expect(profile.stderr.contains("--profile must be one of oauth2, envelope, reissue, renewal, header-rotation, simplejwt, got 'nope'"), "\(profile.stderr)")
+        #expect(
+            profile.stderr.contains("--profile must be one of oauth2, envelope, reissue, renewal, header-rotation, simplejwt, got 'nope'"),
+            "\(profile.stderr)")
 
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-\(UUID()).yaml")
         try "access_ttl: 60\nrefresh_tll: 5\n".write(to: config, atomically: true, encoding: .utf8)
@@ -146,7 +149,8 @@ import Testing
     @Test func helpExplainsEveryServeFlag() throws {
         let help = try runAuthmock(["serve", "--help"]).stdout
         for flag in [
-            "--host", "--port", "--profile", "--access-ttl", "--refresh-ttl", "--config", "--signing-key", "--signing-key-file", "--reuse-grace", "--rotate-refresh", "--max-body", "--log-level",
+            "--host", "--port", "--profile", "--access-ttl", "--refresh-ttl", "--config", "--signing-key", "--signing-key-file", "--reuse-grace",
+            "--rotate-refresh", "--max-body", "--log-level",
         ] {
             #expect(help.contains(flag), "serve --help lacks \(flag)")
         }
@@ -260,7 +264,8 @@ struct TLSTests {
             #expect(health.status == 0 && health.output.contains(#""status":"ok""#), "\(host): \(health.output)")
         }
         let login = try curl([
-            "--cacert", certificate, "-u", "demo:demo-secret", "-d", "grant_type=password", "-d", "username=alice", "-d", "password=wonderland", "https://localhost:\(server.port)/oauth/token",
+            "--cacert", certificate, "-u", "demo:demo-secret", "-d", "grant_type=password", "-d", "username=alice", "-d", "password=wonderland",
+            "https://localhost:\(server.port)/oauth/token",
         ])
         #expect(login.output.contains("access_token"), "\(login.output)")
         let metadata = try curl(["--cacert", certificate, "https://127.0.0.1:\(server.port)/.well-known/oauth-authorization-server"])

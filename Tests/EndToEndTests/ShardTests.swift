@@ -11,7 +11,10 @@ import Testing
     /// The reference client, with a client fault so that some cases FAIL and the merge has verdicts of every kind to keep.
     static func run(_ extra: [String], json: URL) throws -> (status: Int32, stdout: String, stderr: String) {
         try runAuthmock(
-            ["run", "--driver", "\(try referenceDriver) --fault refresh-per-401", "--case", "1.*", "--case", "2.1", "--case", "6.*", "--case", "11.1", "--jobs", "4", "--json", json.path]
+            [
+                "run", "--driver", "\(try referenceDriver) --fault refresh-per-401", "--case", "1.*", "--case", "2.1", "--case", "6.*", "--case",
+                "11.1", "--jobs", "4", "--json", json.path,
+            ]
                 + extra)
     }
 
@@ -47,11 +50,16 @@ import Testing
         #expect(sizes.reduce(0, +) == expected.count && sizes.max()! - sizes.min()! <= 1, "shards of \(sizes) for \(expected.count) case runs")
         let merged = directory.appendingPathComponent("merged.json"), junit = directory.appendingPathComponent("merged.xml")
         let html = directory.appendingPathComponent("matrix.html"), markdown = directory.appendingPathComponent("matrix.md")
-        let merge = try runAuthmock(["report", "merge"] + parts.map(\.path) + ["--json", merged.path, "--junit", junit.path, "--markdown", markdown.path, "--html", html.path])
+        let merge = try runAuthmock(
+            ["report", "merge"] + parts.map(\.path) + [
+                "--json", merged.path, "--junit", junit.path, "--markdown", markdown.path, "--html", html.path,
+            ])
         #expect(merge.status == unsharded.status, "\(merge.stdout)\n\(merge.stderr)")
         #expect(try Self.verdicts(merged) == expected)
         // The printed counts are the unsharded run's.
-        let counts = { (text: String) in text.split(separator: "\n").filter { $0.range(of: #"^\d+ passed, \d+ failed"#, options: .regularExpression) != nil } }
+        let counts = { (text: String) in
+            text.split(separator: "\n").filter { $0.range(of: #"^\d+ passed, \d+ failed"#, options: .regularExpression) != nil }
+        }
         #expect(counts(merge.stdout) == counts(unsharded.stdout))
         #expect(try String(contentsOf: junit, encoding: .utf8).contains("<testsuite"))
         #expect(try String(contentsOf: markdown, encoding: .utf8).contains("matrix.html#"))

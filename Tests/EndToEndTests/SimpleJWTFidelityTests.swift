@@ -64,7 +64,8 @@ import Testing
         else {
             real.terminate()
             let why = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            Issue.record("the SimpleJWT server did not start (scripts/test.sh installs django, djangorestframework and djangorestframework-simplejwt): \(why)")
+            Issue.record(
+                "the SimpleJWT server did not start (scripts/test.sh installs django, djangorestframework and djangorestframework-simplejwt): \(why)")
             return
         }
 
@@ -114,23 +115,30 @@ import Testing
         _ = try await ask(Probe(name: "wrong password", path: "/api/token/", headers: json, body: #"{"username": "alice", "password": "x"}"#))
         _ = try await ask(Probe(name: "no password", path: "/api/token/", headers: json, body: #"{"username": "alice"}"#, sameBody: false))
         _ = try await ask(Probe(name: "not JSON", path: "/api/token/", headers: json, body: "{bad", sameBody: false))
-        _ = try await ask(Probe(name: "API with its access token", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer \(access)")], sameBody: false))
+        _ = try await ask(
+            Probe(name: "API with its access token", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer \(access)")], sameBody: false)
+        )
         _ = try await ask(Probe(name: "API without a token", method: .GET, path: "/api/me"))
         _ = try await ask(Probe(name: "API with garbage", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer garbage")]))
         _ = try await ask(Probe(name: "API with the refresh token", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer \(refresh)")]))
         let expiredAccess = try await target.expiredAccess()
-        _ = try await ask(Probe(name: "API with an expired access token", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer \(expiredAccess)")]))
+        _ = try await ask(
+            Probe(name: "API with an expired access token", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer \(expiredAccess)")]))
         let refreshed = try await ask(Probe(name: "refresh", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(refresh)"}"#))
-        _ = try await ask(Probe(name: "rotated refresh token again", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(refresh)"}"#))
+        _ = try await ask(
+            Probe(name: "rotated refresh token again", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(refresh)"}"#))
         let next = try #require(refreshed["refresh"] as? String)
-        _ = try await ask(Probe(name: "its successor, after the reuse", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(next)"}"#))
-        _ = try await ask(Probe(name: "access token as refresh token", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(access)"}"#))
+        _ = try await ask(
+            Probe(name: "its successor, after the reuse", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(next)"}"#))
+        _ = try await ask(
+            Probe(name: "access token as refresh token", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(access)"}"#))
         _ = try await ask(Probe(name: "unknown refresh token", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "junk"}"#))
         _ = try await ask(Probe(name: "no refresh token", path: "/api/token/refresh/", headers: json, body: "{}", sameBody: false))
         _ = try await ask(Probe(name: "a list for a body", path: "/api/token/refresh/", headers: json, body: "[1]", sameBody: false))
         _ = try await ask(Probe(name: "GET on refresh", method: .GET, path: "/api/token/refresh/", sameBody: false))
         let expiredRefresh = try await target.expiredRefresh()
-        _ = try await ask(Probe(name: "expired refresh token", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(expiredRefresh)"}"#))
+        _ = try await ask(
+            Probe(name: "expired refresh token", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(expiredRefresh)"}"#))
         return (answers, probes)
     }
 
@@ -145,7 +153,8 @@ import Testing
         let object = (try? JSONSerialization.jsonObject(with: Data(buffer: bytes))) ?? [:]
         let masked = try JSONSerialization.data(withJSONObject: mask(object), options: [.sortedKeys])
         let answer = Answer(
-            status: Int(response.status.code), challenge: response.headers.first(name: "WWW-Authenticate"), body: String(decoding: masked, as: UTF8.self))
+            status: Int(response.status.code), challenge: response.headers.first(name: "WWW-Authenticate"),
+            body: String(decoding: masked, as: UTF8.self))
         return (answer, object as? [String: Any] ?? [:])
     }
 
@@ -164,7 +173,8 @@ import Testing
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: #"{"username": "alice", "password": "wonderland"}"#))
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let tokens = try #require(try JSONSerialization.jsonObject(with: Data(buffer: try await response.body.collect(upTo: 1 << 20))) as? [String: String])
+        let tokens = try #require(
+            try JSONSerialization.jsonObject(with: Data(buffer: try await response.body.collect(upTo: 1 << 20))) as? [String: String])
         var advance = HTTPClientRequest(url: baseURL + "/_authmock/clock/advance")
         advance.method = .POST
         advance.headers.add(name: "Content-Type", value: "application/json")

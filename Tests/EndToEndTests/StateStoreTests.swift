@@ -31,7 +31,8 @@ import Testing
             let login = try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland")
             let json = try login.json()
             // The clock moved by a test is part of the state too.
-            let moved = try await client.post("/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 120}"#))
+            let moved = try await client.post(
+                "/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 120}"#))
             #expect(moved.status == .ok)
             return (try #require(json["access_token"] as? String), try #require(json["refresh_token"] as? String))
         }
@@ -40,7 +41,8 @@ import Testing
         // A new process on the same file: no sign-in, no configured key.
         let second = try ServingBinary(arguments)
         try await second.withClient { client in
-            let clock = try JSONSerialization.jsonObject(with: Data(buffer: try await client.get("/_authmock/clock").body ?? ByteBuffer())) as? [String: Any]
+            let clock =
+                try JSONSerialization.jsonObject(with: Data(buffer: try await client.get("/_authmock/clock").body ?? ByteBuffer())) as? [String: Any]
             #expect(clock?["offsetSeconds"] as? Double == 120)
             let me = try await client.get("/api/me", headers: [.authorization: "Bearer \(access)"])
             #expect(me.status == .ok, "the access token of the first run still works")
@@ -69,7 +71,8 @@ import Testing
         let (access, retiredKid, currentKid) = try await first.withClient { client in
             let access = try #require(try await client.form("/oauth/token", signIn).json()["access_token"] as? String)
             let retired = try Self.kids(try await client.get("/oauth/jwks").json())
-            let rotated = try await client.post("/_authmock/keys/rotate", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"graceSeconds": 600}"#))
+            let rotated = try await client.post(
+                "/_authmock/keys/rotate", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"graceSeconds": 600}"#))
             #expect(rotated.status == .ok)
             let current = try Self.kids(try await client.get("/oauth/jwks").json())
             #expect(current.count == 2 && current.last == retired.first)
@@ -86,7 +89,8 @@ import Testing
             let fresh = try #require(try await client.form("/oauth/token", signIn).json()["id_token"] as? String)
             #expect(try Self.header(fresh)["kid"] as? String == currentKid)
             // The grace runs on the kept clock: past it, the retired key is gone.
-            _ = try await client.post("/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 601}"#))
+            _ = try await client.post(
+                "/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 601}"#))
             #expect(try Self.kids(try await client.get("/oauth/jwks").json()) == [currentKid])
             let late = try await client.get("/api/me", headers: [.authorization: "Bearer \(access)"])
             #expect(late.status == .unauthorized)
@@ -131,7 +135,9 @@ import Testing
         }
         async let control = oauth2.withClient { client in try await client.get("/_authmock/tokens") }
         async let login = envelope.withClient { client in
-            try await client.post("/auth/login", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"username": "alice", "password": "wonderland"}"#))
+            try await client.post(
+                "/auth/login", headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"username": "alice", "password": "wonderland"}"#))
         }
         let (tokenAnswer, controlAnswer, loginAnswer) = try await (token, control, login)
         #expect(tokenAnswer.status == .serviceUnavailable)
@@ -162,12 +168,15 @@ import Testing
         let refused = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock:secret@127.0.0.1:1/authmock?sslmode=disable"])
         #expect(Date().timeIntervalSince(started) < 10)
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("postgres://authmock:***@127.0.0.1:1/authmock?sslmode=disable: cannot connect: 127.0.0.1:1: connection refused"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("postgres://authmock:***@127.0.0.1:1/authmock?sslmode=disable: cannot connect: 127.0.0.1:1: connection refused"),
+            "\(refused.stderr)")
         #expect(!refused.stderr.contains("secret") && !refused.stderr.contains("Usage:"), "\(refused.stderr)")
         let unknown = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock@no-such-host.invalid/authmock"])
         #expect(unknown.status == 1 && unknown.stderr.contains("cannot connect: unknown host no-such-host.invalid"), "\(unknown.stderr)")
         let timeout = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock@127.0.0.1/authmock?timeout=soon"])
-        #expect(timeout.status != 0 && timeout.stderr.contains("timeout must be a number of seconds from 0.05 to 3600, got soon"), "\(timeout.stderr)")
+        #expect(
+            timeout.status != 0 && timeout.stderr.contains("timeout must be a number of seconds from 0.05 to 3600, got soon"), "\(timeout.stderr)")
     }
 
     /// A state file whose kept values authmock never wrote (edited by hand,
@@ -179,11 +188,13 @@ import Testing
         defer { Self.removeDatabase(path) }
         #expect(try ServingBinary(["--state", "sqlite:" + path, "--signing-alg", "ES256"]).interrupt().status == 0)
         func edit(_ sql: String) throws {
-            let run = try runProcess("python3", ["-c", "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.execute(sys.argv[2])\nc.commit()", path, sql])
+            let run = try runProcess(
+                "python3", ["-c", "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.execute(sys.argv[2])\nc.commit()", path, sql])
             #expect(run.status == 0, "\(run.stderr)")
         }
         for (value, fragment) in [("NaN", "clock offset 'NaN'"), ("1e300", "clock offset '1e300'"), ("soon", "clock offset 'soon'")] {
-            try edit("INSERT INTO authmock_meta (key, value) VALUES ('clock_offset', '\(value)') ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            try edit(
+                "INSERT INTO authmock_meta (key, value) VALUES ('clock_offset', '\(value)') ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             let run = try runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
             #expect(run.status != 0, "\(value): \(run.stderr)")
             #expect(run.stderr.contains("sqlite:" + path) && run.stderr.contains(fragment), "\(run.stderr)")
@@ -273,7 +284,9 @@ struct PostgresStateTests {
         #expect(hosts.count == 3, "each replica wrote its own requests: \(hosts)")
 
         // One clock: moved through one replica, read through another.
-        _ = try await replicas[2].withClient { try await $0.post("/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 30}"#)) }
+        _ = try await replicas[2].withClient {
+            try await $0.post("/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 30}"#))
+        }
         let clock = try await replicas[0].withClient { try await $0.get("/_authmock/clock") }.json()
         #expect(clock["offsetSeconds"] as? Double == 30)
         _ = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
@@ -322,7 +335,9 @@ struct PostgresStateTests {
         #expect(replicas[0].banner.contains("journal: table authmock_journal in"))
         _ = try await replicas[0].withClient { try await $0.post("/_authmock/reset", body: ByteBuffer()) }
         for index in 0..<50 {
-            let answer = try await replicas[index % 2].withClient { try await $0.get("/health", headers: [HTTPField.Name("X-Authmock-Call")!: "c\(index)"]) }
+            let answer = try await replicas[index % 2].withClient {
+                try await $0.get("/health", headers: [HTTPField.Name("X-Authmock-Call")!: "c\(index)"])
+            }
             #expect(answer.status == .ok)
         }
         let journal = try await replicas[1].withClient { try await $0.get("/_authmock/journal") }.json()

@@ -19,7 +19,8 @@ struct WritingADriverTests {
         let result = try runAuthmock(
             [
                 "run", "--driver", "python3 my_driver.py", "--json", "report.json",
-                "--profile", "oauth2", "--case", "1.1", "--case", "1.2", "--case", "2.1", "--case", "3.1", "--case", "5.1", "--case", "7.1", "--case", "8.2",
+                "--profile", "oauth2", "--case", "1.1", "--case", "1.2", "--case", "2.1", "--case", "3.1", "--case", "5.1", "--case", "7.1", "--case",
+                "8.2",
             ], directory: empty)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: empty.path).sorted() == ["my_driver.py", "report.json"])
@@ -101,7 +102,10 @@ struct BuiltInSuiteBinaryTests {
         #expect(cases.status == 0, "\(cases.stderr)")
         let lines = cases.stdout.split(separator: "\n")
         #expect(lines.first?.hasPrefix("id") == true && lines.first?.contains("level") == true)
-        #expect(lines.contains { $0.hasPrefix("1.1 ") && $0.contains("must") && $0.contains("oauth2,envelope") && $0.contains("concurrent 401s refresh once") }, "\(cases.stdout)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("1.1 ") && $0.contains("must") && $0.contains("oauth2,envelope") && $0.contains("concurrent 401s refresh once")
+            }, "\(cases.stdout)")
         #expect(cases.stdout.contains(/\d+ cases, \d+ case runs; built-in suite \d+\.\d+\.\d+\+[0-9a-f]{12}/), "\(cases.stdout)")
         let validate = try runAuthmock(["validate"], directory: empty)
         #expect(validate.status == 0 && validate.stdout.contains("0 invalid (the built-in suite"), "\(validate.stdout)")

@@ -13,7 +13,8 @@ struct AttemptsPerCallExpectation: CountingExpectation {
         let message =
             broken.isEmpty
             ? "every call made \(range.text) attempts"
-            : "expected \(range.text) attempts per call; " + broken.prefix(5).map { "\($0.call) made \(observation.attempts(of: $0.call).count)" }.joined(separator: ", ")
+            : "expected \(range.text) attempts per call; "
+                + broken.prefix(5).map { "\($0.call) made \(observation.attempts(of: $0.call).count)" }.joined(separator: ", ")
         return Judgement(passed: broken.isEmpty, message: message, evidence: observation.lines(broken.flatMap { observation.attempts(of: $0.call) }))
     }
 }

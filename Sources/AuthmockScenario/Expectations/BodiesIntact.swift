@@ -26,7 +26,8 @@ struct BodiesIntactExpectation: FlagExpectation {
             }
         }
         if checked == 0 {
-            return Judgement(passed: false, message: "no request of a call with a body reached the server, so its body was never checked", evidence: [])
+            return Judgement(
+                passed: false, message: "no request of a call with a body reached the server, so its body was never checked", evidence: [])
         }
         return Judgement(
             passed: altered.isEmpty,

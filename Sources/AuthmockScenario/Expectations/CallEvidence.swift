@@ -43,7 +43,8 @@ enum CallEvidence {
             let delivered = attempts.filter { !$0.undelivered }
             if !delivered.contains(where: { $0.status == status }) && !refreshAnswers.contains(where: { $0.status == status && !$0.undelivered }) {
                 problems.append(
-                    "\(record.call) ended \(record.outcome) \(status) but the server never answered it \(status) (its attempts got \(delivered.map { String($0.status) }.joined(separator: ", ")))")
+                    "\(record.call) ended \(record.outcome) \(status) but the server never answered it \(status) (its attempts got \(delivered.map { String($0.status) }.joined(separator: ", ")))"
+                )
                 evidence += observation.lines(attempts)
             }
         }
@@ -51,7 +52,8 @@ enum CallEvidence {
         evidence = Array(evidence.prefix(12))
         return Finding(
             expectation: "calls_on_the_wire", passed: problems.isEmpty,
-            message: problems.isEmpty ? "every answer the application got came from a request on the wire" : problems.prefix(5).joined(separator: "; "),
+            message: problems.isEmpty
+                ? "every answer the application got came from a request on the wire" : problems.prefix(5).joined(separator: "; "),
             evidence: problems.isEmpty ? [] : evidence, rule: Rules.protocolV1, level: Scenario.Level.must.rawValue)
     }
 

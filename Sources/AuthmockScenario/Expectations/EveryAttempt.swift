@@ -6,7 +6,9 @@ struct EveryAttemptExpectation: Expectation {
         ObjectSpec(
             "every_attempt",
             [
-                Field("authorization", .string(oneOf: Rule.allCases.map(\.rawValue)), required: true, "bearer: `Bearer <token>` on every resource attempt; present: some Authorization")
+                Field(
+                    "authorization", .string(oneOf: Rule.allCases.map(\.rawValue)), required: true,
+                    "bearer: `Bearer <token>` on every resource attempt; present: some Authorization")
             ]))
     static let doc =
         "`{authorization: bearer}`: a request reached the API, and every one carries `Authorization: Bearer <token>` (`present`: any Authorization)"

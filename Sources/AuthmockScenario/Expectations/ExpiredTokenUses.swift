@@ -21,7 +21,8 @@ struct ExpiredTokenUsesExpectation: CountingExpectation {
     static func uses(_ observation: Observation) -> [(JournalEntry, Double)] {
         var known: [String: Date] = [:]
         for entry in observation.entries {
-            guard let jti = entry.issuedAccess, let lifetime = observation.tokens.accessLifetime[jti], let delivered = observation.deliveredAt(entry) else { continue }
+            guard let jti = entry.issuedAccess, let lifetime = observation.tokens.accessLifetime[jti], let delivered = observation.deliveredAt(entry)
+            else { continue }
             known[jti] = delivered.addingTimeInterval(lifetime)
         }
         return observation.resources.compactMap { entry in

@@ -12,7 +12,9 @@ struct ForeignRequestsWithTokenExpectation: CountingExpectation {
         let leaked = foreign.filter(\.presentsAuthorization)
         // No verdict without evidence: the case is about a request that must have been sent.
         if foreign.isEmpty {
-            return Judgement(passed: false, message: "the client sent no request to the other host, so there is nothing to judge (the call never reached the wire)")
+            return Judgement(
+                passed: false, message: "the client sent no request to the other host, so there is nothing to judge (the call never reached the wire)"
+            )
         }
         return Judgement(
             passed: range.admits(leaked.count),

@@ -9,6 +9,8 @@ struct LoginsExpectation: CountingExpectation {
 
     func judge(_ observation: Observation) -> Judgement {
         let seen = observation.entries.filter { $0.kind == .login }
-        return Judgement(passed: range.admits(seen.count), message: "expected \(range.text) sign-in requests, saw \(seen.count)", evidence: observation.lines(seen))
+        return Judgement(
+            passed: range.admits(seen.count), message: "expected \(range.text) sign-in requests, saw \(seen.count)", evidence: observation.lines(seen)
+        )
     }
 }

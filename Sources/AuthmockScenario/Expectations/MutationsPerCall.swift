@@ -31,7 +31,8 @@ struct MutationsPerCallExpectation: CountingExpectation {
             passed: broken.isEmpty,
             message: broken.isEmpty
                 ? "every mutation was applied \(range.text) times"
-                : "expected each mutation applied \(range.text) times; " + broken.prefix(5).map { "\($0.call) was applied \(applied($0.call))" }.joined(separator: ", "),
+                : "expected each mutation applied \(range.text) times; "
+                    + broken.prefix(5).map { "\($0.call) was applied \(applied($0.call))" }.joined(separator: ", "),
             evidence: observation.lines(broken.flatMap { observation.attempts(of: $0.call) }))
     }
 }

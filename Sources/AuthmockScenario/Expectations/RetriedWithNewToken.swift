@@ -17,7 +17,8 @@ struct RetriedWithNewTokenExpectation: FlagExpectation {
         }
         return Judgement(
             passed: broken.isEmpty,
-            message: broken.isEmpty ? "every retry after a 401 carried a new access token" : "a call was retried with the same access token that got 401",
+            message: broken.isEmpty
+                ? "every retry after a 401 carried a new access token" : "a call was retried with the same access token that got 401",
             evidence: observation.lines(broken))
     }
 }

@@ -10,7 +10,9 @@ struct RetryAfterExpectation: Expectation {
         ObjectSpec(
             "retry_after",
             [
-                Field("min_seconds", .number(minimum: 0), required: true, "server-clock seconds between an answer with Retry-After and the next attempt of that call")
+                Field(
+                    "min_seconds", .number(minimum: 0), required: true,
+                    "server-clock seconds between an answer with Retry-After and the next attempt of that call")
             ]))
     static let doc =
         "`{min_seconds: N}`: a call met 429/503, was sent again (when it ended ok), and not before N server-clock seconds"
@@ -37,11 +39,15 @@ struct RetryAfterExpectation: Expectation {
             }
         }
         if met.isEmpty {
-            return Judgement(passed: false, message: "no call met a 429 or 503, so Retry-After was never tested (the call never reached the wire)", evidence: observation.lines(observation.resources))
+            return Judgement(
+                passed: false, message: "no call met a 429 or 503, so Retry-After was never tested (the call never reached the wire)",
+                evidence: observation.lines(observation.resources))
         }
         if !notRetried.isEmpty {
             return Judgement(
-                passed: false, message: "a call that met 429/503 was never sent again, yet the application was told it succeeded: journal \(observation.seqs(notRetried))",
+                passed: false,
+                message:
+                    "a call that met 429/503 was never sent again, yet the application was told it succeeded: journal \(observation.seqs(notRetried))",
                 evidence: observation.lines(notRetried))
         }
         return Judgement(

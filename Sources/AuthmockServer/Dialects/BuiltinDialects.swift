@@ -45,7 +45,9 @@ extension ServerOptions {
     public mutating func applyProfileSettings(except given: Set<String> = []) throws(SettingsError) {
         let settings = BuiltinDialects.settings(profile)
         for setting in ServerSetting.all where !given.contains(setting.key) {
-            if let text = settings[setting.key] { setting.apply(try setting.parse(text, from: "dialects/\(profile).yaml: \(setting.key)"), to: &self) }
+            if let text = settings[setting.key] {
+                setting.apply(try setting.parse(text, from: "dialects/\(profile).yaml: \(setting.key)"), to: &self)
+            }
         }
     }
 }

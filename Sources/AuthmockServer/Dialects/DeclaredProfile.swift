@@ -161,7 +161,9 @@ public struct DeclaredProfile: Profile {
     /// travels, and the access token beside it when the file asks for one
     /// (headers and cookies read before the body, as such backends do).
     /// Succeeds with the tokens issued and the refresh token presented.
-    private func refresh(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<(IssuedTokens, String), Situation> {
+    private func refresh(
+        _ request: Request, context: AuthmockRequestContext, mock: Authmock
+    ) async throws -> Result<(IssuedTokens, String), Situation> {
         let refresh = description.refresh
         let accessPlaces = [refresh.accessTokenCopy, refresh.accessToken].compactMap { $0 }.sorted { !$0.isBodyField && $1.isBodyField }
         var copies: [String] = []
@@ -294,7 +296,9 @@ public struct DeclaredProfile: Profile {
     /// A browser interceptor must read a renewed access token.
     public var exposedResponseHeaders: [String] { resourceRefresh.map { [$0.renewed.rawName] } ?? [] }
 
-    public func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation> {
+    public func authorizeResource(
+        _ request: Request, context: AuthmockRequestContext, mock: Authmock
+    ) async throws -> Result<ResourceAccess, Situation> {
         guard let resourceRefresh else {
             return try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
         }
@@ -372,7 +376,8 @@ public struct DeclaredProfile: Profile {
         var refreshHeaders: [String] = []
         var refreshQuery: [(String, String)] = []
         let places = [
-            (description.refresh.refreshToken, "$REFRESH_TOKEN"), (description.refresh.accessToken, "$ACCESS_TOKEN"), (description.refresh.accessTokenCopy, "$ACCESS_TOKEN"),
+            (description.refresh.refreshToken, "$REFRESH_TOKEN"), (description.refresh.accessToken, "$ACCESS_TOKEN"),
+            (description.refresh.accessTokenCopy, "$ACCESS_TOKEN"),
         ]
         for (location, variable) in places {
             switch location {
@@ -402,7 +407,9 @@ public struct DeclaredProfile: Profile {
     }
 
     /// A curl line for an endpoint, its fields nested as dotted names say.
-    private static func curl(_ endpoint: Endpoint, fields: [(String, String)], headers: [String], query: [(String, String)] = [], baseURL: String) -> String {
+    private static func curl(
+        _ endpoint: Endpoint, fields: [(String, String)], headers: [String], query: [(String, String)] = [], baseURL: String
+    ) -> String {
         var parts = ["curl -s"]
         if endpoint.method != .post || fields.isEmpty { parts.append("-X \(endpoint.method.rawValue)") }
         parts += headers

@@ -53,7 +53,8 @@ enum DialectRequests {
                 return .refused(.wrongCredentials)
             }
             let client = client(mock)
-            return .issued(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: client.defaultScopes.joined(separator: " ")))
+            return .issued(
+                try await mock.authority.issue(subject: user.username, clientID: client.id, scope: client.defaultScopes.joined(separator: " ")))
         }
     }
 }

@@ -49,11 +49,21 @@ public enum CommonError: ErrorCatalog {
         case .malformedFraming:
             make(
                 400, "invalid_request", "Malformed HTTP request body framing",
-                when: "a chunked body with a bad chunk size or chunks not ended by CRLF, or a `Transfer-Encoding` other than `chunked`; the connection closes after the answer")
-        case .payloadTooLarge: make(413, "payload_too_large", "Request body exceeds the server's limit", when: "the body is larger than `--max-body` bytes (default 65536)")
+                when:
+                    "a chunked body with a bad chunk size or chunks not ended by CRLF, or a `Transfer-Encoding` other than `chunked`; the connection closes after the answer"
+            )
+        case .payloadTooLarge:
+            make(
+                413, "payload_too_large", "Request body exceeds the server's limit",
+                when: "the body is larger than `--max-body` bytes (default 65536)")
         case .storeUnavailable:
-            make(503, "temporarily_unavailable", "Token store unavailable", when: "the `--state` database could not be reached or failed; the request can be retried")
-        case .internalError: make(500, "server_error", "Internal error in authmock (please report it)", when: "a bug in authmock; no client input should ever produce it")
+            make(
+                503, "temporarily_unavailable", "Token store unavailable",
+                when: "the `--state` database could not be reached or failed; the request can be retried")
+        case .internalError:
+            make(
+                500, "server_error", "Internal error in authmock (please report it)",
+                when: "a bug in authmock; no client input should ever produce it")
         }
     }
 }
@@ -98,55 +108,118 @@ public enum OAuth2Error: ErrorCatalog {
 
     public var row: ErrorRow {
         switch self {
-        case .missingParameter: make(400, "invalid_request", "Missing required parameter", when: "a required form parameter is absent or empty; the description names it")
-        case .repeatedParameter: make(400, "invalid_request", "Parameter included more than once", when: "any form parameter appears twice (RFC 6749 section 3.2)")
-        case .malformedBody: make(400, "invalid_request", "Body is not valid application/x-www-form-urlencoded", when: "the body has bad percent-encoding or is not UTF-8")
+        case .missingParameter:
+            make(400, "invalid_request", "Missing required parameter", when: "a required form parameter is absent or empty; the description names it")
+        case .repeatedParameter:
+            make(400, "invalid_request", "Parameter included more than once", when: "any form parameter appears twice (RFC 6749 section 3.2)")
+        case .malformedBody:
+            make(
+                400, "invalid_request", "Body is not valid application/x-www-form-urlencoded",
+                when: "the body has bad percent-encoding or is not UTF-8")
         case .unsupportedContentType:
-            make(400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded", when: "a token, revocation or introspection request has another content type")
-        case .multipleClientAuth: make(400, "invalid_request", "Client used more than one authentication method", when: "both HTTP Basic and `client_secret` in the body (RFC 6749 section 2.3)")
+            make(
+                400, "invalid_request", "Content-Type must be application/x-www-form-urlencoded",
+                when: "a token, revocation or introspection request has another content type")
+        case .multipleClientAuth:
+            make(
+                400, "invalid_request", "Client used more than one authentication method",
+                when: "both HTTP Basic and `client_secret` in the body (RFC 6749 section 2.3)")
         case .invalidClientBasic:
-            make(401, "invalid_client", "Client authentication failed", when: "unknown client or wrong secret sent with HTTP Basic; the answer carries `WWW-Authenticate: Basic realm=\"authmock\"`")
-        case .invalidClient: make(401, "invalid_client", "Client authentication failed", when: "unknown client or wrong secret sent in the body, or no client authentication at all")
+            make(
+                401, "invalid_client", "Client authentication failed",
+                when: "unknown client or wrong secret sent with HTTP Basic; the answer carries `WWW-Authenticate: Basic realm=\"authmock\"`")
+        case .invalidClient:
+            make(
+                401, "invalid_client", "Client authentication failed",
+                when: "unknown client or wrong secret sent in the body, or no client authentication at all")
         case .wrongCredentials: make(400, "invalid_grant", "Wrong username or password", when: "password grant with credentials that match no user")
-        case .refresh(.unknown): make(400, "invalid_grant", "Refresh token is not known", when: "the refresh token was never issued by this server run")
-        case .refresh(.expired): make(400, "invalid_grant", "Refresh token expired", when: "the refresh token is past its lifetime on the server clock")
-        case .refresh(.revoked): make(400, "invalid_grant", "Refresh token revoked", when: "the token or its family was revoked (revocation endpoint, control API, or reuse detection)")
+        case .refresh(.unknown):
+            make(400, "invalid_grant", "Refresh token is not known", when: "the refresh token was never issued by this server run")
+        case .refresh(.expired):
+            make(400, "invalid_grant", "Refresh token expired", when: "the refresh token is past its lifetime on the server clock")
+        case .refresh(.revoked):
+            make(
+                400, "invalid_grant", "Refresh token revoked",
+                when: "the token or its family was revoked (revocation endpoint, control API, or reuse detection)")
         case .refresh(.reused):
             make(
-                400, "invalid_grant", "Refresh token already used; its whole family is now revoked", when: "a rotated refresh token is presented again after the grace window (RFC 9700 section 4.14.2)"
+                400, "invalid_grant", "Refresh token already used; its whole family is now revoked",
+                when: "a rotated refresh token is presented again after the grace window (RFC 9700 section 4.14.2)"
             )
-        case .refresh(.clientMismatch): make(400, "invalid_grant", "Refresh token was issued to another client", when: "the authenticated client is not the one the token was issued to")
+        case .refresh(.clientMismatch):
+            make(
+                400, "invalid_grant", "Refresh token was issued to another client",
+                when: "the authenticated client is not the one the token was issued to")
         case .code(.unknown): make(400, "invalid_grant", "Authorization code is not known", when: "the code was never issued")
-        case .code(.expired): make(400, "invalid_grant", "Authorization code expired", when: "the code is older than its 60 s lifetime on the server clock")
-        case .code(.used): make(400, "invalid_grant", "Authorization code already used; tokens issued with it are revoked", when: "a code is redeemed a second time (RFC 6749 section 4.1.2)")
-        case .code(.clientMismatch): make(400, "invalid_grant", "Authorization code was issued to another client", when: "the redeeming client differs from the authorizing one")
-        case .code(.redirectMismatch): make(400, "invalid_grant", "redirect_uri does not match the authorization request", when: "`redirect_uri` differs from the one sent to `/oauth/authorize`")
-        case .code(.pkceMismatch): make(400, "invalid_grant", "code_verifier does not match code_challenge", when: "BASE64URL(SHA256(code_verifier)) differs from the S256 challenge")
-        case .code(.pkceMissing): make(400, "invalid_grant", "code_verifier is required", when: "the authorization request had a PKCE challenge and the token request has no verifier")
-        case .unauthorizedClient: make(400, "unauthorized_client", "Client may not use this grant type", when: "a public client (no secret) asks for `client_credentials`")
-        case .unsupportedGrantType: make(400, "unsupported_grant_type", "Grant type not supported", when: "`grant_type` is none of password, client_credentials, refresh_token, authorization_code")
-        case .invalidScope: make(400, "invalid_scope", "Requested scope is not allowed for this client", when: "a requested scope is not in the client's `scopes`")
-        case .authorizeUnknownClient: make(400, "invalid_request", "Unknown client_id", when: "`/oauth/authorize` with a missing or unknown `client_id`; shown to the user, never redirected")
+        case .code(.expired):
+            make(400, "invalid_grant", "Authorization code expired", when: "the code is older than its 60 s lifetime on the server clock")
+        case .code(.used):
+            make(
+                400, "invalid_grant", "Authorization code already used; tokens issued with it are revoked",
+                when: "a code is redeemed a second time (RFC 6749 section 4.1.2)")
+        case .code(.clientMismatch):
+            make(
+                400, "invalid_grant", "Authorization code was issued to another client", when: "the redeeming client differs from the authorizing one"
+            )
+        case .code(.redirectMismatch):
+            make(
+                400, "invalid_grant", "redirect_uri does not match the authorization request",
+                when: "`redirect_uri` differs from the one sent to `/oauth/authorize`")
+        case .code(.pkceMismatch):
+            make(
+                400, "invalid_grant", "code_verifier does not match code_challenge",
+                when: "BASE64URL(SHA256(code_verifier)) differs from the S256 challenge")
+        case .code(.pkceMissing):
+            make(
+                400, "invalid_grant", "code_verifier is required",
+                when: "the authorization request had a PKCE challenge and the token request has no verifier")
+        case .unauthorizedClient:
+            make(400, "unauthorized_client", "Client may not use this grant type", when: "a public client (no secret) asks for `client_credentials`")
+        case .unsupportedGrantType:
+            make(
+                400, "unsupported_grant_type", "Grant type not supported",
+                when: "`grant_type` is none of password, client_credentials, refresh_token, authorization_code")
+        case .invalidScope:
+            make(400, "invalid_scope", "Requested scope is not allowed for this client", when: "a requested scope is not in the client's `scopes`")
+        case .authorizeUnknownClient:
+            make(
+                400, "invalid_request", "Unknown client_id",
+                when: "`/oauth/authorize` with a missing or unknown `client_id`; shown to the user, never redirected")
         case .authorizeBadRedirect:
-            make(400, "invalid_request", "redirect_uri is missing or not registered", when: "`/oauth/authorize` with a `redirect_uri` the client did not register; never redirected")
+            make(
+                400, "invalid_request", "redirect_uri is missing or not registered",
+                when: "`/oauth/authorize` with a `redirect_uri` the client did not register; never redirected")
         case .authorizeUnsupportedResponseType:
-            make(302, "unsupported_response_type", "Only response_type=code is supported", when: "redirected back with this `error` when `response_type` is not `code`")
+            make(
+                302, "unsupported_response_type", "Only response_type=code is supported",
+                when: "redirected back with this `error` when `response_type` is not `code`")
         case .authorizePKCERequired:
-            make(302, "invalid_request", "PKCE with code_challenge_method=S256 is required", when: "redirected back with this `error` when `code_challenge` is missing or its method is not S256")
-        case .authorizeInvalidScope: make(302, "invalid_scope", "Requested scope is not allowed for this client", when: "redirected back with this `error` for a scope outside the client's `scopes`")
+            make(
+                302, "invalid_request", "PKCE with code_challenge_method=S256 is required",
+                when: "redirected back with this `error` when `code_challenge` is missing or its method is not S256")
+        case .authorizeInvalidScope:
+            make(
+                302, "invalid_scope", "Requested scope is not allowed for this client",
+                when: "redirected back with this `error` for a scope outside the client's `scopes`")
         case .logoutBadHint:
             make(
                 400, "invalid_request", "id_token_hint is not an id token this server signed",
                 when: "`/oauth/logout` with an `id_token_hint` that is not an id token signed by one of this server's keys (docs/oidc.md)")
         case .resourceMissingToken:
-            make(401, "missing_token", "No access token was sent", when: "no `Authorization` header; `WWW-Authenticate: Bearer realm=\"authmock\"` without an `error` attribute (RFC 6750 section 3.1)")
+            make(
+                401, "missing_token", "No access token was sent",
+                when: "no `Authorization` header; `WWW-Authenticate: Bearer realm=\"authmock\"` without an `error` attribute (RFC 6750 section 3.1)")
         case .resourceNotBearer:
-            make(401, "missing_token", "Authorization scheme must be Bearer", when: "an `Authorization` header in another scheme, or a bare token without the `Bearer ` prefix; no `error` attribute")
-        case .resourceToken(.missing): make(401, "missing_token", "Bearer credential is empty", when: "`Authorization: Bearer` with nothing after it; no `error` attribute")
+            make(
+                401, "missing_token", "Authorization scheme must be Bearer",
+                when: "an `Authorization` header in another scheme, or a bare token without the `Bearer ` prefix; no `error` attribute")
+        case .resourceToken(.missing):
+            make(401, "missing_token", "Bearer credential is empty", when: "`Authorization: Bearer` with nothing after it; no `error` attribute")
         case .resourceToken(.malformed):
             make(
                 401, "invalid_token", "Access token is malformed",
-                when: "not a JWS in compact form with canonical base64url parts, claims of the wrong shape, a `crit` header, or times beyond year 5000")
+                when:
+                    "not a JWS in compact form with canonical base64url parts, claims of the wrong shape, a `crit` header, or times beyond year 5000")
         case .resourceToken(.wrongAlgorithm):
             make(
                 401, "invalid_token", "Access token uses an algorithm other than the server's",
@@ -154,12 +227,21 @@ public enum OAuth2Error: ErrorCatalog {
         case .resourceToken(.badSignature):
             make(
                 401, "invalid_token", "Access token signature is invalid",
-                when: "the server's algorithm, but not signed with its key (forged or tampered), a `kid` naming another key, or a key dropped after its rotation grace")
-        case .resourceToken(.wrongAudience): make(401, "invalid_token", "Access token is for another audience", when: "`aud` does not contain this server's audience")
-        case .resourceToken(.wrongIssuer): make(401, "invalid_token", "Access token is from another issuer", when: "signed with this server's key, but `iss` is not this server's issuer")
-        case .resourceToken(.notYetValid): make(401, "invalid_token", "Access token is not valid yet", when: "`nbf` or `iat` lies ahead of the server clock")
-        case .resourceToken(.expired): make(401, "invalid_token", "Access token expired", when: "`exp` (or a forced expiry) is at or before the server clock")
-        case .resourceToken(.revoked): make(401, "invalid_token", "Access token revoked", when: "revoked directly or through its family, or unknown to this server run")
+                when:
+                    "the server's algorithm, but not signed with its key (forged or tampered), a `kid` naming another key, or a key dropped after its rotation grace"
+            )
+        case .resourceToken(.wrongAudience):
+            make(401, "invalid_token", "Access token is for another audience", when: "`aud` does not contain this server's audience")
+        case .resourceToken(.wrongIssuer):
+            make(
+                401, "invalid_token", "Access token is from another issuer",
+                when: "signed with this server's key, but `iss` is not this server's issuer")
+        case .resourceToken(.notYetValid):
+            make(401, "invalid_token", "Access token is not valid yet", when: "`nbf` or `iat` lies ahead of the server clock")
+        case .resourceToken(.expired):
+            make(401, "invalid_token", "Access token expired", when: "`exp` (or a forced expiry) is at or before the server clock")
+        case .resourceToken(.revoked):
+            make(401, "invalid_token", "Access token revoked", when: "revoked directly or through its family, or unknown to this server run")
         case .insufficientScope:
             make(
                 403, "insufficient_scope", "Access token lacks the scope this resource requires",
@@ -179,9 +261,14 @@ public enum ControlError: String, ErrorCatalog {
     public var row: ErrorRow {
         switch self {
         case .invalidJSON: make(400, "invalid_json", "Body is not a JSON object", when: "a control request body that does not parse as a JSON object")
-        case .unknownField: make(400, "unknown_field", "Unknown field", when: "a field the operation does not know; the message lists the expected ones and suggests the closest")
+        case .unknownField:
+            make(
+                400, "unknown_field", "Unknown field",
+                when: "a field the operation does not know; the message lists the expected ones and suggests the closest")
         case .missingField: make(400, "missing_field", "Missing required field", when: "a required field is absent")
-        case .invalidValue: make(400, "invalid_value", "Invalid value", when: "a field of the wrong type or out of range (negative seconds, unknown kind, bad status)")
+        case .invalidValue:
+            make(
+                400, "invalid_value", "Invalid value", when: "a field of the wrong type or out of range (negative seconds, unknown kind, bad status)")
         case .adminTokenRequired:
             make(
                 401, "admin_token_required", "Control API needs the admin token",
@@ -194,16 +281,23 @@ public enum ControlError: String, ErrorCatalog {
             )
         case .notFound: make(404, "not_found", "No such control route", when: "a path under `/_authmock/` that is not listed by `GET /_authmock/`")
         case .methodNotAllowed:
-            make(405, "method_not_allowed", "Method not allowed on this control route", when: "a listed control path with another method (OPTIONS and TRACE too); `Allow` names the methods it takes")
+            make(
+                405, "method_not_allowed", "Method not allowed on this control route",
+                when: "a listed control path with another method (OPTIONS and TRACE too); `Allow` names the methods it takes")
         case .notJSON:
             make(
                 415, "unsupported_media_type", "Control request bodies are JSON",
-                when: "a control request with a body whose `Content-Type` is not `application/json` (a form or `text/plain` post is what a cross-site page can send)")
+                when:
+                    "a control request with a body whose `Content-Type` is not `application/json` (a form or `text/plain` post is what a cross-site page can send)"
+            )
         case .notRotatable:
             make(
                 409, "not_rotatable", "HS256 keys do not rotate",
-                when: "`POST /_authmock/keys/rotate` on a server signing with HS256, whose secret is shared rather than published; start it with `--signing-alg RS256` or `ES256`")
-        case .storeUnavailable: make(503, "store_unavailable", "Token store unavailable", when: "the `--state` database could not be reached or failed")
+                when:
+                    "`POST /_authmock/keys/rotate` on a server signing with HS256, whose secret is shared rather than published; start it with `--signing-alg RS256` or `ES256`"
+            )
+        case .storeUnavailable:
+            make(503, "store_unavailable", "Token store unavailable", when: "the `--state` database could not be reached or failed")
         }
     }
 }
@@ -217,8 +311,14 @@ public enum OAuth2LaxError: ErrorCatalog {
 
     public var row: ErrorRow {
         switch self {
-        case .deadRefreshToken: make(401, "invalid_request", "Refresh token is invalid", when: "instead of `invalid_grant`: a refresh token that is unknown, expired, revoked or reused")
-        case .tokenEndpointStatus: make(401, "(as strict)", "(as strict)", when: "every error of the token endpoint answers 401 instead of 400, with the strict code and description")
+        case .deadRefreshToken:
+            make(
+                401, "invalid_request", "Refresh token is invalid",
+                when: "instead of `invalid_grant`: a refresh token that is unknown, expired, revoked or reused")
+        case .tokenEndpointStatus:
+            make(
+                401, "(as strict)", "(as strict)",
+                when: "every error of the token endpoint answers 401 instead of 400, with the strict code and description")
         case .noChallenge: make(401, "(as strict)", "(as strict)", when: "resource 401s carry no `WWW-Authenticate` header")
         }
     }
@@ -242,7 +342,10 @@ public enum GraphQLAPIError: ErrorCatalog {
                 when:
                     "a POST body that is not a JSON object with a string `query`, a GET without `query`, `variables` that are not an object, a batch (JSON array), or several operations and no `operationName`"
             )
-        case .parseFailed: make(400, "GRAPHQL_PARSE_FAILED", "Syntax error in the GraphQL document", when: "`query` does not parse; the message and `locations` say where")
+        case .parseFailed:
+            make(
+                400, "GRAPHQL_PARSE_FAILED", "Syntax error in the GraphQL document",
+                when: "`query` does not parse; the message and `locations` say where")
         case .overLimit:
             make(
                 400, "GRAPHQL_LIMIT_EXCEEDED", "The request is over a limit of this server",
@@ -250,8 +353,11 @@ public enum GraphQLAPIError: ErrorCatalog {
                     "the document or its JSON is over one of the limits in docs/graphql.md (tokens, bracket nesting, field depth, fields, directives, JSON depth or values); the message names it. Checked before the token, so it costs less than a query"
             )
         case .validationFailed:
-            make(400, "GRAPHQL_VALIDATION_FAILED", "The document is not valid against the schema", when: "unknown fields or arguments, wrong argument or variable types; one error per problem")
-        case .mutationOverGet: make(405, "BAD_REQUEST", "Mutations need POST", when: "a mutation sent with GET (GraphQL over HTTP); the answer carries `Allow: POST`")
+            make(
+                400, "GRAPHQL_VALIDATION_FAILED", "The document is not valid against the schema",
+                when: "unknown fields or arguments, wrong argument or variable types; one error per problem")
+        case .mutationOverGet:
+            make(405, "BAD_REQUEST", "Mutations need POST", when: "a mutation sent with GET (GraphQL over HTTP); the answer carries `Allow: POST`")
         case .unauthenticated:
             make(
                 200, "UNAUTHENTICATED", "Not authenticated",
@@ -261,10 +367,17 @@ public enum GraphQLAPIError: ErrorCatalog {
         case .forbidden:
             make(
                 200, "FORBIDDEN", "Access token lacks the scope this operation requires",
-                when: "`graphql_auth_errors: body`: queries need `read`, mutations `write`; `extensions.scope` names it. With `http` the profile's own 403")
+                when:
+                    "`graphql_auth_errors: body`: queries need `read`, mutations `write`; `extensions.scope` names it. With `http` the profile's own 403"
+            )
         case .badUserInput:
-            make(200, "BAD_USER_INPUT", "Invalid argument", when: "`createNote(text:)` with empty text or more than 1000 characters: nothing is stored and `createNote` is null")
-        case .notFound: make(200, "NOT_FOUND", "No such item", when: "`item(id:)` with an id that does not exist: partial data, `item` is null beside the other fields")
+            make(
+                200, "BAD_USER_INPUT", "Invalid argument",
+                when: "`createNote(text:)` with empty text or more than 1000 characters: nothing is stored and `createNote` is null")
+        case .notFound:
+            make(
+                200, "NOT_FOUND", "No such item",
+                when: "`item(id:)` with an id that does not exist: partial data, `item` is null beside the other fields")
         }
     }
 }
@@ -330,7 +443,10 @@ public enum ErrorTable {
     /// A Markdown table of `rows`, as embedded in each profile's page.
     public static func table(_ rows: [ErrorRow]) -> String {
         let showProfile = Set(rows.map(\.profile)).count > 1
-        var out = showProfile ? "| from | HTTP | code | message | when |\n| --- | --- | --- | --- | --- |\n" : "| HTTP | code | message | when |\n| --- | --- | --- | --- |\n"
+        var out =
+            showProfile
+            ? "| from | HTTP | code | message | when |\n| --- | --- | --- | --- | --- |\n"
+            : "| HTTP | code | message | when |\n| --- | --- | --- | --- |\n"
         for row in rows {
             out += (showProfile ? "| \(row.profile) " : "") + "| \(row.status) | `\(row.code)` | \(escape(row.message)) | \(escape(row.when)) |\n"
         }

@@ -64,7 +64,9 @@ enum APISchema {
                     args: ["id": GraphQLArgument(type: GraphQLNonNull(GraphQLID))]
                 ) { _, args, _, _ in
                     let id = args["id"].string ?? ""
-                    guard let found = items.first(where: { $0["id"] as? String == id }) else { throw FieldFailure(.notFound, "No item with id \(id)") }
+                    guard let found = items.first(where: { $0["id"] as? String == id }) else {
+                        throw FieldFailure(.notFound, "No item with id \(id)")
+                    }
                     return found
                 },
                 "notes": GraphQLField(

@@ -59,7 +59,9 @@ extension GraphQLCall {
             guard let query = parameters["query"], !query.isEmpty else { throw .badRequest("GET needs a `query` parameter") }
             var variables: [String: Map] = [:]
             if let text = parameters["variables"], !text.isEmpty {
-                guard case .dictionary(let object) = try input(Data(text.utf8), named: "`variables`") else { throw .badRequest("`variables` must be a JSON object") }
+                guard case .dictionary(let object) = try input(Data(text.utf8), named: "`variables`") else {
+                    throw .badRequest("`variables` must be a JSON object")
+                }
                 variables = Dictionary(uniqueKeysWithValues: object.map { ($0.key, $0.value) })
             }
             fields = (query, parameters["operationName"].flatMap { $0.isEmpty ? nil : $0 }, variables)
@@ -103,7 +105,8 @@ extension GraphQLCall {
             chosen = named
         } else {
             guard operations.count == 1, let only = operations.first else {
-                throw .badRequest(operations.isEmpty ? "the document has no operation" : "the document has several operations: name one in `operationName`")
+                throw .badRequest(
+                    operations.isEmpty ? "the document has no operation" : "the document has several operations: name one in `operationName`")
             }
             chosen = only
         }

@@ -41,11 +41,13 @@ struct GraphQLEndpoint: Sendable {
         }
         // GraphQL over HTTP: GET must not change anything.
         if call.operation != .query, request.method != .post {
-            return .plain(fail(.mutationOverGet, message: "send the \(call.operation.rawValue) with POST", headers: [.allow: "POST"], context: context))
+            return .plain(
+                fail(.mutationOverGet, message: "send the \(call.operation.rawValue) with POST", headers: [.allow: "POST"], context: context))
         }
         let problems = validate(schema: schema, ast: call.document)
         if !problems.isEmpty {
-            return .plain(fail(.validationFailed, errors: problems.map { Self.coded($0, GraphQLAPIError.validationFailed.row.code) }, context: context))
+            return .plain(
+                fail(.validationFailed, errors: problems.map { Self.coded($0, GraphQLAPIError.validationFailed.row.code) }, context: context))
         }
         if call.introspectionOnly {
             let execution = GraphQLExecution(grant: nil, notes: notes, clock: mock.clock)
@@ -72,7 +74,8 @@ struct GraphQLEndpoint: Sendable {
         result.errors = result.errors.map { error in
             let failure = error.originalError as? FieldFailure
             let code = failure?.error.row.code ?? CommonError.internalError.row.code
-            return GraphQLError(message: failure?.detail ?? error.message, locations: error.locations, path: error.path, extensions: ["code": .string(code)])
+            return GraphQLError(
+                message: failure?.detail ?? error.message, locations: error.locations, path: error.path, extensions: ["code": .string(code)])
         }
         if let first = result.errors.first, case .string(let code)? = first.extensions["code"] { context.notes.errorCode = code }
         return Self.response(result)
@@ -84,7 +87,10 @@ struct GraphQLEndpoint: Sendable {
         switch refusal {
         case .insufficientScope(let scope):
             let row = GraphQLAPIError.forbidden.row
-            return fail(.forbidden, errors: [GraphQLError(message: row.message + ": needs \(scope)", extensions: ["code": .string(row.code), "scope": .string(scope)])], context: context)
+            return fail(
+                .forbidden,
+                errors: [GraphQLError(message: row.message + ": needs \(scope)", extensions: ["code": .string(row.code), "scope": .string(scope)])],
+                context: context)
         case .noAccessToken(let notBearer): reason = notBearer ? "not_bearer" : "missing_token"
         case .accessToken(let failure): reason = failure.rawValue
         case .refreshTokenAsAccessToken: reason = "refresh_token_as_access_token"
@@ -94,13 +100,17 @@ struct GraphQLEndpoint: Sendable {
         }
         let row = GraphQLAPIError.unauthenticated.row
         let message = row.message + ": " + reason.replacingOccurrences(of: "_", with: " ")
-        return fail(.unauthenticated, errors: [GraphQLError(message: message, extensions: ["code": .string(row.code), "reason": .string(reason)])], context: context)
+        return fail(
+            .unauthenticated, errors: [GraphQLError(message: message, extensions: ["code": .string(row.code), "reason": .string(reason)])],
+            context: context)
     }
 
     /// A documented error with one message, noted for the journal.
     private func fail(_ error: GraphQLAPIError, message: String, headers: HTTPFields = [:], context: AuthmockRequestContext) -> Response {
         let row = error.row
-        return fail(error, errors: [GraphQLError(message: row.message + ": " + message, extensions: ["code": .string(row.code)])], headers: headers, context: context)
+        return fail(
+            error, errors: [GraphQLError(message: row.message + ": " + message, extensions: ["code": .string(row.code)])], headers: headers,
+            context: context)
     }
 
     private func fail(_ error: GraphQLAPIError, errors: [GraphQLError], headers: HTTPFields = [:], context: AuthmockRequestContext) -> Response {

@@ -21,7 +21,9 @@ public enum RequestBody: Sendable {
     /// Parses `bytes` as a form.
     static func form(_ bytes: ByteBuffer) -> RequestBody {
         // Bytes that are not UTF-8 are refused, not silently replaced with U+FFFD.
-        guard let text = bytes.withUnsafeReadableBytes({ String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) }) else { return .form(.failure(.malformed)) }
+        guard let text = bytes.withUnsafeReadableBytes({ String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) }) else {
+            return .form(.failure(.malformed))
+        }
         do { return .form(.success(try FormBody(text))) } catch { return .form(.failure(error)) }
     }
 }

@@ -115,7 +115,8 @@ public struct OAuth2Profile: Profile {
         case .refreshToken(let failure): return ErrorAnswer(OAuth2Error.refresh(failure))
         // A refresh here sends no access token; one in refresh_token's place is simply not a refresh token.
         case .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: return ErrorAnswer(OAuth2Error.refresh(.unknown))
-        case .noAccessToken(let notBearer): return ErrorAnswer(notBearer ? OAuth2Error.resourceNotBearer : .resourceMissingToken, headers: [.wwwAuthenticate: bare])
+        case .noAccessToken(let notBearer):
+            return ErrorAnswer(notBearer ? OAuth2Error.resourceNotBearer : .resourceMissingToken, headers: [.wwwAuthenticate: bare])
         case .accessToken(.missing): return ErrorAnswer(OAuth2Error.resourceToken(.missing), headers: [.wwwAuthenticate: bare])
         case .refreshTokenAsAccessToken: return invalidToken(.resourceToken(.malformed), detail: "a refresh token is not an access token")
         case .accessToken(let failure): return invalidToken(.resourceToken(failure))
@@ -152,12 +153,14 @@ public struct OAuth2Profile: Profile {
             guard let user = mock.directory.authenticate(username: username, password: password) else {
                 return .plain(fail(.wrongCredentials, context: context))
             }
-            return try await success(try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope), context: context, mock: mock)
+            return try await success(
+                try await mock.authority.issue(subject: user.username, clientID: client.id, scope: scope), context: context, mock: mock)
         case "client_credentials":
             // No user signs in: no id token, whatever the scope.
             guard client.secret != nil else { return .plain(fail(OAuth2Error.unauthorizedClient, detail: "client_credentials", context: context)) }
             guard let scope = resolveScope(form["scope"], client: client) else { return .plain(fail(OAuth2Error.invalidScope, context: context)) }
-            return try await success(try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context, mock: mock)
+            return try await success(
+                try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context, mock: mock)
         case "refresh_token":
             guard let refreshToken = form["refresh_token"] else { return .plain(fail(.body(.missing("refresh_token")), context: context)) }
             switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
