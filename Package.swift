@@ -70,7 +70,6 @@ let package = Package(
             name: "AuthmockServer",
             dependencies: [
                 "AuthmockCore",
-                "AuthmockStore",
                 "CSystemMemory",
                 "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -100,6 +99,7 @@ let package = Package(
             dependencies: [
                 "AuthmockCore",
                 "AuthmockServer",
+                "AuthmockStore",
                 "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

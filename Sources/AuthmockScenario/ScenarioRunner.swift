@@ -262,7 +262,7 @@ public enum ScenarioRunner {
         let deadline = ContinuousClock.now + .seconds(20)
         let mock: Authmock
         do {
-            mock = try await Authmock(options: serverOptions)
+            mock = try await Authmock(options: serverOptions, state: try await .open(serverOptions))
         } catch {
             return .failure(HelloFailure(reason: "the in-process server did not start: \(error)", stderr: ""))
         }
@@ -378,7 +378,7 @@ public enum ScenarioRunner {
         scenario.server.apply(to: &serverOptions)
         let mock: Authmock
         do {
-            mock = try await Authmock(options: serverOptions)
+            mock = try await Authmock(options: serverOptions, state: try await .open(serverOptions))
         } catch {
             result.reason = "the scenario's server settings were refused: \(error)"
             return result

@@ -1,5 +1,4 @@
 public import AuthmockCore
-import AuthmockStore
 import Foundation
 import Logging
 import NIOSSL
@@ -30,7 +29,9 @@ public final class Authmock: Sendable {
     /// From `options.corsOrigin`, checked at start.
     let cors: CORSPolicy
 
-    public init(options: ServerOptions, clock: VirtualClock = VirtualClock()) async throws {
+    /// `state`: the token store and journal the caller opened for
+    /// `options.state` (`ServerState`); nil keeps both in memory.
+    public init(options: ServerOptions, state: ServerState? = nil, clock: VirtualClock = VirtualClock()) async throws {
         try options.profileOptions.validate()
         let profile: any Profile
         if let dialect = options.dialect {
@@ -63,19 +64,14 @@ public final class Authmock: Sendable {
         self.profile = profile
         self.graphQL = try GraphQLEndpoint()
         self.baseURLBox = Mutex(settings.issuer)
-        let store: any TokenStore
-        let location = try StateLocation(parsing: options.state)
+        if state == nil, options.state != "memory" {
+            throw SettingsError("--state \(options.state): the server opens no database itself; pass the state its caller opened (ServerState)")
+        }
+        let state = state ?? .memory(options)
+        let store = state.store
+        self.journal = state.journal
+        self.memoryJournal = state.journal as? MemoryJournal
         do {
-            let logger = Logger(label: "authmock.state")
-            store = try await location.open(logger: logger, tablePrefix: options.stateTablePrefix)
-            // Replicas on one database share one journal; a single process keeps its own.
-            if let sql = store as? SQLTokenStore, sql.isShared {
-                self.journal = try await SQLJournal(
-                    sql.db, tablePrefix: sql.tablePrefix, capacity: options.journalLimit, maxBytes: options.journalMaxBytes, logger: logger)
-            } else {
-                self.journal = MemoryJournal(capacity: options.journalLimit, maxBytes: options.journalMaxBytes)
-            }
-            self.memoryJournal = journal as? MemoryJournal
             // A kept key keeps earlier tokens valid; a kept clock keeps their expiry where a test moved it.
             let key = try await store.adoptSigningKey(options.signingKey)
             if let offset = try await store.sharedSettings().clockOffset { clock.setOffset(seconds: offset) }
@@ -84,7 +80,7 @@ public final class Authmock: Sendable {
                 Dictionary(options.directory.users.map { ($0.username, $0.claims ?? [:]) }, uniquingKeysWith: { first, _ in first }))
         } catch let error as TokenStoreError {
             // Most store errors start with the store's name already; a password never shows.
-            let named = error.description.hasPrefix(location.description) ? error.description : "\(location): \(error.description)"
+            let named = error.description.hasPrefix(store.name) ? error.description : "\(store.name): \(error.description)"
             throw StartError("--state " + named)
         }
     }
@@ -92,7 +88,7 @@ public final class Authmock: Sendable {
     /// Drops what this server kept in its store: the runner's throwaway case servers.
     public func discardState() async {
         try? await authority.store.discard()
-        try? await (journal as? SQLJournal)?.discard()
+        try? await journal.discard()
     }
 
     public var directory: Directory { options.directory }

@@ -201,6 +201,8 @@ public protocol JournalStore: Sendable {
     /// Entries held and their bytes (estimated in memory, stored in a table).
     func usage() async throws -> (entries: Int, bytes: Int)
     func reset() async throws
+    /// Drops the journal's storage (the runner's throwaway case servers).
+    func discard() async throws
     /// A name for the banner and docs: `memory` or the database's.
     var location: String { get }
 }
@@ -292,6 +294,9 @@ public final class MemoryJournal: JournalStore {
         state.withLock { $0 = State() }
         nextSeq.store(1, ordering: .relaxed)
     }
+
+    /// Nothing is stored outside this process.
+    public func discard() {}
 }
 
 /// Requests by kind as they arrive, before they are answered, so a test can

@@ -40,8 +40,13 @@ public enum StateLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// Opens the store, creating its tables (named `tablePrefix...`) when missing.
     public func open(logger: Logger, tablePrefix: String = "authmock_") async throws -> any TokenStore {
+        try await openSQL(logger: logger, tablePrefix: tablePrefix) ?? MemoryTokenStore()
+    }
+
+    /// The SQL store of a database location; nil for `memory`.
+    public func openSQL(logger: Logger, tablePrefix: String = "authmock_") async throws -> SQLTokenStore? {
         switch self {
-        case .memory: return MemoryTokenStore()
+        case .memory: return nil
         case .sqlite(let path): return try await SQLTokenStore(SQLiteDatabase(path: path), tablePrefix: tablePrefix)
         case .postgres(let url):
             let database = try PostgresDatabase(url: url, logger: logger)

@@ -78,7 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let mock: Authmock
         do {
-            mock = try await Authmock(options: options)
+            mock = try await Authmock(options: options, state: try await .open(options))
         } catch let error as SettingsError {
             throw ValidationError(error.description)
         } catch let error as StartError {
