@@ -92,7 +92,8 @@ public enum RefreshReuse: String, Sendable, CaseIterable {
 public enum ReusedParent: String, Sendable, CaseIterable {
     /// Within the grace a new refresh token; after it `refresh_reuse` decides.
     case newChild = "new_child"
-    /// That same successor again, at any age (Supabase's GoTrue); a token
-    /// whose successor was rotated or revoked in turn is treated as `new_child`.
+    /// That same successor again, however late, until the old token expires
+    /// (Supabase's GoTrue); a token whose successor was rotated or revoked
+    /// in turn is treated as `new_child`.
     case currentChild = "current_child"
 }

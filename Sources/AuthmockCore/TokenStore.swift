@@ -178,7 +178,8 @@ enum TokenRules {
     static func exchange(
         _ record: RefreshRecord, family: FamilyRecord?, successor: RefreshRecord? = nil, _ exchange: RefreshExchange, settings: TokenSettings
     ) -> Exchange {
-        if settings.reusedParent == .currentChild, record.isRotated, let family, family.revokedAt == nil, let successor,
+        if settings.reusedParent == .currentChild, record.isRotated, record.expiresAt > exchange.now, let family, family.revokedAt == nil,
+            let successor,
             successor.state == .live, successor.expiresAt > exchange.now, exchange.clientID.map({ $0 == family.clientID }) ?? true
         {
             return .successor(family, successor)

@@ -146,7 +146,7 @@ extension ServerSetting {
             key: "reused_parent", type: .choice(ReusedParent.allCases.map(\.rawValue)), defaultText: "new_child",
             doc:
                 "a rotated refresh token presented again while its successor is live: new_child (within `reuse_grace` a new refresh token, "
-                + "after it `refresh_reuse` decides) or current_child (that same successor again, at any age: Supabase)",
+                + "after it `refresh_reuse` decides) or current_child (that same successor again, however late: Supabase)",
             inScenarios: true
         ) { $0.tokens.reusedParent = ReusedParent(rawValue: $1.string) ?? .newChild },
         .init(

@@ -194,7 +194,7 @@ extension RunCommand {
     /// know only by description, where --profile or a chosen case names them.
     func loadDialects(namedIn chosen: [Scenario]) throws -> [String: LoadedDialect] {
         var dialects: [String: LoadedDialect] = [:]
-        for name in profile + chosen.flatMap(\.profiles) where !Profiles.isNamedInProtocol(name) {
+        for name in Set(profile + chosen.flatMap(\.profiles)) where !Profiles.isNamedInProtocol(name) {
             if let builtin = DialectLoader.builtin(name) { dialects[name] = builtin }
         }
         for path in dialectFiles {

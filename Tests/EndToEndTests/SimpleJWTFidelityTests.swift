@@ -160,10 +160,9 @@ import Testing
 
     /// The issued tokens' members, whatever their value.
     static func mask(_ value: Any) -> Any {
-        guard let object = value as? [String: Any] else { return value }
-        return object.mapValues { $0 as? String }.reduce(into: object) { result, pair in
-            if ["access", "refresh"].contains(pair.key), pair.value != nil { result[pair.key] = "<token>" }
-        }
+        guard var object = value as? [String: Any] else { return value }
+        for key in ["access", "refresh"] where object[key] is String { object[key] = "<token>" }
+        return object
     }
 
     /// A fresh login on authmock, its clock then moved past a lifetime (the control API).
