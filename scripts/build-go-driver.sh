@@ -3,9 +3,11 @@
 # (GOPATH mode: the library comes from /usr/share/gocode).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v go >/dev/null || [ ! -d /usr/share/gocode/src/golang.org/x/oauth2 ]; then
+# The Debian packages are drivers/go-oauth2/driver.yaml's.
+read -r -a packages <<< "$(python3 scripts/drivers.py debian go-oauth2)"
+if [ ${#packages[@]} -gt 0 ]; then
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go golang-golang-x-oauth2-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
 mkdir -p .build
 GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="${TMPDIR:-/tmp}/authmock-gocache" \

@@ -2,26 +2,20 @@
 # Builds a Java driver (drivers/NAME, default java-okhttp) offline from
 # Debian's Java packages, with the shared protocol loop in drivers/java-common,
 # into .build/NAME, writes .build/NAME/run (the command that runs it) and
-# prints that path.
+# prints that path. The packages and jars are the driver's driver.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name="${1:-java-okhttp}"
-case "$name" in
-  java-okhttp)
-    packages=(libokhttp-java libgoogle-gson-java)
-    jars=(okhttp okio gson) ;;
-  java-google-oauth-client)
-    packages=(libgoogle-oauth-client-java libgoogle-http-client-java libgoogle-gson-java)
-    jars=(google-oauth-client google-http-client google-http-client-gson gson guava opencensus-api opencensus-contrib-http-util grpc-context) ;;
-  *) echo "unknown Java driver: $name" >&2; exit 2 ;;
-esac
+[ -f "drivers/$name/driver.yaml" ] || { echo "unknown Java driver: $name" >&2; exit 2; }
+read -r -a packages <<< "$(python3 scripts/drivers.py debian "$name")"
+read -r -a jars <<< "$(python3 scripts/drivers.py jars "$name")"
 classpath=""
 for jar in "${jars[@]}"; do classpath+="/usr/share/java/$jar.jar:"; done
 missing=0
 for jar in "${jars[@]}"; do [ -f "/usr/share/java/$jar.jar" ] || missing=1; done
-if ! command -v javac >/dev/null || [ "$missing" -eq 1 ]; then
+if [ ${#packages[@]} -gt 0 ] || [ "$missing" -eq 1 ]; then
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless "${packages[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
 out=".build/$name"
 mkdir -p "$out"

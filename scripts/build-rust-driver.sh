@@ -4,9 +4,11 @@
 # prints the binary's path. Installs the toolchain and crates when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x /usr/bin/cargo ] || [ ! -d /usr/share/cargo/registry/oauth2-4.3.0 ]; then
+# The Debian packages are drivers/rust-oauth2/driver.yaml's.
+read -r -a packages <<< "$(python3 scripts/drivers.py debian rust-oauth2)"
+if [ ${#packages[@]} -gt 0 ]; then
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cargo rustc librust-oauth2-dev librust-serde-json-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
 # Cargo's home for this build only: crates.io replaced by Debian's registry.
 home="$PWD/.build/rust-cargo-home"

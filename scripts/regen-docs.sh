@@ -70,6 +70,7 @@ replace_block suite-counts README.md "The built-in suite: $("$bin" cases --count
 for page in README.md docs/configuration.md; do
   replace_block settings "$page" "$("$bin" settings)"
 done
+replace_block drivers drivers/README.md "$(python3 scripts/drivers.py table)"
 replace_block expectations docs/scenarios.md "$("$bin" schema --expectations)"
 replace_block example docs/dialects.md "$(printf '```yaml\n%s\n```' "$("$bin" dialects --example)")"
 replace_block reference docs/dialects.md "$("$bin" dialects --reference)"

@@ -11,41 +11,44 @@ timed() {
   echo "== step: $name took $(( SECONDS - start )) s"
 }
 
-# System packages the suite uses, installed only when missing.
-need_apt=()
-for pair in "git:git" "python3:python3" "curl:curl" "go:golang-go" "chromium:chromium" "node:nodejs"; do
-  command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
-done
-# Client libraries the drivers in drivers/ wrap, by a file each installs: the
-# browser recipes and drivers/node-axios load axios's build from here.
-# SQLite's headers (GRDB, --state sqlite:) and PostgreSQL (the --state postgres:// tests).
-for pair in "/usr/include/sqlite3.h:libsqlite3-dev" \
-    "/usr/share/nodejs/axios/dist/axios.min.js:node-axios" \
-    "/usr/lib/ruby/vendor_ruby/oauth2.rb:ruby-oauth2" \
-    "/usr/share/perl5/LWP/Authen/OAuth2.pm:liblwp-authen-oauth2-perl"; do
-  [ -f "${pair%%:*}" ] || need_apt+=("${pair#*:}")
-done
-compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_apt+=(postgresql)
-if [ ${#need_apt[@]} -gt 0 ]; then
+# Installs Debian packages, as root; otherwise says what is missing.
+apt_install() {
+  [ $# -gt 0 ] || return 0
   if [ "$(id -u)" -eq 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" golang-golang-x-oauth2-dev
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
   else
-    echo "missing: ${need_apt[*]} (install them, or run as root to let this script do it)" >&2
+    echo "missing: $* (install them, or run as root to let this script do it)" >&2
     exit 1
   fi
-fi
+}
+# Installs PyPI distributions, into a Debian-managed Python too.
+pip_install() {
+  [ $# -gt 0 ] || return 0
+  python3 -m pip install --quiet "$@" 2>/dev/null || python3 -m pip install --quiet --break-system-packages "$@"
+}
+
+# System packages the suite itself uses, installed only when missing: SQLite's
+# headers (GRDB, --state sqlite:), PostgreSQL (the --state postgres:// tests)
+# and PyYAML, which scripts/drivers.py needs to read the drivers' driver.yaml.
+need_apt=()
+for pair in "git:git" "python3:python3" "curl:curl"; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
+done
+[ -f /usr/include/sqlite3.h ] || need_apt+=(libsqlite3-dev)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_apt+=(postgresql)
+python3 -c "import yaml" 2>/dev/null || need_apt+=(python3-yaml)
+apt_install "${need_apt[@]}"
+python3 -c "import yaml" 2>/dev/null || pip_install pyyaml
 command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 6.2 or later" >&2; exit 1; }
 
-# Python packages the tests use: an independent JSON Schema validator for the
-# scenario schema (with YAML to read scenarios), the client libraries the
-# drivers in drivers/ wrap, schemathesis for the OpenAPI contract, and the
-# real SimpleJWT server the simplejwt dialect is compared with.
-if ! python3 -c "import yaml, jsonschema, authlib, joserfc, httpx, requests_oauthlib, gql, google.auth, requests_oauth2client, schemathesis, rest_framework_simplejwt" 2>/dev/null; then
-  packages=(pyyaml jsonschema authlib joserfc httpx requests-oauthlib gql google-auth requests-oauth2client schemathesis
-    django djangorestframework djangorestframework-simplejwt)
-  python3 -m pip install --quiet "${packages[@]}" 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages "${packages[@]}"
-fi
+# What the drivers in drivers/ need (their driver.yaml: Debian and PyPI
+# packages), and what the tests need from PyPI: an independent JSON Schema
+# validator for the scenario schema, schemathesis for the OpenAPI contract,
+# and the real SimpleJWT server the simplejwt dialect is compared with.
+read -r -a driver_apt <<< "$(python3 scripts/drivers.py debian)"
+apt_install "${driver_apt[@]}"
+read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc schemathesis django djangorestframework djangorestframework-simplejwt)"
+pip_install "${need_pip[@]}"
 
 # Formatting (.swift-format): the toolchain's swift-format, strict, before anything is built.
 if swift format --version >/dev/null 2>&1; then
@@ -54,11 +57,13 @@ else
   echo "swift format is not in this toolchain (Swift 6 ships it): formatting not checked" >&2
 fi
 timed "swift build" swift build --build-tests
-# The Go, Java and Rust drivers are built from Debian's packages (the tests run them).
-timed "go driver" scripts/build-go-driver.sh
-timed "rust driver" scripts/build-rust-driver.sh
-timed "java-okhttp driver" scripts/build-java-driver.sh java-okhttp
-timed "java-google-oauth-client driver" scripts/build-java-driver.sh java-google-oauth-client
+# The drivers that are built (Go, Java, Rust: driver.yaml's build) are built
+# from Debian's packages before the tests run them.
+mapfile -t builds < <(python3 scripts/drivers.py builds)
+for line in "${builds[@]}"; do
+  # shellcheck disable=SC2086 # the build command's words
+  timed "${line%%$'\t'*} driver" ${line#*$'\t'}
+done
 # A throwaway PostgreSQL on loopback for the --state postgres:// tests (three
 # replicas on one database), stopped when this script ends.
 pgdir="$(mktemp -d)"

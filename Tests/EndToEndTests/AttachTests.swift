@@ -5,7 +5,7 @@ import Testing
 /// `authmock run --attach`: the runner listens, clients connect over a
 /// WebSocket and serve the cases, with the verdicts of the stdio transport.
 @Suite(.serialized) struct AttachTests {
-    static let root = LibraryDriverTests.root
+    static let root = repositoryRoot
 
     /// `authmock run --attach` of cases 1.1 and 2.1 on `port`, one at a time; its output merged in one pipe.
     static func startAttachRun(port: Int, timeout: Int, _ extra: [String] = []) throws -> (Process, Pipe) {

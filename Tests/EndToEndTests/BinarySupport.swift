@@ -124,3 +124,6 @@ func freePort() throws -> Int {
     }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// The checkout's root: scenarios/, drivers/, scripts/.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -9,7 +9,7 @@ struct FuzzCorpusTests {
     @Test(arguments: ["token", "body", "scenario", "graphql"])
     func everyCorpusInputIsHandled(_ target: String) throws {
         let binary = try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-fuzz")
-        let corpus = LibraryDriverTests.root.appendingPathComponent("Tests/Fuzz/\(target)")
+        let corpus = repositoryRoot.appendingPathComponent("Tests/Fuzz/\(target)")
         let count = try FileManager.default.contentsOfDirectory(atPath: corpus.path).count
         #expect(count >= 5, "a seed corpus of a few inputs per target")
         let run = try runProcess(binary.path, [target, corpus.path])

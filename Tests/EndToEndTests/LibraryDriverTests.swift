@@ -1,77 +1,84 @@
 import Foundation
+import TestSupport
 import Testing
+import Yams
+
+/// A driver's `driver.yaml`: the one place it is declared. scripts/drivers.py
+/// reads the same files for the scripts and drivers/README.md.
+struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
+    var name = ""
+    var library: String
+    /// How to run it, from the repository's root.
+    var command: String?
+    /// A product of this package: its binary in the build directory.
+    var product: String?
+    var jobs: Int?
+    var ci: String?
+    var testDescription: String { name }
+
+    enum CodingKeys: String, CodingKey { case library, command, product, jobs, ci }
+
+    /// Every driver folder's manifest, by name.
+    static func all() throws -> [DriverManifest] {
+        let drivers = repositoryRoot.appendingPathComponent("drivers")
+        return try FileManager.default.contentsOfDirectory(atPath: drivers.path).sorted().compactMap { name in
+            let file = drivers.appendingPathComponent(name).appendingPathComponent("driver.yaml")
+            guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+            var manifest = try YAMLDecoder().decode(DriverManifest.self, from: try String(contentsOf: file, encoding: .utf8))
+            manifest.name = name
+            return manifest
+        }
+    }
+
+    /// The drivers `authmock run` can start: a command or a product.
+    static let runnable: [DriverManifest] = ((try? all()) ?? []).filter { $0.command != nil || $0.product != nil }
+
+    /// The command line, with the repository's files as absolute paths.
+    func commandLine() throws -> String {
+        if let product {
+            return try authmockBinary().deletingLastPathComponent().appendingPathComponent(product).path
+        }
+        return (command ?? "").split(separator: " ").map { word in
+            let path = repositoryRoot.appendingPathComponent(String(word)).path
+            return FileManager.default.fileExists(atPath: path) ? path : String(word)
+        }.joined(separator: " ")
+    }
+}
 
 /// The drivers for real client libraries run through the whole suite with
 /// their expected-failures files: nothing new fails and nothing errors.
+/// scripts/test.sh installs what each driver.yaml names and runs its build.
 @Suite(.serialized) struct LibraryDriverTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// Runs the oauth2 cases with `driver` and the directory's expected-failures file.
-    func expectOnlyKnownFailures(driver: String, directory: String, jobs: Int = 4) throws {
+    @Test(arguments: DriverManifest.runnable)
+    func driverMatchesItsExpectedFailures(_ driver: DriverManifest) throws {
+        let command = try driver.commandLine()
+        let program = command.split(separator: " ").last.map(String.init) ?? command
+        if program.hasPrefix("/") {
+            try #require(FileManager.default.fileExists(atPath: program), "\(program) is missing: scripts/test.sh builds it")
+        }
         let result = try runAuthmock([
-            "run", Self.root.appendingPathComponent("scenarios").path, "--driver", driver,
-            "--expected-failures", Self.root.appendingPathComponent("drivers/\(directory)/expected-failures.yaml").path,
-            "--profile", "oauth2", "--jobs", String(jobs),
+            "run", repositoryRoot.appendingPathComponent("scenarios").path, "--driver", command,
+            "--expected-failures", repositoryRoot.appendingPathComponent("drivers/\(driver.name)/expected-failures.yaml").path,
+            "--profile", "oauth2", "--jobs", String(driver.jobs ?? 4),
         ])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         // "failed" counts FAIL and ERROR.
         #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
     }
 
-    /// A driver run by an interpreter: its directory, the command and script,
-    /// and a file the library installs (scripts/test.sh installs them all).
-    struct ScriptDriver: Sendable, CustomTestStringConvertible {
-        var directory: String
-        var interpreter: String
-        var script: String
-        var library: String?
-        var testDescription: String { directory }
-    }
-
-    static let scriptDrivers: [ScriptDriver] =
-        ["python-authlib", "python-requests-oauthlib", "python-gql", "python-google-auth", "python-requests-oauth2client"].map {
-            ScriptDriver(directory: $0, interpreter: "python3", script: "driver.py")
-        } + [
-            // axios from Debian's node-axios, running drivers/browser's recipe file in Node.
-            ScriptDriver(directory: "node-axios", interpreter: "node", script: "driver.js", library: "/usr/share/nodejs/axios/package.json"),
-            ScriptDriver(directory: "ruby-oauth2", interpreter: "ruby", script: "driver.rb", library: "/usr/lib/ruby/vendor_ruby/oauth2.rb"),
-            ScriptDriver(
-                directory: "perl-lwp-authen-oauth2", interpreter: "perl", script: "driver.pl", library: "/usr/share/perl5/LWP/Authen/OAuth2.pm"),
-        ]
-
-    @Test(arguments: scriptDrivers)
-    func scriptDriverMatchesItsExpectedFailures(_ driver: ScriptDriver) throws {
-        if let library = driver.library {
-            try #require(FileManager.default.fileExists(atPath: library), "\(library) is missing: scripts/test.sh installs it")
+    /// Every driver folder is declared, and drivers/README.md's table is the declarations'.
+    @Test func everyDriverIsDeclaredAndListed() throws {
+        let drivers = repositoryRoot.appendingPathComponent("drivers")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: drivers.path).filter { name in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: drivers.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && isDirectory.boolValue && !name.hasSuffix("-common")
         }
-        let script = Self.root.appendingPathComponent("drivers/\(driver.directory)/\(driver.script)").path
-        try expectOnlyKnownFailures(driver: "\(driver.interpreter) \(script)", directory: driver.directory)
-    }
-
-    /// Built by scripts/build-rust-driver.sh (scripts/test.sh runs it first).
-    @Test func rustOAuth2DriverMatchesItsExpectedFailures() throws {
-        let binary = Self.root.appendingPathComponent(".build/rust-oauth2/release/authmock-rust-oauth2-driver")
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "run scripts/build-rust-driver.sh first")
-        try expectOnlyKnownFailures(driver: binary.path, directory: "rust-oauth2")
-    }
-
-    @Test func urlSessionDriverMatchesItsExpectedFailures() throws {
-        let binary = try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-urlsession-driver")
-        try expectOnlyKnownFailures(driver: binary.path, directory: "swift-urlsession")
-    }
-
-    /// Built by scripts/build-go-driver.sh (scripts/test.sh runs it first).
-    @Test func goDriverMatchesItsExpectedFailures() throws {
-        let binary = Self.root.appendingPathComponent(".build/authmock-go-oauth2-driver")
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "run scripts/build-go-driver.sh first")
-        try expectOnlyKnownFailures(driver: binary.path, directory: "go-oauth2")
-    }
-
-    /// Built by scripts/build-java-driver.sh NAME (scripts/test.sh runs it first), which writes .build/NAME/run.
-    @Test(arguments: ["java-okhttp", "java-google-oauth-client"])
-    func javaDriverMatchesItsExpectedFailures(_ name: String) throws {
-        let run = Self.root.appendingPathComponent(".build/\(name)/run")
-        try #require(FileManager.default.isExecutableFile(atPath: run.path), "run scripts/build-java-driver.sh \(name) first")
-        try expectOnlyKnownFailures(driver: run.path, directory: name, jobs: 2)
+        #expect(Set(folders) == Set(try DriverManifest.all().map(\.name)), "every folder in drivers/ but the *-common ones has a driver.yaml")
+        #expect(DriverManifest.runnable.count >= 13)
+        let table = try runProcess("python3", [repositoryRoot.appendingPathComponent("scripts/drivers.py").path, "table"])
+        #expect(table.status == 0, "\(table.stdout)")
+        let readme = try String(contentsOf: drivers.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains(table.stdout.trimmingCharacters(in: .newlines)), "drivers/README.md is stale: run scripts/regen-docs.sh")
     }
 }

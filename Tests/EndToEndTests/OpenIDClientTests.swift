@@ -8,7 +8,7 @@ import Testing
 /// joserfc, a key rotation between sign-in and refresh that the client
 /// follows by refetching the JWKS.
 struct OpenIDClientTests {
-    static let client = LibraryDriverTests.root.appendingPathComponent("Tests/EndToEndTests/Fixtures/oidc-client.py").path
+    static let client = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/oidc-client.py").path
 
     @Test(arguments: ["RS256", "ES256"])
     func anIssuerURLIsAllAnOIDCClientNeeds(_ algorithm: String) async throws {

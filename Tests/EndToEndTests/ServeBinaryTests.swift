@@ -313,7 +313,7 @@ struct SettingsTableTests {
         var table = try runAuthmock(["settings"]).stdout
         if table.hasSuffix("\n") { table.removeLast() }
         for page in ["README.md", "docs/configuration.md"] {
-            let text = try String(contentsOf: LibraryDriverTests.root.appendingPathComponent(page), encoding: .utf8)
+            let text = try String(contentsOf: repositoryRoot.appendingPathComponent(page), encoding: .utf8)
             #expect(text.contains("<!-- settings:begin -->\n" + table + "\n<!-- settings:end -->"), "\(page) is stale: run scripts/regen-docs.sh")
         }
     }

@@ -12,7 +12,7 @@ import Testing
 /// token strings masked. docs/profiles/simplejwt.md lists the few answers
 /// where only the status is compared, and why.
 @Suite(.serialized) struct SimpleJWTFidelityTests {
-    static let fixture = LibraryDriverTests.root.appendingPathComponent("Tests/EndToEndTests/Fixtures/simplejwt-server.py").path
+    static let fixture = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/simplejwt-server.py").path
 
     /// One server under comparison: where it listens, and how a test makes
     /// its tokens expire (the real server's clock cannot be moved, so its
