@@ -64,12 +64,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the server records and the runner reads: the journal's values
+        // (entries, presented tokens, route kinds). No HTTP, no server.
+        .target(name: "AuthmockModel", dependencies: ["AuthmockCore"]),
         // HTTP server: shared request plumbing plus one small file per profile.
         .target(name: "CSystemMemory"),
         .target(
             name: "AuthmockServer",
             dependencies: [
                 "AuthmockCore",
+                "AuthmockModel",
                 "CSystemMemory",
                 "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -98,6 +102,7 @@ let package = Package(
             name: "AuthmockScenario",
             dependencies: [
                 "AuthmockCore",
+                "AuthmockModel",
                 "AuthmockServer",
                 "AuthmockStore",
                 "DriverProtocol",
@@ -188,6 +193,7 @@ let package = Package(
             name: "AuthmockServerTests",
             dependencies: [
                 "AuthmockCore",
+                "AuthmockModel",
                 "AuthmockServer",
                 "DriverProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -201,7 +207,8 @@ let package = Package(
         .testTarget(
             name: "AuthmockScenarioTests",
             dependencies: [
-                "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport", "authmock-reference-driver",
+                "AuthmockModel", "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport",
+                "authmock-reference-driver",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -211,6 +218,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
+                "AuthmockModel",
                 "authmock",
                 "authmock-fuzz",
                 "authmock-reference-driver",

@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import Foundation
 
 /// A case's verdict, in the vocabulary of conformance suites.

@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import DriverProtocol
 import Foundation
 

@@ -1,4 +1,5 @@
 public import AuthmockCore
+public import AuthmockModel
 public import DriverProtocol
 public import AuthmockServer
 import Foundation

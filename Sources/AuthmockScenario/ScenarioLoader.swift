@@ -1,3 +1,4 @@
+import AuthmockModel
 import DriverProtocol
 import AuthmockCore
 import AuthmockServer

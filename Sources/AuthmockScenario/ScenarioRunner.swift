@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockModel
 import AuthmockServer
 import DriverProtocol
 public import Foundation

@@ -1,4 +1,5 @@
 public import AuthmockCore
+import AuthmockModel
 import Foundation
 
 /// Parsing of control operations' input from a strict object, shared by the

@@ -1,3 +1,4 @@
+public import AuthmockModel
 import NIOFoundationEssentialsCompat
 import AuthmockCore
 public import Foundation

@@ -1,3 +1,4 @@
+import AuthmockModel
 import Foundation
 import Logging
 import AuthmockCore

@@ -1,3 +1,4 @@
+public import AuthmockModel
 import Foundation
 import HTTPTypes
 import Synchronization

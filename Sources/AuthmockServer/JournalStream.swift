@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockModel
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,4 +1,5 @@
 public import AuthmockCore
+public import AuthmockModel
 public import Foundation
 
 /// The control core: what a test can make the mock do and read back. The

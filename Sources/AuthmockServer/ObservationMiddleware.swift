@@ -1,3 +1,4 @@
+import AuthmockModel
 import Logging
 import AuthmockCore
 import Crypto

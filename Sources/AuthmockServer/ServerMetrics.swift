@@ -1,3 +1,4 @@
+import AuthmockModel
 public import Prometheus
 import Synchronization
 

@@ -1,3 +1,4 @@
+import AuthmockModel
 import NIOFoundationEssentialsCompat
 import ArgumentParser
 import AsyncHTTPClient

@@ -1,6 +1,5 @@
 import ArgumentParser
 import AuthmockScenario
-import AuthmockServer
 import DriverProtocol
 import Foundation
 

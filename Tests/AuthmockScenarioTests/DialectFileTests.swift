@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockModel
 import AuthmockScenario
 import AuthmockServer
 import DriverProtocol

@@ -1,3 +1,4 @@
+import AuthmockModel
 @testable import AuthmockScenario
 @testable import AuthmockServer
 import Crypto

@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockModel
 import Crypto
 import Foundation
 import Testing

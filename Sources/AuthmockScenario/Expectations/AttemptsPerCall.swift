@@ -1,4 +1,3 @@
-import AuthmockServer
 /// `attempts_per_call`: requests to the API per application call.
 struct AttemptsPerCallExpectation: CountingExpectation {
     static let key = "attempts_per_call"

@@ -1,5 +1,5 @@
 import AuthmockCore
-import AuthmockServer
+import AuthmockModel
 import Crypto
 import Foundation
 

@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import DriverProtocol
 /// Checks every case makes whatever its expectations say, because a verdict
 /// needs evidence: an application that was told an HTTP answer arrived must

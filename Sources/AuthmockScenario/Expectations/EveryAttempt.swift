@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 /// `every_attempt: {authorization: bearer|present}`: a rule every API request follows.
 struct EveryAttemptExpectation: Expectation {
     static let key = "every_attempt"

@@ -1,4 +1,3 @@
-import AuthmockServer
 import Foundation
 
 /// One thing a correct client shows, as a scenario states it under `expect:`,

@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import Foundation
 
 /// `expired_token_uses`: requests to the API with an access token the client

@@ -1,4 +1,3 @@
-import AuthmockServer
 /// `foreign_requests_with_token`: requests to another host that carried Authorization.
 struct ForeignRequestsWithTokenExpectation: CountingExpectation {
     static let key = "foreign_requests_with_token"

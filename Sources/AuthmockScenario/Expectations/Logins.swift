@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 /// `logins`: sign-in requests the server saw.
 struct LoginsExpectation: CountingExpectation {
     static let key = "logins"

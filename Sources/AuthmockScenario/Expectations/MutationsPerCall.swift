@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import Foundation
 
 /// `mutations_per_call`: how many times the server applied a GraphQL

@@ -1,4 +1,3 @@
-import AuthmockServer
 import DriverProtocol
 /// `outcomes`: what the application saw, by kind: a number, a range or `all`.
 struct OutcomesExpectation: Expectation {

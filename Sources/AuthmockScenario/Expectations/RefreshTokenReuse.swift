@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 
 /// `refresh_token_reuse`: every request that presented a refresh token
 /// another request had already exchanged, and that the server did not

@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import Foundation
 
 /// `requests_after_logout`: requests that presented a token (access or

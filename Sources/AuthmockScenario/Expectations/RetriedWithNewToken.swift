@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 /// `retried_with_new_token`: a call retried after a 401 (or an in-body
 /// `UNAUTHENTICATED`) carries a different access token.
 struct RetriedWithNewTokenExpectation: FlagExpectation {

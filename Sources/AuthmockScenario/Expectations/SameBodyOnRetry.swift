@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 /// `same_body_on_retry`: every attempt of a call carries the byte-identical body.
 struct SameBodyOnRetryExpectation: FlagExpectation {
     static let key = "same_body_on_retry"

@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import Foundation
 
 /// `stale_token_uses`: requests to the API with an access token older than

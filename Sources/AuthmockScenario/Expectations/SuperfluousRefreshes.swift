@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 /// `superfluous_refreshes`: refreshes the client had no reason to make,
 /// judged one by one from what it had been told (see `RefreshNecessity`).
 /// This, not a count, is how "refresh once" is judged: a client that needed

@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import Foundation
 
 /// `superfluous_sign_ins`, checked in every case: a sign-in the library made

@@ -1,4 +1,4 @@
-import AuthmockServer
+import AuthmockModel
 import DriverProtocol
 
 /// `unfounded_reauth`: calls that ended `reauth_required` although the

@@ -1,3 +1,4 @@
+import AuthmockModel
 import JWTKit
 public import AuthmockCore
 public import DriverProtocol

@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockModel
 public import Hummingbird
 import NIOCore
 import Synchronization

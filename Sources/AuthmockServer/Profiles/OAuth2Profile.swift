@@ -1,3 +1,4 @@
+import AuthmockModel
 import JWTKit
 import DriverProtocol
 public import AuthmockCore

@@ -12,14 +12,14 @@ import Foundation
 /// A request body's SHA-256: the 32 bytes inline, spelled as lowercase hex.
 /// Anything else (a hand-made entry in a test or a decoded report) is kept
 /// as text.
-struct BodyDigest: Sendable, Hashable, Codable {
+package struct BodyDigest: Sendable, Hashable, Codable {
     private enum Storage: Sendable, Hashable {
         case sha256(UInt64, UInt64, UInt64, UInt64)
         case text(String)
     }
     private var storage: Storage
 
-    init(sha256 bytes: some Sequence<UInt8>) {
+    package init(sha256 bytes: some Sequence<UInt8>) {
         let bytes = Array(bytes)
         precondition(bytes.count == 32, "a SHA-256 is 32 bytes")
         func word(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
@@ -28,7 +28,7 @@ struct BodyDigest: Sendable, Hashable, Codable {
 
     private init(storage: Storage) { self.storage = storage }
 
-    init(_ text: String) {
+    package init(_ text: String) {
         let nibbles = text.utf8.compactMap { $0.hexDigitValue(lowercaseOnly: true) }
         if text.utf8.count == 64, nibbles.count == 64 {
             self.init(sha256: stride(from: 0, to: 64, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] })
@@ -37,7 +37,7 @@ struct BodyDigest: Sendable, Hashable, Codable {
         }
     }
 
-    var text: String {
+    package var text: String {
         switch storage {
         case .sha256(let a, let b, let c, let d):
             [a, b, c, d].flatMap { word in (0..<8).reversed().map { UInt8(truncatingIfNeeded: word >> (8 * $0)) } }.hexString
@@ -45,7 +45,7 @@ struct BodyDigest: Sendable, Hashable, Codable {
         }
     }
 
-    var heapBytes: Int {
+    package var heapBytes: Int {
         if case .text(let text) = storage { return text.heapBytes }
         return 0
     }
@@ -53,8 +53,8 @@ struct BodyDigest: Sendable, Hashable, Codable {
 
 // On the wire its text.
 extension BodyDigest {
-    init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
-    func encode(to encoder: any Encoder) throws {
+    package init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(text)
     }
