@@ -1,6 +1,6 @@
-import AuthmockModel
 import DriverProtocol
 import AuthmockCore
+import AuthmockModel
 import AuthmockServer
 import Crypto
 import Foundation

@@ -1,6 +1,6 @@
-public import AuthmockModel
 import NIOFoundationEssentialsCompat
 import AuthmockCore
+public import AuthmockModel
 public import Foundation
 import HTTPTypes
 import Hummingbird

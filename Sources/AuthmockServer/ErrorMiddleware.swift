@@ -1,7 +1,7 @@
-import AuthmockModel
 import Foundation
 import Logging
 import AuthmockCore
+import AuthmockModel
 import HTTPTypes
 import Hummingbird
 

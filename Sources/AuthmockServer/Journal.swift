@@ -1,6 +1,6 @@
-public import AuthmockModel
 public import Foundation
 import AuthmockCore
+public import AuthmockModel
 import DequeModule
 import Synchronization
 

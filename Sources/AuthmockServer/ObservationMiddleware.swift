@@ -1,6 +1,6 @@
-import AuthmockModel
 import Logging
 import AuthmockCore
+import AuthmockModel
 import Crypto
 import Foundation
 import HTTPTypes

@@ -1,7 +1,7 @@
-import AuthmockModel
 import NIOFoundationEssentialsCompat
 import ArgumentParser
 import AsyncHTTPClient
+import AuthmockModel
 import AuthmockServer
 import Foundation
 import NIOCore

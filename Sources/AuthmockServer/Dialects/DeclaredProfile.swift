@@ -1,6 +1,6 @@
-import AuthmockModel
 import JWTKit
 public import AuthmockCore
+import AuthmockModel
 public import DriverProtocol
 import Foundation
 public import HTTPTypes

@@ -1,7 +1,7 @@
-import AuthmockModel
 import JWTKit
 import DriverProtocol
 public import AuthmockCore
+import AuthmockModel
 import Foundation
 public import HTTPTypes
 public import Hummingbird
