@@ -76,6 +76,8 @@ let package = Package(
                 "AuthmockModel",
                 "CSystemMemory",
                 "DriverProtocol",
+                // ControlClient: the control API from another process.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -116,16 +116,16 @@ extension FaultRule {
 }
 
 /// How fault rules look in control API answers: the input shape plus id and counts.
-struct FaultRuleView: Encodable {
-    struct Match: Encodable {
-        var method: String?, pathPrefix: String?, kind: [String]?, header: [String: String]?
+public struct FaultRuleView: Codable, Sendable, Equatable {
+    public struct Match: Codable, Sendable, Equatable {
+        public var method: String?, pathPrefix: String?, kind: [String]?, header: [String: String]?
     }
-    struct Action: Encodable {
-        var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil, count: Int? = nil
-        var quiet_ms: Int? = nil
-        var claims: [String: String]? = nil
+    public struct Action: Codable, Sendable, Equatable {
+        public var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil, count: Int? = nil
+        public var quiet_ms: Int? = nil
+        public var claims: [String: String]? = nil
     }
-    var id: Int, fired: Int, exhausted: Bool, times: Int?, match: Match, action: Action
+    public var id: Int, fired: Int, exhausted: Bool, times: Int?, match: Match, action: Action
 
     init(_ installed: FaultRules.Installed) {
         let rule = installed.rule

@@ -8,113 +8,78 @@ import Hummingbird
 /// The HTTP face of `MockControl`, under `/_authmock/`. JSON in and out,
 /// errors as `{"error": code, "message": ...}` in every profile.
 enum ControlRoutes {
-    static let prefix = "/_authmock"
+    static let prefix = ControlOperation.prefix
 
-    struct Route {
-        var method: HTTPRequest.Method, path: String, summary: String
-        var handle: @Sendable (Request, MockControl) async throws(ControlInputError) -> Response
-    }
-
-    static func routes() -> [Route] {
-        [
-            Route(method: .get, path: "", summary: "this list") { _, _ in
-                JSONResponse.encode(
-                    Discovery(routes: routes().map { .init(method: $0.method.rawValue, path: prefix + $0.path, summary: $0.summary) }),
-                    encoder: encoder)
-            },
-            Route(method: .post, path: "/reset", summary: "drop all tokens, families, fault rules and the journal; clock back to real time") {
-                _, control throws(ControlInputError) in
-                try await control.reset()
-                return JSONResponse.encode(["reset": true])
-            },
-            Route(method: .get, path: "/clock", summary: "the server clock: now and offsetSeconds") { _, control throws(ControlInputError) in
-                JSONResponse.encode(try await control.clock(), encoder: encoder)
-            },
-            Route(method: .post, path: "/clock/advance", summary: "{\"seconds\": N}: move the clock forward") {
-                request, control throws(ControlInputError) in
-                let body = try await input(request)
-                try body.allow(["seconds"])
-                return JSONResponse.encode(
-                    try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
-            },
-            Route(method: .post, path: "/clock/set", summary: "{\"offsetSeconds\": N}: set the offset from real time (may be negative)") {
-                request, control throws(ControlInputError) in
-                let body = try await input(request)
-                try body.allow(["offsetSeconds"])
-                return JSONResponse.encode(
-                    try await control.setClock(offsetSeconds: try body.required(try body.double("offsetSeconds"), "offsetSeconds")), encoder: encoder)
-            },
-            Route(method: .get, path: "/tokens", summary: "families, access and refresh tokens with their state (values truncated)") {
-                _, control throws(ControlInputError) in
-                JSONResponse.encode(try await control.tokens(), encoder: encoder)
-            },
-            Route(method: .post, path: "/tokens/expire", summary: "{kind, subject, family, jti}: expire the selected tokens now") {
-                request, control throws(ControlInputError) in
-                JSONResponse.encode(try await control.expire(try TokenSelector(try await input(request))))
-            },
-            Route(method: .post, path: "/tokens/revoke", summary: "{kind, subject, family, jti}: revoke the selected tokens") {
-                request, control throws(ControlInputError) in
-                JSONResponse.encode(try await control.revoke(try TokenSelector(try await input(request))))
-            },
-            Route(method: .get, path: "/keys", summary: "signing keys: the algorithm, the current kid and retired ones still verifying") {
-                _, control throws(ControlInputError) in
-                JSONResponse.encode(try await control.keys(), encoder: encoder)
-            },
-            Route(
-                method: .post, path: "/keys/rotate",
-                summary: "{\"graceSeconds\": N} (optional): a new signing key; the old one verifies for the grace"
-            ) {
-                request, control throws(ControlInputError) in
-                let body = try await input(request)
-                try body.allow(["graceSeconds"])
-                return JSONResponse.encode(try await control.rotateKeys(graceSeconds: try body.double("graceSeconds")), encoder: encoder)
-            },
-            Route(method: .get, path: "/faults", summary: "fault rules with how often each fired") { _, control in
-                JSONResponse.encode(control.faults().map(FaultRuleView.init))
-            },
-            Route(method: .post, path: "/faults", summary: "{match, times, action}: add a fault rule") { request, control throws(ControlInputError) in
-                JSONResponse.encode(FaultRuleView(control.addFault(try FaultRule(try await input(request)))), status: .created)
-            },
-            Route(method: .delete, path: "/faults", summary: "remove every fault rule") { _, control in
-                JSONResponse.encode(["removed": control.clearFaults()])
-            },
-            Route(method: .get, path: "/journal", summary: "?kind=&call=&since=&limit=: recorded requests, oldest first (limit: at most that many)") {
-                request, control throws(ControlInputError) in
-                try await JournalStream.response(control, JournalFilter(query: query(request)), encoder: encoder)
-            },
-            Route(method: .post, path: "/tokens/prune", summary: "run a pruning pass now: what it removed, and the totals so far") {
-                _, control throws(ControlInputError) in
-                JSONResponse.encode(try await control.prune(), encoder: encoder)
-            },
-            Route(method: .get, path: "/journal/count", summary: "?kind=&call=&since=: how many requests match") {
-                request, control throws(ControlInputError) in
-                let filter = try JournalFilter(query: query(request))
-                if filter.limit != nil { throw ControlInputError(.invalidValue, "limit pages GET \(prefix)/journal; a count has no pages") }
-                return JSONResponse.encode(["count": try await control.journalCount(filter)])
-            },
-        ]
+    /// Each operation's behaviour; its method, path and summary are its declaration.
+    static func handle(_ operation: ControlOperation, _ request: Request, _ control: MockControl) async throws(ControlInputError) -> Response {
+        switch operation {
+        case .routes:
+            let routes = ControlOperation.allCases.map { Discovery.Entry(method: $0.method, path: prefix + $0.path, summary: $0.summary) }
+            return JSONResponse.encode(Discovery(routes: routes), encoder: encoder)
+        case .reset:
+            try await control.reset()
+            return JSONResponse.encode(["reset": true])
+        case .clock:
+            return JSONResponse.encode(try await control.clock(), encoder: encoder)
+        case .advanceClock:
+            let body = try await input(request)
+            try body.allow(["seconds"])
+            return JSONResponse.encode(try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
+        case .setClock:
+            let body = try await input(request)
+            try body.allow(["offsetSeconds"])
+            let offset = try body.required(try body.double("offsetSeconds"), "offsetSeconds")
+            return JSONResponse.encode(try await control.setClock(offsetSeconds: offset), encoder: encoder)
+        case .tokens:
+            return JSONResponse.encode(try await control.tokens(), encoder: encoder)
+        case .expireTokens:
+            return JSONResponse.encode(try await control.expire(try TokenSelector(try await input(request))))
+        case .revokeTokens:
+            return JSONResponse.encode(try await control.revoke(try TokenSelector(try await input(request))))
+        case .keys:
+            return JSONResponse.encode(try await control.keys(), encoder: encoder)
+        case .rotateKeys:
+            let body = try await input(request)
+            try body.allow(["graceSeconds"])
+            return JSONResponse.encode(try await control.rotateKeys(graceSeconds: try body.double("graceSeconds")), encoder: encoder)
+        case .faults:
+            return JSONResponse.encode(control.faults().map(FaultRuleView.init))
+        case .addFault:
+            return JSONResponse.encode(FaultRuleView(control.addFault(try FaultRule(try await input(request)))), status: .created)
+        case .clearFaults:
+            return JSONResponse.encode(["removed": control.clearFaults()])
+        case .journal:
+            return try await JournalStream.response(control, JournalFilter(query: query(request)), encoder: encoder)
+        case .pruneTokens:
+            return JSONResponse.encode(try await control.prune(), encoder: encoder)
+        case .journalCount:
+            let filter = try JournalFilter(query: query(request))
+            if filter.limit != nil { throw ControlInputError(.invalidValue, "limit pages GET \(prefix)/journal; a count has no pages") }
+            return JSONResponse.encode(["count": try await control.journalCount(filter)])
+        }
     }
 
     static func add(to router: some RouterMethods<AuthmockRequestContext>, mock: Authmock) {
         let control = mock.control
-        for route in routes() {
+        for operation in ControlOperation.allCases {
             let handler: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, _ in
                 if let refusal = refusal(request, mock: mock) { return refusal }
                 do throws(ControlInputError) {
-                    return try await route.handle(request, control)
+                    return try await handle(operation, request, control)
                 } catch {
                     return failure(error)
                 }
             }
-            router.on(RouterPath(prefix + route.path), method: route.method, use: handler)
+            let method = HTTPRequest.Method(operation.method)!
+            router.on(RouterPath(prefix + operation.path), method: method, use: handler)
             // HEAD is GET without the body (RFC 9110 section 9.3.2).
-            if route.method == .get { router.on(RouterPath(prefix + route.path), method: .head, use: handler) }
+            if method == .get { router.on(RouterPath(prefix + operation.path), method: .head, use: handler) }
         }
         // Every other method on a listed path answers in the control API's
         // shape (admin token first), never the profile's 404.
-        let byPath = Dictionary(grouping: routes(), by: \.path)
-        for (path, routes) in byPath {
-            var allowed = Set(routes.map(\.method))
+        let byPath = Dictionary(grouping: ControlOperation.allCases, by: \.path)
+        for (path, operations) in byPath {
+            var allowed = Set(operations.compactMap { HTTPRequest.Method($0.method) })
             if allowed.contains(.get) { allowed.insert(.head) }
             let allow = allowed.map(\.rawValue).sorted().joined(separator: ", ")
             for method in allMethods where !allowed.contains(method) {

@@ -1,14 +1,10 @@
-import NIOFoundationEssentialsCompat
 import ArgumentParser
-import AsyncHTTPClient
 import AuthmockModel
 import AuthmockServer
 import Foundation
-import NIOCore
-import NIOHTTP1
 
 /// `authmock ctl`: the control API for people at a shell. Each subcommand is
-/// one HTTP call to `/_authmock/` on a running server.
+/// one `ControlOperation`, sent by `ControlClient` to a running server.
 struct CtlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
@@ -25,60 +21,49 @@ struct CtlCommand: AsyncParsableCommand {
         @Option(help: "Base URL of the server (default: AUTHMOCK_URL or http://127.0.0.1:8080).") var url: String?
         @Option(name: .customLong("admin-token"), help: "Admin token (default: AUTHMOCK_ADMIN_TOKEN).") var adminToken: String?
 
-        /// Sends one control request with a JSON body; prints the answer on success, fails with it otherwise.
-        func call(_ method: HTTPMethod, _ path: String, body: Data? = nil) async throws -> Data {
+        var client: ControlClient {
             let environment = ProcessInfo.processInfo.environment
-            let base = (url ?? environment["AUTHMOCK_URL"] ?? "http://127.0.0.1:8080").trimmingCharacters(in: ["/"])
-            var request = HTTPClientRequest(url: base + "/_authmock" + path)
-            request.method = method
-            if let token = adminToken ?? environment["AUTHMOCK_ADMIN_TOKEN"], !token.isEmpty {
-                request.headers.add(name: "Authorization", value: "Bearer \(token)")
-            }
-            if let body {
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(bytes: body))
-            }
-            let response: HTTPClientResponse
-            do {
-                response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-            } catch {
-                throw CtlError("no answer from \(base): is `authmock serve` running there? (--url or AUTHMOCK_URL names another server) [\(error)]")
-            }
-            let data = Data(buffer: try await response.body.collect(upTo: 64 << 20))
-            guard (200..<300).contains(response.status.code) else {
-                throw CtlError("\(method) /_authmock\(path) answered \(response.status.code): \(String(decoding: data, as: UTF8.self))")
-            }
-            return data
+            return ControlClient(
+                baseURL: url ?? environment["AUTHMOCK_URL"] ?? "http://127.0.0.1:8080", adminToken: adminToken ?? environment["AUTHMOCK_ADMIN_TOKEN"])
         }
 
-        func show(_ method: HTTPMethod, _ path: String) async throws {
-            printJSON(try await call(method, path))
+        /// Sends one operation; the answer's body on success, a `CtlError` with the server's answer otherwise.
+        func call(_ operation: ControlOperation, query: [String: String] = [:], body: Data? = nil) async throws -> Data {
+            do {
+                return try await client.send(operation, query: query, body: body)
+            } catch {
+                throw CtlError(error.description)
+            }
+        }
+
+        func show(_ operation: ControlOperation, query: [String: String] = [:]) async throws {
+            printJSON(try await call(operation, query: query))
         }
 
         /// With a body encoded from the control API's own input shapes.
-        func show(_ method: HTTPMethod, _ path: String, body: some Encodable) async throws {
-            printJSON(try await call(method, path, body: try JSONEncoder().encode(body)))
+        func show(_ operation: ControlOperation, body: some Encodable) async throws {
+            printJSON(try await call(operation, body: try JSONEncoder().encode(body)))
         }
 
         /// Sends a body the user wrote as JSON text (a fault rule), as it is.
-        func showRaw(_ method: HTTPMethod, _ path: String, json: String) async throws {
+        func showRaw(_ operation: ControlOperation, json: String) async throws {
             guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)), object is [String: Any] else {
                 throw ValidationError("the rule must be a JSON object, e.g. '{\"action\": {\"type\": \"respond\", \"status\": 503}}'")
             }
-            printJSON(try await call(method, path, body: Data(json.utf8)))
+            printJSON(try await call(operation, body: Data(json.utf8)))
         }
     }
 
     struct Routes: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "routes", abstract: "List the control routes.")
         @OptionGroup var connection: Connection
-        func run() async throws { try await connection.show(.GET, "") }
+        func run() async throws { try await connection.show(.routes) }
     }
 
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Drop all tokens, fault rules and the journal; clock back to real time.")
         @OptionGroup var connection: Connection
-        func run() async throws { try await connection.show(.POST, "/reset") }
+        func run() async throws { try await connection.show(.reset) }
     }
 
     struct Keys: AsyncParsableCommand {
@@ -88,21 +73,21 @@ struct CtlCommand: AsyncParsableCommand {
         struct Show: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "show", abstract: "The algorithm, the current kid and retired keys.")
             @OptionGroup var connection: Connection
-            func run() async throws { try await connection.show(.GET, "/keys") }
+            func run() async throws { try await connection.show(.keys) }
         }
 
         struct Rotate: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "A new signing key; the old one verifies for the grace.")
             @OptionGroup var connection: Connection
             @Option(help: "Seconds the old key keeps verifying (default: the server's --key-grace).") var grace: Double?
-            func run() async throws { try await connection.show(.POST, "/keys/rotate", body: ["graceSeconds": grace].compactMapValues { $0 }) }
+            func run() async throws { try await connection.show(.rotateKeys, body: ["graceSeconds": grace].compactMapValues { $0 }) }
         }
     }
 
     struct Clock: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show the server clock.")
         @OptionGroup var connection: Connection
-        func run() async throws { try await connection.show(.GET, "/clock") }
+        func run() async throws { try await connection.show(.clock) }
     }
 
     struct Advance: AsyncParsableCommand {
@@ -110,7 +95,7 @@ struct CtlCommand: AsyncParsableCommand {
         @Argument(help: "A duration: seconds, or a number with s, m, h or d.") var duration: String
         @OptionGroup var connection: Connection
         func run() async throws {
-            try await connection.show(.POST, "/clock/advance", body: ["seconds": try parseDuration(duration)])
+            try await connection.show(.advanceClock, body: ["seconds": try parseDuration(duration)])
         }
     }
 
@@ -120,14 +105,14 @@ struct CtlCommand: AsyncParsableCommand {
         @Argument(help: "Offset: seconds, or a number with s, m, h or d; may be negative.") var offset: String
         @OptionGroup var connection: Connection
         func run() async throws {
-            try await connection.show(.POST, "/clock/set", body: ["offsetSeconds": try parseDuration(offset, allowNegative: true)])
+            try await connection.show(.setClock, body: ["offsetSeconds": try parseDuration(offset, allowNegative: true)])
         }
     }
 
     struct Tokens: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List families, access and refresh tokens with their state.")
         @OptionGroup var connection: Connection
-        func run() async throws { try await connection.show(.GET, "/tokens") }
+        func run() async throws { try await connection.show(.tokens) }
     }
 
     struct Selector: ParsableArguments {
@@ -146,14 +131,14 @@ struct CtlCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Expire the selected tokens now.")
         @OptionGroup var selector: Selector
         @OptionGroup var connection: Connection
-        func run() async throws { try await connection.show(.POST, "/tokens/expire", body: selector.body) }
+        func run() async throws { try await connection.show(.expireTokens, body: selector.body) }
     }
 
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke the selected tokens.")
         @OptionGroup var selector: Selector
         @OptionGroup var connection: Connection
-        func run() async throws { try await connection.show(.POST, "/tokens/revoke", body: selector.body) }
+        func run() async throws { try await connection.show(.revokeTokens, body: selector.body) }
     }
 
     struct Faults: AsyncParsableCommand {
@@ -167,11 +152,11 @@ struct CtlCommand: AsyncParsableCommand {
         @OptionGroup var connection: Connection
         func run() async throws {
             switch action {
-            case "list": try await connection.show(.GET, "/faults")
-            case "clear": try await connection.show(.DELETE, "/faults")
+            case "list": try await connection.show(.faults)
+            case "clear": try await connection.show(.clearFaults)
             case "add":
                 guard let rule else { throw ValidationError("faults add needs the rule as JSON") }
-                try await connection.showRaw(.POST, "/faults", json: rule)
+                try await connection.showRaw(.addFault, json: rule)
             default: throw ValidationError("faults takes list, add or clear; got '\(action)'")
             }
         }
@@ -187,16 +172,13 @@ struct CtlCommand: AsyncParsableCommand {
         @OptionGroup var connection: Connection
 
         func run() async throws {
-            var query: [String] = []
-            if let kind { query.append("kind=\(kind)") }
-            if let call { query.append("call=\(call.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? call)") }
-            if let since { query.append("since=\(since)") }
-            let suffix = query.isEmpty ? "" : "?" + query.joined(separator: "&")
+            // As typed: the server checks the values and says what is wrong.
+            let query = [("kind", kind), ("call", call), ("since", since.map(String.init))].reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
             if let count {
                 guard count == "count" else { throw ValidationError("journal takes only `count` as an argument; got '\(count)'") }
-                return try await connection.show(.GET, "/journal/count" + suffix)
+                return try await connection.show(.journalCount, query: query)
             }
-            let data = try await connection.call(.GET, "/journal" + suffix)
+            let data = try await connection.call(.journal, query: query)
             if json { return printJSON(data) }
             printJournalTable(data)
         }

@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockModel
 @testable import AuthmockServer
 import DriverProtocol
 import Foundation
@@ -46,7 +47,7 @@ struct OpenAPITests {
         let router = AuthmockApplication.router(for: try await Authmock(options: options))
         let all = Set(router.routes.map { Operation(method: $0.method.rawValue, path: $0.path.description) })
         return all.filter {
-            $0.path != ControlRoutes.prefix + "/**" && !($0.method == "HEAD" && all.contains(Operation(method: "GET", path: $0.path)))
+            $0.path != ControlOperation.prefix + "/**" && !($0.method == "HEAD" && all.contains(Operation(method: "GET", path: $0.path)))
         }
     }
 
@@ -65,7 +66,7 @@ struct OpenAPITests {
     /// Every control route is an operation of the document, with its method, and no other.
     @Test func theControlAPIIsDocumentedRouteForRoute() throws {
         let documented = Set(try Self.operations().filter { $0.tags.contains("control") }.map(\.operation))
-        let routes = Set(ControlRoutes.routes().map { Operation(method: $0.method.rawValue, path: ControlRoutes.prefix + $0.path) })
+        let routes = Set(ControlOperation.allCases.map { Operation(method: $0.method, path: ControlOperation.prefix + $0.path) })
         #expect(documented == routes, "only documented: \(documented.subtracting(routes)); only routed: \(routes.subtracting(documented))")
     }
 

@@ -1,0 +1,75 @@
+import AuthmockCore
+import AuthmockModel
+import AuthmockServer
+import Foundation
+import Testing
+
+/// `ControlClient` steers a server over real HTTP, one typed call per
+/// `ControlOperation`, and says what went wrong when the server refuses.
+@Suite struct ControlClientTests {
+    func live(_ options: ServerOptions = ServerOptions(port: 0, signingKey: .random()), _ body: @escaping @Sendable (TestServer, ControlClient) async throws -> Void)
+        async throws
+    {
+        try await TestServer.run(options, setup: .live) { server in
+            try await body(server, ControlClient(baseURL: server.mock.baseURL, adminToken: options.adminToken))
+        }
+    }
+
+    @Test func everyOperationAnswersTyped() async throws {
+        try await live { server, control in
+            #expect(try await control.advanceClock(seconds: 61).offsetSeconds == 61)
+            #expect(try await control.setClock(offsetSeconds: -5).offsetSeconds == -5)
+            #expect(try await control.clock().offsetSeconds == -5)
+            _ = try await server.login()
+            let snapshot = try await control.tokens()
+            #expect(snapshot.families.count == 1 && snapshot.access.count == 1)
+            let rule = try await control.addFault(json: #"{"match": {"kind": "refresh"}, "times": 2, "action": {"type": "respond", "status": 503}}"#)
+            #expect(rule.times == 2 && rule.action.status == 503 && rule.match.kind == ["refresh"])
+            #expect(try await control.faults().map(\.id) == [rule.id])
+            #expect(try await control.clearFaults() == 1)
+            let logins = try await control.journal(JournalFilter(kinds: [.login]))
+            #expect(logins.entries.map(\.status) == [200])
+            #expect(try await control.journalCount(JournalFilter(kinds: [.login], since: logins.entries[0].seq)) == 0)
+            #expect(try await control.expire(TokenSelector(kind: .access)).access == 1)
+            #expect(try await control.revoke(TokenSelector(kind: .refresh)).refresh == 1)
+            #expect(try await control.keys().algorithm == "HS256")
+            _ = try await control.prune()
+            try await control.reset()
+            #expect(try await control.tokens().families.isEmpty)
+            #expect(try await control.clock().offsetSeconds == 0)
+        }
+    }
+
+    @Test func refusalsCarryTheServersAnswer() async throws {
+        try await live { _, control in
+            // HS256's secret is shared, not published: nothing to rotate.
+            let refused = await #expect(throws: ControlClientError.self) { try await control.rotateKeys() }
+            #expect(refused?.status == 409)
+            #expect(refused?.description.contains("POST /_authmock/keys/rotate answered 409") == true)
+            let invalid = await #expect(throws: ControlClientError.self) { try await control.addFault(json: #"{"action": {"type": "teleport"}}"#) }
+            #expect(invalid?.status == 400)
+            #expect(invalid?.body.contains("teleport") == true)
+        }
+        var guarded = ServerOptions(port: 0, signingKey: .random())
+        guarded.adminToken = "s3cret-admin"
+        try await live(guarded) { server, control in
+            let reading = try await control.clock()
+            #expect(reading.offsetSeconds == 0)
+            let stranger = ControlClient(baseURL: server.mock.baseURL)
+            let refused = await #expect(throws: ControlClientError.self) { try await stranger.clock() }
+            #expect(refused?.status == 401)
+        }
+        let nobody = ControlClient(baseURL: "http://127.0.0.1:9", timeout: .milliseconds(300))
+        let silence = await #expect(throws: ControlClientError.self) { try await nobody.reset() }
+        #expect(silence?.status == nil)
+        #expect(silence?.description.contains("no answer from http://127.0.0.1:9") == true)
+    }
+
+    @Test func theDiscoveryListsEveryOperation() async throws {
+        try await live { _, control in
+            let listing = try JSONSerialization.jsonObject(with: try await control.send(.routes)) as? [String: Any]
+            let routes = try #require(listing?["routes"] as? [[String: String]])
+            #expect(routes.map { "\($0["method"]!) \($0["path"]!)" } == ControlOperation.allCases.map { "\($0.method) /_authmock\($0.path)" })
+        }
+    }
+}
