@@ -46,7 +46,8 @@ public struct ControlClient: Sendable {
             throw ControlClientError(operation: "\(operation.method) \(target)", server: baseURL, status: nil, body: "\(error)")
         }
         guard (200..<300).contains(status) else {
-            throw ControlClientError(operation: "\(operation.method) \(target)", server: baseURL, status: status, body: String(decoding: data, as: UTF8.self))
+            throw ControlClientError(
+                operation: "\(operation.method) \(target)", server: baseURL, status: status, body: String(decoding: data, as: UTF8.self))
         }
         return data
     }

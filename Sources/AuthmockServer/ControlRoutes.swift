@@ -24,7 +24,8 @@ enum ControlRoutes {
         case .advanceClock:
             let body = try await input(request)
             try body.allow(["seconds"])
-            return JSONResponse.encode(try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
+            return JSONResponse.encode(
+                try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
         case .setClock:
             let body = try await input(request)
             try body.allow(["offsetSeconds"])

@@ -7,7 +7,10 @@ import Testing
 /// `ControlClient` steers a server over real HTTP, one typed call per
 /// `ControlOperation`, and says what went wrong when the server refuses.
 @Suite struct ControlClientTests {
-    func live(_ options: ServerOptions = ServerOptions(port: 0, signingKey: .random()), _ body: @escaping @Sendable (TestServer, ControlClient) async throws -> Void)
+    func live(
+        _ options: ServerOptions = ServerOptions(port: 0, signingKey: .random()),
+        _ body: @escaping @Sendable (TestServer, ControlClient) async throws -> Void
+    )
         async throws
     {
         try await TestServer.run(options, setup: .live) { server in
