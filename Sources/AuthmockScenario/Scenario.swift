@@ -207,8 +207,8 @@ public enum ScenarioFormat {
                             Field("method", .string(), "HTTP method"),
                             Field("pathPrefix", .string(), "path prefix"),
                             Field(
-                                "kind", .string(oneOf: RouteKind.matchNames),
-                                "route kind: login, refresh, resource, ... or token for login and refresh"),
+                                "kind", .oneOf([.string(oneOf: RouteKind.matchNames), .array(.string(oneOf: RouteKind.matchNames))]),
+                                "route kind: login, refresh, resource, ... or token for login and refresh; or a list of them"),
                             Field(
                                 "header",
                                 .object(

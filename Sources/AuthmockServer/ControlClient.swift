@@ -77,7 +77,8 @@ public struct ControlClient: Sendable {
         try await send(.rotateKeys, input: ["graceSeconds": graceSeconds].compactMapValues { $0 })
     }
     public func faults() async throws -> [FaultRuleView] { try await send(.faults) }
-    /// A rule in the control API's JSON shape (docs/control-api.md).
+    public func addFault(_ rule: FaultRule) async throws -> FaultRuleView { try await send(.addFault, input: rule) }
+    /// A rule in the control API's JSON shape (docs/control-api.md), as written.
     public func addFault(json: String) async throws -> FaultRuleView {
         try ControlWire.decoder.decode(FaultRuleView.self, from: try await send(.addFault, body: Data(json.utf8)))
     }

@@ -1,5 +1,6 @@
 public import AuthmockCore
 import AuthmockModel
+import DriverProtocol
 import Foundation
 
 /// Parsing of control operations' input from a strict object, shared by the
@@ -30,13 +31,19 @@ extension FaultRule {
             try m.allow(Self.matchFields)
             match.method = try m.string("method")?.uppercased()
             match.pathPrefix = try m.string("pathPrefix")
-            if let kind = try m.string("kind") {
-                guard let kinds = RouteKind.parseMatch(kind) else {
-                    throw ControlInputError(
-                        .invalidValue,
-                        "field '\(m.name("kind"))' must be one of \(RouteKind.matchNames.joined(separator: ", ")); got '\(kind)'\(Suggestion.hint(for: kind, in: RouteKind.matchNames))"
-                    )
+            // One kind name, or a list of them (as answers write the kinds a rule matches).
+            if let names = try m.strings("kind") {
+                var kinds = Set<RouteKind>()
+                for kind in names {
+                    guard let parsed = RouteKind.parseMatch(kind) else {
+                        throw ControlInputError(
+                            .invalidValue,
+                            "field '\(m.name("kind"))' must be one of \(RouteKind.matchNames.joined(separator: ", ")); got '\(kind)'\(Suggestion.hint(for: kind, in: RouteKind.matchNames))"
+                        )
+                    }
+                    kinds.formUnion(parsed)
                 }
+                guard !kinds.isEmpty else { throw ControlInputError(.invalidValue, "field '\(m.name("kind"))' must name at least one kind") }
                 match.kinds = kinds
             }
             if let header = try m.object("header") {
@@ -115,36 +122,92 @@ extension FaultRule {
     }
 }
 
-/// How fault rules look in control API answers: the input shape plus id and counts.
+// A fault rule's one wire shape, {match, times, action}: what the control API
+// and scenario files take, and what the control API answers (with the rule's
+// id and counts). Decoding is the strict parse above, so a rule decoded from
+// JSON is refused for the same reasons, in the same words.
+extension FaultRule: Codable {
+    private enum Keys: String, CodingKey { case match, times, action }
+    private struct WireMatch: Encodable {
+        var method: String?, pathPrefix: String?, kind: [String]?, header: [String: String]?
+    }
+    private struct WireAction: Encodable {
+        var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil, count: Int? = nil
+        var quiet_ms: Int? = nil
+        var claims: [String: String]? = nil
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(from: decoder, ignoring: [])
+    }
+
+    /// Decodes the rule from an object that also has `ignoring`'s keys (a view's id and counts).
+    init(from decoder: any Decoder, ignoring: [String]) throws {
+        let json = try JSONEncoder().encode(try JSONValue(from: decoder))
+        guard var object = try JSONSerialization.jsonObject(with: json) as? [String: Any] else {
+            throw DecodingError.typeMismatch(FaultRule.self, .init(codingPath: decoder.codingPath, debugDescription: "a fault rule is an object"))
+        }
+        for key in ignoring { object[key] = nil }
+        do {
+            try self.init(StrictObject(object))
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        let header = match.header.map { ["name": $0.name].merging($0.value.map { ["value": $0] } ?? [:]) { a, _ in a } }
+        try container.encode(
+            WireMatch(method: match.method, pathPrefix: match.pathPrefix, kind: match.kinds?.map(\.rawValue).sorted(), header: header), forKey: .match
+        )
+        if let times { try container.encode(times, forKey: .times) } else { try container.encode("unlimited", forKey: .times) }
+        let wire: WireAction =
+            switch action {
+            case .respond(let status, let headers, let body): WireAction(type: "respond", status: status, headers: headers, body: body)
+            case .delay(let ms): WireAction(type: "delay", ms: ms)
+            case .delayResponse(let ms): WireAction(type: "delay-response", ms: ms)
+            case .gather(let count, let ms, let quiet): WireAction(type: "gather", ms: ms, count: count, quiet_ms: quiet)
+            case .closeConnection: WireAction(type: "close-connection")
+            case .dropResponse: WireAction(type: "drop-response")
+            case .idToken(let claims): WireAction(type: "id-token", claims: claims)
+            }
+        try container.encode(wire, forKey: .action)
+    }
+}
+
+/// An installed fault rule in control API answers: the rule's own shape
+/// plus its id and how often it fired.
 public struct FaultRuleView: Codable, Sendable, Equatable {
-    public struct Match: Codable, Sendable, Equatable {
-        public var method: String?, pathPrefix: String?, kind: [String]?, header: [String: String]?
-    }
-    public struct Action: Codable, Sendable, Equatable {
-        public var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil, count: Int? = nil
-        public var quiet_ms: Int? = nil
-        public var claims: [String: String]? = nil
-    }
-    public var id: Int, fired: Int, exhausted: Bool, times: Int?, match: Match, action: Action
+    public var id: Int
+    public var fired: Int
+    public var exhausted: Bool
+    public var rule: FaultRule
+
+    private enum Keys: String, CodingKey { case id, fired, exhausted }
 
     init(_ installed: FaultRules.Installed) {
-        let rule = installed.rule
         id = installed.id
         fired = installed.fired
         exhausted = installed.exhausted
-        times = rule.times
-        var header: [String: String]? = nil
-        if let h = rule.match.header { header = ["name": h.name].merging(h.value.map { ["value": $0] } ?? [:]) { a, _ in a } }
-        match = Match(method: rule.match.method, pathPrefix: rule.match.pathPrefix, kind: rule.match.kinds?.map(\.rawValue).sorted(), header: header)
-        switch rule.action {
-        case .respond(let status, let headers, let body): action = Action(type: "respond", status: status, headers: headers, body: body)
-        case .delay(let ms): action = Action(type: "delay", ms: ms)
-        case .delayResponse(let ms): action = Action(type: "delay-response", ms: ms)
-        case .gather(let count, let ms, let quiet): action = Action(type: "gather", ms: ms, count: count, quiet_ms: quiet)
-        case .closeConnection: action = Action(type: "close-connection")
-        case .dropResponse: action = Action(type: "drop-response")
-        case .idToken(let claims): action = Action(type: "id-token", claims: claims)
-        }
+        rule = installed.rule
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        id = try container.decode(Int.self, forKey: .id)
+        fired = try container.decode(Int.self, forKey: .fired)
+        exhausted = try container.decode(Bool.self, forKey: .exhausted)
+        rule = try FaultRule(from: decoder, ignoring: ["id", "fired", "exhausted"])
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(fired, forKey: .fired)
+        try container.encode(exhausted, forKey: .exhausted)
+        // The same object: the rule's keys beside the view's.
+        try rule.encode(to: encoder)
     }
 }
 

@@ -92,6 +92,17 @@ public struct StrictObject: @unchecked Sendable {
         return result
     }
 
+    /// A string, or a list of strings.
+    public func strings(_ key: String) throws(ControlInputError) -> [String]? {
+        guard has(key) else { return nil }
+        if let list = values[key] as? [Any] {
+            guard let texts = list as? [String] else { throw wrongType(key, "a string or a list of strings") }
+            return texts
+        }
+        guard let text = values[key] as? String else { throw wrongType(key, "a string or a list of strings") }
+        return [text]
+    }
+
     public func required<T>(_ value: T?, _ key: String) throws(ControlInputError) -> T {
         guard let value else { throw ControlInputError(.missingField, "missing required field '\(name(key))'") }
         return value

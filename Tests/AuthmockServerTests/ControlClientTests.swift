@@ -27,8 +27,13 @@ import Testing
             let snapshot = try await control.tokens()
             #expect(snapshot.families.count == 1 && snapshot.access.count == 1)
             let rule = try await control.addFault(json: #"{"match": {"kind": "refresh"}, "times": 2, "action": {"type": "respond", "status": 503}}"#)
-            #expect(rule.times == 2 && rule.action.status == 503 && rule.match.kind == ["refresh"])
-            #expect(try await control.faults().map(\.id) == [rule.id])
+            #expect(rule.rule == FaultRule(match: .init(kinds: [.refresh]), times: 2, action: .respond(status: 503, headers: [:], body: nil)))
+            let typed = try await control.addFault(
+                FaultRule(match: .init(method: "POST", header: ("X-Trace", nil)), times: nil, action: .dropResponse))
+            #expect(typed.rule.times == nil && typed.rule.match.header?.name == "X-Trace" && typed.id == rule.id + 1)
+            #expect(try await control.clearFaults() == 2)
+            let closing = try await control.addFault(json: #"{"action": {"type": "close-connection"}}"#)
+            #expect(try await control.faults().map(\.id) == [closing.id])
             #expect(try await control.clearFaults() == 1)
             let logins = try await control.journal(JournalFilter(kinds: [.login]))
             #expect(logins.entries.map(\.status) == [200])
@@ -74,5 +79,35 @@ import Testing
             let routes = try #require(listing?["routes"] as? [[String: String]])
             #expect(routes.map { "\($0["method"]!) \($0["path"]!)" } == ControlOperation.allCases.map { "\($0.method) /_authmock\($0.path)" })
         }
+    }
+}
+
+/// A fault rule has one wire shape: what it encodes is what it decodes, and
+/// decoding refuses what the control API refuses, in the same words.
+@Suite struct FaultRuleWireTests {
+    static let rules: [FaultRule] = [
+        FaultRule(action: .closeConnection),
+        FaultRule(match: .init(method: "POST", pathPrefix: "/oauth", kinds: [.login, .refresh]), times: nil, action: .delay(milliseconds: 250)),
+        FaultRule(match: .init(header: ("X-Call", "7")), times: 3, action: .respond(status: 503, headers: ["Retry-After": "2"], body: "busy")),
+        FaultRule(action: .gather(count: 4, milliseconds: 2_000, quietMilliseconds: 150)),
+        FaultRule(action: .delayResponse(milliseconds: 10)),
+        FaultRule(action: .dropResponse),
+        FaultRule(action: .idToken(claims: ["nonce": "other"])),
+    ]
+
+    @Test(arguments: rules)
+    func aRuleSurvivesItsOwnShape(_ rule: FaultRule) throws {
+        let data = try JSONEncoder().encode(rule)
+        #expect(try JSONDecoder().decode(FaultRule.self, from: data) == rule, "\(String(decoding: data, as: UTF8.self))")
+        // The control API's parse reads the same bytes the same way.
+        #expect(try FaultRule(StrictObject(json: data)) == rule)
+    }
+
+    @Test func decodingRefusesInTheControlAPIsWords() throws {
+        let bad = Data(#"{"action": {"type": "respond", "status": 99}}"#.utf8)
+        let parsed = #expect(throws: ControlInputError.self) { try FaultRule(StrictObject(json: bad)) }
+        let decoded = #expect(throws: DecodingError.self) { try JSONDecoder().decode(FaultRule.self, from: bad) }
+        guard case .dataCorrupted(let context) = decoded else { Issue.record("\(String(describing: decoded))"); return }
+        #expect(context.debugDescription == parsed?.message)
     }
 }
