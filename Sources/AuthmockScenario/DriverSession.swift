@@ -69,7 +69,7 @@ actor DriverChannel {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(message)
-        sentOps[id] = message.op
+        sentOps[id] = message.operation.name
         try await send(String(decoding: data, as: UTF8.self) + "\n")
         return id
     }

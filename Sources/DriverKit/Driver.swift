@@ -183,13 +183,13 @@ struct Conversation: Sendable {
         }
         let id = message.id
         let send = self.send
-        switch message.op {
-        case "hello":
+        switch message.operation {
+        case .hello(let fields):
             let environment = ProcessInfo.processInfo.environment
             let hello = Hello(
-                baseURL: message.baseURL ?? environment["AUTHMOCK_BASE_URL"] ?? "",
-                profile: message.profile ?? environment["AUTHMOCK_PROFILE"] ?? "oauth2",
-                clientID: message.clientId ?? "demo", clientSecret: message.clientSecret ?? "", dialect: message.dialect)
+                baseURL: fields.baseURL ?? environment["AUTHMOCK_BASE_URL"] ?? "",
+                profile: fields.profile ?? environment["AUTHMOCK_PROFILE"] ?? "oauth2",
+                clientID: fields.clientId ?? "demo", clientSecret: fields.clientSecret ?? "", dialect: fields.dialect)
             do {
                 await client?.close()
                 client = try await makeClient(hello)
@@ -199,36 +199,33 @@ struct Conversation: Sendable {
             } catch {
                 await send(DriverMessage(id: id, ok: false, message: "cannot create the client: \(error)"))
             }
-        case "login", "request":
-            guard let client else {
-                await send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "\(message.op) before hello"))
-                return .goOn
-            }
+        case .login(let fields):
+            guard let client else { return await refuseBeforeHello(message) }
+            let (username, password, openID) = (fields.username ?? "alice", fields.password ?? "", fields.openid ?? false)
+            group.addTask { await send(Self.answer(id: id, await client.login(username: username, password: password, openID: openID))) }
+        case .request(let fields):
+            guard let client else { return await refuseBeforeHello(message) }
             let request = DriverRequest(
-                method: message.method ?? "GET", path: message.path ?? "/", url: message.url,
-                headers: message.headers ?? [:], body: message.body, bodyStream: message.bodyStream ?? false)
-            let (isLogin, username, password, openID) = (
-                message.op == "login", message.username ?? "alice", message.password ?? "", message.openid ?? false
-            )
-            group.addTask {
-                let outcome = isLogin ? await client.login(username: username, password: password, openID: openID) : await client.request(request)
-                await send(Self.answer(id: id, outcome))
-            }
-        case "logout":
-            guard let client else {
-                await send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "logout before hello"))
-                return .goOn
-            }
+                method: fields.method ?? "GET", path: fields.path ?? "/", url: fields.url,
+                headers: fields.headers ?? [:], body: fields.body, bodyStream: fields.bodyStream ?? false)
+            group.addTask { await send(Self.answer(id: id, await client.request(request))) }
+        case .logout:
+            guard let client else { return await refuseBeforeHello(message) }
             group.addTask { await send(Self.answer(id: id, await client.logout())) }
-        case "shutdown":
+        case .shutdown:
             await group.waitForAll()
             await client?.close()
             client = nil
             await send(DriverMessage(id: id, ok: true))
             return .shutDown
-        default:
-            await send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "unknown op \(message.op)"))
+        case .unknown(let op):
+            await send(DriverMessage(id: id, ok: false, outcome: .unsupported, message: "unknown op \(op)"))
         }
+        return .goOn
+    }
+
+    private func refuseBeforeHello(_ message: RunnerMessage) async -> Step {
+        await send(DriverMessage(id: message.id, ok: false, outcome: .unsupported, message: "\(message.operation.name) before hello"))
         return .goOn
     }
 

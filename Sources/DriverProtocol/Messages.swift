@@ -42,77 +42,155 @@ public enum Capability {
     public static let dialect = "dialect"
 }
 
-/// A message from the runner. `op` says which; the other fields belong to it.
+/// A message from the runner: an `id` and one operation with its own fields.
+/// On the wire one flat JSON object, `{"id", "op", ...the operation's fields}`.
 public struct RunnerMessage: Sendable, Codable, Equatable {
     public var id: String
-    public var op: String
-    // hello
-    public var `protocol`: Int?
-    public var baseURL: String?
-    public var profile: String?
-    public var clientId: String?
-    public var clientSecret: String?
-    /// The `dialect` extension: when `profile` names a declared dialect, its
-    /// description (the dialect file's shape, defaults filled in).
-    public var dialect: DialectDescription?
-    // login
-    public var username: String?
-    public var password: String?
-    /// The `oidc` extension: sign in as an OpenID Connect client (code flow with a nonce).
-    public var openid: Bool?
-    // request
-    public var method: String?
-    public var path: String?
-    /// The `url` extension: the full URL of a request to another host.
-    public var url: String?
-    public var headers: [String: String]?
-    public var body: String?
-    /// The `bodyStream` extension: the app hands the body over as a stream that can be read once.
-    public var bodyStream: Bool?
+    public var operation: Operation
 
-    public init(id: String, op: String) {
+    public enum Operation: Sendable, Equatable {
+        // Indirect: a hello carries a dialect's whole description, and a
+        // large enum payload passed by value is what Swift 6.3 debug builds
+        // corrupted in DriverKit (see `Hello`).
+        indirect case hello(Hello)
+        indirect case login(Login)
+        indirect case request(Request)
+        /// The `logout` extension: the application signs the user out.
+        case logout
+        case shutdown
+        /// An `op` this side does not know: answered `unsupported`.
+        case unknown(String)
+
+        /// The `op` on the wire.
+        public var name: String {
+            switch self {
+            case .hello: "hello"
+            case .login: "login"
+            case .request: "request"
+            case .logout: "logout"
+            case .shutdown: "shutdown"
+            case .unknown(let name): name
+            }
+        }
+    }
+
+    public struct Hello: Sendable, Codable, Equatable {
+        public var `protocol`: Int?
+        public var baseURL: String?
+        public var profile: String?
+        public var clientId: String?
+        public var clientSecret: String?
+        /// The `dialect` extension: when `profile` names a declared dialect, its
+        /// description (the dialect file's shape, defaults filled in).
+        public var dialect: DialectDescription?
+
+        public init(
+            protocol: Int? = DriverProtocol.version, baseURL: String? = nil, profile: String? = nil, clientId: String? = nil,
+            clientSecret: String? = nil, dialect: DialectDescription? = nil
+        ) {
+            self.protocol = `protocol`
+            self.baseURL = baseURL
+            self.profile = profile
+            self.clientId = clientId
+            self.clientSecret = clientSecret
+            self.dialect = dialect
+        }
+    }
+
+    public struct Login: Sendable, Codable, Equatable {
+        public var username: String?
+        public var password: String?
+        /// The `oidc` extension: sign in as an OpenID Connect client (code flow with a nonce).
+        public var openid: Bool?
+
+        public init(username: String? = nil, password: String? = nil, openid: Bool? = nil) {
+            self.username = username
+            self.password = password
+            self.openid = openid
+        }
+    }
+
+    public struct Request: Sendable, Codable, Equatable {
+        public var method: String?
+        public var path: String?
+        /// The `url` extension: the full URL of a request to another host.
+        public var url: String?
+        public var headers: [String: String]?
+        public var body: String?
+        /// The `bodyStream` extension: the app hands the body over as a stream that can be read once.
+        public var bodyStream: Bool?
+
+        public init(
+            method: String? = nil, path: String? = nil, url: String? = nil, headers: [String: String]? = nil, body: String? = nil,
+            bodyStream: Bool? = nil
+        ) {
+            self.method = method
+            self.path = path
+            self.url = url
+            self.headers = headers
+            self.body = body
+            self.bodyStream = bodyStream
+        }
+    }
+
+    public init(id: String, _ operation: Operation) {
         self.id = id
-        self.op = op
+        self.operation = operation
+    }
+
+    private enum Keys: String, CodingKey { case id, op }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        id = try container.decode(String.self, forKey: .id)
+        let op = try container.decode(String.self, forKey: .op)
+        // The operation's fields sit beside id and op.
+        switch op {
+        case "hello": operation = .hello(try Hello(from: decoder))
+        case "login": operation = .login(try Login(from: decoder))
+        case "request": operation = .request(try Request(from: decoder))
+        case "logout": operation = .logout
+        case "shutdown": operation = .shutdown
+        default: operation = .unknown(op)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(operation.name, forKey: .op)
+        switch operation {
+        case .hello(let hello): try hello.encode(to: encoder)
+        case .login(let login): try login.encode(to: encoder)
+        case .request(let request): try request.encode(to: encoder)
+        case .logout, .shutdown, .unknown: break
+        }
     }
 
     public static func hello(
         id: String, baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil
     ) -> Self {
-        var message = Self(id: id, op: "hello")
-        message.dialect = dialect
-        message.protocol = DriverProtocol.version
-        message.baseURL = baseURL
-        message.profile = profile
-        message.clientId = clientID
-        message.clientSecret = clientSecret
-        return message
+        Self(
+            id: id,
+            .hello(
+                Hello(
+                    protocol: DriverProtocol.version, baseURL: baseURL, profile: profile, clientId: clientID, clientSecret: clientSecret,
+                    dialect: dialect)))
     }
 
     public static func login(id: String, username: String, password: String, openid: Bool? = nil) -> Self {
-        var message = Self(id: id, op: "login")
-        message.username = username
-        message.password = password
-        message.openid = openid
-        return message
+        Self(id: id, .login(Login(username: username, password: password, openid: openid)))
     }
 
     public static func request(
         id: String, method: String, path: String, url: String?, headers: [String: String], body: String?, bodyStream: Bool? = nil
     ) -> Self {
-        var message = Self(id: id, op: "request")
-        message.bodyStream = bodyStream
-        message.method = method
-        message.path = path
-        message.url = url
-        message.headers = headers
-        message.body = body
-        return message
+        Self(id: id, .request(Request(method: method, path: path, url: url, headers: headers, body: body, bodyStream: bodyStream)))
     }
 
-    /// The `logout` extension: the application signs the user out.
-    public static func logout(id: String) -> Self { Self(id: id, op: "logout") }
+    public static func logout(id: String) -> Self { Self(id: id, .logout) }
 
-    public static func shutdown(id: String) -> Self { Self(id: id, op: "shutdown") }
+    public static func shutdown(id: String) -> Self { Self(id: id, .shutdown) }
 }
 
 /// A driver's answer. Every message gets exactly one, with the same `id`.
