@@ -621,7 +621,9 @@ private struct Performance {
         }
         guard answer.ok else {
             let reported = "\(answer.outcome?.rawValue ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")"
-            return stop(Finding(expectation: "login", passed: false, message: "step \(step): the client could not sign in: \(reported)", evidence: [answer.line]))
+            return stop(
+                Finding(
+                    expectation: "login", passed: false, message: "step \(step): the client could not sign in: \(reported)", evidence: [answer.line]))
         }
         return true
     }

@@ -183,6 +183,20 @@ struct SpecChecker {
 
     func check(_ node: Node, _ shape: Shape, _ path: String) throws(ScenarioError) -> SpecValue {
         switch shape {
+        case .string, .integer, .number, .boolean, .duration, .countOrAll: return try checkScalar(node, shape, path)
+        case .object(let spec): return try checkObject(node, spec, path)
+        case .array(let element): return try checkArray(node, element, path)
+        case .map(let valueShape, let keys): return try checkMap(node, valueShape, keys, path)
+        case .oneOf(let shapes): return try checkOneOf(node, shapes, path)
+        case .choice(let fields): return try checkChoice(node, fields, path)
+        case .any: return try anyValue(node, path)
+        case .profile: return try checkProfile(node, path)
+        }
+    }
+
+    /// A scalar of the shape: a string (of the allowed ones), a number, a duration, ...
+    private func checkScalar(_ node: Node, _ shape: Shape, _ path: String) throws(ScenarioError) -> SpecValue {
+        switch shape {
         case .string(let allowed):
             guard case .scalar(let scalar) = node, !node.isTag(.null) else { throw error(node, "\(path): expected a string, got \(describe(node))") }
             if let allowed, !allowed.contains(scalar.string) {
@@ -214,100 +228,117 @@ struct SpecChecker {
             if node.isTag(.int), let value = node.int, value >= 0 { return .integer(value, node.mark) }
             if case .scalar(let scalar) = node, scalar.string == "all" { return .string("all", node.mark) }
             throw error(node, "\(path): expected a whole number or 'all', got \(describe(node))")
-        case .object(let spec):
-            guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping (\(spec.name)), got \(describe(node))") }
-            var result: [String: SpecValue] = [:]
-            let names = spec.fields.map(\.name)
-            var seen = Set<String>()
-            for (key, value) in mapping.mergedPairs {
-                guard let name = key.string, let field = spec.fields.first(where: { $0.name == name }) else {
-                    found.add(
-                        error(
-                            key,
-                            "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))"
-                        )
-                    )
-                    continue
-                }
-                guard seen.insert(name).inserted else {
-                    found.add(error(key, "\(path): '\(name)' appears twice"))
-                    continue
-                }
-                result[name] = checkChild(value, field.shape, path.isEmpty ? name : "\(path).\(name)")
-            }
-            for field in spec.fields where field.required && !seen.contains(field.name) {
-                found.add(error(node, "\(path.isEmpty ? spec.name : path): missing required key '\(field.name)' (\(field.doc))"))
-            }
-            return .object(result, node.mark)
-        case .array(let element):
-            guard case .sequence(let sequence) = node else { throw error(node, "\(path): expected a list, got \(describe(node))") }
-            var items: [SpecValue] = []
-            for (index, item) in sequence.enumerated() {
-                if let value = checkChild(item, element, "\(path)[\(index)]") { items.append(value) }
-            }
-            return .array(items, node.mark)
-        case .map(let valueShape, let keys):
-            guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping, got \(describe(node))") }
-            var result: [String: SpecValue] = [:]
-            for (key, value) in mapping.mergedPairs {
-                let name = key.string ?? ""
-                if let keys, !keys.contains(name) {
-                    found.add(
-                        error(
-                            key,
-                            "\(path): unknown key '\(name)'\(Suggestion.hint(for: name, in: keys)); expected one of: \(keys.joined(separator: ", "))")
-                    )
-                    continue
-                }
-                result[name] = checkChild(value, valueShape, "\(path).\(name)")
-            }
-            return .object(result, node.mark)
-        case .oneOf(let shapes):
-            // Each alternative is tried on its own: its problems count only if none fits.
-            var first: ScenarioError? = nil
-            for candidate in shapes {
-                let trial = SpecChecker(file: file)
-                do throws(ScenarioError) {
-                    let value = try trial.check(node, candidate, path)
-                    if let problem = trial.found.problems.first { throw problem }
-                    return value
-                } catch {
-                    if first == nil { first = error }
-                }
-            }
-            throw first ?? error(node, "\(path): unexpected value")
-        case .choice(let fields):
-            let names = fields.map(\.name)
-            // A bare word (`- wait_for_all`) is not a step; a step is `- name: value`.
-            guard case .mapping(let mapping) = node, mapping.count == 1, let key = mapping.first?.key, let value = mapping.first?.value else {
-                throw error(node, "\(path): a step is a mapping with exactly one key, one of: \(names.joined(separator: ", "))")
-            }
-            guard let name = key.string, let field = fields.first(where: { $0.name == name }) else {
-                throw error(
-                    key,
-                    "\(path): unknown step '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))"
-                )
-            }
-            guard let checked = checkChild(value, field.shape, "\(path).\(name)") else { return .object([:], node.mark) }
-            return .object([name: checked], node.mark)
-        case .any:
-            return try anyValue(node, path)
-        case .profile:
-            guard case .scalar(let scalar) = node, !node.isTag(.null) else {
-                throw error(node, "\(path): expected a profile name, got \(describe(node))")
-            }
-            let name = scalar.string
-            let builtIn = Profiles.names
-            if builtIn.contains(name) { return .string(name, node.mark) }
-            let declarable = !name.isEmpty && name.allSatisfy { ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }
-            if !declarable || Suggestion.closest(to: name, in: builtIn) != nil {
-                throw error(
-                    node,
-                    "\(path): '\(name)' is not a profile\(Suggestion.hint(for: name, in: builtIn)); expected one of \(builtIn.joined(separator: ", ")), or the name of a declared dialect (docs/dialects.md)"
-                )
-            }
-            return .string(name, node.mark)
+        default: throw error(node, "\(path): not a scalar shape")
         }
+    }
+
+    /// A mapping of the spec's fields: unknown, repeated and missing keys are problems of their own.
+    private func checkObject(_ node: Node, _ spec: ObjectSpec, _ path: String) throws(ScenarioError) -> SpecValue {
+        guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping (\(spec.name)), got \(describe(node))") }
+        var result: [String: SpecValue] = [:]
+        let names = spec.fields.map(\.name)
+        var seen = Set<String>()
+        for (key, value) in mapping.mergedPairs {
+            guard let name = key.string, let field = spec.fields.first(where: { $0.name == name }) else {
+                found.add(
+                    error(
+                        key,
+                        "\(path): unknown key '\(key.string ?? "?")' in \(spec.name)\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))"
+                    )
+                )
+                continue
+            }
+            guard seen.insert(name).inserted else {
+                found.add(error(key, "\(path): '\(name)' appears twice"))
+                continue
+            }
+            result[name] = checkChild(value, field.shape, path.isEmpty ? name : "\(path).\(name)")
+        }
+        for field in spec.fields where field.required && !seen.contains(field.name) {
+            found.add(error(node, "\(path.isEmpty ? spec.name : path): missing required key '\(field.name)' (\(field.doc))"))
+        }
+        return .object(result, node.mark)
+    }
+
+    /// A list, each item checked on its own.
+    private func checkArray(_ node: Node, _ element: Shape, _ path: String) throws(ScenarioError) -> SpecValue {
+        guard case .sequence(let sequence) = node else { throw error(node, "\(path): expected a list, got \(describe(node))") }
+        var items: [SpecValue] = []
+        for (index, item) in sequence.enumerated() {
+            if let value = checkChild(item, element, "\(path)[\(index)]") { items.append(value) }
+        }
+        return .array(items, node.mark)
+    }
+
+    /// A mapping of any (or the listed) keys to values of one shape.
+    private func checkMap(_ node: Node, _ valueShape: Shape, _ keys: [String]?, _ path: String) throws(ScenarioError) -> SpecValue {
+        guard case .mapping(let mapping) = node else { throw error(node, "\(path): expected a mapping, got \(describe(node))") }
+        var result: [String: SpecValue] = [:]
+        for (key, value) in mapping.mergedPairs {
+            let name = key.string ?? ""
+            if let keys, !keys.contains(name) {
+                found.add(
+                    error(
+                        key,
+                        "\(path): unknown key '\(name)'\(Suggestion.hint(for: name, in: keys)); expected one of: \(keys.joined(separator: ", "))")
+                )
+                continue
+            }
+            result[name] = checkChild(value, valueShape, "\(path).\(name)")
+        }
+        return .object(result, node.mark)
+    }
+
+    /// The first alternative that fits; each is tried on its own: its problems count only if none fits.
+    private func checkOneOf(_ node: Node, _ shapes: [Shape], _ path: String) throws(ScenarioError) -> SpecValue {
+        // Each alternative is tried on its own: its problems count only if none fits.
+        var first: ScenarioError? = nil
+        for candidate in shapes {
+            let trial = SpecChecker(file: file)
+            do throws(ScenarioError) {
+                let value = try trial.check(node, candidate, path)
+                if let problem = trial.found.problems.first { throw problem }
+                return value
+            } catch {
+                if first == nil { first = error }
+            }
+        }
+        throw first ?? error(node, "\(path): unexpected value")
+    }
+
+    /// A step: a mapping of exactly one of the fields.
+    private func checkChoice(_ node: Node, _ fields: [Field], _ path: String) throws(ScenarioError) -> SpecValue {
+        let names = fields.map(\.name)
+        // A bare word (`- wait_for_all`) is not a step; a step is `- name: value`.
+        guard case .mapping(let mapping) = node, mapping.count == 1, let key = mapping.first?.key, let value = mapping.first?.value else {
+            throw error(node, "\(path): a step is a mapping with exactly one key, one of: \(names.joined(separator: ", "))")
+        }
+        guard let name = key.string, let field = fields.first(where: { $0.name == name }) else {
+            throw error(
+                key,
+                "\(path): unknown step '\(key.string ?? "?")'\(Suggestion.hint(for: key.string ?? "", in: names)); expected one of: \(names.joined(separator: ", "))"
+            )
+        }
+        guard let checked = checkChild(value, field.shape, "\(path).\(name)") else { return .object([:], node.mark) }
+        return .object([name: checked], node.mark)
+    }
+
+    /// A built-in profile's name, or one a dialect file may declare.
+    private func checkProfile(_ node: Node, _ path: String) throws(ScenarioError) -> SpecValue {
+        guard case .scalar(let scalar) = node, !node.isTag(.null) else {
+            throw error(node, "\(path): expected a profile name, got \(describe(node))")
+        }
+        let name = scalar.string
+        let builtIn = Profiles.names
+        if builtIn.contains(name) { return .string(name, node.mark) }
+        let declarable = !name.isEmpty && name.allSatisfy { ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }
+        if !declarable || Suggestion.closest(to: name, in: builtIn) != nil {
+            throw error(
+                node,
+                "\(path): '\(name)' is not a profile\(Suggestion.hint(for: name, in: builtIn)); expected one of \(builtIn.joined(separator: ", ")), or the name of a declared dialect (docs/dialects.md)"
+            )
+        }
+        return .string(name, node.mark)
     }
 
     /// A YAML value as written: scalars by their resolved tag, keys as strings.
