@@ -44,7 +44,6 @@ struct ObservationMiddleware: RouterMiddleware {
         let seq = if let memory = mock.memoryJournal { memory.nextSequence() } else { try await mock.journal.nextSequence() }
         let arrival = (seq: seq, virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
         let profile = mock.profile
-        let limit = mock.options.maxBodyBytes
         var request = request
         let presented = PresentedCredential(request.headers)
         var entry = JournalEntry(
@@ -53,29 +52,10 @@ struct ObservationMiddleware: RouterMiddleware {
             call: request.headers[.authmockCall], bodyBytes: 0, status: 0, undelivered: false, durationMs: 0)
         // The body is read here once (and kept on the request for the route),
         // so it can be hashed, classified and limited in one place.
-        var body = ByteBuffer()
-        let length = request.headers[.contentLength]
-        if let length = length.flatMap(Int.init), length > limit {
-            return await answer(
-                &entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("\(length) > \(limit) bytes"), context: context))
-        }
-        do {
-            // An HTTP/1.1 request with neither header has no body (RFC 9112
-            // section 6.3): nothing to wait for on most requests.
-            if length != nil || request.headers[.transferEncoding] != nil { body = try await request.collectBody(upTo: limit) }
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            return await answer(
-                &entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context))
-        } catch is NIOTooManyBytesError {
-            // A chunked body has no Content-Length to refuse up front: it is cut off here.
-            return await answer(
-                &entry, request, context, since: arrival.start, profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context))
-        } catch let error as HTTPParserError {
-            // The body's framing is broken: the client's bug, not ours. Nothing
-            // after it on this connection can be framed either, so it closes.
-            var refusal = profile.fail(.malformedFraming("\(error)"), context: context)
-            refusal.headers[.connection] = "close"
-            return await answer(&entry, request, context, since: arrival.start, refusal)
+        let body: ByteBuffer
+        switch try await readBody(&request, context) {
+        case .success(let read): body = read
+        case .failure(let refusal): return await answer(&entry, request, context, since: arrival.start, refusal.response)
         }
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes
@@ -102,11 +82,54 @@ struct ObservationMiddleware: RouterMiddleware {
             entry.refreshToken = PresentedToken(refresh: try await mock.authority.inspectRefreshToken(refresh))
         }
 
-        // Fault rules: holding actions (delay, gather) wait and pass the
-        // request on, so a later rule may act on it too; the first other
-        // action that fires decides the answer.
-        var acted: Set<Int> = []
         var lastFault: Int? = nil
+        if let decided = try await fireFaults(&entry, &lastFault, request, context, route: route, since: arrival.start, next) { return decided }
+        return await answer(&entry, request, context, since: arrival.start, try await routed(request, context, next), fault: lastFault)
+    }
+
+    /// A refusal of the body, as an error so it can travel in a `Result`.
+    private struct BodyRefusal: Error { var response: Response }
+
+    /// The request's body, read once; or the documented refusal of one too
+    /// large or badly framed. Anything else thrown gets its answer in `handle`.
+    @inline(__always)
+    private func readBody(_ request: inout Request, _ context: AuthmockRequestContext) async throws -> Result<ByteBuffer, BodyRefusal> {
+        let profile = mock.profile
+        let limit = mock.options.maxBodyBytes
+        let length = request.headers[.contentLength]
+        if let length = length.flatMap(Int.init), length > limit {
+            return .failure(BodyRefusal(response: profile.fail(.payloadTooLarge("\(length) > \(limit) bytes"), context: context)))
+        }
+        do {
+            // An HTTP/1.1 request with neither header has no body (RFC 9112
+            // section 6.3): nothing to wait for on most requests.
+            if length != nil || request.headers[.transferEncoding] != nil { return .success(try await request.collectBody(upTo: limit)) }
+            return .success(ByteBuffer())
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return .failure(BodyRefusal(response: profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context)))
+        } catch is NIOTooManyBytesError {
+            // A chunked body has no Content-Length to refuse up front: it is cut off here.
+            return .failure(BodyRefusal(response: profile.fail(.payloadTooLarge("limit \(limit) bytes"), context: context)))
+        } catch let error as HTTPParserError {
+            // The body's framing is broken: the client's bug, not ours. Nothing
+            // after it on this connection can be framed either, so it closes.
+            var refusal = profile.fail(.malformedFraming("\(error)"), context: context)
+            refusal.headers[.connection] = "close"
+            return .failure(BodyRefusal(response: refusal))
+        }
+    }
+
+    /// Fault rules: holding actions (delay, gather) wait and pass the
+    /// request on, so a later rule may act on it too; the first other
+    /// action that fires decides the answer (returned, already recorded).
+    /// nil: the route answers, `lastFault` names the last rule that acted.
+    @inline(__always)
+    private func fireFaults(
+        _ entry: inout JournalEntry, _ lastFault: inout Int?, _ request: Request, _ context: AuthmockRequestContext, route: RouteClassification,
+        since start: ContinuousClock.Instant, _ next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response? {
+        let path = request.uri.path
+        var acted: Set<Int> = []
         while let fault = mock.faults.fire(method: request.method.rawValue, path: path, kind: route.kind, headers: request.headers, excluding: acted)
         {
             acted.insert(fault.id)
@@ -117,7 +140,7 @@ struct ObservationMiddleware: RouterMiddleware {
                 var fields = HTTPFields()
                 for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
                 let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
-                return await answer(&entry, request, context, since: arrival.start, response, fault: fault.id)
+                return await answer(&entry, request, context, since: start, response, fault: fault.id)
             case .delay(let milliseconds):
                 try await Task.sleep(for: .milliseconds(milliseconds))
             case .idToken(let claims):
@@ -127,22 +150,21 @@ struct ObservationMiddleware: RouterMiddleware {
             case .delayResponse(let milliseconds):
                 // The entry's duration includes the hold: it says when the client got the answer.
                 let response = await answer(
-                    &entry, request, context, since: arrival.start, try await routed(request, context, next), fault: fault.id,
-                    heldMs: Double(milliseconds))
+                    &entry, request, context, since: start, try await routed(request, context, next), fault: fault.id, heldMs: Double(milliseconds))
                 try await Task.sleep(for: .milliseconds(milliseconds))
                 return response
             case .closeConnection:
-                await record(&entry, request, context, since: arrival.start, nil, fault: fault.id, undelivered: true)
+                await record(&entry, request, context, since: start, nil, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             case .dropResponse:
                 let response = try await routed(request, context, next)
-                await record(&entry, request, context, since: arrival.start, response, fault: fault.id, undelivered: true)
+                await record(&entry, request, context, since: start, response, fault: fault.id, undelivered: true)
                 try await context.channel.close()
                 throw ConnectionClosedByFault()
             }
         }
-        return await answer(&entry, request, context, since: arrival.start, try await routed(request, context, next), fault: lastFault)
+        return nil
     }
 
     /// The route's answer, or the documented one for what it threw.
