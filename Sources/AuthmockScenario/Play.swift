@@ -1,0 +1,274 @@
+import AuthmockCore
+import AuthmockModel
+import AuthmockServer
+import DriverProtocol
+public import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// One case's steps against one driver conversation.
+struct Play: Sendable {
+    let scenario: Scenario
+    let profile: String
+    let mock: Authmock
+    let deadline: ContinuousClock.Instant
+    let start: Date
+
+    enum Stop: Sendable {
+        /// The driver cannot run this case: the reason.
+        case unsupported(String)
+        case failed
+
+        var isUnsupported: Bool { if case .unsupported = self { true } else { false } }
+    }
+
+    struct Outcome: Sendable {
+        var calls: [CallRecord]
+        var findings: [Finding]
+        var stop: Stop?
+        var driver: String?
+        var version: String?
+        /// When the driver answered `logout` (the app had signed the user out).
+        var signedOutAt: Date?
+        /// Each `login` step, from when it was sent to when the driver answered.
+        var signInSteps: [ClosedRange<Date>] = []
+        /// What the failed findings come from.
+        var causes: [Cause]?
+    }
+
+    func run(_ channel: DriverChannel, hello: @Sendable (String) -> RunnerMessage) async throws -> Outcome {
+        var performance = Performance(play: self, channel: channel)
+        guard try await performance.greet(hello) else {
+            try? await shutdown(channel)
+            return performance.outcome
+        }
+        for (index, step) in scenario.steps.enumerated() {
+            guard try await performance.perform(step, number: index + 1) else { break }
+        }
+        try await performance.finish()
+        try await judge(&performance.outcome)
+        try await shutdown(channel)
+        return performance.outcome
+    }
+
+    /// The case's expectations over what the client did, and what the failures come from.
+    func judge(_ outcome: inout Outcome) async throws {
+        var judged: Observation?
+        if outcome.stop == nil {
+            let seen = try await observation(outcome)
+            judged = seen
+            outcome.findings += scenario.expect.evaluate(seen, level: scenario.level)
+            outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []
+            outcome.findings += CallEvidence.findings(seen)
+            if let signIns = SuperfluousSignIns.finding(seen) { outcome.findings.append(signIns) }
+        }
+        // What the failures come from, a case stopped by a failed step too (a refresh it waited for never came).
+        let failed = outcome.findings.filter { !$0.passed }
+        if !failed.isEmpty, outcome.stop?.isUnsupported != true {
+            let seen: Observation
+            if let judged { seen = judged } else { seen = try await observation(outcome) }
+            let causes = Causes.diagnose(seen, failed: failed)
+            outcome.causes = causes.isEmpty ? nil : causes
+        }
+        // A finding that cites "the case's reports" names them.
+        if !scenario.reports.isEmpty {
+            for index in outcome.findings.indices where outcome.findings[index].rule == Rules.caseReports {
+                outcome.findings[index].rule = "the case's reports: " + scenario.reports.joined(separator: ", ")
+            }
+        }
+    }
+
+    func observation(_ outcome: Outcome) async throws -> Observation {
+        var observation = Observation(
+            entries: try await mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(try await mock.control.tokens()),
+            start: start,
+            endpointPaths: Set(mock.profile.endpointPaths))
+        observation.signedOutAt = outcome.signedOutAt
+        observation.signInSteps = outcome.signInSteps
+        return observation
+    }
+
+    func shutdown(_ channel: DriverChannel) async throws {
+        let id = try await channel.post { .shutdown(id: $0) }
+        _ = try await channel.answer(id, deadline: .now + .seconds(3))
+    }
+}
+
+/// One conversation's steps as they happen: the calls sent and their
+/// answers, and the findings of steps that went wrong. Each step is a method.
+struct Performance {
+    let play: Play
+    let channel: DriverChannel
+    var outcome = Play.Outcome(calls: [], findings: [])
+    private var nextCall = 1
+
+    init(play: Play, channel: DriverChannel) {
+        self.play = play
+        self.channel = channel
+    }
+
+    /// Says hello; false when the driver cannot run this case (`outcome.stop` says why).
+    mutating func greet(_ hello: @Sendable (String) -> RunnerMessage) async throws -> Bool {
+        let greeting = try await channel.answer(try await channel.post(hello), deadline: play.deadline)
+        guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
+        outcome.driver = greeting.fields["driver"]
+        outcome.version = greeting.fields["version"]
+        let info = DriverInfo(name: outcome.driver, version: outcome.version, profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
+        if let reason = info.cannotRun(play.scenario, profile: play.profile) {
+            outcome.stop = .unsupported(reason)
+            return false
+        }
+        return true
+    }
+
+    /// Performs step `number` (from 1); false when the case stops here.
+    mutating func perform(_ step: Step, number: Int) async throws -> Bool {
+        let control = play.mock.control
+        switch step {
+        case .login(let username, let password, let openID, let expected):
+            return try await signIn(username: username, password: password, openID: openID, expected: expected, step: number)
+        case .logout:
+            return try await signOut(step: number)
+        case .request(let spec, let wait):
+            let index = try await send(spec)
+            if wait { try await collect(index) }
+        case .parallel(let specs):
+            for spec in specs { _ = try await send(spec) }
+        // A step the server refuses ends the case as an ERROR with its reason.
+        case .rotateKeys(let grace): _ = try await control.rotateKeys(graceSeconds: grace)
+        case .advanceClock(let seconds): _ = try await control.advanceClock(seconds: seconds)
+        case .setClock(let offset): _ = try await control.setClock(offsetSeconds: offset)
+        case .expire(let selector): _ = try await control.expire(selector)
+        case .revoke(let selector): _ = try await control.revoke(selector)
+        case .fault(let rule): control.addFault(rule)
+        case .waitFor(.allCalls): try await collectAll()
+        case .waitFor(.journal(let kinds, let count, let answered)):
+            return try await waitForJournal(kinds, count: count, answered: answered, step: number)
+        case .sleep(let seconds): try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        case .check(let expect):
+            try await collectAll()
+            outcome.findings += expect.evaluate(try await play.observation(outcome), level: .must).map { finding in
+                var finding = finding
+                finding.message = "at step \(number): " + finding.message
+                finding.expectation = "check.\(finding.expectation)"
+                return finding
+            }
+        }
+        return true
+    }
+
+    /// After the last step: every answer in, and a call the driver could not express stops the case.
+    mutating func finish() async throws {
+        if outcome.stop == nil { try await collectAll() }
+        if outcome.stop == nil, let reason = await unsupportedCall() { outcome.stop = .unsupported(reason) }
+    }
+
+    private mutating func signIn(username: String, password: String, openID: Bool, expected: OutcomeKind?, step: Int) async throws -> Bool {
+        let askedAt = Date()
+        let id = try await channel.post { .login(id: $0, username: username, password: password, openid: openID ? true : nil) }
+        let answer = try await channel.answer(id, deadline: play.deadline)
+        outcome.signInSteps.append(askedAt...max(askedAt, answer.receivedAt))
+        if let expected {
+            // The sign-in must end as the case says (a client refusing a forged id token).
+            let got = answer.ok ? OutcomeKind.ok : answer.outcome
+            if got != expected {
+                let accepted = answer.idTokenClaims.map { " (it accepted an id token saying \(ScenarioRunner.claimsText($0)))" } ?? ""
+                let message = "step \(step): the sign-in should end \(expected.rawValue), the client reported \(got?.rawValue ?? "?")\(accepted)"
+                outcome.findings.append(Finding(expectation: "login", passed: false, message: message, evidence: [answer.line]))
+            }
+            return true
+        }
+        guard answer.ok else {
+            let reported = "\(answer.outcome?.rawValue ?? "?") \(answer.status.map(String.init) ?? "") \(answer.message ?? "")"
+            return stop(
+                Finding(
+                    expectation: "login", passed: false, message: "step \(step): the client could not sign in: \(reported)", evidence: [answer.line]))
+        }
+        return true
+    }
+
+    private mutating func signOut(step: Int) async throws -> Bool {
+        let answer = try await channel.answer(try await channel.post { .logout(id: $0) }, deadline: play.deadline)
+        if answer.outcome == .unsupported {
+            outcome.stop = .unsupported("the driver answered logout with unsupported (an optional operation: docs/driver-protocol.md)")
+            return false
+        }
+        outcome.signedOutAt = answer.receivedAt
+        guard answer.ok else {
+            let message = "step \(step): the client could not sign out: \(answer.outcome?.rawValue ?? "?") \(answer.message ?? "")"
+            return stop(Finding(expectation: "logout", passed: false, message: message, evidence: [answer.line]))
+        }
+        return true
+    }
+
+    /// By default counted on arrival: a request held by a delay fault counts while it is held.
+    private mutating func waitForJournal(_ kinds: Set<RouteKind>, count: Int, answered: Bool, step: Int) async throws -> Bool {
+        let control = play.mock.control
+        let waitUntil = min(play.deadline, .now + .seconds(5))
+        let seen = { answered ? try await control.journalCount(JournalFilter(kinds: kinds)) : control.arrivals(kinds) }
+        while try await seen() < count {
+            guard ContinuousClock.now < waitUntil else {
+                if let reason = await unsupportedCall() {
+                    outcome.stop = .unsupported(reason)
+                    return false
+                }
+                let names = kinds.map(\.rawValue).sorted().joined(separator: "/")
+                let message = "step \(step): waited 5 s for \(count) \(names) request(s); the client sent \(control.arrivals(kinds))"
+                return stop(Finding(expectation: "wait_for", passed: false, message: message, evidence: []))
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    /// A failed step ends the case: its finding, and false.
+    private mutating func stop(_ finding: Finding) -> Bool {
+        outcome.findings.append(finding)
+        outcome.stop = .failed
+        return false
+    }
+
+    /// Sends one call; its index in `outcome.calls`.
+    private mutating func send(_ spec: CallSpec) async throws -> Int {
+        let call = "c\(nextCall)"
+        nextCall += 1
+        var headers = spec.headers
+        headers["X-Authmock-Call"] = call
+        // `//foreign/...`: the same server under another name, standing in
+        // for a third party. `path` stays a server path; the full URL goes
+        // in `url` (the `url` capability, declared in hello).
+        var (path, url) = (spec.path, String?.none)
+        if spec.path.hasPrefix("//foreign/"), let port = play.mock.baseURL.split(separator: ":").last {
+            path = String(spec.path.dropFirst("//foreign".count))
+            url = "http://\(Observation.foreignHost):\(port)" + path
+        }
+        let sentAt = Date()
+        let (target, full, fields, stream) = (path, url, headers, spec.bodyStream ? true : nil)
+        let id = try await channel.post {
+            .request(id: $0, method: spec.method, path: target, url: full, headers: fields, body: spec.body, bodyStream: stream)
+        }
+        outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec, sentAt: sentAt))
+        return outcome.calls.count - 1
+    }
+
+    private mutating func collect(_ index: Int) async throws {
+        guard outcome.calls[index].answer == nil else { return }
+        outcome.calls[index].answer = try await channel.answer(outcome.calls[index].driverID, deadline: play.deadline)
+    }
+
+    private mutating func collectAll() async throws {
+        for index in outcome.calls.indices { try await collect(index) }
+    }
+
+    /// A call the driver answered `unsupported` (among the answers arrived so
+    /// far) leaves nothing to judge: a GraphQL-only client asked for REST.
+    private mutating func unsupportedCall() async -> String? {
+        for index in outcome.calls.indices where outcome.calls[index].answer == nil {
+            outcome.calls[index].answer = await channel.arrivedAnswer(outcome.calls[index].driverID)
+        }
+        guard let call = outcome.calls.first(where: { $0.answer?.outcome == .unsupported }) else { return nil }
+        let message = call.answer?.message.map { ": \($0)" } ?? ""
+        return "the driver cannot express \(call.call) (\(call.spec.method) \(call.spec.path)): it answered unsupported\(message)"
+    }
+}

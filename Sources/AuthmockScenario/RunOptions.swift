@@ -1,0 +1,79 @@
+public import AuthmockServer
+public import Foundation
+
+/// How `authmock run` runs the suite.
+public struct RunOptions: Sendable {
+    /// Shell command that starts the driver.
+    public var driver: String
+    /// Cases run at once; each has its own server and driver.
+    public var jobs: Int
+    /// Case ids (`1.1`, or `1.1 [envelope]`) the driver is known to fail, with the reason.
+    public var expectedFailures: [String: String]
+    public var environment: [String: String]
+    /// What the driver said in `hello`, learnt once per run: cases it cannot
+    /// run are SKIP without starting it again.
+    public var driverInfo: DriverInfo?
+    /// Attach mode: clients connect to the runner instead of being started.
+    public var attach: AttachHub?
+    /// Where each case's server listens, and the host name it gives clients
+    /// (attach mode: a device or emulator reaches the machine by another name).
+    public var caseServerHost = "127.0.0.1"
+    public var caseServerAdvertisedHost: String?
+    /// Browser origins the case servers allow (attach mode: the page's).
+    public var caseServerCORS = ""
+    /// Where each case server keeps token state (`authmock run --state`).
+    public var caseServerState = CaseServerState.memory
+    /// Declared dialects (`--dialect`) by name: a case run whose profile is
+    /// one of them is served from its file.
+    public var dialects: [String: LoadedDialect] = [:]
+
+    public init(
+        driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:],
+        environment: [String: String] = [:]
+    ) {
+        self.driver = driver
+        self.jobs = max(1, jobs)
+        self.expectedFailures = expectedFailures
+        self.environment = environment
+    }
+}
+
+/// The token store of the case servers: a whole suite run against each
+/// store shows a store changes where state lives, not what clients see.
+public enum CaseServerState: Sendable, Equatable {
+    case memory
+    /// A fresh SQLite file per case server, removed after it.
+    case sqlite
+    /// Tables of their own per case server in this database, dropped after it.
+    case postgres(url: String)
+
+    /// `memory`, `sqlite` or a `postgres://` URL.
+    public init?(_ text: String) {
+        switch text {
+        case "memory": self = .memory
+        case "sqlite": self = .sqlite
+        case _ where text.hasPrefix("postgres://") || text.hasPrefix("postgresql://"): self = .postgres(url: text)
+        default: return nil
+        }
+    }
+
+    func configure(_ options: inout ServerOptions) {
+        let unique = UUID().uuidString.lowercased().prefix(8)
+        switch self {
+        case .memory: break
+        case .sqlite: options.state = "sqlite:" + FileManager.default.temporaryDirectory.appendingPathComponent("authmock-case-\(unique).db").path
+        case .postgres(let url):
+            options.state = url
+            options.stateTablePrefix = "authmock_c\(unique)_"
+        }
+    }
+
+    /// Removes what a case server kept.
+    static func discard(_ mock: Authmock) async {
+        await mock.discardState()
+        let state = mock.options.state
+        guard state.hasPrefix("sqlite:") else { return }
+        let path = String(state.dropFirst("sqlite:".count))
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
