@@ -1,4 +1,5 @@
 import AuthmockScenario
+import AuthmockServer
 import DriverProtocol
 import Foundation
 import Testing
@@ -200,5 +201,28 @@ struct ArchitecturePageTests {
                 FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent(path).path),
                 "ARCHITECTURE.md names \(path), which does not exist")
         }
+    }
+}
+
+/// A scenario's `fault` step is the control API's rule: every action, as the
+/// rule encodes itself (JSON is YAML), passes the scenario schema and loads
+/// as the same rule. The schema's fault table and the rule cannot drift apart.
+@Suite struct FaultStepTests {
+    @Test(arguments: [
+        FaultRule(action: .closeConnection),
+        FaultRule(match: .init(method: "POST", pathPrefix: "/oauth", kinds: [.login, .refresh]), times: nil, action: .delay(milliseconds: 250)),
+        FaultRule(match: .init(header: ("X-Call", "7")), times: 3, action: .respond(status: 503, headers: ["Retry-After": "2"], body: "busy")),
+        FaultRule(match: .init(kinds: [.resource]), action: .gather(count: 4, milliseconds: 2_000, quietMilliseconds: 150)),
+        FaultRule(action: .delayResponse(milliseconds: 10)),
+        FaultRule(action: .dropResponse),
+        FaultRule(action: .idToken(claims: ["nonce": "other"])),
+    ])
+    func aRuleAsTheControlAPIWritesItIsAStep(_ rule: FaultRule) throws {
+        let json = String(decoding: try JSONEncoder().encode(rule), as: UTF8.self)
+        let yaml = "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: \(json)\nexpect:\n  refreshes: 1\n"
+        #expect(ScenarioLoader.problems(yaml, file: "fault.yaml").isEmpty, "\(ScenarioLoader.problems(yaml, file: "fault.yaml"))")
+        let parsed = try ScenarioLoader.parse(yaml, file: "fault.yaml")
+        guard case .fault(let loaded) = parsed.steps.first else { Issue.record("\(parsed.steps)"); return }
+        #expect(loaded == rule)
     }
 }
