@@ -1,62 +1,6 @@
 import Crypto
 public import Foundation
 
-/// A value bound to or read from SQL: the four kinds the token tables use.
-public enum SQLValue: Sendable, Equatable {
-    case null
-    case text(String)
-    case real(Double)
-    case integer(Int64)
-
-    public var text: String? { if case .text(let value) = self { value } else { nil } }
-    public var real: Double? {
-        switch self {
-        case .real(let value): value
-        case .integer(let value): Double(value)
-        default: nil
-        }
-    }
-    public var date: Date? { real.map(Date.init(timeIntervalSince1970:)) }
-    public var integer: Int64? {
-        switch self {
-        case .integer(let value): value
-        case .real(let value): Int64(value)
-        default: nil
-        }
-    }
-}
-
-extension SQLValue {
-    public init(_ text: String?) { self = text.map(SQLValue.text) ?? .null }
-    public init(_ date: Date?) { self = date.map { .real($0.timeIntervalSince1970) } ?? .null }
-}
-
-/// One open transaction: statements with `?` placeholders, rows as values.
-public protocol SQLTransaction: Sendable {
-    func rows(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]]
-}
-
-/// A database a `SQLTokenStore` keeps its tables in. SQLite (GRDB) and
-/// PostgreSQL (postgres-nio) implement it in the AuthmockStore module.
-public protocol SQLDatabase: Sendable {
-    var name: String { get }
-    /// Other processes may share it (PostgreSQL): rows a decision reads are
-    /// locked (`SELECT ... FOR UPDATE`), and the clock offset is re-read.
-    var isShared: Bool { get }
-    /// Runs `body` in one transaction: committed when it returns, rolled
-    /// back when it throws. Conflicts the database detects are retried.
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> T) async throws -> T
-    /// One statement on its own (autocommit), without a transaction's two
-    /// extra round trips where the database allows it.
-    func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]]
-}
-
-extension SQLDatabase {
-    public func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
-        try await transaction { try await $0.rows(sql, binds) }
-    }
-}
-
 /// Token state in SQL tables (docs/state.md): every decision is one
 /// transaction that reads the rows it decides on, locked, and writes the
 /// outcome, so of two concurrent uses of one refresh token, in one process
@@ -91,7 +35,7 @@ public final class SQLTokenStore: TokenStore {
     public var name: String { db.name }
 
     /// `db.transaction`, with the table names of this store.
-    private func transaction<T: Sendable>(_ body: @Sendable @escaping (any SQLTransaction) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @Sendable @escaping (any SQLTransaction) async throws -> T) async throws -> T {
         guard tablePrefix != "authmock_" else { return try await db.transaction(body) }
         let prefix = tablePrefix
         return try await db.transaction { tx in try await body(PrefixedTransaction(base: tx, prefix: prefix)) }
@@ -232,11 +176,11 @@ public final class SQLTokenStore: TokenStore {
         try await transaction { tx in try await Self.setMeta(tx, "clock_offset", String(seconds)) }
     }
 
-    private static func meta(_ tx: any SQLTransaction, _ key: String) async throws -> String? {
+    static func meta(_ tx: any SQLTransaction, _ key: String) async throws -> String? {
         try await tx.rows("SELECT value FROM authmock_meta WHERE key = ?", [.text(key)]).first?.first?.text
     }
 
-    private static func setMeta(_ tx: any SQLTransaction, _ key: String, _ value: String) async throws {
+    static func setMeta(_ tx: any SQLTransaction, _ key: String, _ value: String) async throws {
         _ = try await tx.rows(
             "INSERT INTO authmock_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [.text(key), .text(value)])
     }
@@ -270,16 +214,16 @@ public final class SQLTokenStore: TokenStore {
             ])
     }
 
-    private static let familyColumns = "id, subject, client_id, scope, created_at, revoked_at"
-    private static func family(_ row: [SQLValue]) -> FamilyRecord {
+    static let familyColumns = "id, subject, client_id, scope, created_at, revoked_at"
+    static func family(_ row: [SQLValue]) -> FamilyRecord {
         let id = row[0].text ?? ""
         return FamilyRecord(
             id: id, owner: TokenOwner(familyID: id, subject: row[1].text ?? "", clientID: row[2].text ?? "", scope: row[3].text ?? ""),
             createdAt: row[4].date ?? .distantPast, revokedAt: row[5].date)
     }
 
-    private static let refreshColumns = "id, value, family_id, issued_at, expires_at, state, state_at, successor_id"
-    private static func refresh(_ row: [SQLValue]) -> RefreshRecord {
+    static let refreshColumns = "id, value, family_id, issued_at, expires_at, state, state_at, successor_id"
+    static func refresh(_ row: [SQLValue]) -> RefreshRecord {
         let at = row[6].date ?? .distantPast
         let state: RefreshRecord.State =
             switch row[5].text {
@@ -292,8 +236,8 @@ public final class SQLTokenStore: TokenStore {
             issuedAt: row[3].date ?? .distantPast, expiresAt: row[4].date ?? .distantPast, state: state, successor: row[7].text.map(TokenID.init))
     }
 
-    private static let accessColumns = "jti, family_id, subject, client_id, scope, issued_at, expires_at, lifetime, revoked_at, tail"
-    private static func access(_ row: [SQLValue]) -> AccessRecord {
+    static let accessColumns = "jti, family_id, subject, client_id, scope, issued_at, expires_at, lifetime, revoked_at, tail"
+    static func access(_ row: [SQLValue]) -> AccessRecord {
         AccessRecord(
             key: TokenID(row[0].text ?? ""),
             owner: TokenOwner(familyID: row[1].text, subject: row[2].text ?? "", clientID: row[3].text ?? "", scope: row[4].text ?? ""),
@@ -306,16 +250,16 @@ public final class SQLTokenStore: TokenStore {
             Self.family)
     }
 
-    private func refresh(_ tx: any SQLTransaction, value: String, lock: Bool = false) async throws -> RefreshRecord? {
+    func refresh(_ tx: any SQLTransaction, value: String, lock: Bool = false) async throws -> RefreshRecord? {
         try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh WHERE value = ?" + (lock ? locked : ""), [.text(value)]).first.map(
             Self.refresh)
     }
 
-    private func refresh(_ tx: any SQLTransaction, id: TokenID) async throws -> RefreshRecord? {
+    func refresh(_ tx: any SQLTransaction, id: TokenID) async throws -> RefreshRecord? {
         try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh WHERE id = ?", [.text(id.text)]).first.map(Self.refresh)
     }
 
-    private static func revokeFamily(_ tx: any SQLTransaction, _ id: String, at now: Date) async throws {
+    static func revokeFamily(_ tx: any SQLTransaction, _ id: String, at now: Date) async throws {
         _ = try await tx.rows("UPDATE authmock_families SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [SQLValue(now), .text(id)])
     }
 
@@ -457,130 +401,8 @@ public final class SQLTokenStore: TokenStore {
             _ = try await tx.rows("UPDATE authmock_codes SET issued_family = ? WHERE code = ?", [.text(family), .text(code)])
         }
     }
-
-    // MARK: Control
-
-    /// `AND ...` narrowing a statement to `selector` (a NULL field matches all).
-    private static func matching(_ selector: TokenSelector, id: String, family: String, subject: String) -> (String, [SQLValue]) {
-        (
-            " AND (CAST(? AS TEXT) IS NULL OR \(subject) = ?) AND (CAST(? AS TEXT) IS NULL OR \(family) = ?) AND (CAST(? AS TEXT) IS NULL OR \(id) = ?)",
-            [
-                SQLValue(selector.subject), SQLValue(selector.subject), SQLValue(selector.family), SQLValue(selector.family), SQLValue(selector.jti),
-                SQLValue(selector.jti),
-            ]
-        )
-    }
-
-    private static let refreshSubject =
-        "COALESCE((SELECT subject FROM authmock_families WHERE authmock_families.id = authmock_refresh.family_id), '')"
-
-    public func expire(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
-        try await transaction { tx in
-            var change = TokenChange(access: 0, refresh: 0)
-            if selector.kind != .refresh {
-                let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
-                change.access = try await tx.rows(
-                    "UPDATE authmock_access SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING jti",
-                    [SQLValue(now), SQLValue(now)] + binds
-                ).count
-            }
-            if selector.kind != .access {
-                let (filter, binds) = Self.matching(selector, id: "id", family: "family_id", subject: Self.refreshSubject)
-                change.refresh = try await tx.rows(
-                    "UPDATE authmock_refresh SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING id",
-                    [SQLValue(now), SQLValue(now)] + binds
-                ).count
-            }
-            return change
-        }
-    }
-
-    public func revoke(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
-        try await transaction { tx in
-            var change = TokenChange(access: 0, refresh: 0)
-            if selector.kind != .refresh {
-                let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
-                change.access = try await tx.rows(
-                    "UPDATE authmock_access SET revoked_at = ? WHERE revoked_at IS NULL" + filter + " RETURNING jti", [SQLValue(now)] + binds
-                ).count
-            }
-            if selector.kind != .access {
-                let (filter, binds) = Self.matching(selector, id: "id", family: "family_id", subject: Self.refreshSubject)
-                change.refresh = try await tx.rows(
-                    "UPDATE authmock_refresh SET state = 'revoked', state_at = ? WHERE state <> 'revoked'" + filter + " RETURNING id",
-                    [SQLValue(now)] + binds
-                ).count
-            }
-            if selector.revokesLogin, let family = selector.family { try await Self.revokeFamily(tx, family, at: now) }
-            return change
-        }
-    }
-
-    public func supersede(family: String, keep: TokenID, deadline: Date) async throws {
-        try await transaction { tx in
-            _ = try await tx.rows(
-                "UPDATE authmock_access SET expires_at = ? WHERE family_id = ? AND jti <> ? AND expires_at > ?",
-                [SQLValue(deadline), .text(family), .text(keep.text), SQLValue(deadline)])
-        }
-    }
-
-    public func snapshot(now: Date) async throws -> TokenSnapshot {
-        try await transaction { tx in
-            let families = try await tx.rows("SELECT \(Self.familyColumns) FROM authmock_families", []).map(Self.family)
-            let access = try await tx.rows("SELECT \(Self.accessColumns) FROM authmock_access", []).map(Self.access)
-            let refresh = try await tx.rows("SELECT \(Self.refreshColumns) FROM authmock_refresh", []).map(Self.refresh)
-            return TokenSnapshot(families: families, access: access, refresh: refresh, pruned: try await Self.pruned(tx), at: now)
-        }
-    }
-
-    /// The rules of TokenPruning.swift, as statements.
-    public func prune(now: Date, retention: Double, grace: Double) async throws -> PrunedCounts {
-        try await transaction { tx in
-            let horizon = SQLValue(now.addingTimeInterval(-retention))
-            var removed = PrunedCounts(passes: 1)
-            removed.access = try await tx.rows("DELETE FROM authmock_access WHERE issued_at + lifetime + 1 <= ? RETURNING jti", [horizon]).count
-            removed.refresh = try await tx.rows(
-                "DELETE FROM authmock_refresh WHERE (state = 'rotated' AND state_at + ? <= ?) OR expires_at <= ? RETURNING id",
-                [.real(grace), horizon, horizon]
-            ).count
-            removed.families = try await tx.rows(
-                """
-                DELETE FROM authmock_families WHERE created_at <= ? \
-                AND NOT EXISTS (SELECT 1 FROM authmock_refresh WHERE authmock_refresh.family_id = authmock_families.id) RETURNING id
-                """, [horizon]
-            ).count
-            removed.codes = try await tx.rows("DELETE FROM authmock_codes WHERE expires_at <= ? RETURNING code", [horizon]).count
-            var total = try await Self.pruned(tx)
-            total.access += removed.access
-            total.refresh += removed.refresh
-            total.families += removed.families
-            total.codes += removed.codes
-            total.passes += 1
-            try await Self.setMeta(tx, "pruned", String(decoding: try JSONEncoder().encode(total), as: UTF8.self))
-            return removed
-        }
-    }
-
-    private static func pruned(_ tx: any SQLTransaction) async throws -> PrunedCounts {
-        guard let text = try await meta(tx, "pruned") else { return PrunedCounts() }
-        return (try? JSONDecoder().decode(PrunedCounts.self, from: Data(text.utf8))) ?? PrunedCounts()
-    }
-
-    public func prunedCounts() async throws -> PrunedCounts {
-        try await transaction { tx in try await Self.pruned(tx) }
-    }
-
-    public func reset() async throws {
-        try await transaction { tx in
-            for table in ["authmock_access", "authmock_refresh", "authmock_families", "authmock_codes"] {
-                _ = try await tx.rows("DELETE FROM \(table)", [])
-            }
-            _ = try await tx.rows("DELETE FROM authmock_meta WHERE key IN ('pruned', 'clock_offset')", [])
-        }
-    }
 }
 
-/// Statements whose `authmock_` table names start with another prefix.
 private struct PrefixedTransaction: SQLTransaction {
     let base: any SQLTransaction
     let prefix: String
