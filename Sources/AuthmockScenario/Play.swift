@@ -37,9 +37,12 @@ struct Play: Sendable {
         var causes: [Cause]?
     }
 
-    func run(_ channel: DriverChannel, hello: @Sendable (String) -> RunnerMessage) async throws -> Outcome {
+    /// `greeted`: the driver has answered hello (its start is over).
+    func run(_ channel: DriverChannel, greeted: () -> Void = {}, hello: @Sendable (String) -> RunnerMessage) async throws -> Outcome {
         var performance = Performance(play: self, channel: channel)
-        guard try await performance.greet(hello) else {
+        let admitted = try await performance.greet(hello)
+        greeted()
+        guard admitted else {
             try? await shutdown(channel)
             return performance.outcome
         }

@@ -26,6 +26,8 @@ public struct RunOptions: Sendable {
     /// Declared dialects (`--dialect`) by name: a case run whose profile is
     /// one of them is served from its file.
     public var dialects: [String: LoadedDialect] = [:]
+    /// Driver starts at once (up to `hello`): one per core. Set by `run`.
+    var startups: StartupGate?
 
     public init(
         driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:],

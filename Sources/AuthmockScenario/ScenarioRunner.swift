@@ -41,6 +41,7 @@ public enum ScenarioRunner {
                 return [result]
             }
         }
+        if probed.startups == nil, probed.attach == nil { probed.startups = StartupGate(limit: ProcessInfo.processInfo.activeProcessorCount) }
         let options = probed
         return await withTaskGroup(of: (Int, CaseResult).self) { group in
             var results = [CaseResult?](repeating: nil, count: cases.count)
@@ -233,15 +234,17 @@ public enum ScenarioRunner {
         func converse(_ result: inout CaseResult) async {
 
             let client = mock.control.client
+            let startup = await options.startups?.enter()
             let (conversation, stderr) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
                 // The timeout runs from when the driver is there (an attached
                 // client may first finish another case).
                 let deadline = ContinuousClock.now + .milliseconds(Int(scenario.timeout * 1000))
                 let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
-                return try await play.run(channel) {
+                return try await play.run(channel, greeted: { startup?.leave() }) {
                     hello(id: $0, mock: mock, profile: profile, client: client, driver: options.driverInfo, attached: options.attach != nil)
                 }
             }
+            startup?.leave()
             result.driverStderr = stderr
             do {
                 let outcome = try conversation.get()

@@ -46,7 +46,7 @@ struct RunCommand: AsyncParsableCommand {
     )
     var dialectFiles: [String] = []
     @Option(help: "Only cases of this level: must or should.") var level: String?
-    @Option(help: "Cases run at once (default: 8 per core with --driver, since a case mostly waits; one per core with --attach).") var jobs: Int?
+    @Option(help: "Cases run at once (default: 32 per core with --driver, since a case mostly waits; one per core with --attach).") var jobs: Int?
     @Option(
         help:
             "K/N: run only the K-th of N deterministic parts of the selected case runs (one CI machine of N); `authmock report merge` combines the parts' JSON reports."
@@ -135,11 +135,11 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(RunExit.usage)
         }
         // A case mostly waits (held requests, real-time sleeps for client
-        // clocks): 2 cores run 16 at once with the same verdicts, 48 for the
-        // teeth matrix (TransportIndependenceTests, TeethMatrixTests). Attached clients are
-        // few, so attach mode keeps one per core.
+        // clocks): 2 cores run 64 at once with the same verdicts, drivers
+        // starting one per core (StartupGate; TransportIndependenceTests,
+        // TeethMatrixTests). Attached clients are few: one per core.
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let jobs = max(1, self.jobs ?? (attach ? cores : 8 * cores))
+        let jobs = max(1, self.jobs ?? (attach ? cores : 32 * cores))
         let started = ContinuousClock.now
         let verbose = self.verbose
         let showSkips = self.showSkips

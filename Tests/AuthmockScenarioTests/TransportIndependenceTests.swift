@@ -10,6 +10,8 @@ import Testing
 /// (ahead of expiry) and 11.2 (renewing a token known to be expired before
 /// sending), which a client that never refreshes by its clock misses. Run
 /// 16 case runs at once on two cores: verdicts hold at any concurrency.
+/// An interpreter-run driver gives the same verdicts at 64 case runs at
+/// once (`authmock run`'s default on two cores) as at 2.
 @Suite(.serialized) struct TransportIndependenceTests {
     static let clockBound: [String: Verdict] = Dictionary(
         uniqueKeysWithValues: (["6.1 [oauth2]"] + ["oauth2", "envelope", "reissue", "renewal", "header-rotation"].map { "11.2 [\($0)]" }).map {
@@ -48,5 +50,19 @@ import Testing
         let result = try #require(results.first)
         #expect(result.verdict == .pass)
         #expect(result.seconds < 1.5, "1.1 with 6 connections took \(result.seconds) s")
+    }
+
+    /// A real library in Python, every oauth2 case: 64 at once (each starting
+    /// an interpreter that imports requests and oauthlib) judge it as 2 at once do.
+    @Test func anInterpreterRunDriverGetsTheSameVerdictsAtHighConcurrency() async throws {
+        let script = packageRoot.appendingPathComponent("drivers/python-requests-oauthlib/driver.py").path
+        let cases = try builtInCases().filter { $0.1 == "oauth2" }
+        let serial = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script)", jobs: 2))
+        let crowded = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script)", jobs: 64))
+        #expect(serial.count == cases.count && crowded.count == cases.count)
+        #expect(serial.filter { $0.verdict == .error }.map(\.label) == [], "\(serial.filter { $0.verdict == .error }.map(Reports.details))")
+        for (alone, together) in zip(serial, crowded) where alone.verdict != together.verdict {
+            Issue.record("\(together.label): \(together.verdict.rawValue) at 64 at once, \(alone.verdict.rawValue) at 2\(Reports.details(together))")
+        }
     }
 }
