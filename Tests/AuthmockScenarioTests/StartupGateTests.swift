@@ -16,7 +16,9 @@ import Testing
             for _ in 0..<12 {
                 group.addTask {
                     let pass = await gate.enter()
-                    inside.counts.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                    inside.counts.withLock {
+                        $0.now += 1; $0.most = max($0.most, $0.now)
+                    }
                     try? await Task.sleep(for: .milliseconds(5))
                     inside.counts.withLock { $0.now -= 1 }
                     pass.leave()
