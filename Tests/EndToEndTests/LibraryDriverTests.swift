@@ -56,11 +56,13 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
         if program.hasPrefix("/") {
             try #require(FileManager.default.fileExists(atPath: program), "\(program) is missing: scripts/test.sh builds it")
         }
-        let result = try runAuthmock([
-            "run", repositoryRoot.appendingPathComponent("scenarios").path, "--driver", command,
-            "--expected-failures", repositoryRoot.appendingPathComponent("drivers/\(driver.name)/expected-failures.yaml").path,
-            "--profile", "oauth2", "--jobs", String(driver.jobs ?? 4),
-        ])
+        // At `authmock run`'s default concurrency unless the driver says otherwise.
+        let result = try runAuthmock(
+            [
+                "run", repositoryRoot.appendingPathComponent("scenarios").path, "--driver", command,
+                "--expected-failures", repositoryRoot.appendingPathComponent("drivers/\(driver.name)/expected-failures.yaml").path,
+                "--profile", "oauth2",
+            ] + (driver.jobs.map { ["--jobs", String($0)] } ?? []))
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         // "failed" counts FAIL and ERROR.
         #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
