@@ -20,44 +20,38 @@ extension SQLTokenStore {
 
     public func expire(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
         try await transaction { tx in
-            var change = TokenChange(access: 0, refresh: 0)
-            if selector.kind != .refresh {
-                let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
-                change.access = try await tx.rows(
-                    "UPDATE authmock_access SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING jti",
-                    [SQLValue(now), SQLValue(now)] + binds
-                ).count
-            }
-            if selector.kind != .access {
-                let (filter, binds) = Self.matching(selector, id: "id", family: "family_id", subject: Self.refreshSubject)
-                change.refresh = try await tx.rows(
-                    "UPDATE authmock_refresh SET expires_at = ? WHERE expires_at > ?" + filter + " RETURNING id",
-                    [SQLValue(now), SQLValue(now)] + binds
-                ).count
-            }
-            return change
+            try await Self.update(
+                tx, selector, access: "SET expires_at = ? WHERE expires_at > ?", refresh: "SET expires_at = ? WHERE expires_at > ?",
+                [SQLValue(now), SQLValue(now)])
         }
     }
 
     public func revoke(_ selector: TokenSelector, now: Date) async throws -> TokenChange {
         try await transaction { tx in
-            var change = TokenChange(access: 0, refresh: 0)
-            if selector.kind != .refresh {
-                let (filter, binds) = Self.matching(selector, id: "jti", family: "family_id", subject: "subject")
-                change.access = try await tx.rows(
-                    "UPDATE authmock_access SET revoked_at = ? WHERE revoked_at IS NULL" + filter + " RETURNING jti", [SQLValue(now)] + binds
-                ).count
-            }
-            if selector.kind != .access {
-                let (filter, binds) = Self.matching(selector, id: "id", family: "family_id", subject: Self.refreshSubject)
-                change.refresh = try await tx.rows(
-                    "UPDATE authmock_refresh SET state = 'revoked', state_at = ? WHERE state <> 'revoked'" + filter + " RETURNING id",
-                    [SQLValue(now)] + binds
-                ).count
-            }
+            let change = try await Self.update(
+                tx, selector, access: "SET revoked_at = ? WHERE revoked_at IS NULL",
+                refresh: "SET state = 'revoked', state_at = ? WHERE state <> 'revoked'", [SQLValue(now)])
             if selector.revokesLogin, let family = selector.family { try await Self.revokeFamily(tx, family, at: now) }
             return change
         }
+    }
+
+    /// Applies `access` to the selected access tokens and `refresh` to the
+    /// selected refresh tokens (as the selector's kind says), each an
+    /// `SET ... WHERE ...` whose placeholders `values` fill; how many changed.
+    private static func update(
+        _ tx: any SQLTransaction, _ selector: TokenSelector, access: String, refresh: String, _ values: [SQLValue]
+    ) async throws -> TokenChange {
+        var change = TokenChange(access: 0, refresh: 0)
+        if selector.kind != .refresh {
+            let (filter, binds) = matching(selector, id: "jti", family: "family_id", subject: "subject")
+            change.access = try await tx.rows("UPDATE authmock_access " + access + filter + " RETURNING jti", values + binds).count
+        }
+        if selector.kind != .access {
+            let (filter, binds) = matching(selector, id: "id", family: "family_id", subject: refreshSubject)
+            change.refresh = try await tx.rows("UPDATE authmock_refresh " + refresh + filter + " RETURNING id", values + binds).count
+        }
+        return change
     }
 
     public func supersede(family: String, keep: TokenID, deadline: Date) async throws {
