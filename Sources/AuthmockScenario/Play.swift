@@ -1,11 +1,7 @@
-import AuthmockCore
 import AuthmockModel
 import AuthmockServer
 import DriverProtocol
 public import Foundation
-import Hummingbird
-import Logging
-import ServiceLifecycle
 
 /// One case's steps against one driver conversation.
 struct Play: Sendable {
