@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "DriverKit", targets: ["DriverKit"]),
         .library(name: "DriverProtocol", targets: ["DriverProtocol"]),
         .library(name: "AuthmockCore", targets: ["AuthmockCore"]),
+        .library(name: "AuthmockModel", targets: ["AuthmockModel"]),
         .library(name: "AuthmockServer", targets: ["AuthmockServer"]),
     ],
     dependencies: [
