@@ -77,7 +77,7 @@ public final class MemoryTokenStore: TokenStore {
                 if revoke, let sealed { state.revokeFamily(sealed.family, at: now) }
                 return .failure(failure)
             }
-            let successor = mint.settings.reusedParent == .currentChild ? record.successor.flatMap { state.refreshByID[$0] } : nil
+            let successor = TokenRules.successorToRead(record, settings: mint.settings).flatMap { state.refreshByID[$0] }
             switch TokenRules.exchange(record, family: state.families[record.familyID], successor: successor, exchange, settings: mint.settings) {
             case .fail(let failure, let revoke):
                 if revoke { state.revokeFamily(record.familyID, at: now) }

@@ -289,9 +289,8 @@ public final class SQLTokenStore: TokenStore {
                 return .failed(failure)
             }
             let family = try await self.family(tx, record.familyID, lock: true)
-            // Read only where the policy can hand it back: every reuse waits on this row's lock, so its hold stays short.
             let successor =
-                mint.settings.reusedParent == .currentChild ? try await record.successor.asyncMap { try await self.refresh(tx, id: $0) } ?? nil : nil
+                try await TokenRules.successorToRead(record, settings: mint.settings).asyncMap { try await self.refresh(tx, id: $0) } ?? nil
             switch TokenRules.exchange(record, family: family, successor: successor, exchange, settings: mint.settings) {
             case .fail(let failure, let revoke):
                 if revoke { try await Self.revokeFamily(tx, record.familyID, at: now) }

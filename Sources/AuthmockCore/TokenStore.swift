@@ -173,8 +173,15 @@ enum TokenRules {
         case successor(FamilyRecord, RefreshRecord)
     }
 
+    /// The successor a store reads before `exchange`: only where the policy
+    /// can hand it back, since every reuse of a token waits on its row's lock
+    /// and the extra read would lengthen that hold.
+    static func successorToRead(_ record: RefreshRecord, settings: TokenSettings) -> TokenID? {
+        settings.reusedParent == .currentChild && record.isRotated ? record.successor : nil
+    }
+
     /// What using `record` (of login `family`) does now; `successor` is the
-    /// record that replaced it, when it was rotated.
+    /// record that replaced it, when it was rotated (`successorToRead`).
     static func exchange(
         _ record: RefreshRecord, family: FamilyRecord?, successor: RefreshRecord? = nil, _ exchange: RefreshExchange, settings: TokenSettings
     ) -> Exchange {

@@ -54,8 +54,7 @@ public struct ControlClient: Sendable {
 
     /// Sends `input` as JSON and decodes the answer as `Answer`.
     func send<Answer: Decodable>(
-        _ operation: ControlOperation, query: [String: String] = [:], input: (some Encodable)? = Optional<[String: Double]>.none,
-        as _: Answer.Type = Answer.self
+        _ operation: ControlOperation, query: [String: String] = [:], input: (any Encodable)? = nil, as _: Answer.Type = Answer.self
     ) async throws -> Answer {
         let body = try input.map { try JSONEncoder().encode($0) }
         return try ControlWire.decoder.decode(Answer.self, from: try await send(operation, query: query, body: body))

@@ -13,10 +13,9 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
     /// A product of this package: its binary in the build directory.
     var product: String?
     var jobs: Int?
-    var ci: String?
     var testDescription: String { name }
 
-    enum CodingKeys: String, CodingKey { case library, command, product, jobs, ci }
+    enum CodingKeys: String, CodingKey { case library, command, product, jobs }
 
     /// Every driver folder's manifest, by name.
     static func all() throws -> [DriverManifest] {
