@@ -66,8 +66,9 @@ let package = Package(
             ]
         ),
         // What the server records and the runner reads: the journal's values
-        // (entries, presented tokens, route kinds). No HTTP, no server.
-        .target(name: "AuthmockModel", dependencies: ["AuthmockCore"]),
+        // (entries, presented tokens, route kinds), and the control API's
+        // wire shapes (fault rules, answers, the strict input parser). No HTTP, no server.
+        .target(name: "AuthmockModel", dependencies: ["AuthmockCore", "DriverProtocol"]),
         // HTTP server: shared request plumbing plus one small file per profile.
         .target(name: "CSystemMemory"),
         .target(

@@ -51,7 +51,7 @@ extension DialectFormat {
     /// The JSON Schema of dialect files.
     public static func jsonSchema() -> String {
         SchemaWriter.document(
-            dialect, title: "authmock dialect", source: "`authmock dialects --schema` from Sources/AuthmockScenario/DialectLoader.swift")
+            dialect, title: "authmock dialect", source: "`authmock dialects --schema` from Sources/AuthmockScenario/DialectFormat.swift")
     }
 
     /// The key reference of docs/dialects.md: every key of the format, every

@@ -1,7 +1,7 @@
 import NIOFoundationEssentialsCompat
 import AuthmockCore
-public import AuthmockModel
-public import Foundation
+import AuthmockModel
+import Foundation
 import HTTPTypes
 import Hummingbird
 
@@ -15,34 +15,34 @@ enum ControlRoutes {
         switch operation {
         case .routes:
             let routes = ControlOperation.allCases.map { Discovery.Entry(method: $0.method, path: prefix + $0.path, summary: $0.summary) }
-            return JSONResponse.encode(Discovery(routes: routes), encoder: encoder)
+            return JSONResponse.encode(Discovery(routes: routes), encoder: ControlWire.encoder)
         case .reset:
             try await control.reset()
             return JSONResponse.encode(["reset": true])
         case .clock:
-            return JSONResponse.encode(try await control.clock(), encoder: encoder)
+            return JSONResponse.encode(try await control.clock(), encoder: ControlWire.encoder)
         case .advanceClock:
             let body = try await input(request)
             try body.allow(["seconds"])
             return JSONResponse.encode(
-                try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: encoder)
+                try await control.advanceClock(seconds: try body.required(try body.double("seconds"), "seconds")), encoder: ControlWire.encoder)
         case .setClock:
             let body = try await input(request)
             try body.allow(["offsetSeconds"])
             let offset = try body.required(try body.double("offsetSeconds"), "offsetSeconds")
-            return JSONResponse.encode(try await control.setClock(offsetSeconds: offset), encoder: encoder)
+            return JSONResponse.encode(try await control.setClock(offsetSeconds: offset), encoder: ControlWire.encoder)
         case .tokens:
-            return JSONResponse.encode(try await control.tokens(), encoder: encoder)
+            return JSONResponse.encode(try await control.tokens(), encoder: ControlWire.encoder)
         case .expireTokens:
             return JSONResponse.encode(try await control.expire(try TokenSelector(try await input(request))))
         case .revokeTokens:
             return JSONResponse.encode(try await control.revoke(try TokenSelector(try await input(request))))
         case .keys:
-            return JSONResponse.encode(try await control.keys(), encoder: encoder)
+            return JSONResponse.encode(try await control.keys(), encoder: ControlWire.encoder)
         case .rotateKeys:
             let body = try await input(request)
             try body.allow(["graceSeconds"])
-            return JSONResponse.encode(try await control.rotateKeys(graceSeconds: try body.double("graceSeconds")), encoder: encoder)
+            return JSONResponse.encode(try await control.rotateKeys(graceSeconds: try body.double("graceSeconds")), encoder: ControlWire.encoder)
         case .faults:
             return JSONResponse.encode(control.faults().map(FaultRuleView.init))
         case .addFault:
@@ -50,9 +50,9 @@ enum ControlRoutes {
         case .clearFaults:
             return JSONResponse.encode(["removed": control.clearFaults()])
         case .journal:
-            return try await JournalStream.response(control, JournalFilter(query: query(request)), encoder: encoder)
+            return try await JournalStream.response(control, JournalFilter(query: query(request)), encoder: ControlWire.encoder)
         case .pruneTokens:
-            return JSONResponse.encode(try await control.prune(), encoder: encoder)
+            return JSONResponse.encode(try await control.prune(), encoder: ControlWire.encoder)
         case .journalCount:
             let filter = try JournalFilter(query: query(request))
             if filter.limit != nil { throw ControlInputError(.invalidValue, "limit pages GET \(prefix)/journal; a count has no pages") }
@@ -173,51 +173,11 @@ enum ControlRoutes {
         return result
     }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-        }
-        return encoder
-    }()
-
     struct Discovery: Encodable {
         struct Entry: Encodable { var method: String, path: String, summary: String }
         var name = "authmock control API"
         var version = AuthmockVersion.current
         var routes: [Entry]
-    }
-}
-
-/// The control API's answers on the wire: what `ControlRoutes` encodes and
-/// `authmock ctl` decodes, with the same types and the same time format.
-public enum ControlWire {
-    /// Reads what `ControlRoutes.encoder` wrote (`authmock ctl` decodes the control API's answers with it).
-    public static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let text = try decoder.singleValueContainer().decode(String.self)
-            guard let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 time: \(text)"))
-            }
-            return date
-        }
-        return decoder
-    }()
-
-    /// `GET /_authmock/journal`.
-    public struct JournalPage: Codable, Sendable {
-        public var entries: [JournalEntry]
-        /// Entries dropped because the journal was full.
-        public var dropped: Int
-        /// Sequence number of the last entry: pass it as `since` to page on.
-        public var last: Int?
-        /// Entries the journal holds, and their estimated bytes (bounded by
-        /// `journal_limit` and `journal_max_bytes`).
-        public var held: Int? = nil
-        public var heldBytes: Int? = nil
     }
 }
 

@@ -3,89 +3,22 @@ import Foundation
 import HTTPTypes
 import Synchronization
 
-/// A fault a test injects: which requests it hits, how often, and what the
-/// server does instead of (or besides) answering normally.
-public struct FaultRule: Sendable, Equatable {
-    public struct Match: Sendable, Equatable {
-        public var method: String?
-        public var pathPrefix: String?
-        public var kinds: Set<RouteKind>?
-        /// A header that must be present; with a value, it must equal it.
-        public var header: (name: String, value: String?)?
-
-        public init(method: String? = nil, pathPrefix: String? = nil, kinds: Set<RouteKind>? = nil, header: (name: String, value: String?)? = nil) {
-            self.method = method
-            self.pathPrefix = pathPrefix
-            self.kinds = kinds
-            self.header = header
-        }
-
-        public static func == (a: Match, b: Match) -> Bool {
-            a.method == b.method && a.pathPrefix == b.pathPrefix && a.kinds == b.kinds
-                && a.header?.name == b.header?.name && a.header?.value == b.header?.value
-        }
-
-        func admits(method: String, path: String, kind: RouteKind, headers: HTTPFields) -> Bool {
-            if let expected = self.method, expected.uppercased() != method { return false }
-            if let prefix = pathPrefix, !path.hasPrefix(prefix) { return false }
-            if let kinds, !kinds.contains(kind) { return false }
-            if let header {
-                guard let name = HTTPField.Name(header.name), let value = headers[name] else { return false }
-                if let expected = header.value, expected != value { return false }
-            }
-            return true
-        }
+extension FaultRuleView {
+    init(_ installed: FaultRules.Installed) {
+        self.init(id: installed.id, fired: installed.fired, exhausted: installed.exhausted, rule: installed.rule)
     }
+}
 
-    public enum Action: Sendable, Equatable {
-        /// Answer this instead of the route (e.g. 503 with Retry-After, or 401 for a good token).
-        case respond(status: Int, headers: [String: String], body: String?)
-        /// Wait this long (real time), then answer normally.
-        case delay(milliseconds: Int)
-        /// Answer normally at once (tokens rotate now) but hold the answer
-        /// this long: answers then arrive in another order than they were made.
-        case delayResponse(milliseconds: Int)
-        /// Close the connection without any answer.
-        case closeConnection
-        /// Handle the request (tokens rotate), then close the connection
-        /// instead of answering: the client loses the response.
-        case dropResponse
-        /// Hold matching requests until `count` of them have arrived, or no
-        /// new one has arrived for `quietMilliseconds` (a client whose
-        /// connection pool holds the rest back), or `milliseconds` after the
-        /// first; then answer them all normally: concurrency made
-        /// deterministic, so N calls really meet one expired token together,
-        /// and a pool-limited client is held only a short quiet period.
-        case gather(count: Int, milliseconds: Int, quietMilliseconds: Int)
-        /// Answer normally, but the id token of the answer (OpenID Connect)
-        /// says these claims instead (`sub`, `iss`, `nonce`, `aud`, ...),
-        /// validly signed: the client must check what it says.
-        case idToken(claims: [String: String])
-
-        /// Holding actions wait (or mark the answer) and then pass the request on: a later rule
-        /// that matches may act on it too (gather, then delay one call).
-        public var holds: Bool {
-            switch self {
-            case .delay, .gather, .idToken: true
-            default: false
-            }
+extension FaultRule.Match {
+    func admits(method: String, path: String, kind: RouteKind, headers: HTTPFields) -> Bool {
+        if let expected = self.method, expected.uppercased() != method { return false }
+        if let prefix = pathPrefix, !path.hasPrefix(prefix) { return false }
+        if let kinds, !kinds.contains(kind) { return false }
+        if let header {
+            guard let name = HTTPField.Name(header.name), let value = headers[name] else { return false }
+            if let expected = header.value, expected != value { return false }
         }
-    }
-
-    public var match: Match
-    /// nil: fires on every matching request.
-    public var times: Int?
-    public var action: Action
-
-    /// How long a gather waits for another arrival before it lets the held
-    /// requests go: long enough for any client to put its concurrent calls
-    /// on the wire, short enough that no token of a case expires meanwhile.
-    public static let defaultQuietMilliseconds = 150
-
-    public init(match: Match = Match(), times: Int? = 1, action: Action) {
-        self.match = match
-        self.times = times
-        self.action = action
+        return true
     }
 }
 

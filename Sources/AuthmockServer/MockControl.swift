@@ -1,11 +1,16 @@
 public import AuthmockCore
 public import AuthmockModel
-public import Foundation
+import Foundation
 
 /// The control core: what a test can make the mock do and read back. The
 /// HTTP control API (`ControlRoutes`) and the scenario runner both call
 /// these, so there is one implementation of each operation.
 public struct MockControl: Sendable {
+    // The answers' types are the control API's wire shapes (AuthmockModel); these names stay for existing callers.
+    public typealias ClockReading = AuthmockModel.ClockReading
+    public typealias KeysView = AuthmockModel.KeysView
+    public typealias PruneReport = AuthmockModel.PruneReport
+
     let mock: Authmock
 
     /// Drops all tokens, families, fault rules and the journal, and puts the clock back to real time.
@@ -16,11 +21,6 @@ public struct MockControl: Sendable {
         mock.arrivals.reset()
         mock.clock.setOffset(seconds: 0)
         try await stored { try await mock.authority.clockMoved() }
-    }
-
-    public struct ClockReading: Sendable, Codable, Equatable {
-        public var now: Date
-        public var offsetSeconds: Double
     }
 
     public func clock() async throws(ControlInputError) -> ClockReading {
@@ -89,18 +89,6 @@ public struct MockControl: Sendable {
         try await stored("journal") { try await mock.journal.usage() }
     }
 
-    /// The signing keys: the current one and those a rotation retired.
-    public struct KeysView: Sendable, Codable, Equatable {
-        public struct Key: Sendable, Codable, Equatable {
-            public var kid: String
-            /// `current`, or `retired` (still verifying until `retiredUntil`).
-            public var state: String
-            public var retiredUntil: Date?
-        }
-        public var algorithm: String
-        public var keys: [Key]
-    }
-
     public func keys() async throws(ControlInputError) -> KeysView {
         let ring = mock.authority.keyRing
         // On a shared store this also installs a rotation made through another replica.
@@ -126,12 +114,6 @@ public struct MockControl: Sendable {
         return try await keys()
     }
 
-    /// What a pruning pass removed now, and the totals so far.
-    public struct PruneReport: Sendable, Codable {
-        public var removed: PrunedCounts
-        public var total: PrunedCounts
-    }
-
     public func prune() async throws(ControlInputError) -> PruneReport {
         let removed = try await stored { try await mock.authority.prune() }
         return PruneReport(removed: removed, total: try await stored { try await mock.authority.prunedCounts() })
@@ -151,18 +133,4 @@ private func stored<T>(_ what: String = "token store", _ body: () async throws -
     } catch {
         throw ControlInputError(.storeUnavailable, "the \(what) failed: \(error)")
     }
-}
-
-/// Bad input to a control operation: always a 400 with a sentence that says
-/// what was wrong and what was expected.
-public struct ControlInputError: Error, Equatable, CustomStringConvertible {
-    public let kind: ControlError
-    public let message: String
-
-    public init(_ kind: ControlError, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
 }

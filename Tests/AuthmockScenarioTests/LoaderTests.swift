@@ -1,4 +1,5 @@
 import AuthmockScenario
+import AuthmockModel
 import AuthmockServer
 import DriverProtocol
 import Foundation

@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockModel
 import AuthmockServer
 import Foundation
 import HTTPTypes

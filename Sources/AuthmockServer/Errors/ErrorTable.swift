@@ -1,4 +1,5 @@
 public import AuthmockCore
+public import AuthmockModel
 import Foundation
 public import DriverProtocol
 
@@ -250,12 +251,8 @@ public enum OAuth2Error: ErrorCatalog {
     }
 }
 
-/// Errors of the control API (`/_authmock/`), the same in every profile:
-/// `{"error": code, "message": ...}`.
-public enum ControlError: String, ErrorCatalog {
-    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, crossOrigin, notFound, methodNotAllowed, notJSON, notRotatable
-    case storeUnavailable
-
+// The control API's errors (`ControlError`, AuthmockModel): their rows.
+extension ControlError: ErrorCatalog {
     public static let profile = "control"
 
     public var row: ErrorRow {

@@ -1,4 +1,5 @@
 import AuthmockCore
+import DriverProtocol
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,5 +1,4 @@
 public import AuthmockCore
-import AuthmockModel
 import DriverProtocol
 import Foundation
 
@@ -20,7 +19,7 @@ extension TokenSelector {
 
 extension FaultRule {
     public static let fields = ["match", "times", "action"]
-    static let matchFields = ["method", "pathPrefix", "kind", "header"]
+    public static let matchFields = ["method", "pathPrefix", "kind", "header"]
     /// The action types, as control API bodies and scenario files name them.
     public static let actionTypes = ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response", "id-token"]
 
@@ -186,11 +185,11 @@ public struct FaultRuleView: Codable, Sendable, Equatable {
 
     private enum Keys: String, CodingKey { case id, fired, exhausted }
 
-    init(_ installed: FaultRules.Installed) {
-        id = installed.id
-        fired = installed.fired
-        exhausted = installed.exhausted
-        rule = installed.rule
+    public init(id: Int, fired: Int, exhausted: Bool, rule: FaultRule) {
+        self.id = id
+        self.fired = fired
+        self.exhausted = exhausted
+        self.rule = rule
     }
 
     public init(from decoder: any Decoder) throws {
@@ -213,7 +212,7 @@ public struct FaultRuleView: Codable, Sendable, Equatable {
 
 extension JournalFilter {
     /// From query parameters `kind` (comma-separated, `token` for login+refresh), `call`, `since`, `limit`.
-    init(query: [String: String]) throws(ControlInputError) {
+    public init(query: [String: String]) throws(ControlInputError) {
         self.init()
         let known = ["kind", "call", "since", "limit"]
         for key in query.keys where !known.contains(key) {

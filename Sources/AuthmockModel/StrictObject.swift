@@ -128,3 +128,25 @@ public struct StrictObject: @unchecked Sendable {
         }
     }
 }
+
+/// Bad input to a control operation: always a 400 with a sentence that says
+/// what was wrong and what was expected.
+public struct ControlInputError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let kind: ControlError
+    public let message: String
+
+    public init(_ kind: ControlError, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Errors of the control API (`/_authmock/`), the same in every profile:
+/// `{"error": code, "message": ...}`. Their statuses and messages are the
+/// server's error table.
+public enum ControlError: String, CaseIterable, Sendable {
+    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, crossOrigin, notFound, methodNotAllowed, notJSON, notRotatable
+    case storeUnavailable
+}

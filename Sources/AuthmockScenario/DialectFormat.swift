@@ -1,0 +1,141 @@
+import AuthmockCore
+import AuthmockServer
+import DriverProtocol
+import Foundation
+import HTTPTypes
+import Yams
+
+/// The dialect file format: the tables the checker, `authmock schema
+/// --dialect` and docs/dialects.md's reference are made from.
+public enum DialectFormat {
+    static let methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+    static var location: ObjectSpec {
+        ObjectSpec(
+            "token location",
+            [
+                Field("field", .string(), "a body field; dots reach into a JSON object (`auth.refreshToken`)"),
+                Field("header", .string(), "a request header"),
+                Field("scheme", .string(), "with `header`: the word before the token (`Bearer`); without it the header is the token"),
+                Field("cookie", .string(), "a cookie"),
+                Field("query", .string(), "a query parameter of the URL (`?refresh_token=...`)"),
+            ])
+    }
+
+    static func endpoint(_ name: String, _ extra: [Field], pathRequired: Bool = true) -> ObjectSpec {
+        ObjectSpec(
+            name,
+            [
+                Field("method", .string(oneOf: methods), "the HTTP method (default POST)"),
+                Field(
+                    "path", .string(), required: pathRequired,
+                    "the path, from the server's root (`/v2/session`)\(pathRequired ? "" : "; required unless `via` is resources")"),
+                Field(
+                    "match",
+                    .object(
+                        ObjectSpec(
+                            "match",
+                            [
+                                Field("query", .map(.string()), "query parameters and their values (`grant_type: password`)"),
+                                Field("headers", .map(.string()), "headers and their values (`X-Amz-Target: ...InitiateAuth`)"),
+                                Field("body", .map(.string()), "body fields and their values (`AuthFlow: REFRESH_TOKEN_AUTH`)"),
+                            ])),
+                    "what tells this endpoint's requests apart where sign-in and refresh share a method and path; a client sends it"),
+                Field(
+                    "encoding", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)), "the request body: json (default) or form"),
+            ] + extra)
+    }
+
+    static var answer: ObjectSpec {
+        ObjectSpec(
+            "answer",
+            [
+                Field("status", .integer(minimum: 100), required: true, "the HTTP status"),
+                Field("code", .oneOf([.integer(), .string()]), required: true, "said where the error body has `{code}`: a string, or a number"),
+                Field("message", .string(), required: true, "said where the error body has `{message}`, with a detail after a colon"),
+                Field("headers", .map(.string()), "headers the answer carries, e.g. a `WWW-Authenticate` challenge"),
+                Field(
+                    "detail", .string(),
+                    "said after the message in place of the situation's own detail (the missing field's name, the scope needed); empty: nothing is said"
+                ),
+                Field("when", .string(), "when the backend answers this, for `authmock errors` (default: the situation's description)"),
+                Field("body", .any, "this answer's own JSON body, in place of `errors.body`, with the same placeholders"),
+            ])
+    }
+
+    static var tokens: ObjectSpec {
+        ObjectSpec(
+            "tokens",
+            [
+                Field("status", .integer(minimum: 200), "the HTTP status (default 200)"),
+                Field("headers", .map(.string()), "headers the answer carries; values may hold placeholders"),
+                Field("body", .any, required: true, "the JSON answer, any shape, with placeholders such as `{access_token}`"),
+            ])
+    }
+
+    /// The settings a dialect file may give, as in a scenario's `server:`.
+    static var settings: ObjectSpec { ObjectSpec("settings", ScenarioFormat.server.fields) }
+
+    public static var dialect: ObjectSpec {
+        ObjectSpec(
+            "dialect",
+            [
+                Field("dialect", .string(), required: true, "the dialect's name: lower-case letters, digits and dashes; not a built-in profile's"),
+                Field("summary", .string(), "one sentence on the backend, printed at start"),
+                Field(
+                    "sign_in",
+                    .object(
+                        endpoint(
+                            "sign_in",
+                            [
+                                Field("username", .string(), "the field holding the user name (default username)"),
+                                Field("password", .string(), "the field holding the password (default password)"),
+                            ])), required: true, "where a user signs in with a name and a password"),
+                Field(
+                    "refresh",
+                    .object(
+                        endpoint(
+                            "refresh",
+                            [
+                                Field(
+                                    "via", .string(oneOf: DialectDescription.Refresh.Via.allCases.map(\.rawValue)),
+                                    "endpoint (default): a request of its own to `path`; resources: no endpoint, the refresh token rides on any resource request in the header the access token goes in (its scheme optional), an opaque token there being a refresh token, and the answer carries a new access token in `renewed_access_token`"
+                                ),
+                                Field(
+                                    "renewed_access_token", .object(location),
+                                    "with `via: resources`: the response header of a new access token (default `{header: Authorization, scheme: Bearer}`; the `rotation_header` setting names another)"
+                                ),
+                                Field("refresh_token", .object(location), required: true, "where the refresh token travels"),
+                                Field(
+                                    "access_token", .object(location), "where the (maybe expired) access token travels too, when the backend wants it"
+                                ),
+                                Field(
+                                    "access_token_copy", .object(location),
+                                    "a second place the same access token travels (`Authorization: Bearer` beside a body field); a refresh whose copies differ is refused"
+                                ),
+                                Field("tokens", .object(tokens), "the refresh's own answer, where it differs from sign-in's `tokens`"),
+                                Field(
+                                    "unrotated_refresh_token", .string(oneOf: DialectDescription.UnrotatedRefreshToken.allCases.map(\.rawValue)),
+                                    "with rotation off, what the refresh answer's `{refresh_token}` says: left_out (default: its member is left out, the client keeps its own) or repeated (the token the client sent)"
+                                ),
+                            ], pathRequired: false)), required: true, "where the client exchanges its refresh token"),
+                Field("tokens", .object(tokens), required: true, "the answer to a sign-in or refresh that issued tokens"),
+                Field(
+                    "errors",
+                    .object(
+                        ObjectSpec(
+                            "errors",
+                            [
+                                Field("body", .any, required: true, "the JSON body of every error answer, with `{code}`, `{message}` and `{status}`"),
+                                Field(
+                                    "answers", .map(.object(answer), keys: Situation.answerKeys.map(\.key)), required: true,
+                                    "the answer per situation or group"),
+                            ])), required: true, "how the backend says no"),
+                Field(
+                    "resources",
+                    .object(ObjectSpec("resources", [Field("body", .any, required: true, "the JSON around the resource's own answer, `{data}`")])),
+                    "for backends that wrap every answer: the body of a successful resource answer (`/api/...`)"),
+                Field("settings", .object(settings), "server settings this backend implies (lifetimes, rotation), as in a scenario's `server:`"),
+            ])
+    }
+}
