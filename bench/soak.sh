@@ -6,12 +6,15 @@
 # server's RSS and the journal every 10 s, on 127.0.0.1, release build.
 # Short lifetimes (5 s access tokens from refreshes, 10 s retention) make
 # pruning visible within minutes; the sign-in token /api/me uses lasts.
-# Usage: bench/soak.sh [minutes]
+# ACCESS_TTL=3600 soaks with hour-long access tokens instead, a common
+# production setting: memory must follow logins, not tokens issued.
+# Usage: [ACCESS_TTL=seconds] bench/soak.sh [minutes]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES=${1:-10}
 [ "$MINUTES" -ge 1 ] && [ "$MINUTES" -le 120 ] || { echo "minutes: 1 to 120" >&2; exit 2; }
 CLIENTS=${CLIENTS:-8}
+ACCESS_TTL=${ACCESS_TTL:-5}
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 
 # The container's build (docker/release-flags), as bench/run.sh measures.
@@ -26,7 +29,7 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 # started straight after the build wrote it maps more of its file per fault
 # (41 MB idle against 35.5 MB once read back).
 python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$AUTHMOCK"
-"$AUTHMOCK" serve --port "$PORT" --log-level warning --access-ttl 5 --sign-in-access-ttl 86400 --prune-after 10 >/dev/null & pids+=($!)
+"$AUTHMOCK" serve --port "$PORT" --log-level warning --access-ttl "$ACCESS_TTL" --sign-in-access-ttl 86400 --prune-after 10 >/dev/null & pids+=($!)
 SERVER=$!
 until curl -sf -o /dev/null "http://127.0.0.1:$PORT/health"; do sleep 0.05; done
 BASE="http://127.0.0.1:$PORT"
@@ -57,7 +60,7 @@ DURATION=$((MINUTES * 60))
 wrk -t"$CLIENTS" -c"$CLIENTS" -d"${DURATION}s" -s "$work/chain.lua" "$BASE/oauth/token" > "$work/refresh.txt" & pids+=($!)
 wrk -t2 -c16 -d"${DURATION}s" -H "Authorization: Bearer $ACCESS" "$BASE/api/me" > "$work/me.txt" & pids+=($!)
 
-echo "soak: $MINUTES min, $CLIENTS refreshing clients + /api/me, RSS every 10 s"
+echo "soak: $MINUTES min, $CLIENTS refreshing clients + /api/me, access tokens of $ACCESS_TTL s, RSS every 10 s"
 printf '%6s %9s %9s %13s %12s\n' "s" "RSS MB" "anon MB" "journal held" "journal KB"
 first_minute=""
 # Samples by the wall clock (a sample takes time of its own under load).

@@ -36,12 +36,12 @@ public final class MemoryTokenStore: TokenStore {
         state.withLock { state in
             state.families[login.family.id] = login.family
             state.insert(login.refresh)
-            state.accessByID[login.access.key] = login.access
+            state.admit(login.access)
         }
     }
 
     public func createAccess(_ record: AccessRecord) {
-        state.withLock { $0.accessByID[record.key] = record }
+        state.withLock { $0.admit(record) }
     }
 
     /// The decision is one step under the lock; signing (async) follows it,
@@ -63,7 +63,7 @@ public final class MemoryTokenStore: TokenStore {
     /// Signs a record already kept, and keeps its tail.
     private func signed(_ record: AccessRecord, _ sign: AccessSigner) async throws -> SignedAccess {
         let signed = try await SignedAccess.make(record, sign)
-        state.withLock { $0.accessByID[record.key]?.tokenTail = signed.record.tokenTail }
+        state.withLock { $0.updateAccess(record) { $0.tokenTail = signed.record.tokenTail } }
         return signed
     }
 
@@ -84,7 +84,7 @@ public final class MemoryTokenStore: TokenStore {
                 return .failure(failure)
             case .successor(let family, let successor):
                 let access = mint.access(owner: family.owner, at: now)
-                state.accessByID[access.key] = access
+                state.admit(access)
                 return .success(Recorded(access: access, next: successor, family: family))
             case .pass(let family, let retire):
                 var next: RefreshRecord? = nil
@@ -97,7 +97,7 @@ public final class MemoryTokenStore: TokenStore {
                     state.refreshByID[record.key]?.successor = next?.key
                 }
                 let access = mint.access(owner: family.owner, at: now)
-                state.accessByID[access.key] = access
+                state.admit(access)
                 return .success(Recorded(access: access, next: next, family: family))
             }
         }
@@ -107,21 +107,29 @@ public final class MemoryTokenStore: TokenStore {
         let access: AccessRecord? = state.withLock { state in
             guard let family = state.families[familyID], family.revokedAt == nil else { return nil }
             let access = mint.access(owner: family.owner, at: now)
-            state.accessByID[access.key] = access
+            state.admit(access)
             return access
         }
         guard let access else { return nil }
         return try await signed(access, sign)
     }
 
+    /// A kept record only (the store's interface has no claims to derive one
+    /// from); the authority asks `accessState(key:claims:)`.
     public func accessState(jti: String, sid: String) -> (record: AccessRecord?, familyRevoked: Bool) {
-        accessState(key: TokenID(jti), sid: sid)
+        let key = TokenID(jti)
+        return state.withLock { state in
+            let record = state.accessExceptions[key] ?? state.accessLedgers[sid]?.recent.last { $0.key == key }
+            return (record, state.isRevoked(family: record == nil ? sid : record?.familyID))
+        }
     }
 
-    public func accessState(key: TokenID, sid: String) -> (record: AccessRecord?, familyRevoked: Bool) {
+    /// The record of a verified token, or the one its login's ledger derives
+    /// from its claims (`AccessLedger`), and whether its login is revoked.
+    public func accessState(key: TokenID, claims: AccessTokenClaims) -> (record: AccessRecord?, familyRevoked: Bool) {
         state.withLock { state in
-            let record = state.accessByID[key]
-            return (record, state.isRevoked(family: record == nil ? sid : record?.familyID))
+            let record = state.access(key: key, claims: claims)
+            return (record, state.isRevoked(family: record?.familyID ?? claims.sid))
         }
     }
 
@@ -141,7 +149,13 @@ public final class MemoryTokenStore: TokenStore {
     }
 
     public func revokeAccess(jti: String, now: Date) {
-        state.withLock { $0.accessByID[TokenID(jti)]?.revokedAt = now }
+        state.withLock { state in
+            _ = state.changeAccess(TokenSelector(kind: .access, jti: jti), cutoff: AccessCutoff(revokedAt: now), now: now) { record in
+                guard record.revokedAt == nil else { return false }
+                record.revokedAt = now
+                return true
+            }
+        }
     }
 
     public func createCode(_ code: String, _ record: AuthorizationCodeRecord) {
@@ -172,10 +186,10 @@ public final class MemoryTokenStore: TokenStore {
         return state.withLock { state in
             var change = TokenChange(access: 0, refresh: 0)
             if selector.kind != .refresh {
-                for (key, record) in state.accessByID
-                where record.expiresAt > now && selector.matches(subject: record.subject, family: record.familyID, id: key, selected: selected) {
-                    state.accessByID[key]?.expiresAt = now
-                    change.access += 1
+                change.access = state.changeAccess(selector, cutoff: AccessCutoff(expiresAt: now), now: now) { record in
+                    guard record.expiresAt > now else { return false }
+                    record.expiresAt = now
+                    return true
                 }
             }
             if selector.kind != .access {
@@ -196,10 +210,10 @@ public final class MemoryTokenStore: TokenStore {
         return state.withLock { state in
             var change = TokenChange(access: 0, refresh: 0)
             if selector.kind != .refresh {
-                for (key, record) in state.accessByID
-                where record.revokedAt == nil && selector.matches(subject: record.subject, family: record.familyID, id: key, selected: selected) {
-                    state.accessByID[key]?.revokedAt = now
-                    change.access += 1
+                change.access = state.changeAccess(selector, cutoff: AccessCutoff(revokedAt: now), now: now) { record in
+                    guard record.revokedAt == nil else { return false }
+                    record.revokedAt = now
+                    return true
                 }
             }
             if selector.kind != .access {
@@ -218,8 +232,11 @@ public final class MemoryTokenStore: TokenStore {
 
     public func supersede(family: String, keep: TokenID, deadline: Date) {
         state.withLock { state in
-            for (key, record) in state.accessByID where record.familyID == family && key != keep && record.expiresAt > deadline {
-                state.accessByID[key]?.expiresAt = deadline
+            // The kept token is reached by the cutoff too: its record, kept as an exception once it leaves the ledger, says otherwise.
+            _ = state.changeAccess(TokenSelector(kind: .access, family: family), cutoff: AccessCutoff(expiresAt: deadline), now: deadline) { record in
+                guard record.key != keep, record.expiresAt > deadline else { return false }
+                record.expiresAt = deadline
+                return true
             }
         }
     }
@@ -227,7 +244,7 @@ public final class MemoryTokenStore: TokenStore {
     public func snapshot(now: Date) -> TokenSnapshot {
         state.withLock { state in
             TokenSnapshot(
-                families: Array(state.families.values), access: Array(state.accessByID.values), refresh: Array(state.refreshByID.values),
+                families: Array(state.families.values), access: state.accessRecords, refresh: Array(state.refreshByID.values),
                 pruned: state.pruned, at: now)
         }
     }

@@ -270,7 +270,7 @@ public final class TokenAuthority: Sendable {
         guard claims.aud.value.contains(settings.audience) else { return .invalid(.wrongAudience, tokenID: jti) }
         let now = try await now()
         let (record, familyRevoked) =
-            if let memoryStore { memoryStore.accessState(key: key, sid: claims.sid) } else { try await store.accessState(jti: jti, sid: claims.sid) }
+            if let memoryStore { memoryStore.accessState(key: key, claims: claims) } else { try await store.accessState(jti: jti, sid: claims.sid) }
         let failure: AccessTokenFailure? = {
             guard let record else {
                 // Pruned (its exp passed long ago) or unknown to this server's store.

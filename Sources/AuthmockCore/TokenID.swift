@@ -96,6 +96,36 @@ extension TokenID {
         return TokenID(storage: .uuid(high, low))
     }
 
+    /// A new access token's `jti`: a version 8 UUID (RFC 9562, a layout of
+    /// its own) that says in which order this process issued it and the
+    /// microseconds of its issue time, beside 40 random bits. The in-memory
+    /// store keeps no record per access token: a token it no longer lists is
+    /// judged from its claims, and these two are what its claims lack (which
+    /// of a login's steps came after it, and its exact expiry: `exp` is
+    /// rounded up to a whole second).
+    static func accessID(sequence: UInt64, issuedAt: Date) -> TokenID {
+        var generator = SystemRandomNumberGenerator()
+        let seconds = issuedAt.timeIntervalSince1970
+        let fraction = seconds - seconds.rounded(.down)
+        // Zero only for a whole second: `exp` was rounded up exactly when this is not zero.
+        let microseconds = fraction > 0 ? UInt64(max(1, min(999_999, (fraction * 1_000_000).rounded(.down)))) : 0
+        let high = (sequence & 0xFFFF_FFFF_FFFF) << 16 | 0x8000 | (generator.next() & 0xFFF)  // version 8
+        let low = 0x8 << 60 | microseconds << 40 | (generator.next() & 0xFF_FFFF_FFFF)  // RFC 9562 variant
+        return TokenID(storage: .uuid(high, low))
+    }
+
+    /// The issue order `accessID` wrote; nil for any other id.
+    var accessSequence: UInt64? {
+        guard case .uuid(let high, let low) = storage, high & 0xF000 == 0x8000, low >> 62 == 0b10 else { return nil }
+        return high >> 16
+    }
+
+    /// The fraction of a second `accessID` wrote, in microseconds.
+    var issueMicroseconds: UInt64? {
+        guard accessSequence != nil, case .uuid(_, let low) = storage else { return nil }
+        return (low >> 40) & 0xF_FFFF
+    }
+
     /// A new random refresh token id (`rt_` and 16 hex digits at most), as
     /// `RandomToken.shortID(prefix: "rt_")` spells one, without the string.
     public static func randomRefreshID() -> TokenID {

@@ -5,16 +5,18 @@ import Foundation
 /// can still change an answer. The rules (docs/configuration.md, "Pruning"),
 /// with R the retention (`prune_after`, seconds of the server clock):
 ///
-/// - an access token record goes R after the `exp` of its JWT; presented
-///   later it is still `expired` (its family's revocation is still seen
-///   through the `sid` claim while the family is kept);
+/// - an access token has no record of its own (`AccessLedger`); the
+///   records a login's ledger lists go R after the `exp` of their JWT, and
+///   the ledger itself once R has passed since the last `exp` of its tokens;
+///   a token presented later is still `expired` (its family's revocation
+///   is still seen through the `sid` claim while the family is kept);
 /// - a rotated refresh token record goes R after its grace window ended;
 ///   presented later (unexpired), the server still knows it by its sealed
 ///   family (below) and answers reuse and revokes the login, as before;
 /// - any refresh token record goes R after it expired; presented later it
 ///   is `expired` (a rotated one too: no reuse revocation for a dead token);
-/// - a login (family) goes once none of its refresh records is left; a
-///   token of it presented later is `expired`;
+/// - a login (family) goes once none of its refresh records and no ledger
+///   of its access tokens is left; a token of it presented later is `expired`;
 /// - authorization codes go R after they expire (later: `unknown`);
 /// - verified-signature cache entries go with their access token.
 ///
@@ -34,8 +36,7 @@ extension TokenState {
     mutating func prune(now: Date, retention: Double, grace: Double) -> PrunedCounts {
         var removed = PrunedCounts(passes: 1)
         let horizon = now.addingTimeInterval(-retention)
-        // The JWT's exp (issue time plus lifetime) decides, not an earlier forced expiry.
-        removed.access = accessByID.removeEntries { $0.value.issuedAt.addingTimeInterval($0.value.lifetime + 1) <= horizon }
+        removed.access = pruneAccess(horizon: horizon)
 
         var spent: [TokenID] = []
         var kept = Set<String>()
@@ -52,8 +53,8 @@ extension TokenState {
             if let record = refreshByID.removeValue(forKey: id) { refreshIDByValue[record.value] = nil }
         }
         removed.refresh = spent.count
-        // A login with no refresh record left can change no answer any more.
-        removed.families = families.removeEntries { !kept.contains($0.key) && $0.value.createdAt <= horizon }
+        // A login with no refresh record and no access token left can change no answer any more.
+        removed.families = families.removeEntries { !kept.contains($0.key) && accessLedgers[$0.key] == nil && $0.value.createdAt <= horizon }
 
         removed.codes = codes.removeEntries { $0.value.expiresAt <= horizon }
         pruned.access += removed.access

@@ -98,7 +98,16 @@ struct TokenState: Sendable {
     var families: [String: FamilyRecord] = [:]
     var refreshByID: [TokenID: RefreshRecord] = [:]
     var refreshIDByValue: [String: TokenID] = [:]
-    var accessByID: [TokenID: AccessRecord] = [:]
+    /// Access tokens, by login (or client and subject): no record per token (`AccessLedger`).
+    var accessLedgers: [String: AccessLedger] = [:]
+    /// Records of tokens no ledger lists whose state their claims and cutoffs do not tell.
+    var accessExceptions: [TokenID: AccessRecord] = [:]
+    /// A forced expiry or revocation by `jti` of a token no ledger lists any more.
+    var accessOverrides: [TokenID: AccessOverride] = [:]
+    /// The issue order of the latest access token kept: a cutoff reaches up to it.
+    var lastAccessSequence: UInt64 = 0
+    /// The longest lifetime of any access token kept (how long an override may matter).
+    var longestAccessLifetime: Double = 0
     var codes: [String: AuthorizationCodeRecord] = [:]
 
     var refreshByValue: RefreshLookup { RefreshLookup(state: self) }

@@ -150,7 +150,7 @@ public struct TokenMint: Sendable {
     func access(owner: TokenOwner, at now: Date, ttl: Int? = nil) -> AccessRecord {
         let ttl = ttl ?? settings.accessTTL
         return AccessRecord(
-            key: .randomUUID(), owner: owner,
+            key: .accessID(sequence: AccessSequence.next(), issuedAt: now), owner: owner,
             issuedAt: now, expiresAt: now.addingTimeInterval(Double(ttl)), lifetime: Double(ttl))
     }
 

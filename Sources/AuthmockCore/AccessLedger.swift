@@ -1,0 +1,219 @@
+import Foundation
+import JWTKit
+import Synchronization
+
+/// What the in-memory store keeps of the access tokens of one login (or, for
+/// tokens issued without a login, of one client and subject): not a record
+/// per token. At full refresh rate with hour-long tokens, a record per issued
+/// token grew the server by hundreds of megabytes; a token is valid by its
+/// signature, its claims, its login's state and the clock, so the store keeps
+/// only what changes that answer:
+///
+/// - `recent`: the login's latest `recentLimit` tokens as records, which the
+///   control API lists and counts (a login holds fewer than that unless a
+///   load test refreshes it in a loop);
+/// - `cutoffs`: each forced expiry or revocation of the whole login (a
+///   step, `POST /_authmock/tokens/expire`, header rotation's supersession),
+///   as "tokens issued up to this point expire or are revoked then";
+/// - `TokenState.accessExceptions`: a token that left `recent` while the
+///   cutoffs would judge it otherwise than its record (revoked alone,
+///   expired alone, or the one a supersession kept), as its record.
+///
+/// A token the store holds no record of is judged as its record would have
+/// been, from its claims and its `jti` (`TokenID.accessID`: its place in the
+/// issue order and the microseconds `exp` lost), exactly to the microsecond.
+struct AccessLedger: Sendable {
+    static let recentLimit = 32
+
+    /// Who the tokens belong to (a login's owner), for records made from claims.
+    let owner: TokenOwner
+    /// The latest tokens, oldest first.
+    var recent: [AccessRecord] = []
+    var cutoffs: [AccessCutoff] = []
+    /// The latest `exp` of any token issued here: the ledger is kept until then (and the retention).
+    var latestExpiry: Date
+
+    init(owner: TokenOwner, latestExpiry: Date) {
+        self.owner = owner
+        self.latestExpiry = latestExpiry
+    }
+
+    /// The key of a token's ledger: its login, or its client and subject.
+    static func key(family: String?, clientID: String, subject: String) -> String {
+        family ?? "client \(clientID) \(subject)"
+    }
+
+    /// A record of a token of this ledger that the store no longer holds:
+    /// its claims' times made exact, with every cutoff since applied.
+    func record(key: TokenID, issuedAtSecond: Date, expSecond: Date, scope: String, subject: String) -> AccessRecord {
+        let microseconds = key.issueMicroseconds ?? 0
+        let issuedAt = issuedAtSecond.addingTimeInterval(Double(microseconds) / 1_000_000)
+        // `exp` is the issue time plus the lifetime, rounded up to a whole second.
+        let lifetime = expSecond.timeIntervalSince(issuedAtSecond) - (microseconds > 0 ? 1 : 0)
+        let owner =
+            owner.familyID == nil && (owner.scope != scope || owner.subject != subject)
+            ? TokenOwner(familyID: nil, subject: subject, clientID: owner.clientID, scope: scope) : owner
+        var record = AccessRecord(key: key, owner: owner, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime), lifetime: lifetime)
+        apply(cutoffs, to: &record)
+        return record
+    }
+
+    /// The cutoffs made after `record` was issued, applied to it.
+    func apply(_ cutoffs: [AccessCutoff], to record: inout AccessRecord) {
+        let sequence = record.key.accessSequence ?? 0
+        for cutoff in cutoffs where sequence <= cutoff.upTo {
+            if let expiry = cutoff.expiresAt, expiry < record.expiresAt { record.expiresAt = expiry }
+            if let revoked = cutoff.revokedAt, record.revokedAt == nil { record.revokedAt = revoked }
+        }
+    }
+
+    /// Whether `record` is what the claims and cutoffs alone would say of it.
+    func derives(_ record: AccessRecord) -> Bool {
+        let derived = self.record(
+            key: record.key, issuedAtSecond: record.issuedAt.wholeSeconds(.down),
+            expSecond: record.issuedAt.addingTimeInterval(record.lifetime).wholeSeconds(.up),
+            scope: record.scope, subject: record.subject)
+        return abs(derived.expiresAt.timeIntervalSince(record.expiresAt)) < 0.000_002 && (derived.revokedAt == nil) == (record.revokedAt == nil)
+    }
+}
+
+/// A forced expiry or revocation of every token of a ledger issued up to a point of the issue order.
+struct AccessCutoff: Sendable {
+    var upTo: UInt64 = 0
+    var expiresAt: Date? = nil
+    var revokedAt: Date? = nil
+    /// The latest `exp` of the tokens it reaches: after it (and the retention) it changes no answer.
+    var coveredUntil = Date.distantPast
+}
+
+/// The issue order of access tokens in this process (`TokenID.accessID`). One
+/// counter for every store: a store compares only its own tokens, which it
+/// makes under its lock, so its order is the counter's.
+enum AccessSequence {
+    private static let counter = Atomic<UInt64>(UInt64.random(in: 1..<(1 << 40)))
+
+    static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
+}
+
+/// A `jti`'s own expiry or revocation, for a token whose record had gone.
+struct AccessOverride: Sendable {
+    var expiresAt: Date?
+    var revokedAt: Date?
+    /// After this (and the retention) the token is past its own `exp` whatever it was.
+    var keptUntil: Date
+}
+
+extension TokenState {
+    /// Keeps a newly issued access token in its ledger.
+    mutating func admit(_ record: AccessRecord) {
+        let key = AccessLedger.key(family: record.familyID, clientID: record.clientID, subject: record.subject)
+        var ledger = accessLedgers[key] ?? AccessLedger(owner: record.owner, latestExpiry: record.expiresAt)
+        ledger.latestExpiry = max(ledger.latestExpiry, record.expiresAt)
+        longestAccessLifetime = max(longestAccessLifetime, record.lifetime)
+        let sequence = record.key.accessSequence ?? 0
+        if ledger.cutoffs.contains(where: { sequence <= $0.upTo }) {
+            // Made before a cutoff that reached the lock first: its record says it exactly.
+            accessExceptions[record.key] = record
+        } else {
+            ledger.recent.append(record)
+            if ledger.recent.count > AccessLedger.recentLimit {
+                let evicted = ledger.recent.removeFirst()
+                if !ledger.derives(evicted) { accessExceptions[evicted.key] = evicted }
+            }
+        }
+        lastAccessSequence = max(lastAccessSequence, sequence)
+        accessLedgers[key] = ledger
+    }
+
+    /// Edits the kept record of a token just issued (its tail, once signed).
+    mutating func updateAccess(_ record: AccessRecord, _ edit: (inout AccessRecord) -> Void) {
+        let key = AccessLedger.key(family: record.familyID, clientID: record.clientID, subject: record.subject)
+        if let index = accessLedgers[key]?.recent.lastIndex(where: { $0.key == record.key }) {
+            edit(&accessLedgers[key]!.recent[index])
+        } else if accessExceptions[record.key] != nil {
+            edit(&accessExceptions[record.key]!)
+        }
+    }
+
+    /// Removes what a pruning pass may (TokenPruning.swift): records R past
+    /// their JWT's `exp`, cutoffs and overrides R past the last `exp` they
+    /// reach, and ledgers with neither tokens to come nor records left.
+    mutating func pruneAccess(horizon: Date) -> Int {
+        // The JWT's exp (issue time plus lifetime) decides, not an earlier forced expiry.
+        func spent(_ record: AccessRecord) -> Bool { record.issuedAt.addingTimeInterval(record.lifetime + 1) <= horizon }
+        var removed = accessExceptions.removeEntries { spent($0.value) }
+        accessOverrides.removeEntries { $0.value.keptUntil.addingTimeInterval(1) <= horizon }
+        for key in Array(accessLedgers.keys) {
+            guard var ledger = accessLedgers[key] else { continue }
+            let count = ledger.recent.count
+            ledger.recent.removeAll(where: spent)
+            removed += count - ledger.recent.count
+            ledger.cutoffs.removeAll { $0.coveredUntil.addingTimeInterval(1) <= horizon }
+            accessLedgers[key] = ledger.recent.isEmpty && ledger.latestExpiry.addingTimeInterval(1) <= horizon ? nil : ledger
+        }
+        return removed
+    }
+
+    /// The record of an access token with these claims, or the one its
+    /// ledger derives; nil when no ledger of it is kept (reset, pruned, or not ours).
+    func access(key: TokenID, claims: AccessTokenClaims) -> AccessRecord? {
+        if let record = accessExceptions[key] { return record }
+        let family = claims.sid.isEmpty ? nil : claims.sid
+        guard let ledger = accessLedgers[AccessLedger.key(family: family, clientID: claims.clientID, subject: claims.sub.value)] else { return nil }
+        // Most requests carry the newest token.
+        if let index = ledger.recent.lastIndex(where: { $0.key == key }) { return ledger.recent[index] }
+        var record = ledger.record(
+            key: key, issuedAtSecond: claims.iat.value, expSecond: claims.exp.value, scope: claims.scope, subject: claims.sub.value)
+        if let override = accessOverrides[key] {
+            if let expiry = override.expiresAt, expiry < record.expiresAt { record.expiresAt = expiry }
+            if record.revokedAt == nil { record.revokedAt = override.revokedAt }
+        }
+        return record
+    }
+
+    /// Every access record kept (the ledgers' recent tokens and the exceptions).
+    var accessRecords: [AccessRecord] {
+        accessLedgers.values.flatMap(\.recent) + accessExceptions.values
+    }
+
+    /// Applies `change` to the kept records `selector` names and, for a
+    /// selector of whole logins, to their tokens no record is kept of
+    /// (`cutoff`, up to the latest token issued); returns how many records changed.
+    mutating func changeAccess(_ selector: TokenSelector, cutoff: AccessCutoff, now: Date, _ change: (inout AccessRecord) -> Bool) -> Int {
+        let selected = selector.jti.map(TokenID.init)
+        var changed = 0
+        var found = false
+        for key in Array(accessLedgers.keys) {
+            guard var ledger = accessLedgers[key] else { continue }
+            let owner = ledger.owner
+            guard (selector.subject == nil || selector.subject == owner.subject) && (selector.family == nil || selector.family == owner.familyID)
+            else { continue }
+            if let selected {
+                guard let index = ledger.recent.firstIndex(where: { $0.key == selected }) else { continue }
+                found = true
+                if change(&ledger.recent[index]) { changed += 1 }
+            } else {
+                for index in ledger.recent.indices where change(&ledger.recent[index]) { changed += 1 }
+                var reach = cutoff
+                reach.upTo = lastAccessSequence
+                reach.coveredUntil = ledger.latestExpiry
+                ledger.cutoffs.append(reach)
+            }
+            accessLedgers[key] = ledger
+        }
+        for (key, record) in accessExceptions where selector.matches(subject: record.subject, family: record.familyID, id: key, selected: selected) {
+            found = true
+            if change(&accessExceptions[key]!) { changed += 1 }
+        }
+        if let selected, !found, let sequence = selected.accessSequence, sequence <= lastAccessSequence {
+            // One of this store's tokens no record is kept of any more (older
+            // than its login's latest): its own override, counted as changed.
+            var override = accessOverrides[selected] ?? AccessOverride(keptUntil: now.addingTimeInterval(longestAccessLifetime))
+            override.expiresAt = cutoff.expiresAt.map { min($0, override.expiresAt ?? $0) } ?? override.expiresAt
+            override.revokedAt = override.revokedAt ?? cutoff.revokedAt
+            accessOverrides[selected] = override
+            changed += 1
+        }
+        return changed
+    }
+}
