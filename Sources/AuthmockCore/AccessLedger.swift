@@ -43,6 +43,18 @@ struct AccessLedger: Sendable {
         family ?? "client \(clientID) \(subject)"
     }
 
+    /// Lists a new token; returns a record the ledger cannot derive once it
+    /// is no longer listed (or one made before a cutoff that came first to
+    /// the store's lock), for the store to keep as an exception.
+    mutating func admit(_ record: AccessRecord, sequence: UInt64) -> AccessRecord? {
+        latestExpiry = max(latestExpiry, record.expiresAt)
+        if cutoffs.contains(where: { sequence <= $0.upTo }) { return record }
+        recent.append(record)
+        guard recent.count > Self.recentLimit else { return nil }
+        let evicted = recent.removeFirst()
+        return derives(evicted) ? nil : evicted
+    }
+
     /// A record of a token of this ledger that the store no longer holds:
     /// its claims' times made exact, with every cutoff since applied.
     func record(key: TokenID, issuedAtSecond: Date, expSecond: Date, scope: String, subject: String) -> AccessRecord {
@@ -107,22 +119,12 @@ extension TokenState {
     /// Keeps a newly issued access token in its ledger.
     mutating func admit(_ record: AccessRecord) {
         let key = AccessLedger.key(family: record.familyID, clientID: record.clientID, subject: record.subject)
-        var ledger = accessLedgers[key] ?? AccessLedger(owner: record.owner, latestExpiry: record.expiresAt)
-        ledger.latestExpiry = max(ledger.latestExpiry, record.expiresAt)
+        if accessLedgers[key] == nil { accessLedgers[key] = AccessLedger(owner: record.owner, latestExpiry: record.expiresAt) }
         longestAccessLifetime = max(longestAccessLifetime, record.lifetime)
         let sequence = record.key.accessSequence ?? 0
-        if ledger.cutoffs.contains(where: { sequence <= $0.upTo }) {
-            // Made before a cutoff that reached the lock first: its record says it exactly.
-            accessExceptions[record.key] = record
-        } else {
-            ledger.recent.append(record)
-            if ledger.recent.count > AccessLedger.recentLimit {
-                let evicted = ledger.recent.removeFirst()
-                if !ledger.derives(evicted) { accessExceptions[evicted.key] = evicted }
-            }
-        }
         lastAccessSequence = max(lastAccessSequence, sequence)
-        accessLedgers[key] = ledger
+        // In place: a copy of the ledger would copy its records on every token.
+        if let kept = accessLedgers[key]?.admit(record, sequence: sequence) { accessExceptions[kept.key] = kept }
     }
 
     /// Edits the kept record of a token just issued (its tail, once signed).
@@ -143,14 +145,16 @@ extension TokenState {
         func spent(_ record: AccessRecord) -> Bool { record.issuedAt.addingTimeInterval(record.lifetime + 1) <= horizon }
         var removed = accessExceptions.removeEntries { spent($0.value) }
         accessOverrides.removeEntries { $0.value.keptUntil.addingTimeInterval(1) <= horizon }
-        for key in Array(accessLedgers.keys) {
-            guard var ledger = accessLedgers[key] else { continue }
-            let count = ledger.recent.count
-            ledger.recent.removeAll(where: spent)
-            removed += count - ledger.recent.count
-            ledger.cutoffs.removeAll { $0.coveredUntil.addingTimeInterval(1) <= horizon }
-            accessLedgers[key] = ledger.recent.isEmpty && ledger.latestExpiry.addingTimeInterval(1) <= horizon ? nil : ledger
+        // In place, by index: a copy of each ledger would copy its records.
+        var index = accessLedgers.values.startIndex
+        while index != accessLedgers.values.endIndex {
+            let count = accessLedgers.values[index].recent.count
+            accessLedgers.values[index].recent.removeAll(where: spent)
+            accessLedgers.values[index].cutoffs.removeAll { $0.coveredUntil.addingTimeInterval(1) <= horizon }
+            removed += count - accessLedgers.values[index].recent.count
+            accessLedgers.values.formIndex(after: &index)
         }
+        accessLedgers.removeEntries { $0.value.recent.isEmpty && $0.value.latestExpiry.addingTimeInterval(1) <= horizon }
         return removed
     }
 
