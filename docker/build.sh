@@ -11,6 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-dist}"
 mapfile -t flags < docker/release-flags
+# SCRATCH_PATH: a build directory of its own (CI builds this beside `swift
+# test`, and SwiftPM locks a build directory while a command uses it).
+[ -z "${SCRATCH_PATH:-}" ] || flags+=(--scratch-path "$SCRATCH_PATH")
 swift build "${flags[@]}" --product authmock
 bin="$(swift build "${flags[@]}" --show-bin-path)/authmock"
 mkdir -p "$out"

@@ -21,8 +21,9 @@ findings=.build/fuzz-findings
 mkdir -p "$findings"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-status=0
-for target in token body scenario graphql; do
+# One target per core at a time: each gets a core for its SECONDS.
+fuzz() {
+  local target="$1"
   mkdir -p "$work/$target"
   cp Tests/Fuzz/"$target"/* "$work/$target/"
   if AUTHMOCK_FUZZ_TARGET="$target" "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
@@ -33,9 +34,19 @@ for target in token body scenario graphql; do
   else
     echo "fuzz $target: FAILED (input kept in $findings/):" >&2
     grep -E "ERROR|SUMMARY|Fatal|crash|deadly|Test unit written" "$work/$target.log" >&2 || tail -30 "$work/$target.log" >&2
-    status=1
+    return 1
+  fi
+}
+status=0
+cores="$(nproc)"
+pids=()
+for target in token body scenario graphql; do
+  fuzz "$target" & pids+=($!)
+  if [ "${#pids[@]}" -ge "$cores" ]; then
+    wait "${pids[0]}" || status=1
+    pids=("${pids[@]:1}")
   fi
 done
-# Back to the normal build for whatever runs next.
-swift build --product authmock-fuzz > /dev/null 2>&1 || true
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+# The next `swift build` rebuilds the modules without instrumentation when it needs them.
 exit $status

@@ -29,8 +29,13 @@ public struct RunOptions: Sendable {
     /// Driver starts at once (up to `hello`): one per core. Set by `run`.
     var startups: StartupGate?
 
+    /// Case runs at once by default: 32 per core. A case mostly waits (held
+    /// requests, quiet periods, client clocks), and driver starts pass the
+    /// startup gate one per core (bench/README.md, "The suite's wall time").
+    public static var defaultJobs: Int { 32 * ProcessInfo.processInfo.activeProcessorCount }
+
     public init(
-        driver: String, jobs: Int = ProcessInfo.processInfo.activeProcessorCount, expectedFailures: [String: String] = [:],
+        driver: String, jobs: Int = RunOptions.defaultJobs, expectedFailures: [String: String] = [:],
         environment: [String: String] = [:]
     ) {
         self.driver = driver

@@ -14,8 +14,7 @@ struct MatrixCommand: AsyncParsableCommand {
         [String] = []
     @Option(help: "Write the Markdown matrix here.") var markdown: String = "docs/compatibility.md"
     @Option(help: "Write the HTML matrix here.") var html: String = "docs/compatibility.html"
-    @Option(help: "Cases run at once, per driver (default: 32 per core, as authmock run).") var jobs: Int =
-        32 * ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "Cases run at once, per driver (default: 32 per core, as authmock run).") var jobs: Int = RunOptions.defaultJobs
     @Option(
         help: "The driver NAME that is authmock's reference client, not a library: its column does not keep rows in view that every library skips.")
     var reference: String = "reference"

@@ -139,7 +139,7 @@ struct RunCommand: AsyncParsableCommand {
         // starting one per core (StartupGate; TransportIndependenceTests,
         // TeethMatrixTests). Attached clients are few: one per core.
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let jobs = max(1, self.jobs ?? (attach ? cores : 32 * cores))
+        let jobs = max(1, self.jobs ?? (attach ? cores : RunOptions.defaultJobs))
         let started = ContinuousClock.now
         let verbose = self.verbose
         let showSkips = self.showSkips

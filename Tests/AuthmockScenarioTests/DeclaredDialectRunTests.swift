@@ -136,7 +136,7 @@ import Testing
     }
 
     static func options(_ driver: String, _ dialect: LoadedDialect) -> RunOptions {
-        var options = RunOptions(driver: driver, jobs: 16)
+        var options = RunOptions(driver: driver)
         options.dialects = [dialect.description.name: dialect]
         return options
     }

@@ -23,7 +23,7 @@ import Testing
     /// The acceptance test of the suite: a correct client passes every case.
     @Test func referenceDriverPassesTheWholeSuite() async throws {
         let cases = try builtInCases()
-        let results = await ScenarioRunner.run(cases, options: RunOptions(driver: try referenceDriver(), jobs: 8))
+        let results = await ScenarioRunner.run(cases, options: RunOptions(driver: try referenceDriver()))
         #expect(results.count == cases.count)
         for result in results where result.verdict != .pass {
             Issue.record("\(result.label) \(result.verdict.rawValue): \(result.reason ?? "")\(Reports.details(result))")
@@ -184,7 +184,7 @@ import Testing
         try Self.liar(outcome: outcome, status: status).write(to: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: script) }
         let cases = try builtInCases().filter { !["1.5", "6.1"].contains($0.0.id) }
-        let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script.path)", jobs: 8))
+        let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script.path)"))
         for result in results where result.verdict == .pass || result.verdict == .error {
             Issue.record(
                 "\(result.label) \(result.verdict.rawValue) for a driver that sends nothing and says \(outcome) \(status): \(result.reason ?? "")")

@@ -28,12 +28,12 @@ import Testing
     @Test func everyCaseGivesTheSameVerdictWhateverThePoolAndClock() async throws {
         let cases = try builtInCases()
         let driver = try referenceDriver()
-        let baseline = await ScenarioRunner.run(cases, options: RunOptions(driver: driver, jobs: 16))
+        let baseline = await ScenarioRunner.run(cases, options: RunOptions(driver: driver))
         for result in baseline where result.verdict != .pass {
             Issue.record("baseline \(result.label): \(result.verdict.rawValue) \(Reports.details(result))")
         }
         for (flags, allowed) in Self.variants {
-            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "\(driver) \(flags)", jobs: 16))
+            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "\(driver) \(flags)"))
             for (base, variant) in zip(baseline, results) {
                 let expected = allowed[variant.label] ?? base.verdict
                 if variant.verdict != expected {

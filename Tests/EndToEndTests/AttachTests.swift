@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -159,20 +160,32 @@ import Testing
     }
 
     /// The browser recipes in drivers/browser/, in headless Chromium (Debian's
-    /// `chromium`; axios from Debian's `node-axios`), with their expected failures.
-    @Test(arguments: ["fetch", "axios"])
-    func browserRecipeMatchesItsExpectedFailures(_ recipe: String) throws {
+    /// `chromium`; axios from Debian's `node-axios`), with their expected
+    /// failures: both at once, a browser and a runner each (a page runs its
+    /// cases one at a time, so two runs take the time of one).
+    @Test func browserRecipesMatchTheirExpectedFailures() throws {
         let chromium = "/usr/bin/chromium"
         try #require(FileManager.default.isExecutableFile(atPath: chromium), "scripts/test.sh installs chromium")
         let axios = "/usr/share/nodejs/axios/dist"
         try #require(FileManager.default.fileExists(atPath: "\(axios)/axios.min.js"), "scripts/test.sh installs node-axios")
-        let result = try runAuthmock([
-            "run", "--attach", "--attach-timeout", "60", "--profile", "oauth2", "--assets", axios,
-            "--expected-failures", Self.root.appendingPathComponent("drivers/browser/expected-failures-\(recipe).yaml").path,
-            "--launch", "\(chromium) --headless=new --no-sandbox --disable-gpu --user-data-dir=$(mktemp -d) {page}\(recipe).html",
-        ])
-        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains(" 0 failed"), "\(result.stdout)")
-        #expect(result.stdout.contains("HeadlessChrome"), "\(result.stdout)")
+        let recipes = ["fetch", "axios"]
+        let runs = Mutex([String: Result<(status: Int32, stdout: String, stderr: String), any Error>]())
+        DispatchQueue.concurrentPerform(iterations: recipes.count) { index in
+            let recipe = recipes[index]
+            let result = Result {
+                try runAuthmock([
+                    "run", "--attach", "--attach-timeout", "60", "--profile", "oauth2", "--assets", axios,
+                    "--expected-failures", Self.root.appendingPathComponent("drivers/browser/expected-failures-\(recipe).yaml").path,
+                    "--launch", "\(chromium) --headless=new --no-sandbox --disable-gpu --user-data-dir=$(mktemp -d) {page}\(recipe).html",
+                ])
+            }
+            runs.withLock { $0[recipe] = result }
+        }
+        for recipe in recipes {
+            let result = try #require(try runs.withLock { $0[recipe] }?.get())
+            #expect(result.status == 0, "\(recipe): \(result.stdout)\n\(result.stderr)")
+            #expect(result.stdout.contains(" 0 failed"), "\(recipe): \(result.stdout)")
+            #expect(result.stdout.contains("HeadlessChrome"), "\(recipe): \(result.stdout)")
+        }
     }
 }
