@@ -107,14 +107,6 @@ enum AccessSequence {
     static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
 }
 
-/// A `jti`'s own expiry or revocation, for a token whose record had gone.
-struct AccessOverride: Sendable {
-    var expiresAt: Date?
-    var revokedAt: Date?
-    /// After this (and the retention) the token is past its own `exp` whatever it was.
-    var keptUntil: Date
-}
-
 extension TokenState {
     /// Keeps a newly issued access token in its ledger.
     mutating func admit(_ record: AccessRecord) {
@@ -144,7 +136,7 @@ extension TokenState {
         // The JWT's exp (issue time plus lifetime) decides, not an earlier forced expiry.
         func spent(_ record: AccessRecord) -> Bool { record.issuedAt.addingTimeInterval(record.lifetime + 1) <= horizon }
         var removed = accessExceptions.removeEntries { spent($0.value) }
-        accessOverrides.removeEntries { $0.value.keptUntil.addingTimeInterval(1) <= horizon }
+        accessOverrides.removeEntries { $0.value.allSatisfy { $0.coveredUntil.addingTimeInterval(1) <= horizon } }
         // In place, by index: a copy of each ledger would copy its records.
         var index = accessLedgers.values.startIndex
         while index != accessLedgers.values.endIndex {
@@ -168,10 +160,7 @@ extension TokenState {
         if let index = ledger.recent.lastIndex(where: { $0.key == key }) { return ledger.recent[index] }
         var record = ledger.record(
             key: key, issuedAtSecond: claims.iat.value, expSecond: claims.exp.value, scope: claims.scope, subject: claims.sub.value)
-        if let override = accessOverrides[key] {
-            if let expiry = override.expiresAt, expiry < record.expiresAt { record.expiresAt = expiry }
-            if record.revokedAt == nil { record.revokedAt = override.revokedAt }
-        }
+        if let overrides = accessOverrides[key] { ledger.apply(overrides, to: &record) }
         return record
     }
 
@@ -212,10 +201,10 @@ extension TokenState {
         if let selected, !found, let sequence = selected.accessSequence, sequence <= lastAccessSequence {
             // One of this store's tokens no record is kept of any more (older
             // than its login's latest): its own override, counted as changed.
-            var override = accessOverrides[selected] ?? AccessOverride(keptUntil: now.addingTimeInterval(longestAccessLifetime))
-            override.expiresAt = cutoff.expiresAt.map { min($0, override.expiresAt ?? $0) } ?? override.expiresAt
-            override.revokedAt = override.revokedAt ?? cutoff.revokedAt
-            accessOverrides[selected] = override
+            var reach = cutoff
+            reach.upTo = .max
+            reach.coveredUntil = now.addingTimeInterval(longestAccessLifetime)
+            accessOverrides[selected, default: []].append(reach)
             changed += 1
         }
         return changed

@@ -103,7 +103,7 @@ struct TokenState: Sendable {
     /// Records of tokens no ledger lists whose state their claims and cutoffs do not tell.
     var accessExceptions: [TokenID: AccessRecord] = [:]
     /// A forced expiry or revocation by `jti` of a token no ledger lists any more.
-    var accessOverrides: [TokenID: AccessOverride] = [:]
+    var accessOverrides: [TokenID: [AccessCutoff]] = [:]
     /// The issue order of the latest access token kept: a cutoff reaches up to it.
     var lastAccessSequence: UInt64 = 0
     /// The longest lifetime of any access token kept (how long an override may matter).
