@@ -64,6 +64,15 @@ public struct ClockVariant: Sendable {
 }
 
 extension Scenario {
+    /// Real seconds the case waits at the least (its `sleep` steps): the
+    /// runner starts the longest waits first.
+    public var realSeconds: Double {
+        steps.reduce(0) { total, step in
+            guard case .sleep(let seconds) = step else { return total }
+            return total + seconds
+        }
+    }
+
     /// The case and its clock variant, if it declares one.
     public var withVariants: [Scenario] { [self] + (clockVariant.map { [clockVariantCase($0)] } ?? []) }
 

@@ -25,7 +25,9 @@ extension ScenarioRunner {
 /// judged from the server's journal and the outcomes the driver reported.
 public enum ScenarioRunner {
     /// Runs every (scenario, profile) pair, `jobs` at a time; results come
-    /// back in the order given, whatever order they finished in.
+    /// back in the order given, whatever order they finished in. The cases
+    /// that must wait longest in real time start first, so the suite's wall
+    /// time is its longest case rather than that case started last.
     public static func run(
         _ cases: [(Scenario, String)], options: RunOptions,
         progress: @escaping @Sendable (CaseResult) -> Void = { _ in }
@@ -45,10 +47,11 @@ public enum ScenarioRunner {
         let options = probed
         return await withTaskGroup(of: (Int, CaseResult).self) { group in
             var results = [CaseResult?](repeating: nil, count: cases.count)
+            let order = launchOrder(cases, jobs: options.jobs)
             var next = 0
             func launch() {
                 guard next < cases.count else { return }
-                let index = next
+                let index = order[next]
                 let (scenario, profile) = cases[index]
                 next += 1
                 group.addTask { (index, await runCase(scenario, profile: profile, options: options)) }
@@ -61,6 +64,14 @@ public enum ScenarioRunner {
             }
             return results.compactMap { $0 }
         }
+    }
+
+    /// The order case runs start in: the longest real-time waits first (clock
+    /// variants, `sleep` steps), ties in the given order; one at a time, the
+    /// given order (progress lines then follow the files).
+    public static func launchOrder(_ cases: [(Scenario, String)], jobs: Int) -> [Int] {
+        guard jobs > 1 else { return Array(cases.indices) }
+        return cases.indices.sorted { (-cases[$0].0.realSeconds, $0) < (-cases[$1].0.realSeconds, $1) }
     }
 
     /// Why the driver could not answer `hello`: the run stops with this, once.

@@ -35,6 +35,21 @@ struct BuiltinSuiteTests {
         }
     }
 
+    /// The runs that wait longest start first: a clock variant's 3.1 s waits
+    /// started last would add their length to the suite's wall time.
+    @Test func theLongestWaitsStartFirst() throws {
+        let cases = try builtInCases()
+        let order = ScenarioRunner.launchOrder(cases, jobs: 64)
+        #expect(order.sorted() == Array(cases.indices), "every case run starts once")
+        let waits = order.map { cases[$0].0.realSeconds }
+        #expect(waits == waits.sorted(by: >))
+        #expect(cases[order[0]].0.id.hasSuffix(ClockVariant.idSuffix))
+        #expect(cases[order[0]].0.realSeconds == 2 * ClockVariant.waitSeconds, "two 3.1 s waits, the longest of the suite")
+        let firstWithoutWait = try #require(order.firstIndex { cases[$0].0.realSeconds == 0 })
+        #expect(order[firstWithoutWait...] == ArraySlice(order[firstWithoutWait...].sorted()), "ties keep the files' order")
+        #expect(ScenarioRunner.launchOrder(cases, jobs: 1) == Array(cases.indices), "one at a time: the files' order")
+    }
+
     @Test func builtInCasesParseWithTheirDigests() throws {
         let builtIn = try BuiltinSuite.scenarios()
         let onDisk = try builtInCases().map(\.0)
