@@ -48,11 +48,11 @@ import Testing
         let attached = directory.appendingPathComponent("attach.json").path
         let overStdio = try runAuthmock(["run", "--driver", try referenceDriver, "--json", stdio])
         #expect(overStdio.status == 0, "\(overStdio.stdout)\n\(overStdio.stderr)")
-        // Eight connections: the runner's eight jobs each take one (cases mostly wait, as over
-        // stdio, where the default is 8 per core); {attach} is the printed URL.
+        // 32 connections: the runner's 32 jobs each take one (cases mostly wait, as over
+        // stdio, where the default is 32 per core); {attach} is the printed URL.
         let overAttach = try runAuthmock([
-            "run", "--attach", "--listen", "127.0.0.1:0", "--attach-timeout", "60", "--json", attached, "--jobs", "8",
-            "--launch", "\(try referenceDriver) --attach {attach} --connections 8",
+            "run", "--attach", "--listen", "127.0.0.1:0", "--attach-timeout", "60", "--json", attached, "--jobs", "32",
+            "--launch", "\(try referenceDriver) --attach {attach} --connections 32",
         ])
         #expect(overAttach.status == 0, "\(overAttach.stdout)\n\(overAttach.stderr)")
         #expect(overAttach.stdout.contains("attach: client 1 attached"), "\(overAttach.stdout)")

@@ -13,7 +13,7 @@ import Testing
         try runAuthmock(
             [
                 "run", "--driver", "\(try referenceDriver) --fault refresh-per-401", "--case", "1.*", "--case", "2.1", "--case", "6.*", "--case",
-                "11.1", "--jobs", "4", "--json", json.path,
+                "11.1", "--jobs", "16", "--json", json.path,
             ]
                 + extra)
     }
