@@ -20,7 +20,7 @@ import sys
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIELDS = {"library", "command", "product", "build", "debian", "pip", "jars", "jobs", "ci"}
+FIELDS = {"library", "command", "product", "build", "debian", "pip", "jars", "jobs", "profile", "ci"}
 
 
 def manifests():

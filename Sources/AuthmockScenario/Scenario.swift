@@ -92,17 +92,50 @@ extension Scenario {
             lifetimes = "the access token issued at sign-in lives \(first) s and refreshed ones \(refreshed) s"
         }
         copy.description +=
-            " Clock variant: \(lifetimes), and where the case moves the server clock it waits \(ClockVariant.waitSeconds) s of real time instead, so the token runs out by the client's own clock as well as the server's."
-        var waits = 0.0
-        copy.steps = steps.map { step in
-            guard case .advanceClock = step else { return step }
-            waits += ClockVariant.waitSeconds
-            return .sleep(seconds: ClockVariant.waitSeconds)
-        }
-        copy.timeout += waits
+            " Clock variant: \(lifetimes), and where the case moves the server clock it waits \(ClockVariant.waitSeconds) s of real time instead (after the faults and revocations that follow), so the token runs out by the client's own clock as well as the server's, and a client that renews on a timer meets what the case sets up."
+        copy.steps = Self.waitingInRealTime(steps)
+        copy.timeout += copy.realSeconds - realSeconds
         if let expect = variant.expect { copy.expect = expect }
         if let should = variant.should { copy.should = should.isEmpty ? nil : should }
         return copy
+    }
+}
+
+extension Scenario {
+    /// The variant's steps: each `advance_clock` becomes a real-time wait,
+    /// after the server-side steps that follow it up to the next client
+    /// action (faults, revocations, expiries). A client that renews on a
+    /// timer refreshes during the wait, and must meet the revoked refresh
+    /// token or the refresh fault there, as a client that renews before
+    /// sending meets them after it; on the server clock the order of those
+    /// steps and the advance makes no difference.
+    static func waitingInRealTime(_ steps: [Step]) -> [Step] {
+        var out: [Step] = []
+        var index = steps.startIndex
+        while index < steps.endIndex {
+            guard case .advanceClock = steps[index] else {
+                out.append(steps[index])
+                index += 1
+                continue
+            }
+            index += 1
+            while index < steps.endIndex, steps[index].setsTheServerUp {
+                out.append(steps[index])
+                index += 1
+            }
+            out.append(.sleep(seconds: ClockVariant.waitSeconds))
+        }
+        return out
+    }
+}
+
+extension Step {
+    /// A step that changes what the server will answer, with no client action.
+    var setsTheServerUp: Bool {
+        switch self {
+        case .fault, .revoke, .expire: true
+        default: false
+        }
     }
 }
 

@@ -50,6 +50,26 @@ struct BuiltinSuiteTests {
         #expect(ScenarioRunner.launchOrder(cases, jobs: 1) == Array(cases.indices), "one at a time: the files' order")
     }
 
+    /// A clock variant waits after the server-side steps that follow its
+    /// `advance_clock`: a client renewing on a timer meets the revoked
+    /// refresh token during the wait, as 1.7's server-clock run meets it after.
+    @Test func aClockVariantWaitsAfterWhatTheCaseSetsUp() throws {
+        let variant = try #require(try builtInCases().first { $0.0.id == "1.7-clock" }?.0)
+        let kinds = variant.steps.map { step -> String in
+            switch step {
+            case .login: "login"
+            case .revoke: "revoke"
+            case .fault: "fault"
+            case .sleep: "sleep"
+            case .parallel: "parallel"
+            case .waitFor: "wait_for"
+            default: "other"
+            }
+        }
+        #expect(kinds == ["login", "revoke", "fault", "fault", "sleep", "parallel", "wait_for"])
+        #expect(variant.realSeconds == ClockVariant.waitSeconds)
+    }
+
     @Test func builtInCasesParseWithTheirDigests() throws {
         let builtIn = try BuiltinSuite.scenarios()
         let onDisk = try builtInCases().map(\.0)

@@ -57,8 +57,17 @@ extension TestServer {
     /// and where its answer puts the tokens (SimpleJWT's `access`).
     func dialectLogin(_ name: String) async throws -> (access: String, refresh: String) {
         let dialect = try #require(BuiltinDialects.description(name), "\(name) is no built-in dialect file")
-        let fields = JSONValue.nested([(dialect.signIn.username, "alice"), (dialect.signIn.password, "wonderland")])
-        let response = try await postJSON(dialect.signIn.path, String(decoding: try JSONEncoder().encode(fields), as: UTF8.self))
+        // What tells sign-in apart where refresh shares its path (Supabase's `?grant_type=password`).
+        let match = dialect.signIn.match
+        let fields = JSONValue.nested(
+            [(dialect.signIn.username, "alice"), (dialect.signIn.password, "wonderland")]
+                + match.body.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        let query = match.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        var headers: HTTPFields = [.contentType: "application/json"]
+        for (name, value) in match.headers { headers[HTTPField.Name(name)!] = value }
+        let response = try await send(
+            .post, dialect.signIn.path + (query.isEmpty ? "" : "?" + query), headers: headers,
+            body: String(decoding: try JSONEncoder().encode(fields), as: UTF8.self))
         try #require(response.status == .ok, "\(response.text)")
         let json = try JSONDecoder().decode(JSONValue.self, from: Data(buffer: response.body))
         func token(_ placeholder: Placeholder) throws -> String {

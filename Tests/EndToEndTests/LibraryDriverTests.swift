@@ -13,9 +13,11 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
     /// A product of this package: its binary in the build directory.
     var product: String?
     var jobs: Int?
+    /// The profile it runs on in the tests (nil: oauth2): a vendor SDK speaks only its vendor's.
+    var profile: String?
     var testDescription: String { name }
 
-    enum CodingKeys: String, CodingKey { case library, command, product, jobs }
+    enum CodingKeys: String, CodingKey { case library, command, product, jobs, profile }
 
     /// Every driver folder's manifest, by name.
     static func all() throws -> [DriverManifest] {
@@ -60,7 +62,7 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
             [
                 "run", repositoryRoot.appendingPathComponent("scenarios").path, "--driver", command,
                 "--expected-failures", repositoryRoot.appendingPathComponent("drivers/\(driver.name)/expected-failures.yaml").path,
-                "--profile", "oauth2",
+                "--profile", driver.profile ?? "oauth2",
             ] + (driver.jobs.map { ["--jobs", String($0)] } ?? []))
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         // "failed" counts FAIL and ERROR.

@@ -563,5 +563,112 @@ errors:
 """##,
             ["access_ttl": "300", "refresh_reuse": "reject", "refresh_ttl": "86400", "rotate_refresh": "true"]
         ),
+        (
+            "supabase",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# Supabase: its Auth server (GoTrue) under /auth/v1, built into authmock as
+# this file (docs/profiles/supabase.md), and its Data API (PostgREST) as the
+# resources. Sign-in and refresh share `POST /auth/v1/token`, told apart by
+# `?grant_type=` (supabase/auth internal/api/token.go). Answers as GoTrue
+# gives them to a client that sends `X-Supabase-Api-Version: 2024-01-01`, as
+# supabase-js, supabase-py and supabase-flutter do on every request
+# (internal/api/errors.go: `{"code": "<error_code>", "message"}`, the
+# version echoed in a header). A dead refresh token is 400; a rotated one
+# presented again gets the token that replaced it (the client lost its
+# answer), within the reuse interval a new one, after it the whole session
+# is revoked (internal/tokens/service.go). The access token is a stateless
+# JWT: the Data API answers an expired one 401 PGRST303 "JWT expired".
+dialect: supabase
+summary: "Supabase Auth (GoTrue): POST /auth/v1/token?grant_type=refresh_token {refresh_token}; a dead refresh token answers 400 refresh_token_not_found"
+sign_in:
+  path: /auth/v1/token
+  match: {query: {grant_type: password}}
+  username: email
+refresh:
+  path: /auth/v1/token
+  match: {query: {grant_type: refresh_token}}
+  refresh_token: {field: refresh_token}
+tokens:
+  # GoTrue's AccessTokenResponse; the SDKs require the user object's id,
+  # aud, app_metadata, user_metadata and created_at (supabase_auth/types.py).
+  body:
+    access_token: "{access_token}"
+    token_type: bearer
+    expires_in: "{expires_in}"
+    expires_at: "{expires_at}"
+    refresh_token: "{refresh_token}"
+    user:
+      id: "{user}"
+      aud: authenticated
+      role: authenticated
+      email: "{user}"
+      app_metadata: {provider: email, providers: [email]}
+      user_metadata: {}
+      created_at: "2024-01-01T00:00:00Z"
+settings:
+  # GoTrue's JWT.Exp default; a session never ends by time unless the project
+  # sets a timebox, so a refresh token lives a year here.
+  access_ttl: 3600
+  refresh_ttl: 31536000
+  rotate_refresh: true
+  # The hosted projects' "refresh token reuse interval" (10 s); after it a
+  # reused token revokes the session (RevokeTokenFamily).
+  reuse_grace: 10
+  refresh_reuse: revoke_login
+  reused_parent: current_child
+errors:
+  # GoTrue with API version 2024-01-01: the error code as `code`, and the
+  # version in a header, which the SDKs read before they trust `code`.
+  body: {code: "{code}", message: "{message}"}
+  answers:
+    bad_request: &gotrue
+      status: 400
+      code: validation_failed
+      message: Request is invalid
+      headers: {X-Supabase-Api-Version: "2024-01-01"}
+      when: "a body GoTrue cannot use"
+    body_malformed:
+      {<<: *gotrue, code: bad_json, message: Could not parse request body as JSON, when: "a body that does not parse as JSON"}
+    wrong_credentials:
+      {<<: *gotrue, code: invalid_credentials, message: Invalid login credentials, detail: "", when: "sign-in with an email and password that match no user"}
+    refresh_refused: &refresh
+      <<: *gotrue
+      code: refresh_token_not_found
+      message: "Invalid Refresh Token: Refresh Token Not Found"
+      detail: ""
+      when: "a refresh token GoTrue never issued, or not one at all"
+    refresh_token_expired:
+      {<<: *refresh, code: session_expired, message: "Invalid Refresh Token: Session Expired", when: "the session is past its timebox (`refresh_ttl`)"}
+    refresh_token_revoked:
+      {<<: *refresh, code: session_not_found, message: "Invalid Refresh Token: No Valid Session Found", when: "the session was signed out or revoked"}
+    refresh_token_reused:
+      {<<: *refresh, code: refresh_token_already_used, message: "Invalid Refresh Token: Already Used", when: "a rotated refresh token presented again after the reuse interval: the session is revoked"}
+    # The Data API (PostgREST): its error object, 401 with a challenge.
+    access_refused: &postgrest
+      status: 401
+      code: PGRST301
+      message: JWT could not be decoded
+      headers: {WWW-Authenticate: 'Bearer error="invalid_token", error_description="JWT could not be decoded"'}
+      detail: ""
+      body: {code: "{code}", details: null, hint: null, message: "{message}"}
+      when: "a malformed, forged, `alg: none`, other audience or not yet valid JWT"
+    access_token_expired:
+      <<: *postgrest
+      code: PGRST303
+      message: JWT expired
+      headers: {WWW-Authenticate: 'Bearer error="invalid_token", error_description="JWT expired"'}
+      when: "an expired access token: refresh and retry"
+    access_token_missing:
+      {<<: *postgrest, code: PGRST302, message: Anonymous access is disabled, headers: {WWW-Authenticate: Bearer}, when: "a Data API request without `Authorization: Bearer`"}
+    insufficient_scope:
+      {<<: *postgrest, status: 403, code: "42501", message: permission denied for table items, headers: {}, when: "the role may not read the table"}
+
+"""##,
+            ##"""
+{"dialect":"supabase","errors":{"answers":{"access_refused":{"body":{"code":"{code}","details":null,"hint":null,"message":"{message}"},"code":"PGRST301","detail":"","headers":{"WWW-Authenticate":"Bearer error=\"invalid_token\", error_description=\"JWT could not be decoded\""},"message":"JWT could not be decoded","status":401,"when":"a malformed, forged, `alg: none`, other audience or not yet valid JWT"},"access_token_expired":{"body":{"code":"{code}","details":null,"hint":null,"message":"{message}"},"code":"PGRST303","detail":"","headers":{"WWW-Authenticate":"Bearer error=\"invalid_token\", error_description=\"JWT expired\""},"message":"JWT expired","status":401,"when":"an expired access token: refresh and retry"},"access_token_missing":{"body":{"code":"{code}","details":null,"hint":null,"message":"{message}"},"code":"PGRST302","detail":"","headers":{"WWW-Authenticate":"Bearer"},"message":"Anonymous access is disabled","status":401,"when":"a Data API request without `Authorization: Bearer`"},"bad_request":{"code":"validation_failed","headers":{"X-Supabase-Api-Version":"2024-01-01"},"message":"Request is invalid","status":400,"when":"a body GoTrue cannot use"},"body_malformed":{"code":"bad_json","headers":{"X-Supabase-Api-Version":"2024-01-01"},"message":"Could not parse request body as JSON","status":400,"when":"a body that does not parse as JSON"},"insufficient_scope":{"body":{"code":"{code}","details":null,"hint":null,"message":"{message}"},"code":"42501","detail":"","headers":{},"message":"permission denied for table items","status":403,"when":"the role may not read the table"},"refresh_refused":{"code":"refresh_token_not_found","detail":"","headers":{"X-Supabase-Api-Version":"2024-01-01"},"message":"Invalid Refresh Token: Refresh Token Not Found","status":400,"when":"a refresh token GoTrue never issued, or not one at all"},"refresh_token_expired":{"code":"session_expired","detail":"","headers":{"X-Supabase-Api-Version":"2024-01-01"},"message":"Invalid Refresh Token: Session Expired","status":400,"when":"the session is past its timebox (`refresh_ttl`)"},"refresh_token_reused":{"code":"refresh_token_already_used","detail":"","headers":{"X-Supabase-Api-Version":"2024-01-01"},"message":"Invalid Refresh Token: Already Used","status":400,"when":"a rotated refresh token presented again after the reuse interval: the session is revoked"},"refresh_token_revoked":{"code":"session_not_found","detail":"","headers":{"X-Supabase-Api-Version":"2024-01-01"},"message":"Invalid Refresh Token: No Valid Session Found","status":400,"when":"the session was signed out or revoked"},"wrong_credentials":{"code":"invalid_credentials","detail":"","headers":{"X-Supabase-Api-Version":"2024-01-01"},"message":"Invalid login credentials","status":400,"when":"sign-in with an email and password that match no user"}},"body":{"code":"{code}","message":"{message}"}},"refresh":{"encoding":"json","match":{"body":{},"headers":{},"query":{"grant_type":"refresh_token"}},"method":"POST","path":"/auth/v1/token","refresh_token":{"field":"refresh_token"}},"sign_in":{"encoding":"json","match":{"body":{},"headers":{},"query":{"grant_type":"password"}},"method":"POST","password":"password","path":"/auth/v1/token","username":"email"},"summary":"Supabase Auth (GoTrue): POST /auth/v1/token?grant_type=refresh_token {refresh_token}; a dead refresh token answers 400 refresh_token_not_found","tokens":{"body":{"access_token":"{access_token}","expires_at":"{expires_at}","expires_in":"{expires_in}","refresh_token":"{refresh_token}","token_type":"bearer","user":{"app_metadata":{"provider":"email","providers":["email"]},"aud":"authenticated","created_at":"2024-01-01T00:00:00Z","email":"{user}","id":"{user}","role":"authenticated","user_metadata":{}}},"headers":{},"status":200}}
+"""##,
+            ["access_ttl": "3600", "refresh_reuse": "revoke_login", "refresh_ttl": "31536000", "reuse_grace": "10", "reused_parent": "current_child", "rotate_refresh": "true"]
+        ),
     ]
 }

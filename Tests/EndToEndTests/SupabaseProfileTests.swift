@@ -1,0 +1,71 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// `authmock serve --profile supabase` through the real binary: GoTrue's
+/// token endpoint, told apart by `?grant_type=`, its rotation and reuse
+/// rules, its 2024-01-01 error shape, and the Data API's 401 for an expired
+/// JWT (docs/profiles/supabase.md).
+struct SupabaseProfileTests {
+    static let version = HTTPField.Name("X-Supabase-Api-Version")!
+
+    @Test func gotrueSignsInRefreshesAndRefusesAsTheSDKsExpect() async throws {
+        let server = try ServingBinary(["--profile", "supabase", "--log-level", "error"])
+        defer { _ = server.interrupt() }
+        try await server.withClient { client in
+            func token(_ grant: String, _ body: String) async throws -> TestClient.Response {
+                try await client.post(
+                    "/auth/v1/token?grant_type=\(grant)", headers: [.contentType: "application/json", Self.version: "2024-01-01"],
+                    body: ByteBuffer(string: body))
+            }
+            let wrong = try await token("password", #"{"email": "alice", "password": "nope"}"#)
+            #expect(wrong.status == .badRequest && wrong.headers[Self.version] == "2024-01-01")
+            #expect(try wrong.json() as NSDictionary == ["code": "invalid_credentials", "message": "Invalid login credentials"])
+
+            let signIn = try await token("password", #"{"email": "alice", "password": "wonderland", "gotrue_meta_security": {}}"#)
+            #expect(signIn.status == .ok)
+            let session = try signIn.json()
+            #expect(session["token_type"] as? String == "bearer" && session["expires_in"] as? Int == 3600)
+            #expect(session["expires_at"] is Int)
+            let user = try #require(session["user"] as? [String: Any])
+            for field in ["id", "aud", "app_metadata", "user_metadata", "created_at"] { #expect(user[field] != nil, "user.\(field)") }
+            let parent = try #require(session["refresh_token"] as? String)
+
+            let refreshed = try await token("refresh_token", #"{"refresh_token": "\#(parent)"}"#)
+            #expect(refreshed.status == .ok)
+            let child = try #require(try refreshed.json()["refresh_token"] as? String)
+            #expect(child != parent)
+            // The parent again, as a client that lost the answer sends it: the same child back.
+            let again = try await token("refresh_token", #"{"refresh_token": "\#(parent)"}"#)
+            #expect(again.status == .ok)
+            #expect(try again.json()["refresh_token"] as? String == child)
+
+            let unknown = try await token("refresh_token", #"{"refresh_token": "not-one-of-ours"}"#)
+            #expect(unknown.status == .badRequest)
+            #expect(try unknown.json()["code"] as? String == "refresh_token_not_found")
+            let neither = try await token("id_token", #"{"refresh_token": "\#(child)"}"#)
+            #expect(neither.status == .notFound, "a grant_type that is neither endpoint's")
+
+            // The Data API: an access token past its expiry is PostgREST's 401 PGRST303.
+            let access = try #require(try refreshed.json()["access_token"] as? String)
+            let advanced = try await client.post(
+                "/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 3601}"#))
+            #expect(advanced.status == .ok)
+            let expired = try await client.get("/api/me", headers: [.authorization: "Bearer \(access)"])
+            #expect(expired.status == .unauthorized)
+            #expect(expired.headers[.wwwAuthenticate] == #"Bearer error="invalid_token", error_description="JWT expired""#)
+            #expect(try expired.json()["code"] as? String == "PGRST303")
+        }
+    }
+
+    /// The reference client passes every case that applies on each
+    /// identity provider's built-in dialect.
+    @Test(arguments: ["simplejwt", "supabase"])
+    func theReferenceClientPassesEveryCase(profile: String) throws {
+        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--profile", profile])
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")
+        #expect(run.stdout.contains(" 0 failed, 0 skipped"), "\(run.stdout.suffix(500))")
+    }
+}
