@@ -128,7 +128,8 @@ import Testing
         let profile = try runAuthmock(["serve", "--port", "0", "--profile", "nope"])
         #expect(profile.status == 2)
         #expect(
-            profile.stderr.contains("--profile must be one of oauth2, envelope, reissue, renewal, header-rotation, simplejwt, supabase, got 'nope'"),
+            profile.stderr.contains(
+                "--profile must be one of oauth2, envelope, reissue, renewal, header-rotation, keycloak, simplejwt, supabase, got 'nope'"),
             "\(profile.stderr)")
 
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-\(UUID()).yaml")

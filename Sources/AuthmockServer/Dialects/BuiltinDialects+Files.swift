@@ -233,6 +233,84 @@ errors:
             [:]
         ),
         (
+            "keycloak",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# Keycloak: a realm's OpenID Connect token endpoint, built into authmock as
+# this file (docs/profiles/keycloak.md), for the realm `authmock` and a
+# public client (any `client_id`). Sign-in (the password grant) and refresh
+# share the endpoint, told apart by the form's `grant_type`. Answers as
+# Keycloak's AccessTokenResponse and its OAuth errors give them: a dead
+# refresh token is 400 `invalid_grant` ("Token is not active" when it has
+# expired, "Session not active" when the session ended); a wrong password
+# is 401 `invalid_grant` "Invalid user credentials". Every refresh returns a
+# new refresh token and the old one stays valid (the realm default,
+# `revokeRefreshToken: false`); `--refresh-reuse reject` models
+# `revokeRefreshToken: true` with `refreshTokenMaxReuse: 0`.
+dialect: keycloak
+summary: "Keycloak realm `authmock`: POST /realms/authmock/protocol/openid-connect/token (form); a dead refresh token answers 400 invalid_grant"
+sign_in:
+  path: /realms/authmock/protocol/openid-connect/token
+  encoding: form
+  match: {body: {grant_type: password}}
+refresh:
+  path: /realms/authmock/protocol/openid-connect/token
+  encoding: form
+  match: {body: {grant_type: refresh_token}}
+  refresh_token: {field: refresh_token}
+tokens:
+  body:
+    access_token: "{access_token}"
+    expires_in: "{expires_in}"
+    refresh_expires_in: "{refresh_expires_in}"
+    refresh_token: "{refresh_token}"
+    token_type: Bearer
+    not-before-policy: 0
+    scope: profile email
+settings:
+  # Realm defaults: accessTokenLifespan 300 s, ssoSessionIdleTimeout 1800 s.
+  access_ttl: 300
+  refresh_ttl: 1800
+  rotate_refresh: true
+  refresh_reuse: accept
+errors:
+  body: {error: "{code}", error_description: "{message}"}
+  answers:
+    bad_request: {status: 400, code: invalid_request, message: Invalid request, when: "a form Keycloak cannot use"}
+    wrong_credentials:
+      {status: 401, code: invalid_grant, message: Invalid user credentials, detail: "", when: "the password grant with a user name and password that match no user"}
+    refresh_refused: &grant
+      status: 400
+      code: invalid_grant
+      message: Invalid refresh token
+      detail: ""
+      when: "a refresh token Keycloak cannot verify or never issued"
+    refresh_token_expired: {<<: *grant, message: Token is not active, when: "the refresh token is past its lifetime (the session's idle timeout)"}
+    refresh_token_revoked: {<<: *grant, message: Session not active, when: "the session was logged out or revoked"}
+    refresh_token_reused:
+      {<<: *grant, message: Maximum allowed refresh token reuse exceeded, when: "with `revokeRefreshToken: true` (`--refresh-reuse reject`): a rotated refresh token presented again"}
+    # A resource server that checks Keycloak's tokens (RFC 6750).
+    access_refused: &bearer
+      status: 401
+      code: invalid_token
+      message: Token verification failed
+      headers: {WWW-Authenticate: 'Bearer realm="authmock", error="invalid_token", error_description="Token verification failed"'}
+      detail: ""
+      when: "a malformed, forged, `alg: none`, other audience or not yet valid access token"
+    access_token_expired:
+      {<<: *bearer, message: Token is not active, headers: {WWW-Authenticate: 'Bearer realm="authmock", error="invalid_token", error_description="Token is not active"'}, when: "an expired access token: refresh and retry"}
+    access_token_missing:
+      {<<: *bearer, code: invalid_request, message: Missing bearer token, headers: {WWW-Authenticate: 'Bearer realm="authmock"'}, when: "a resource request without `Authorization: Bearer`"}
+    insufficient_scope:
+      {status: 403, code: insufficient_scope, message: Insufficient scope, detail: "", headers: {WWW-Authenticate: 'Bearer realm="authmock", error="insufficient_scope"'}, when: "the token lacks the scope the resource needs"}
+
+"""##,
+            ##"""
+{"dialect":"keycloak","errors":{"answers":{"access_refused":{"code":"invalid_token","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\", error=\"invalid_token\", error_description=\"Token verification failed\""},"message":"Token verification failed","status":401,"when":"a malformed, forged, `alg: none`, other audience or not yet valid access token"},"access_token_expired":{"code":"invalid_token","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\", error=\"invalid_token\", error_description=\"Token is not active\""},"message":"Token is not active","status":401,"when":"an expired access token: refresh and retry"},"access_token_missing":{"code":"invalid_request","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\""},"message":"Missing bearer token","status":401,"when":"a resource request without `Authorization: Bearer`"},"bad_request":{"code":"invalid_request","headers":{},"message":"Invalid request","status":400,"when":"a form Keycloak cannot use"},"insufficient_scope":{"code":"insufficient_scope","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"authmock\", error=\"insufficient_scope\""},"message":"Insufficient scope","status":403,"when":"the token lacks the scope the resource needs"},"refresh_refused":{"code":"invalid_grant","detail":"","headers":{},"message":"Invalid refresh token","status":400,"when":"a refresh token Keycloak cannot verify or never issued"},"refresh_token_expired":{"code":"invalid_grant","detail":"","headers":{},"message":"Token is not active","status":400,"when":"the refresh token is past its lifetime (the session's idle timeout)"},"refresh_token_reused":{"code":"invalid_grant","detail":"","headers":{},"message":"Maximum allowed refresh token reuse exceeded","status":400,"when":"with `revokeRefreshToken: true` (`--refresh-reuse reject`): a rotated refresh token presented again"},"refresh_token_revoked":{"code":"invalid_grant","detail":"","headers":{},"message":"Session not active","status":400,"when":"the session was logged out or revoked"},"wrong_credentials":{"code":"invalid_grant","detail":"","headers":{},"message":"Invalid user credentials","status":401,"when":"the password grant with a user name and password that match no user"}},"body":{"error":"{code}","error_description":"{message}"}},"refresh":{"encoding":"form","match":{"body":{"grant_type":"refresh_token"},"headers":{},"query":{}},"method":"POST","path":"/realms/authmock/protocol/openid-connect/token","refresh_token":{"field":"refresh_token"}},"sign_in":{"encoding":"form","match":{"body":{"grant_type":"password"},"headers":{},"query":{}},"method":"POST","password":"password","path":"/realms/authmock/protocol/openid-connect/token","username":"username"},"summary":"Keycloak realm `authmock`: POST /realms/authmock/protocol/openid-connect/token (form); a dead refresh token answers 400 invalid_grant","tokens":{"body":{"access_token":"{access_token}","expires_in":"{expires_in}","not-before-policy":0,"refresh_expires_in":"{refresh_expires_in}","refresh_token":"{refresh_token}","scope":"profile email","token_type":"Bearer"},"headers":{},"status":200}}
+"""##,
+            ["access_ttl": "300", "refresh_reuse": "accept", "refresh_ttl": "1800", "rotate_refresh": "true"]
+        ),
+        (
             "reissue",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json

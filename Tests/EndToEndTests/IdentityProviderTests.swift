@@ -2,16 +2,18 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import TestSupport
 import Testing
 
-/// `authmock serve --profile supabase` through the real binary: GoTrue's
-/// token endpoint, told apart by `?grant_type=`, its rotation and reuse
-/// rules, its 2024-01-01 error shape, and the Data API's 401 for an expired
-/// JWT (docs/profiles/supabase.md).
-struct SupabaseProfileTests {
+/// The identity providers' built-in dialects through the real binary
+/// (docs/dialects.md, "The identity providers' dialects").
+struct IdentityProviderTests {
     static let version = HTTPField.Name("X-Supabase-Api-Version")!
 
-    @Test func gotrueSignsInRefreshesAndRefusesAsTheSDKsExpect() async throws {
+    /// `--profile supabase`: GoTrue's token endpoint, told apart by
+    /// `?grant_type=`, its rotation and reuse rules, its 2024-01-01 error
+    /// shape, and the Data API's 401 for an expired JWT (docs/profiles/supabase.md).
+    @Test func supabaseSignsInRefreshesAndRefusesAsGoTrueDoes() async throws {
         let server = try ServingBinary(["--profile", "supabase", "--log-level", "error"])
         defer { _ = server.interrupt() }
         try await server.withClient { client in
@@ -62,10 +64,23 @@ struct SupabaseProfileTests {
 
     /// The reference client passes every case that applies on each
     /// identity provider's built-in dialect.
-    @Test(arguments: ["simplejwt", "supabase"])
+    @Test(arguments: ["simplejwt", "supabase", "keycloak"])
     func theReferenceClientPassesEveryCase(profile: String) throws {
         let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--profile", profile])
         #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")
         #expect(run.stdout.contains(" 0 failed, 0 skipped"), "\(run.stdout.suffix(500))")
+    }
+
+    /// `--profile keycloak`, checked by python-keycloak unchanged (from PyPI,
+    /// installed by scripts/test.sh): its token and refresh calls parse the
+    /// answers, and its connection class recognises a dead refresh token by
+    /// the words it keys on (Tests/EndToEndTests/Fixtures/keycloak-sdk-check.py).
+    @Test func keycloakAnswersAsPythonKeycloakExpects() throws {
+        let server = try ServingBinary(["--profile", "keycloak", "--log-level", "error"])
+        defer { _ = server.interrupt() }
+        let script = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/keycloak-sdk-check.py").path
+        let check = try runProcess("python3", [script, "http://127.0.0.1:\(server.port)"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stdout.contains("python-keycloak recognises every answer"), "\(check.stdout)")
     }
 }
