@@ -1,5 +1,7 @@
 import ArgumentParser
 import AuthmockScenario
+import AuthmockServer
+import DriverProtocol
 import Foundation
 
 struct MatrixCommand: AsyncParsableCommand {
@@ -20,8 +22,11 @@ struct MatrixCommand: AsyncParsableCommand {
     var reference: String = "reference"
 
     func run() async throws {
+        // The identity providers' built-in dialects run too, wherever a case
+        // applies: their own SDKs' drivers speak only them (supabase-auth).
+        let providers = Profiles.names.filter { !Profiles.isNamedInProtocol($0) }.compactMap(DialectLoader.builtin)
         let cases = try SuiteSelection.assemble(paths: paths, builtIn: builtIn).scenarios.flatMap { scenario in
-            scenario.profiles.map { (scenario, $0) }
+            (scenario.profiles + providers.filter { scenario.applies(to: $0.description) }.map(\.description.name)).map { (scenario, $0) }
         }
         var known: [String: [String: String]] = [:]
         for entry in expectedFailures {
@@ -32,7 +37,9 @@ struct MatrixCommand: AsyncParsableCommand {
         for entry in driver {
             let (name, command) = try split(entry, "--driver")
             print("running \(name): \(command)")
-            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: jobs, expectedFailures: known[name] ?? [:]))
+            var options = RunOptions(driver: command, jobs: jobs, expectedFailures: known[name] ?? [:])
+            options.dialects = Dictionary(uniqueKeysWithValues: providers.map { ($0.description.name, $0) })
+            let results = await ScenarioRunner.run(cases, options: options)
             print(Reports.summary(results, seconds: results.reduce(0) { $0 + $1.seconds }), terminator: "")
             columns.append(.init(name: name, results: results, isReference: name == reference))
         }
