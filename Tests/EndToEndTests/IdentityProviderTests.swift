@@ -64,7 +64,7 @@ struct IdentityProviderTests {
 
     /// The reference client passes every case that applies on each
     /// identity provider's built-in dialect.
-    @Test(arguments: ["simplejwt", "supabase", "keycloak"])
+    @Test(arguments: ["simplejwt", "supabase", "keycloak", "auth0"])
     func theReferenceClientPassesEveryCase(profile: String) throws {
         let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--profile", profile])
         #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")
@@ -82,5 +82,18 @@ struct IdentityProviderTests {
         let check = try runProcess("python3", [script, "http://127.0.0.1:\(server.port)"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         #expect(check.stdout.contains("python-keycloak recognises every answer"), "\(check.stdout)")
+    }
+
+    /// `--profile auth0`, checked by auth0-python unchanged (from PyPI,
+    /// installed by scripts/test.sh): sign-in, rotation, and Auth0's 403
+    /// `invalid_grant` refusals as the SDK's Auth0Error
+    /// (Tests/EndToEndTests/Fixtures/auth0-sdk-check.py).
+    @Test func auth0AnswersAsAuth0PythonExpects() throws {
+        let server = try ServingBinary(["--profile", "auth0", "--log-level", "error"])
+        defer { _ = server.interrupt() }
+        let script = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/auth0-sdk-check.py").path
+        let check = try runProcess("python3", [script, "127.0.0.1:\(server.port)"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stdout.contains("auth0-python recognises every answer"), "\(check.stdout)")
     }
 }

@@ -129,7 +129,7 @@ import Testing
         #expect(profile.status == 2)
         #expect(
             profile.stderr.contains(
-                "--profile must be one of oauth2, envelope, reissue, renewal, header-rotation, keycloak, simplejwt, supabase, got 'nope'"),
+                "--profile must be one of oauth2, envelope, reissue, renewal, header-rotation, auth0, keycloak, simplejwt, supabase, got 'nope'"),
             "\(profile.stderr)")
 
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-\(UUID()).yaml")

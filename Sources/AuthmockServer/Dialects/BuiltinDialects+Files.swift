@@ -6,6 +6,75 @@ extension BuiltinDialects {
     /// the file's `settings` as flags would give them.
     static let files: [(name: String, yaml: String, json: String, settings: [String: String])] = [
         (
+            "auth0",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# Auth0: a tenant's token endpoint, built into authmock as this file
+# (docs/profiles/auth0.md), with refresh token rotation on. Sign-in (the
+# password-realm grant, as Auth0's SDKs send it) and refresh share
+# `POST /oauth/token`, told apart by the JSON body's `grant_type`. A dead or
+# reused refresh token is **403** `invalid_grant` "Unknown or invalid
+# refresh token."; a wrong password is 403 `invalid_grant` too. With
+# rotation on, a rotated token presented again outside the overlap period
+# invalidates the whole family (Auth0's reuse detection).
+dialect: auth0
+summary: "Auth0 with rotation: POST /oauth/token {grant_type: refresh_token}; a dead refresh token answers 403 invalid_grant"
+sign_in:
+  path: /oauth/token
+  match: {body: {grant_type: "http://auth0.com/oauth/grant-type/password-realm"}}
+refresh:
+  path: /oauth/token
+  match: {body: {grant_type: refresh_token}}
+  refresh_token: {field: refresh_token}
+tokens:
+  body:
+    access_token: "{access_token}"
+    refresh_token: "{refresh_token}"
+    scope: openid profile offline_access
+    expires_in: "{expires_in}"
+    token_type: Bearer
+settings:
+  # An API's default token lifetime (86400 s) and a rotating refresh token's
+  # absolute lifetime (2592000 s, 30 days); the rotation overlap period is 0.
+  access_ttl: 86400
+  refresh_ttl: 2592000
+  rotate_refresh: true
+  reuse_grace: 0
+  refresh_reuse: revoke_login
+errors:
+  body: {error: "{code}", error_description: "{message}"}
+  answers:
+    bad_request: {status: 400, code: invalid_request, message: Missing required parameter, when: "a body Auth0 cannot use"}
+    wrong_credentials:
+      {status: 403, code: invalid_grant, message: Wrong email or password., detail: "", when: "the password-realm grant with a user name and password that match no user"}
+    refresh_refused:
+      status: 403
+      code: invalid_grant
+      message: Unknown or invalid refresh token.
+      detail: ""
+      when: "a refresh token that is unknown, expired, revoked, or rotated and presented again (the family is then revoked)"
+    # The tenant's API, a resource server that checks Auth0's tokens (RFC 6750).
+    access_refused: &bearer
+      status: 401
+      code: invalid_token
+      message: Invalid token
+      headers: {WWW-Authenticate: 'Bearer realm="api", error="invalid_token", error_description="Invalid token"'}
+      detail: ""
+      when: "a malformed, forged, `alg: none`, other audience or not yet valid access token"
+    access_token_expired:
+      {<<: *bearer, message: jwt expired, headers: {WWW-Authenticate: 'Bearer realm="api", error="invalid_token", error_description="jwt expired"'}, when: "an expired access token: refresh and retry"}
+    access_token_missing:
+      {<<: *bearer, code: invalid_request, message: Authorization header is missing, headers: {WWW-Authenticate: 'Bearer realm="api"'}, when: "a resource request without `Authorization: Bearer`"}
+    insufficient_scope:
+      {status: 403, code: insufficient_scope, message: Insufficient scope, detail: "", headers: {WWW-Authenticate: 'Bearer realm="api", error="insufficient_scope"'}, when: "the token lacks the scope the resource needs"}
+
+"""##,
+            ##"""
+{"dialect":"auth0","errors":{"answers":{"access_refused":{"code":"invalid_token","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"api\", error=\"invalid_token\", error_description=\"Invalid token\""},"message":"Invalid token","status":401,"when":"a malformed, forged, `alg: none`, other audience or not yet valid access token"},"access_token_expired":{"code":"invalid_token","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"api\", error=\"invalid_token\", error_description=\"jwt expired\""},"message":"jwt expired","status":401,"when":"an expired access token: refresh and retry"},"access_token_missing":{"code":"invalid_request","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"api\""},"message":"Authorization header is missing","status":401,"when":"a resource request without `Authorization: Bearer`"},"bad_request":{"code":"invalid_request","headers":{},"message":"Missing required parameter","status":400,"when":"a body Auth0 cannot use"},"insufficient_scope":{"code":"insufficient_scope","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"api\", error=\"insufficient_scope\""},"message":"Insufficient scope","status":403,"when":"the token lacks the scope the resource needs"},"refresh_refused":{"code":"invalid_grant","detail":"","headers":{},"message":"Unknown or invalid refresh token.","status":403,"when":"a refresh token that is unknown, expired, revoked, or rotated and presented again (the family is then revoked)"},"wrong_credentials":{"code":"invalid_grant","detail":"","headers":{},"message":"Wrong email or password.","status":403,"when":"the password-realm grant with a user name and password that match no user"}},"body":{"error":"{code}","error_description":"{message}"}},"refresh":{"encoding":"json","match":{"body":{"grant_type":"refresh_token"},"headers":{},"query":{}},"method":"POST","path":"/oauth/token","refresh_token":{"field":"refresh_token"}},"sign_in":{"encoding":"json","match":{"body":{"grant_type":"http://auth0.com/oauth/grant-type/password-realm"},"headers":{},"query":{}},"method":"POST","password":"password","path":"/oauth/token","username":"username"},"summary":"Auth0 with rotation: POST /oauth/token {grant_type: refresh_token}; a dead refresh token answers 403 invalid_grant","tokens":{"body":{"access_token":"{access_token}","expires_in":"{expires_in}","refresh_token":"{refresh_token}","scope":"openid profile offline_access","token_type":"Bearer"},"headers":{},"status":200}}
+"""##,
+            ["access_ttl": "86400", "refresh_reuse": "revoke_login", "refresh_ttl": "2592000", "reuse_grace": "0", "rotate_refresh": "true"]
+        ),
+        (
             "envelope",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
