@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """python-keycloak, unchanged, against `authmock serve --profile keycloak`.
 
-Usage: keycloak-sdk-check.py BASE_URL. Signs in with the password grant,
+Usage: keycloak-sdk-check.py HOST:PORT. Signs in with the password grant,
 refreshes, and checks that a dead refresh token is refused in the words
 python-keycloak's KeycloakOpenIDConnection keys on (openid_connection.py,
 refresh_token: "Token is not active" / "Session not active" make it sign
@@ -15,7 +15,7 @@ import urllib.request
 from keycloak import KeycloakOpenID, KeycloakOpenIDConnection
 from keycloak.exceptions import KeycloakAuthenticationError, KeycloakPostError
 
-base = sys.argv[1].rstrip("/") + "/"
+base = f"http://{sys.argv[1]}/"
 
 
 def check(name, ok, detail=""):
