@@ -57,17 +57,25 @@ extension TestServer {
     /// and where its answer puts the tokens (SimpleJWT's `access`).
     func dialectLogin(_ name: String) async throws -> (access: String, refresh: String) {
         let dialect = try #require(BuiltinDialects.description(name), "\(name) is no built-in dialect file")
-        // What tells sign-in apart where refresh shares its path (Supabase's `?grant_type=password`).
+        // What tells sign-in apart where refresh shares its path (Supabase's
+        // `?grant_type=password`, Keycloak's form field), in the file's encoding.
         let match = dialect.signIn.match
-        let fields = JSONValue.nested(
+        let fields =
             [(dialect.signIn.username, "alice"), (dialect.signIn.password, "wonderland")]
-                + match.body.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            + match.body.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         let query = match.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
-        var headers: HTTPFields = [.contentType: "application/json"]
+        var headers: HTTPFields = [:]
         for (name, value) in match.headers { headers[HTTPField.Name(name)!] = value }
-        let response = try await send(
-            .post, dialect.signIn.path + (query.isEmpty ? "" : "?" + query), headers: headers,
-            body: String(decoding: try JSONEncoder().encode(fields), as: UTF8.self))
+        let body: String
+        switch dialect.signIn.encoding {
+        case .json:
+            headers[.contentType] = "application/json"
+            body = String(decoding: try JSONEncoder().encode(JSONValue.nested(fields)), as: UTF8.self)
+        case .form:
+            headers[.contentType] = "application/x-www-form-urlencoded"
+            body = fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.1)" }.joined(separator: "&")
+        }
+        let response = try await send(.post, dialect.signIn.path + (query.isEmpty ? "" : "?" + query), headers: headers, body: body)
         try #require(response.status == .ok, "\(response.text)")
         let json = try JSONDecoder().decode(JSONValue.self, from: Data(buffer: response.body))
         func token(_ placeholder: Placeholder) throws -> String {
