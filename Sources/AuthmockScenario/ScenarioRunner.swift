@@ -71,7 +71,8 @@ public enum ScenarioRunner {
     /// given order (progress lines then follow the files).
     public static func launchOrder(_ cases: [(Scenario, String)], jobs: Int) -> [Int] {
         guard jobs > 1 else { return Array(cases.indices) }
-        return cases.indices.sorted { (-cases[$0].0.realSeconds, $0) < (-cases[$1].0.realSeconds, $1) }
+        let waits = cases.map(\.0.realSeconds)
+        return cases.indices.sorted { (-waits[$0], $0) < (-waits[$1], $1) }
     }
 
     /// Why the driver could not answer `hello`: the run stops with this, once.
