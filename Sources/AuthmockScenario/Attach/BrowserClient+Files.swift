@@ -14,6 +14,9 @@ extension BrowserClient {
 //   AuthmockAttach.run({name, version, profiles, capabilities, makeClient})
 // where makeClient(hello) returns {login(username, password), request(call)}
 // whose promises resolve to {outcome, status?, body?, message?}.
+// The page's `?connections=N` serves N cases at once, each connection with
+// clients of its own (as DriverKit's `Driver.attach(connections:)`): a page
+// runs a case at a time otherwise.
 "use strict";
 const AuthmockAttach = (() => {
   const log = (text) => {
@@ -103,8 +106,14 @@ const AuthmockAttach = (() => {
     log,
     run(driver) {
       const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/attach`;
+      const connections = Math.max(1, Math.min(16, Number(new URLSearchParams(location.search).get("connections")) || 1));
       document.title = `authmock: ${driver.name} running`;
-      serve(url, driver, () => { document.title = `authmock: ${driver.name} done`; });
+      let open = connections;
+      for (let i = 0; i < connections; i++) {
+        serve(url, driver, () => {
+          if (--open === 0) document.title = `authmock: ${driver.name} done`;
+        });
+      }
     },
   };
 })();
