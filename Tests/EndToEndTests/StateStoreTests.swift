@@ -360,8 +360,11 @@ struct PostgresStateTests {
         for replica in replicas { _ = replica.interrupt() }
     }
 
+    /// At 12 case runs (3 of 3 green, 80 s -> 49 s): at 32 the shared
+    /// server made queries outlast their deadline (a 503, judged as the
+    /// client's) one run in four.
     @Test func theBuiltInSuitePassesOnPostgres() throws {
-        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", url, "--jobs", "6"])
+        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", url, "--jobs", "12"])
         #expect(run.status == 0, "\(run.stdout.suffix(2000))\n\(run.stderr)")
         #expect(run.stdout.contains(" passed, 0 failed, 0 skipped"))
     }
