@@ -45,11 +45,11 @@ command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 
 # packages), and what the tests need from PyPI: an independent JSON Schema
 # validator for the scenario schema, schemathesis for the OpenAPI contract,
 # the real SimpleJWT server the simplejwt dialect is compared with, and
-# python-keycloak and auth0-python, the SDKs the keycloak and auth0
-# dialects are checked with.
+# python-keycloak, auth0-python and firebasil, the SDKs the keycloak, auth0
+# and firebase dialects are checked with.
 read -r -a driver_apt <<< "$(python3 scripts/drivers.py debian)"
 apt_install "${driver_apt[@]}"
-read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc schemathesis django djangorestframework djangorestframework-simplejwt python-keycloak auth0-python)"
+read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc schemathesis django djangorestframework djangorestframework-simplejwt python-keycloak auth0-python firebasil)"
 pip_install "${need_pip[@]}"
 
 # Formatting (.swift-format): the toolchain's swift-format, strict, before anything is built.

@@ -43,6 +43,9 @@ public enum DialectFormat {
                     "what tells this endpoint's requests apart where sign-in and refresh share a method and path; a client sends it"),
                 Field(
                     "encoding", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)), "the request body: json (default) or form"),
+                Field(
+                    "also_accepts", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)),
+                    "another body the server reads too, told apart by `Content-Type` (Google's token endpoint takes a form or JSON); clients send `encoding`"),
             ] + extra)
     }
 

@@ -113,7 +113,7 @@ private struct DialectBuilder {
         let signInEndpoint = try endpoint(signInValue, "sign_in")
         let signIn = DialectDescription.SignIn(
             method: signInEndpoint.method, path: signInEndpoint.path, match: signInEndpoint.match, encoding: signInEndpoint.encoding,
-            username: signInObject["username"]?.string ?? "username", password: signInObject["password"]?.string ?? "password")
+            alsoAccepts: signInEndpoint.alsoAccepts, username: signInObject["username"]?.string ?? "username", password: signInObject["password"]?.string ?? "password")
         for key in ["username", "password"] {
             if let field = signInObject[key], signIn.encoding == .form, field.string?.contains(".") == true {
                 checker.found.add(checker.error(at: field.mark, "sign_in.\(key): a form has no nested fields; '\(field.string ?? "")' names one"))
@@ -146,7 +146,7 @@ private struct DialectBuilder {
         }
         let refresh = DialectDescription.Refresh(
             method: refreshEndpoint.method, path: refreshEndpoint.path, match: refreshEndpoint.match, encoding: refreshEndpoint.encoding,
-            refreshToken: try location(
+            alsoAccepts: refreshEndpoint.alsoAccepts, refreshToken: try location(
                 try refreshObject.required("refresh_token", checker, at: refreshValue.mark), "refresh.refresh_token",
                 encoding: refreshEndpoint.encoding),
             accessToken: accessToken, accessTokenCopy: accessTokenCopy,
@@ -250,12 +250,13 @@ private struct DialectBuilder {
     func endpoint(
         _ value: SpecValue, _ what: String
     ) throws(ScenarioError) -> (
-        method: String, path: String, match: DialectDescription.Match, encoding: DialectDescription.BodyEncoding
+        method: String, path: String, match: DialectDescription.Match, encoding: DialectDescription.BodyEncoding,
+        alsoAccepts: DialectDescription.BodyEncoding?
     ) {
         let o = try value.object(checker, what)
         let pathValue = try o.required("path", checker, at: value.mark)
         let path = try pathValue.string(checker, "\(what).path")
-        if !path.hasPrefix("/") || path.contains("?") || path.contains("*") || path.contains(":") || path.contains("{") {
+        if !path.hasPrefix("/") || path.contains("?") || path.contains("*") || path.split(separator: "/").contains(where: { $0.hasPrefix(":") }) || path.contains("{") {
             checker.found.add(checker.error(at: pathValue.mark, "\(what).path: '\(path)' must start with / and hold no query, wildcard or parameter"))
         } else if Self.isShared(path) {
             checker.found.add(
@@ -264,6 +265,10 @@ private struct DialectBuilder {
                     "\(what).path: \(path) is served by authmock in every dialect (resources, /graphql, /health, /metrics, /_authmock)"))
         }
         let encoding = o["encoding"]?.string.flatMap(DialectDescription.BodyEncoding.init(rawValue:)) ?? .json
+        let alsoAccepts = o["also_accepts"]?.string.flatMap(DialectDescription.BodyEncoding.init(rawValue:))
+        if let also = o["also_accepts"], alsoAccepts == encoding {
+            checker.found.add(checker.error(at: also.mark, "\(what).also_accepts: \(encoding.rawValue) is already the endpoint's encoding"))
+        }
         var match = DialectDescription.Match()
         if let matchObject = o["match"]?.object {
             func strings(_ key: String) -> [String: String] { matchObject[key]?.object?.compactMapValues(\.string) ?? [:] }
@@ -275,7 +280,7 @@ private struct DialectBuilder {
                 checker.found.add(checker.error(at: item.mark, "\(what).match.body: a form has no nested fields; '\(name)' names one"))
             }
         }
-        return (o["method"]?.string ?? "POST", path, match, encoding)
+        return (o["method"]?.string ?? "POST", path, match, encoding, alsoAccepts)
     }
 
     /// A success answer (`tokens`, `refresh.tokens`): it must say the new access token.

@@ -62,15 +62,24 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var path: String
         public var match: Match
         public var encoding: BodyEncoding
+        /// Another body the server reads too, told apart by `Content-Type`
+        /// (nil: `encoding` only). A client sends `encoding`.
+        public var alsoAccepts: BodyEncoding?
         /// The fields holding the user name and the password.
         public var username: String
         public var password: String
 
-        public init(method: String, path: String, match: Match = Match(), encoding: BodyEncoding, username: String, password: String) {
+        enum CodingKeys: String, CodingKey { case method, path, match, encoding, alsoAccepts = "also_accepts", username, password }
+
+        public init(
+            method: String, path: String, match: Match = Match(), encoding: BodyEncoding, alsoAccepts: BodyEncoding? = nil, username: String,
+            password: String
+        ) {
             self.method = method
             self.path = path
             self.match = match
             self.encoding = encoding
+            self.alsoAccepts = alsoAccepts
             self.username = username
             self.password = password
         }
@@ -81,6 +90,9 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var path: String
         public var match: Match
         public var encoding: BodyEncoding
+        /// Another body the server reads too, told apart by `Content-Type`
+        /// (nil: `encoding` only). A client sends `encoding`.
+        public var alsoAccepts: BodyEncoding?
         public var refreshToken: TokenLocation
         /// Set when the refresh carries the (possibly expired) access token too.
         public var accessToken: TokenLocation?
@@ -100,7 +112,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var renewedAccessToken: TokenLocation?
 
         enum CodingKeys: String, CodingKey {
-            case method, path, match, encoding, refreshToken = "refresh_token", accessToken = "access_token", accessTokenCopy = "access_token_copy"
+            case method, path, match, encoding, alsoAccepts = "also_accepts", refreshToken = "refresh_token", accessToken = "access_token", accessTokenCopy = "access_token_copy"
             case tokens, unrotatedRefreshToken = "unrotated_refresh_token", via, renewedAccessToken = "renewed_access_token"
         }
 
@@ -123,7 +135,8 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         }
 
         public init(
-            method: String, path: String, match: Match = Match(), encoding: BodyEncoding, refreshToken: TokenLocation, accessToken: TokenLocation?,
+            method: String, path: String, match: Match = Match(), encoding: BodyEncoding, alsoAccepts: BodyEncoding? = nil, refreshToken: TokenLocation,
+            accessToken: TokenLocation?,
             accessTokenCopy: TokenLocation? = nil, tokens: AnswerTemplate? = nil, unrotatedRefreshToken: UnrotatedRefreshToken? = nil,
             via: Via? = nil, renewedAccessToken: TokenLocation? = nil
         ) {
@@ -133,6 +146,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
             self.path = path
             self.match = match
             self.encoding = encoding
+            self.alsoAccepts = alsoAccepts
             self.refreshToken = refreshToken
             self.accessToken = accessToken
             self.accessTokenCopy = accessTokenCopy

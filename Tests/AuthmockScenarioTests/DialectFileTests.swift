@@ -120,6 +120,16 @@ struct DialectFileTests {
                     with: "  refresh_token: {header: X-Refresh-Token}\n  tokens: {body: {ok: true}}\n")
             }, line: 12,
             message: "refresh.tokens: the answer must say `{access_token}`"),
+        Broken(
+            name: "another encoding that is the endpoint's own",
+            edit: {
+                $0.replacingOccurrences(of: "  path: /v2/session/renew\n", with: "  path: /v2/session/renew\n  also_accepts: json\n")
+            }, line: 11,
+            message: "refresh.also_accepts: json is already the endpoint's encoding"),
+        Broken(
+            name: "a path segment that is a route parameter",
+            edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/:session") }, line: 10,
+            message: "must start with / and hold no query, wildcard or parameter"),
     ]
 
     /// The built-in dialects written as files (dialects/) are what the server

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import TestSupport
 import Testing
 
 /// docs/dialects.md's commands through the real binary, in an empty directory.
@@ -26,6 +27,35 @@ struct DialectBinaryTests {
 
         let misspelt = try runAuthmock(["run", "--driver", try referenceDriver(), "--profile", "simplejw"])
         #expect(misspelt.status == 2 && misspelt.stderr.contains("did you mean 'simplejwt'"), "\(misspelt)")
+    }
+
+    /// Every built-in dialect's banner: its "Sign in" and "Refresh" curl
+    /// lines, run by a shell as printed, sign in and refresh (a line that
+    /// left out what the endpoint's `match` asks for reached no endpoint).
+    @Test(arguments: ["auth0", "envelope", "firebase", "keycloak", "reissue", "renewal", "simplejwt", "supabase"])
+    func theBannersCurlLinesSignInAndRefresh(profile: String) throws {
+        let server = try ServingBinary(["--profile", profile])
+        defer { _ = server.interrupt() }
+        let lines = server.banner.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let signIn = try #require(lines.firstIndex(of: "Sign in:").map { lines[$0 + 1] }, "\(server.banner)")
+        let refresh = try #require(lines.firstIndex(of: "Refresh:").map { lines[$0 + 1] }, "\(server.banner)")
+        // The sign-in's answer holds both tokens somewhere: the access token
+        // is the first JWT, the refresh token the first value of a key that
+        // says "refresh".
+        let script = """
+            answer=$(\(signIn)) || exit 1
+            tokens=$(printf '%s' "$answer" | python3 -c 'import json, sys
+            def pairs(v):
+                if isinstance(v, dict): return [p for k, x in v.items() for p in ([(k, x)] if isinstance(x, str) else pairs(x))]
+                return []
+            found = pairs(json.load(sys.stdin))
+            print(next(x for k, x in found if x.count(".") == 2), next(x for k, x in found if "refresh" in k.lower()))')
+            ACCESS_TOKEN=${tokens% *}
+            REFRESH_TOKEN=${tokens#* }
+            \(refresh) -w '\\n%{http_code}'
+            """
+        let run = try runProcess("/bin/sh", ["-c", script])
+        #expect(run.status == 0 && run.stdout.hasSuffix("\n200"), "\(profile): \(run.stdout)\(run.stderr)\n\(server.banner)")
     }
 
     @Test func theDocsCommandsWorkAsPrinted() async throws {

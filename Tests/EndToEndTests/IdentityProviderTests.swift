@@ -64,7 +64,7 @@ struct IdentityProviderTests {
 
     /// The reference client passes every case that applies on each
     /// identity provider's built-in dialect.
-    @Test(arguments: ["simplejwt", "supabase", "keycloak", "auth0"])
+    @Test(arguments: ["simplejwt", "supabase", "keycloak", "auth0", "firebase"])
     func theReferenceClientPassesEveryCase(profile: String) throws {
         let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--profile", profile])
         #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")
@@ -78,8 +78,9 @@ struct IdentityProviderTests {
     /// keycloak: python-keycloak's token calls, and its connection class
     /// recognising a dead refresh token by the words it keys on; auth0:
     /// auth0-python's GetToken, rotation, and the 403 `invalid_grant`
-    /// refusals as its Auth0Error.
-    @Test(arguments: [("keycloak", "python-keycloak"), ("auth0", "auth0-python")])
+    /// refusals as its Auth0Error; firebase: firebasil pointed at authmock as
+    /// at the Auth emulator, its exact-field dataclasses and exceptions.
+    @Test(arguments: [("keycloak", "python-keycloak"), ("auth0", "auth0-python"), ("firebase", "firebasil")])
     func theVendorSDKRecognisesEveryAnswer(profile: String, sdk: String) throws {
         let server = try ServingBinary(["--profile", profile, "--log-level", "error"])
         defer { _ = server.interrupt() }

@@ -195,6 +195,97 @@ errors:
             [:]
         ),
         (
+            "firebase",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# Firebase Authentication: the Identity Toolkit and Secure Token REST APIs
+# under the Auth emulator's path layout (the API's host as the first path
+# segment), so an SDK switched to the emulator (`FIREBASE_AUTH_EMULATOR_HOST`,
+# `connectAuthEmulator`) reaches authmock unchanged; built into authmock as
+# this file (docs/profiles/firebase.md). Sign-in is `accounts:signInWithPassword`
+# (JSON); the ID token is renewed at the Secure Token API's `token`, which
+# takes a form (as the JS SDK sends it) or JSON (as the REST docs and
+# firebasil send it). Refresh tokens never rotate and never expire by time:
+# the same one comes back with every new ID token. Errors are Google API
+# errors, the Firebase code in `error.message`. The resources answer as
+# Cloud Firestore's REST API does (401 UNAUTHENTICATED for a bad ID token).
+dialect: firebase
+summary: "Firebase Auth (emulator paths): POST /securetoken.googleapis.com/v1/token {grant_type, refresh_token}; a dead refresh token answers 400 INVALID_REFRESH_TOKEN"
+sign_in:
+  path: /identitytoolkit.googleapis.com/v1/accounts:signInWithPassword
+  username: email
+tokens:
+  # What the emulator answers (firebase-tools' accounts.ts): no displayName,
+  # which firebasil's exact dataclasses would refuse.
+  body:
+    kind: identitytoolkit#VerifyPasswordResponse
+    registered: true
+    localId: "{user}"
+    email: "{user}"
+    idToken: "{access_token}"
+    refreshToken: "{refresh_token}"
+    expiresIn: "{expires_in:string}"
+refresh:
+  path: /securetoken.googleapis.com/v1/token
+  encoding: form
+  also_accepts: json
+  match: {body: {grant_type: refresh_token}}
+  refresh_token: {field: refresh_token}
+  unrotated_refresh_token: repeated
+  tokens:
+    body:
+      access_token: "{access_token}"
+      expires_in: "{expires_in:string}"
+      token_type: Bearer
+      refresh_token: "{refresh_token}"
+      id_token: "{access_token}"
+      user_id: "{user}"
+      project_id: authmock
+settings:
+  # An ID token lives an hour; a refresh token until the user is disabled,
+  # deleted or changes password (here: a year).
+  access_ttl: 3600
+  refresh_ttl: 31536000
+  rotate_refresh: false
+errors:
+  # google.rpc.Status as the REST APIs write it; `{code}` is the status name.
+  body: {error: {code: "{status}", message: "{message}", errors: [{message: "{message}", domain: global, reason: invalid}], status: "{code}"}}
+  answers:
+    bad_request: {status: 400, code: INVALID_ARGUMENT, message: INVALID_ARGUMENT, when: "a body the API cannot use"}
+    body_malformed: {status: 400, code: INVALID_ARGUMENT, message: Invalid JSON payload received., when: "a body that does not parse"}
+    wrong_credentials:
+      {status: 400, code: INVALID_ARGUMENT, message: INVALID_LOGIN_CREDENTIALS, detail: "", when: "sign-in with an email and password that match no user (email enumeration protection on, the default since 2023)"}
+    refresh_refused: &securetoken
+      status: 400
+      code: INVALID_ARGUMENT
+      message: INVALID_REFRESH_TOKEN
+      detail: ""
+      when: "a refresh token the API never issued"
+    refresh_token_expired:
+      {<<: *securetoken, message: TOKEN_EXPIRED, when: "the user's credential is no longer valid (here: past `refresh_ttl`): sign in again"}
+    refresh_token_revoked:
+      {<<: *securetoken, message: TOKEN_EXPIRED, when: "revoked (the password changed, tokens revoked): sign in again"}
+    # Cloud Firestore's REST API, which checks the ID token.
+    access_refused: &firestore
+      status: 401
+      code: UNAUTHENTICATED
+      message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
+      detail: ""
+      headers: {WWW-Authenticate: 'Bearer realm="https://accounts.google.com/", error="invalid_token"'}
+      body: {error: {code: "{status}", message: "{message}", status: "{code}"}}
+      when: "a malformed, forged, `alg: none`, other audience, expired or not yet valid ID token: refresh and retry"
+    access_token_missing:
+      {<<: *firestore, status: 403, code: PERMISSION_DENIED, message: Missing or insufficient permissions., headers: {}, when: "no ID token, where the security rules need a signed-in user"}
+    insufficient_scope:
+      {<<: *firestore, status: 403, code: PERMISSION_DENIED, message: Missing or insufficient permissions., headers: {}, when: "the security rules deny this user"}
+
+"""##,
+            ##"""
+{"dialect":"firebase","errors":{"answers":{"access_refused":{"body":{"error":{"code":"{status}","message":"{message}","status":"{code}"}},"code":"UNAUTHENTICATED","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"https://accounts.google.com/\", error=\"invalid_token\""},"message":"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.","status":401,"when":"a malformed, forged, `alg: none`, other audience, expired or not yet valid ID token: refresh and retry"},"access_token_missing":{"body":{"error":{"code":"{status}","message":"{message}","status":"{code}"}},"code":"PERMISSION_DENIED","detail":"","headers":{},"message":"Missing or insufficient permissions.","status":403,"when":"no ID token, where the security rules need a signed-in user"},"bad_request":{"code":"INVALID_ARGUMENT","headers":{},"message":"INVALID_ARGUMENT","status":400,"when":"a body the API cannot use"},"body_malformed":{"code":"INVALID_ARGUMENT","headers":{},"message":"Invalid JSON payload received.","status":400,"when":"a body that does not parse"},"insufficient_scope":{"body":{"error":{"code":"{status}","message":"{message}","status":"{code}"}},"code":"PERMISSION_DENIED","detail":"","headers":{},"message":"Missing or insufficient permissions.","status":403,"when":"the security rules deny this user"},"refresh_refused":{"code":"INVALID_ARGUMENT","detail":"","headers":{},"message":"INVALID_REFRESH_TOKEN","status":400,"when":"a refresh token the API never issued"},"refresh_token_expired":{"code":"INVALID_ARGUMENT","detail":"","headers":{},"message":"TOKEN_EXPIRED","status":400,"when":"the user's credential is no longer valid (here: past `refresh_ttl`): sign in again"},"refresh_token_revoked":{"code":"INVALID_ARGUMENT","detail":"","headers":{},"message":"TOKEN_EXPIRED","status":400,"when":"revoked (the password changed, tokens revoked): sign in again"},"wrong_credentials":{"code":"INVALID_ARGUMENT","detail":"","headers":{},"message":"INVALID_LOGIN_CREDENTIALS","status":400,"when":"sign-in with an email and password that match no user (email enumeration protection on, the default since 2023)"}},"body":{"error":{"code":"{status}","errors":[{"domain":"global","message":"{message}","reason":"invalid"}],"message":"{message}","status":"{code}"}}},"refresh":{"also_accepts":"json","encoding":"form","match":{"body":{"grant_type":"refresh_token"},"headers":{},"query":{}},"method":"POST","path":"/securetoken.googleapis.com/v1/token","refresh_token":{"field":"refresh_token"},"tokens":{"body":{"access_token":"{access_token}","expires_in":"{expires_in:string}","id_token":"{access_token}","project_id":"authmock","refresh_token":"{refresh_token}","token_type":"Bearer","user_id":"{user}"},"headers":{},"status":200},"unrotated_refresh_token":"repeated"},"sign_in":{"encoding":"json","match":{"body":{},"headers":{},"query":{}},"method":"POST","password":"password","path":"/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword","username":"email"},"summary":"Firebase Auth (emulator paths): POST /securetoken.googleapis.com/v1/token {grant_type, refresh_token}; a dead refresh token answers 400 INVALID_REFRESH_TOKEN","tokens":{"body":{"email":"{user}","expiresIn":"{expires_in:string}","idToken":"{access_token}","kind":"identitytoolkit#VerifyPasswordResponse","localId":"{user}","refreshToken":"{refresh_token}","registered":true},"headers":{},"status":200}}
+"""##,
+            ["access_ttl": "3600", "refresh_ttl": "31536000", "rotate_refresh": "false"]
+        ),
+        (
             "header-rotation",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json

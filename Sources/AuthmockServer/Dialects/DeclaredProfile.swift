@@ -58,16 +58,30 @@ public struct DeclaredProfile: Profile {
         var method: HTTPRequest.Method
         var path: String
         var encoding: DialectDescription.BodyEncoding
+        var alsoAccepts: DialectDescription.BodyEncoding?
         var match: DialectDescription.Match
         var matchHeaders: [(name: HTTPField.Name, value: String)]
 
-        init(kind: RouteKind, method: String, path: String, encoding: DialectDescription.BodyEncoding, match: DialectDescription.Match) {
+        init(
+            kind: RouteKind, method: String, path: String, encoding: DialectDescription.BodyEncoding,
+            alsoAccepts: DialectDescription.BodyEncoding? = nil, match: DialectDescription.Match
+        ) {
             self.kind = kind
             self.method = HTTPRequest.Method(method) ?? .post
             self.path = path
             self.encoding = encoding
+            self.alsoAccepts = alsoAccepts
             self.match = match
             matchHeaders = match.headers.sorted { $0.key < $1.key }.compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }
+        }
+
+        /// The encoding a request's body is read in: `also_accepts` when its
+        /// `Content-Type` names that one, else the endpoint's own.
+        func encoding(of headers: HTTPFields) -> DialectDescription.BodyEncoding {
+            guard let alsoAccepts, let type = headers[.contentType]?.lowercased() else { return encoding }
+            let named: DialectDescription.BodyEncoding? =
+                type.hasPrefix("application/x-www-form-urlencoded") ? .form : type.hasPrefix("application/json") ? .json : nil
+            return named == alsoAccepts ? alsoAccepts : encoding
         }
 
         /// Whether a request on this endpoint's method and path carries what its `match` asks for.
@@ -86,9 +100,9 @@ public struct DeclaredProfile: Profile {
         self.description = description
         refreshFailureStatus = options.refreshFailureStatus
         let signIn = description.signIn
-        self.signIn = Endpoint(kind: .login, method: signIn.method, path: signIn.path, encoding: signIn.encoding, match: signIn.match)
+        self.signIn = Endpoint(kind: .login, method: signIn.method, path: signIn.path, encoding: signIn.encoding, alsoAccepts: signIn.alsoAccepts, match: signIn.match)
         let refresh = description.refresh
-        self.refresh = Endpoint(kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, match: refresh.match)
+        self.refresh = Endpoint(kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, alsoAccepts: refresh.alsoAccepts, match: refresh.match)
         endpoints = refresh.onResources ? [self.signIn] : [self.signIn, self.refresh]
         resourceRefresh = ResourceRefresh(refresh, options: options)
         signInAnswer = SuccessAnswer(description.tokens)
@@ -271,7 +285,7 @@ public struct DeclaredProfile: Profile {
         var onEndpointPath = false
         for endpoint in endpoints where method == endpoint.method && path == endpoint.path {
             onEndpointPath = true
-            let parsed = Self.parse(body, endpoint.encoding)
+            let parsed = Self.parse(body, endpoint.encoding(of: headers))
             guard endpoint.selects(query: query, headers: headers, body: parsed) else { continue }
             guard endpoint.kind == .refresh else { return .init(kind: .login, body: parsed) }
             let location = description.refresh.refreshToken
@@ -411,15 +425,17 @@ public struct DeclaredProfile: Profile {
     private static func curl(
         _ endpoint: Endpoint, fields: [(String, String)], headers: [String], query: [(String, String)] = [], baseURL: String
     ) -> String {
+        // What its `match` asks for comes first: without it the request is not this endpoint's.
+        let fields = endpoint.match.body.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + fields
         var parts = ["curl -s"]
         if endpoint.method != .post || fields.isEmpty { parts.append("-X \(endpoint.method.rawValue)") }
-        parts += headers
+        parts += endpoint.matchHeaders.map { "-H '\($0.name): \($0.value)'" } + headers
         switch endpoint.encoding {
         case .form:
             parts += fields.map { "-d \($0.0)=\($0.1)" }
         case .json:
             let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let json = String(decoding: (try? encoder.encode(JSONValue.nested(fields))) ?? Data(), as: UTF8.self)
             parts.append("-H 'Content-Type: application/json'")
             parts.append("-d \"\(json.replacingOccurrences(of: "\"", with: "\\\""))\"")
