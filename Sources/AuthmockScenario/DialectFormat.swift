@@ -45,7 +45,8 @@ public enum DialectFormat {
                     "encoding", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)), "the request body: json (default) or form"),
                 Field(
                     "also_accepts", .string(oneOf: DialectDescription.BodyEncoding.allCases.map(\.rawValue)),
-                    "another body the server reads too, told apart by `Content-Type` (Google's token endpoint takes a form or JSON); clients send `encoding`"),
+                    "another body the server reads too, told apart by `Content-Type` (Google's token endpoint takes a form or JSON); clients send `encoding`"
+                ),
             ] + extra)
     }
 

@@ -113,7 +113,8 @@ private struct DialectBuilder {
         let signInEndpoint = try endpoint(signInValue, "sign_in")
         let signIn = DialectDescription.SignIn(
             method: signInEndpoint.method, path: signInEndpoint.path, match: signInEndpoint.match, encoding: signInEndpoint.encoding,
-            alsoAccepts: signInEndpoint.alsoAccepts, username: signInObject["username"]?.string ?? "username", password: signInObject["password"]?.string ?? "password")
+            alsoAccepts: signInEndpoint.alsoAccepts, username: signInObject["username"]?.string ?? "username",
+            password: signInObject["password"]?.string ?? "password")
         for key in ["username", "password"] {
             if let field = signInObject[key], signIn.encoding == .form, field.string?.contains(".") == true {
                 checker.found.add(checker.error(at: field.mark, "sign_in.\(key): a form has no nested fields; '\(field.string ?? "")' names one"))
@@ -146,7 +147,8 @@ private struct DialectBuilder {
         }
         let refresh = DialectDescription.Refresh(
             method: refreshEndpoint.method, path: refreshEndpoint.path, match: refreshEndpoint.match, encoding: refreshEndpoint.encoding,
-            alsoAccepts: refreshEndpoint.alsoAccepts, refreshToken: try location(
+            alsoAccepts: refreshEndpoint.alsoAccepts,
+            refreshToken: try location(
                 try refreshObject.required("refresh_token", checker, at: refreshValue.mark), "refresh.refresh_token",
                 encoding: refreshEndpoint.encoding),
             accessToken: accessToken, accessTokenCopy: accessTokenCopy,
@@ -256,7 +258,9 @@ private struct DialectBuilder {
         let o = try value.object(checker, what)
         let pathValue = try o.required("path", checker, at: value.mark)
         let path = try pathValue.string(checker, "\(what).path")
-        if !path.hasPrefix("/") || path.contains("?") || path.contains("*") || path.split(separator: "/").contains(where: { $0.hasPrefix(":") }) || path.contains("{") {
+        if !path.hasPrefix("/") || path.contains("?") || path.contains("*") || path.split(separator: "/").contains(where: { $0.hasPrefix(":") })
+            || path.contains("{")
+        {
             checker.found.add(checker.error(at: pathValue.mark, "\(what).path: '\(path)' must start with / and hold no query, wildcard or parameter"))
         } else if Self.isShared(path) {
             checker.found.add(

@@ -112,7 +112,8 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var renewedAccessToken: TokenLocation?
 
         enum CodingKeys: String, CodingKey {
-            case method, path, match, encoding, alsoAccepts = "also_accepts", refreshToken = "refresh_token", accessToken = "access_token", accessTokenCopy = "access_token_copy"
+            case method, path, match, encoding, alsoAccepts = "also_accepts", refreshToken = "refresh_token", accessToken = "access_token",
+                accessTokenCopy = "access_token_copy"
             case tokens, unrotatedRefreshToken = "unrotated_refresh_token", via, renewedAccessToken = "renewed_access_token"
         }
 
@@ -135,7 +136,8 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         }
 
         public init(
-            method: String, path: String, match: Match = Match(), encoding: BodyEncoding, alsoAccepts: BodyEncoding? = nil, refreshToken: TokenLocation,
+            method: String, path: String, match: Match = Match(), encoding: BodyEncoding, alsoAccepts: BodyEncoding? = nil,
+            refreshToken: TokenLocation,
             accessToken: TokenLocation?,
             accessTokenCopy: TokenLocation? = nil, tokens: AnswerTemplate? = nil, unrotatedRefreshToken: UnrotatedRefreshToken? = nil,
             via: Via? = nil, renewedAccessToken: TokenLocation? = nil

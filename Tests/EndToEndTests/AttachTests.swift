@@ -176,7 +176,8 @@ import Testing
                 try runAuthmock([
                     "run", "--attach", "--attach-timeout", "60", "--profile", "oauth2", "--assets", axios,
                     "--expected-failures", Self.root.appendingPathComponent("drivers/browser/expected-failures-\(recipe).yaml").path,
-                    "--launch", "\(chromium) --headless=new --no-sandbox --disable-gpu --user-data-dir=$(mktemp -d) {page}\(recipe).html?connections=4",
+                    "--launch",
+                    "\(chromium) --headless=new --no-sandbox --disable-gpu --user-data-dir=$(mktemp -d) {page}\(recipe).html?connections=4",
                 ])
             }
             runs.withLock { $0[recipe] = result }

@@ -100,9 +100,12 @@ public struct DeclaredProfile: Profile {
         self.description = description
         refreshFailureStatus = options.refreshFailureStatus
         let signIn = description.signIn
-        self.signIn = Endpoint(kind: .login, method: signIn.method, path: signIn.path, encoding: signIn.encoding, alsoAccepts: signIn.alsoAccepts, match: signIn.match)
+        self.signIn = Endpoint(
+            kind: .login, method: signIn.method, path: signIn.path, encoding: signIn.encoding, alsoAccepts: signIn.alsoAccepts, match: signIn.match)
         let refresh = description.refresh
-        self.refresh = Endpoint(kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, alsoAccepts: refresh.alsoAccepts, match: refresh.match)
+        self.refresh = Endpoint(
+            kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, alsoAccepts: refresh.alsoAccepts,
+            match: refresh.match)
         endpoints = refresh.onResources ? [self.signIn] : [self.signIn, self.refresh]
         resourceRefresh = ResourceRefresh(refresh, options: options)
         signInAnswer = SuccessAnswer(description.tokens)
