@@ -49,6 +49,12 @@ struct Symptoms {
             && !observation.refreshes.contains(where: Observation.refusesRefreshToken)
     }
 
+    /// A request of a call that had a body reached the server: without one,
+    /// a failed body check says nothing of what a retry sent.
+    var aBodyReachedTheServer: Bool {
+        observation.calls.contains { $0.spec.body != nil && !observation.attempts(of: $0.call).isEmpty }
+    }
+
     func superfluous(_ reason: String) -> Bool {
         refreshes.contains { $0.kind == .superfluous && $0.reason.contains(reason) }
     }
@@ -114,7 +120,11 @@ enum Causes {
         Entry(
             cause: Cause(id: "retry-loses-request", title: "a retry loses what the application sent (its headers or body)"),
             explains: ["app_headers", "bodies_intact", "same_body_on_retry", "every_attempt"],
-            shows: { !$0.failed.isDisjoint(with: ["app_headers", "bodies_intact", "same_body_on_retry", "every_attempt"]) }),
+            shows: { symptoms in
+                let lost = symptoms.failed.intersection(["app_headers", "bodies_intact", "same_body_on_retry", "every_attempt"])
+                // A body never sent (the client failed before it) is not a body a retry lost.
+                return !lost.isEmpty && (lost != ["bodies_intact"] || symptoms.aBodyReachedTheServer)
+            }),
         Entry(
             cause: Cause(id: "ignores-retry-after", title: "retries before Retry-After"),
             explains: ["retry_after"],

@@ -38,6 +38,20 @@ struct CausesTests {
         #expect(causes.map(\.id) == ["no-single-flight"])
     }
 
+    /// A POST whose client failed before sending anything (its refresh broke
+    /// inside the library): the body check fails for want of a request, and
+    /// that is not a retry that lost the body (Net::OAuth2 on 7.1-clock).
+    @Test func aBodyNeverSentIsNotARetryThatLostIt() {
+        var t = EvaluatorTests.signedIn()
+        t.call("c1", sent: 0.4, answered: 0.5, outcome: "transport_error", status: nil)
+        t.calls[0].spec = CallSpec(method: "POST", path: "/api/notes", headers: [:], body: "{\"note\": 1}")
+        let causes = Causes.diagnose(t.observation, failed: Self.failed("refreshes", "outcomes", "bodies_intact"))
+        #expect(!causes.map(\.id).contains("retry-loses-request"), "\(causes)")
+        // Sent and changed on the way, it is.
+        t.add(0.45, .resource, path: "/api/notes", call: "c1", access: "A1", status: 200, body: "")
+        #expect(Causes.diagnose(t.observation, failed: Self.failed("bodies_intact")).map(\.id) == ["retry-loses-request"])
+    }
+
     @Test func aFailureNoCauseExplainsIsGroupedByItsExpectation() {
         let t = EvaluatorTests.signedIn()
         #expect(Causes.diagnose(t.observation, failed: Self.failed("expired_token_uses")).map(\.id) == ["expectation:expired_token_uses"])
