@@ -10,12 +10,10 @@
 // throws, which the app turns into "sign in again". got's defaults stay
 // (its retry of GETs on 5xx and 429, HTTP errors as exceptions).
 "use strict";
-const readline = require("readline");
+const path = require("path");
+const stdio = require(path.join(__dirname, "..", "node-common", "stdio.js"));
 
-// Debian installs Node modules in /usr/share/nodejs; a Node.js that is not
-// Debian's does not look there, for got's own dependencies either.
-process.env.NODE_PATH = ["/usr/share/nodejs", process.env.NODE_PATH].filter(Boolean).join(":");
-require("module").Module._initPaths();
+stdio.useDebianModules();
 const got = require("got");
 const version = require("got/package.json").version;
 
@@ -84,33 +82,4 @@ function makeClient(hello) {
   };
 }
 
-const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
-const inFlight = new Set();
-let client = null;
-const lines = readline.createInterface({ input: process.stdin });
-lines.on("line", async (line) => {
-  let message;
-  try {
-    message = JSON.parse(line);
-  } catch {
-    return; // the runner only sends JSON; nothing to answer
-  }
-  const { id, op } = message;
-  if (op === "hello") {
-    client = makeClient(message);
-    send({ id, ok: true, driver: "node-got", version: `${version} (Debian)`, profiles: ["oauth2"], capabilities: ["url"] });
-  } else if ((op === "login" || op === "request") && client) {
-    const work = (op === "login" ? client.login(message.username, message.password) : client.request(message))
-      .catch((error) => ({ outcome: "transport_error", message: String(error) }))
-      .then((result) => send({ id, ok: result.outcome === "ok", ...result }));
-    inFlight.add(work);
-    work.finally(() => inFlight.delete(work));
-  } else if (op === "shutdown") {
-    await Promise.allSettled([...inFlight]);
-    send({ id, ok: true });
-    lines.close();
-    process.exit(0);
-  } else {
-    send({ id, ok: false, outcome: "unsupported", message: `${op} is not supported` });
-  }
-});
+stdio.serve({ name: "node-got", version: `${version} (Debian)`, profiles: ["oauth2"], capabilities: ["url"], makeClient });

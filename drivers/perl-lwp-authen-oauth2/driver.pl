@@ -10,25 +10,16 @@
 # invalid_token 401 is the module's own (LWP::Authen::OAuth2::AccessToken).
 use strict;
 use warnings;
-use Fcntl qw(:flock);
-use File::Temp;
+use FindBin;
+use lib "$FindBin::Bin/../perl-common";
+use AuthmockDriver;
 use HTTP::Request;
 use JSON::PP;
 use LWP::Authen::OAuth2;
-use POSIX ();
 
-my $json = JSON::PP->new->utf8->canonical;
-my $dir = File::Temp->newdir;    # the application's token store and the stdout lock
-my $store = "$dir/token_string";
+my $driver = AuthmockDriver->new;
+my $store = $driver->dir . "/token_string";    # the application's token store
 my $hello;
-
-sub send_line {
-    my ($message) = @_;
-    open my $lock, '>>', "$dir/stdout.lock" or die "lock: $!";
-    flock $lock, LOCK_EX;
-    syswrite STDOUT, $json->encode($message) . "\n";
-    close $lock;
-}
 
 sub saved_token_string {
     open my $in, '<', $store or return undef;
@@ -71,7 +62,8 @@ sub refused {
 }
 
 sub work {
-    my ($message) = @_;
+    my $message;
+    ($message, $hello) = @_;
     my $client = oauth2();
     if ($message->{op} eq 'login') {
         eval { $client->request_tokens(grant_type => 'password', username => $message->{username}, password => $message->{password}); 1 }
@@ -81,31 +73,7 @@ sub work {
     my $url = $message->{url} // "$hello->{baseURL}$message->{path}";
     my $request = HTTP::Request->new($message->{method}, $url, [%{ $message->{headers} // {} }], $message->{body});
     my $response = eval { $client->request($request) } or return refused("$@");
-    # LWP answers a connection failure with its own 500.
-    return { outcome => 'transport_error', message => $response->status_line }
-      if ($response->header('Client-Warning') // '') eq 'Internal response';
-    return { outcome => $response->is_success ? 'ok' : 'http_error', status => $response->code, body => $response->decoded_content };
+    return AuthmockDriver::lwp_outcome($response);
 }
 
-while (my $line = <STDIN>) {
-    my $message = eval { decode_json($line) } or next;
-    my ($id, $op) = ($message->{id}, $message->{op} // '');
-    1 while waitpid(-1, POSIX::WNOHANG()) > 0;
-    if ($op eq 'hello') {
-        $hello = $message;
-        send_line({ id => $id, ok => JSON::PP::true, driver => 'perl-lwp-authen-oauth2', version => "$LWP::Authen::OAuth2::VERSION (Debian)",
-                    profiles => ['oauth2'], capabilities => ['url'] });
-    } elsif ($op eq 'login' || $op eq 'request') {
-        defined(my $pid = fork) or die "fork: $!";
-        next if $pid;
-        my $result = eval { work($message) } // { outcome => 'transport_error', message => "$@" };
-        send_line({ id => $id, ok => ($result->{outcome} eq 'ok' ? JSON::PP::true : JSON::PP::false), %$result });
-        POSIX::_exit(0);    # not exit: the worker must not remove the parent's temporary directory
-    } elsif ($op eq 'shutdown') {
-        1 while wait() != -1;
-        send_line({ id => $id, ok => JSON::PP::true });
-        last;
-    } else {
-        send_line({ id => $id, ok => JSON::PP::false, outcome => 'unsupported', message => "unknown op $op" });
-    }
-}
+$driver->serve('perl-lwp-authen-oauth2', "$LWP::Authen::OAuth2::VERSION (Debian)", \&work);

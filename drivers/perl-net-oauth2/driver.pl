@@ -11,25 +11,16 @@
 # never looks at a 401.
 use strict;
 use warnings;
-use Fcntl qw(:flock);
-use File::Temp;
+use FindBin;
+use lib "$FindBin::Bin/../perl-common";
+use AuthmockDriver;
 use JSON::PP;
 use Net::OAuth2::AccessToken;
 use Net::OAuth2::Profile::Password;
-use POSIX ();
 
-my $json = JSON::PP->new->utf8->canonical;
-my $dir = File::Temp->newdir;    # the application's session store and the stdout lock
-my $store = "$dir/session";
+my $driver = AuthmockDriver->new;
+my $store = $driver->dir . "/session";    # the application's session store
 my $hello;
-
-sub send_line {
-    my ($message) = @_;
-    open my $lock, '>>', "$dir/stdout.lock" or die "lock: $!";
-    flock $lock, LOCK_EX;
-    syswrite STDOUT, $json->encode($message) . "\n";
-    close $lock;
-}
 
 sub profile {
     return Net::OAuth2::Profile::Password->new(
@@ -53,7 +44,8 @@ sub saved_token {
 }
 
 sub work {
-    my ($message) = @_;
+    my $message;
+    ($message, $hello) = @_;
     if ($message->{op} eq 'login') {
         my $token = eval { profile()->get_access_token(username => $message->{username}, password => $message->{password}) }
           or return { outcome => 'http_error', message => "$@" };
@@ -71,31 +63,7 @@ sub work {
         return { outcome => 'transport_error', message => $error };
     }
     save_session($token) if $token->changed;
-    # LWP answers a connection failure with its own 500.
-    return { outcome => 'transport_error', message => $response->status_line }
-      if ($response->header('Client-Warning') // '') eq 'Internal response';
-    return { outcome => $response->is_success ? 'ok' : 'http_error', status => $response->code, body => $response->decoded_content };
+    return AuthmockDriver::lwp_outcome($response);
 }
 
-while (my $line = <STDIN>) {
-    my $message = eval { decode_json($line) } or next;
-    my ($id, $op) = ($message->{id}, $message->{op} // '');
-    1 while waitpid(-1, POSIX::WNOHANG()) > 0;
-    if ($op eq 'hello') {
-        $hello = $message;
-        send_line({ id => $id, ok => JSON::PP::true, driver => 'perl-net-oauth2', version => "$Net::OAuth2::AccessToken::VERSION (Debian)",
-                    profiles => ['oauth2'], capabilities => ['url'] });
-    } elsif ($op eq 'login' || $op eq 'request') {
-        defined(my $pid = fork) or die "fork: $!";
-        next if $pid;
-        my $result = eval { work($message) } // { outcome => 'transport_error', message => "$@" };
-        send_line({ id => $id, ok => ($result->{outcome} eq 'ok' ? JSON::PP::true : JSON::PP::false), %$result });
-        POSIX::_exit(0);    # not exit: the worker must not remove the parent's temporary directory
-    } elsif ($op eq 'shutdown') {
-        1 while wait() != -1;
-        send_line({ id => $id, ok => JSON::PP::true });
-        last;
-    } else {
-        send_line({ id => $id, ok => JSON::PP::false, outcome => 'unsupported', message => "unknown op $op" });
-    }
-}
+$driver->serve('perl-net-oauth2', "$Net::OAuth2::AccessToken::VERSION (Debian)", \&work);
