@@ -49,6 +49,12 @@ struct Symptoms {
             && !observation.refreshes.contains(where: Observation.refusesRefreshToken)
     }
 
+    /// A call ended in the client's own error, and no refresh request was
+    /// ever sent: the renewal broke inside the library.
+    var failedWithoutRefreshing: Bool {
+        observation.refreshes.isEmpty && observation.calls.contains { $0.outcome == OutcomeKind.transportError.rawValue }
+    }
+
     /// A request of a call that had a body reached the server: without one,
     /// a failed body check says nothing of what a retry sent.
     var aBodyReachedTheServer: Bool {
@@ -93,6 +99,13 @@ enum Causes {
                 $0.refusalWithoutRefresh
                     && !$0.failed.isDisjoint(with: ["refreshes", "outcomes", "retried_with_new_token", "mutations_per_call", "wait_for"])
             }),
+        Entry(
+            cause: Cause(
+                id: "refresh-fails-in-client",
+                title: "fails inside the client when the token needs renewing: no refresh request is sent, calls end in an error"
+            ),
+            explains: ["refreshes", "outcomes", "wait_for", "bodies_intact", "retried_with_new_token", "attempts_per_call"],
+            shows: { $0.failedWithoutRefreshing && !$0.failed.isDisjoint(with: ["refreshes", "wait_for"]) }),
         Entry(
             cause: Cause(id: "refresh-after-refusal", title: "refreshes again after the server refused the refresh token"),
             explains: ["superfluous_refreshes", "refreshes", "max_requests", "attempts_per_call"],

@@ -52,6 +52,18 @@ struct CausesTests {
         #expect(Causes.diagnose(t.observation, failed: Self.failed("bodies_intact")).map(\.id) == ["retry-loses-request"])
     }
 
+    /// A library whose renewal throws before sending anything (Net::OAuth2's
+    /// password profile): no refresh request, every call an error.
+    @Test func aRenewalThatBreaksInTheClientIsNamed() {
+        var t = EvaluatorTests.signedIn(lifetime: 2)
+        t.advanced = 3
+        t.call("c1", sent: 3.1, answered: 3.2, outcome: "transport_error", status: nil)
+        #expect(Causes.diagnose(t.observation, failed: Self.failed("refreshes", "outcomes")).map(\.id) == ["refresh-fails-in-client"])
+        // A client that refreshed and then failed is not this cause.
+        t.add(3.15, .refresh, path: "/oauth/token", refresh: "r1", status: 503)
+        #expect(!Causes.diagnose(t.observation, failed: Self.failed("refreshes", "outcomes")).map(\.id).contains("refresh-fails-in-client"))
+    }
+
     @Test func aFailureNoCauseExplainsIsGroupedByItsExpectation() {
         let t = EvaluatorTests.signedIn()
         #expect(Causes.diagnose(t.observation, failed: Self.failed("expired_token_uses")).map(\.id) == ["expectation:expired_token_uses"])
