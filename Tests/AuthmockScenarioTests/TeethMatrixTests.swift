@@ -27,9 +27,9 @@ import Testing
     /// client at a time at 96 case runs (on two cores, 5 minutes; 7 at 48).
     /// Two clients at once at 48 each made case 1.1.100 catch
     /// `no-late-401-check` now and then under CI's load (a 401 read after the
-    /// refresh); one client at 96, with two busy loops beside it, kept every
-    /// cell in four runs of four. The runner starts the longest waits first,
-    /// so what is left at a client's end is short.
+    /// refresh); one client at 96 kept every cell in four local runs of four
+    /// but not in CI once (see `jobs`). The runner starts the longest waits
+    /// first, so what is left at a client's end is short.
     @Test func theMatrixHolds() async throws {
         let matrix = try TeethMatrix.load(path: Self.matrixPath)
         let cases = try builtInCases()
@@ -38,12 +38,21 @@ import Testing
         var differences: [String] = []
         for fault in [nil] + matrix.faults.map(\.name) {
             let command = fault.map { "\(driver) --fault \($0)" } ?? driver
-            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: 96))
+            let jobs = Self.jobs[fault ?? ""] ?? 96
+            let results = await ScenarioRunner.run(cases, options: RunOptions(driver: command, jobs: jobs))
             differences += matrix.differences(fault: fault, results: results)
         }
         for difference in differences { Issue.record("teeth matrix cell differs: \(difference)") }
         print("teeth matrix: \(matrix.faults.count + 1) clients x \(cases.count) case runs in \(ContinuousClock.now - started)")
     }
+
+    /// Clients run at fewer case runs at once than 96. `no-late-401-check`
+    /// acts on a 401 read after the refresh, and in 1.1.100 (a hundred 401s
+    /// at once) one is read that late only when the machine is loaded: at 96
+    /// it was caught there once in CI (stop 51), where its cell says PASS.
+    /// 1.2 is the case that catches it by design; at 32 the load stays
+    /// below what made 1.1.100 catch it too.
+    static let jobs = ["no-late-401-check": 32]
 
     @Test func casesPageIsCurrent() throws {
         let scenarios = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path]).flatMap {
