@@ -127,3 +127,8 @@ func freePort() throws -> Int {
 
 /// The checkout's root: scenarios/, drivers/, scripts/.
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The built-in dialects written as files: the names of dialects/NAME.yaml, sorted.
+let builtInDialectFiles: [String] =
+    ((try? FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("dialects").path)) ?? [])
+    .filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()

@@ -7,11 +7,6 @@ import Testing
 
 /// docs/dialects.md's commands through the real binary, in an empty directory.
 struct DialectBinaryTests {
-    /// The built-in dialects written as files (dialects/NAME.yaml).
-    static let dialectFiles: [String] =
-        ((try? FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("dialects").path)) ?? [])
-        .filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
-
     /// A built-in dialect written only as a file (dialects/simplejwt.yaml,
     /// named in no Swift) is a profile like the others: `serve --profile`
     /// applies its settings, `run --profile` runs the cases that apply to it
@@ -38,7 +33,7 @@ struct DialectBinaryTests {
     /// lines, run by a shell as printed, sign in and refresh (a line that
     /// left out what the endpoint's `match` asks for reached no endpoint).
     /// (header-rotation has no refresh endpoint: its banner shows a resource request instead.)
-    @Test(arguments: Self.dialectFiles.filter { $0 != "header-rotation" })
+    @Test(arguments: builtInDialectFiles.filter { $0 != "header-rotation" })
     func theBannersCurlLinesSignInAndRefresh(profile: String) throws {
         let server = try ServingBinary(["--profile", profile])
         defer { _ = server.interrupt() }

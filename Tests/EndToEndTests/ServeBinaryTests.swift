@@ -129,8 +129,7 @@ import Testing
         #expect(profile.status == 2)
         // The five the protocol names, then every other file in dialects/ by name.
         let five = ["oauth2", "envelope", "reissue", "renewal", "header-rotation"]
-        let files = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("dialects").path)
-            .filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.filter { !five.contains($0) }.sorted()
+        let files = builtInDialectFiles.filter { !five.contains($0) }
         #expect(
             profile.stderr.contains("--profile must be one of \((five + files).joined(separator: ", ")), got 'nope'"),
             "\(profile.stderr)")
