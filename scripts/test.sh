@@ -44,12 +44,13 @@ command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 
 # What the drivers in drivers/ need (their driver.yaml: Debian and PyPI
 # packages), and what the tests need from PyPI: an independent JSON Schema
 # validator for the scenario schema, schemathesis for the OpenAPI contract,
-# the real SimpleJWT server the simplejwt dialect is compared with, and
+# the real SimpleJWT server the simplejwt dialect is compared with, the
+# django-oauth-toolkit server whose token policy passport's is compared with, and
 # python-keycloak, auth0-python and firebasil, the SDKs the keycloak, auth0
 # and firebase dialects are checked with.
 read -r -a driver_apt <<< "$(python3 scripts/drivers.py debian)"
 apt_install "${driver_apt[@]}"
-read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc schemathesis django djangorestframework djangorestframework-simplejwt python-keycloak auth0-python firebasil)"
+read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc schemathesis django djangorestframework djangorestframework-simplejwt django-oauth-toolkit python-keycloak auth0-python firebasil)"
 pip_install "${need_pip[@]}"
 
 # Formatting (.swift-format): the toolchain's swift-format, strict, before anything is built.

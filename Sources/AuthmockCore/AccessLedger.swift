@@ -171,8 +171,10 @@ extension TokenState {
 
     /// Applies `change` to the kept records `selector` names and, for a
     /// selector of whole logins, to their tokens no record is kept of
-    /// (`cutoff`, up to the latest token issued); returns how many records changed.
-    mutating func changeAccess(_ selector: TokenSelector, cutoff: AccessCutoff, now: Date, _ change: (inout AccessRecord) -> Bool) -> Int {
+    /// (`cutoff`, up to the latest token issued or `upTo`); returns how many records changed.
+    mutating func changeAccess(
+        _ selector: TokenSelector, cutoff: AccessCutoff, upTo: UInt64? = nil, now: Date, _ change: (inout AccessRecord) -> Bool
+    ) -> Int {
         let selected = selector.jti.map(TokenID.init)
         var changed = 0
         var found = false
@@ -188,7 +190,7 @@ extension TokenState {
             } else {
                 for index in ledger.recent.indices where change(&ledger.recent[index]) { changed += 1 }
                 var reach = cutoff
-                reach.upTo = lastAccessSequence
+                reach.upTo = upTo ?? lastAccessSequence
                 reach.coveredUntil = ledger.latestExpiry
                 ledger.cutoffs.append(reach)
             }

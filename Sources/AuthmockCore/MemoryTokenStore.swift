@@ -241,6 +241,18 @@ public final class MemoryTokenStore: TokenStore {
         }
     }
 
+    public func revokeEarlierAccess(family: String, keep: TokenID, now: Date) {
+        guard let kept = keep.accessSequence, kept > 0 else { return }
+        state.withLock { state in
+            _ = state.changeAccess(TokenSelector(kind: .access, family: family), cutoff: AccessCutoff(revokedAt: now), upTo: kept - 1, now: now) {
+                record in
+                guard (record.key.accessSequence ?? 0) < kept, record.revokedAt == nil else { return false }
+                record.revokedAt = now
+                return true
+            }
+        }
+    }
+
     public func snapshot(now: Date) -> TokenSnapshot {
         state.withLock { state in
             TokenSnapshot(

@@ -62,6 +62,16 @@ extension SQLTokenStore {
         }
     }
 
+    public func revokeEarlierAccess(family: String, keep: TokenID, now: Date) async throws {
+        try await transaction { tx in
+            // Issue time orders a login's tokens across replicas (each process counts its own sequence).
+            _ = try await tx.rows(
+                "UPDATE authmock_access SET revoked_at = ? WHERE family_id = ? AND jti <> ? AND revoked_at IS NULL "
+                    + "AND issued_at <= (SELECT issued_at FROM authmock_access WHERE jti = ?)",
+                [SQLValue(now), .text(family), .text(keep.text), .text(keep.text)])
+        }
+    }
+
     public func snapshot(now: Date) async throws -> TokenSnapshot {
         try await transaction { tx in
             let families = try await tx.rows("SELECT \(Self.familyColumns) FROM authmock_families", []).map(Self.family)

@@ -143,6 +143,8 @@ public final class TokenAuthority: Sendable {
             let identity = settings.idTokenOnRefresh ? IdentityClaims(signedInAt: family.createdAt, nonce: nil) : nil
             var issued = try await tokens(access: access, refresh: next, familyID: family.id, identity: identity)
             if next == nil { issued.refreshToken = nil }
+            // Before the answer leaves: a client never holds the new token while the old one still works.
+            if settings.refreshRevokesAccess { try await store.revokeEarlierAccess(family: family.id, keep: issued.accessKey, now: exchange.now) }
             return .success(issued)
         }
     }

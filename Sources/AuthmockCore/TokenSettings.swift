@@ -18,6 +18,10 @@ public struct TokenSettings: Sendable, Equatable {
     public var refreshReuse: RefreshReuse = .revokeLogin
     /// What a rotated refresh token presented again gets while its successor is live.
     public var reusedParent: ReusedParent = .newChild
+    /// A refresh revokes the access tokens its login was issued before it
+    /// (Laravel Passport: league/oauth2-server's refresh grant revokes the
+    /// old access token), so a call still carrying one gets a 401.
+    public var refreshRevokesAccess = false
     /// `iss` claim; also the base of the metadata URLs.
     public var issuer: String
     /// `aud` claim every access token carries and every resource requires.

@@ -57,6 +57,9 @@ public protocol TokenStore: Sendable {
     func expire(_ selector: TokenSelector, now: Date) async throws -> TokenChange
     func revoke(_ selector: TokenSelector, now: Date) async throws -> TokenChange
     func supersede(family: String, keep: TokenID, deadline: Date) async throws
+    /// Revokes the access tokens of `family` issued before `keep`
+    /// (`refresh_revokes_access`: a refresh revokes the token it replaces).
+    func revokeEarlierAccess(family: String, keep: TokenID, now: Date) async throws
     func snapshot(now: Date) async throws -> TokenSnapshot
     func prune(now: Date, retention: Double, grace: Double) async throws -> PrunedCounts
     func prunedCounts() async throws -> PrunedCounts

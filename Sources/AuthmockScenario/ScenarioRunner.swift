@@ -147,8 +147,14 @@ public enum ScenarioRunner {
     static func caseServerOptions(profile: String, options: RunOptions) -> ServerOptions {
         var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
         // A declared dialect: its description. Its `settings` are `serve`'s
-        // defaults; a case's lifetimes and rotation are the case's own.
+        // defaults; a case's lifetimes and rotation are the case's own, but
+        // the backend's traits (Passport revoking the replaced access token) apply.
         serverOptions.dialect = options.dialects[profile]?.description
+        if let settings = options.dialects[profile]?.settings {
+            for setting in ServerSetting.all where setting.backendTrait {
+                if let value = settings[setting.key] { setting.apply(value, to: &serverOptions) }
+            }
+        }
         serverOptions.advertisedHost = options.caseServerAdvertisedHost
         serverOptions.corsOrigin = options.caseServerCORS
         options.caseServerState.configure(&serverOptions)

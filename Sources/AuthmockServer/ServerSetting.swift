@@ -25,6 +25,10 @@ public struct ServerSetting: Sendable {
     public let doc: String
     /// Whether a scenario may set it in `server:` (address and limits are the runner's).
     public let inScenarios: Bool
+    /// A trait of the backend a dialect file models rather than a condition a
+    /// case sets up: case servers of `authmock run` take it from the
+    /// dialect's `settings` too (a case's own `server:` still wins).
+    public var backendTrait = false
     let apply: @Sendable (inout ServerOptions, SettingValue) -> Void
 
     public var flag: String { "--" + key.replacingOccurrences(of: "_", with: "-") }
@@ -149,6 +153,11 @@ extension ServerSetting {
                 + "after it `refresh_reuse` decides) or current_child (that same successor again, however late: Supabase)",
             inScenarios: true
         ) { $0.tokens.reusedParent = ReusedParent(rawValue: $1.string) ?? .newChild },
+        .init(
+            key: "refresh_revokes_access", type: .boolean, defaultText: "false",
+            doc: "a refresh revokes the access tokens its login was issued before it: a call still carrying one gets a 401 (Laravel Passport)",
+            inScenarios: true, backendTrait: true
+        ) { $0.tokens.refreshRevokesAccess = $1.boolean },
         .init(
             key: "signing_alg", type: .choice(SigningAlgorithm.allCases.map(\.rawValue)), defaultText: "HS256",
             doc:

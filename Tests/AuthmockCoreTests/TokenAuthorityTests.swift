@@ -285,6 +285,40 @@ struct TokenAuthorityTests {
         #expect(try await authority.refresh(third.refreshToken!, clientID: "demo") == .failure(.revoked), "the reuse revoked the login")
     }
 
+    /// `refresh_revokes_access` (Laravel Passport): each refresh revokes the
+    /// access tokens its login held before it, older than the ledger's
+    /// recent records too, and no other login's; tokens issued after the one
+    /// a refresh kept are not reached (two refreshes racing keep the newer).
+    @Test(arguments: ["memory", "sqlite"]) func aRefreshRevokesTheAccessTokensItReplaces(store kind: String) async throws {
+        var settings = TokenSettings(rotateRefreshTokens: false)
+        settings.refreshRevokesAccess = true
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("revokes-access-\(UUID()).db").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+        let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
+        let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let other = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        var earlier = [first.accessToken]
+        var latest = first
+        for _ in 0..<40 {
+            clock.advance(seconds: 1)
+            latest = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
+            earlier.append(latest.accessToken)
+        }
+        earlier.removeLast()
+        for token in earlier { expectInvalid(try await authority.verifyAccessToken(token), .revoked) }
+        #expect(isValid(try await authority.verifyAccessToken(latest.accessToken)))
+        #expect(isValid(try await authority.verifyAccessToken(other.accessToken)), "another login of the same user is not reached")
+        // Without the setting, a late revocation keeping an older token leaves the newer one.
+        let plain = try await TokenAuthority(settings: TokenSettings(rotateRefreshTokens: false), signingKey: key, clock: clock, store: store)
+        let kept = try await plain.refresh(other.refreshToken!, clientID: "demo").get()
+        let newer = try await plain.refresh(other.refreshToken!, clientID: "demo").get()
+        try await store.revokeEarlierAccess(family: other.familyID!, keep: kept.accessKey, now: clock.now())
+        expectInvalid(try await plain.verifyAccessToken(other.accessToken), .revoked)
+        #expect(isValid(try await plain.verifyAccessToken(kept.accessToken)))
+        #expect(isValid(try await plain.verifyAccessToken(newer.accessToken)))
+    }
+
     @Test func withoutRotationTheSameRefreshTokenKeepsWorking() async throws {
         let authority = await authority(TokenSettings(rotateRefreshTokens: false))
         let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")

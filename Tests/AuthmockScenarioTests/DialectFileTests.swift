@@ -1,6 +1,6 @@
 import AuthmockCore
 import AuthmockModel
-import AuthmockScenario
+@testable import AuthmockScenario
 import AuthmockServer
 import DriverProtocol
 import Foundation
@@ -165,6 +165,20 @@ struct DialectFileTests {
     /// dialects/simplejwt.yaml: the answer's own keys win, and a list of
     /// merged mappings is read in order. An answer's own `body` replaces
     /// `errors.body`, and an empty `detail` says nothing after the message.
+    /// Under `authmock run` a dialect's lifetimes and rotation are the
+    /// case's, but a trait of the backend (Passport's refresh revoking the
+    /// access token it replaces) holds on its case servers; a case's own
+    /// `server:` still wins, as it does over any default.
+    @Test func aBackendTraitFollowsTheDialectIntoCaseServers() throws {
+        var options = RunOptions(driver: "unused")
+        for name in ["passport", "keycloak"] { options.dialects[name] = try #require(DialectLoader.builtin(name)) }
+        let passport = ScenarioRunner.caseServerOptions(profile: "passport", options: options)
+        #expect(passport.tokens.refreshRevokesAccess)
+        #expect(passport.tokens.accessTTL == 300, "the file's year-long lifetime is not a case's")
+        #expect(!ScenarioRunner.caseServerOptions(profile: "keycloak", options: options).tokens.refreshRevokesAccess)
+        #expect(ServerSetting.all.filter(\.backendTrait).map(\.key) == ["refresh_revokes_access"])
+    }
+
     @Test func mergeKeysAndAnAnswersOwnBody() async throws {
         let text = DialectFormat.example.replacingOccurrences(
             of: "    insufficient_scope:",

@@ -132,3 +132,39 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 let builtInDialectFiles: [String] =
     ((try? FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("dialects").path)) ?? [])
     .filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
+
+/// A real server from a Python fixture (Tests/EndToEndTests/Fixtures/): it
+/// binds a free loopback port and prints one JSON line first (its port and
+/// whatever else the test needs). `defer { server.stop() }` keeps it to the end.
+final class FixtureServer: @unchecked Sendable {
+    let process = Process()
+    /// The first line, parsed.
+    let started: [String: Any]
+    var port: Int { started["port"] as? Int ?? 0 }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// `needs`: what scripts/test.sh installs for it, said when it does not start.
+    init(_ fixture: String, needs: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/\(fixture)").path]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            line += chunk
+        }
+        guard let started = try? JSONSerialization.jsonObject(with: line) as? [String: Any], started["port"] is Int else {
+            process.terminate()
+            let why = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw BinaryError("\(fixture) did not start (scripts/test.sh installs \(needs)): \(why)")
+        }
+        self.started = started
+    }
+
+    func stop() { process.terminate() }
+}

@@ -64,7 +64,7 @@ struct IdentityProviderTests {
 
     /// The reference client passes every case that applies on each
     /// identity provider's built-in dialect.
-    @Test(arguments: ["simplejwt", "supabase", "keycloak", "auth0", "firebase"])
+    @Test(arguments: ["simplejwt", "supabase", "keycloak", "auth0", "firebase", "passport"])
     func theReferenceClientPassesEveryCase(profile: String) throws {
         let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--profile", profile])
         #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")

@@ -12,8 +12,6 @@ import Testing
 /// token strings masked. docs/profiles/simplejwt.md lists the few answers
 /// where only the status is compared, and why.
 @Suite(.serialized) struct SimpleJWTFidelityTests {
-    static let fixture = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/simplejwt-server.py").path
-
     /// One server under comparison: where it listens, and how a test makes
     /// its tokens expire (the real server's clock cannot be moved, so its
     /// library makes expired tokens at start; authmock's clock is moved).
@@ -43,38 +41,18 @@ import Testing
     }
 
     @Test func authmocksSimpleJWTDialectAnswersAsTheRealServerDoes() async throws {
-        let real = Process()
-        real.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        real.arguments = ["python3", Self.fixture]
-        let out = Pipe()
-        let err = Pipe()
-        real.standardOutput = out
-        real.standardError = err
-        try real.run()
-        defer { real.terminate() }
         // Its first line: the port, and the tokens its library made expired.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line += chunk
-        }
-        guard let started = try? JSONSerialization.jsonObject(with: line) as? [String: Any], let port = started["port"] as? Int,
-            let realAccess = started["expired_access"] as? String, let realRefresh = started["expired_refresh"] as? String
-        else {
-            real.terminate()
-            let why = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            Issue.record(
-                "the SimpleJWT server did not start (scripts/test.sh installs django, djangorestframework and djangorestframework-simplejwt): \(why)")
-            return
-        }
+        let real = try FixtureServer("simplejwt-server.py", needs: "django, djangorestframework and djangorestframework-simplejwt")
+        defer { real.stop() }
+        let realAccess = try #require(real.started["expired_access"] as? String)
+        let realRefresh = try #require(real.started["expired_refresh"] as? String)
 
         let mock = try ServingBinary(["--profile", "simplejwt", "--log-level", "error"])
         defer { _ = mock.interrupt() }
         #expect(mock.banner.contains("rotation on"), "the file's settings: rotation, as SIMPLE_JWT configures it")
         let mockURL = mock.baseURL
         let targets = [
-            Target(name: "SimpleJWT", baseURL: "http://127.0.0.1:\(port)", expiredAccess: { realAccess }, expiredRefresh: { realRefresh }),
+            Target(name: "SimpleJWT", baseURL: real.baseURL, expiredAccess: { realAccess }, expiredRefresh: { realRefresh }),
             Target(
                 name: "authmock", baseURL: mockURL,
                 expiredAccess: { try await Self.signInAndAge(mockURL, seconds: 301).access },

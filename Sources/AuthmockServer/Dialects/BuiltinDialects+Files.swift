@@ -474,6 +474,99 @@ errors:
             ["access_ttl": "300", "refresh_reuse": "accept", "refresh_ttl": "1800", "rotate_refresh": "true"]
         ),
         (
+            "passport",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# Laravel Passport 12 (league/oauth2-server 8.5), built into authmock as this
+# file (docs/profiles/passport.md), with the password grant enabled
+# (`Passport::enablePasswordGrant()`) and an API behind the `auth:api` guard.
+# Sign-in and refresh share `POST /oauth/token` (a form), told apart by
+# `grant_type`. Answers as league/oauth2-server 8.5.5 gives them
+# (src/Exception/OAuthServerException.php: `error`, `error_description`, an
+# optional `hint`, and the deprecated `message`, a copy of the description),
+# and as Laravel renders an unauthenticated JSON request.
+# What sets Passport apart (src/Grant/RefreshTokenGrant.php): a refresh
+# revokes the old access token at once and the old refresh token too; a dead
+# refresh token is **401** `invalid_request` "The refresh token is invalid."
+# with a hint saying why; presenting a rotated one again is refused and the
+# login lives on (no family revocation).
+dialect: passport
+summary: "Laravel Passport 12: POST /oauth/token (form); a refresh revokes the old access token; a dead refresh token answers 401 invalid_request"
+sign_in:
+  path: /oauth/token
+  encoding: form
+  # The endpoint is league's PSR-7 server: Laravel parses a JSON body too.
+  also_accepts: json
+  match: {body: {grant_type: password}}
+refresh:
+  path: /oauth/token
+  encoding: form
+  also_accepts: json
+  match: {body: {grant_type: refresh_token}}
+  refresh_token: {field: refresh_token}
+tokens:
+  # league's BearerTokenResponse, in its order.
+  body:
+    token_type: Bearer
+    expires_in: "{expires_in}"
+    access_token: "{access_token}"
+    refresh_token: "{refresh_token}"
+settings:
+  # Passport's defaults (`Passport::tokensExpireIn`, `refreshTokensExpireIn`): a year each.
+  access_ttl: 31536000
+  refresh_ttl: 31536000
+  rotate_refresh: true
+  reuse_grace: 0
+  refresh_reuse: reject
+  refresh_revokes_access: true
+errors:
+  body: {error: "{code}", error_description: "{message}", message: "{message}"}
+  answers:
+    # invalidRequest($parameter): one message, the parameter named in the hint.
+    bad_request:
+      status: 400
+      code: invalid_request
+      message: The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.
+      detail: ""
+      when: "a form Passport cannot use (league's hint names the parameter)"
+    wrong_credentials:
+      {status: 400, code: invalid_grant, message: The user credentials were incorrect., detail: "", when: "the password grant with a user name and password that match no user"}
+    # invalidRefreshToken($hint): 401 invalid_request before league 9 (Passport 13 answers 400 invalid_grant).
+    refresh_refused: &refresh
+      status: 401
+      code: invalid_request
+      message: The refresh token is invalid.
+      detail: ""
+      body: {error: "{code}", error_description: "{message}", hint: Cannot decrypt the refresh token, message: "{message}"}
+      when: "a refresh token Passport cannot decrypt (not one it issued)"
+    refresh_token_expired:
+      {<<: *refresh, body: {error: "{code}", error_description: "{message}", hint: Token has expired, message: "{message}"}, when: "the refresh token is past its lifetime"}
+    refresh_token_revoked: &revoked
+      {<<: *refresh, body: {error: "{code}", error_description: "{message}", hint: Token has been revoked, message: "{message}"}, when: "the refresh token was revoked"}
+    refresh_token_reused:
+      {<<: *revoked, when: "an already rotated refresh token: the refresh revoked it; the login lives on"}
+    refresh_token_of_another_client:
+      {<<: *refresh, body: {error: "{code}", error_description: "{message}", hint: Token is not linked to client, message: "{message}"}, when: "a refresh token issued to another client"}
+    # The `auth:api` guard finds no user and Laravel renders AuthenticationException
+    # for a request that expects JSON (`Accept: application/json`): no header, no reason.
+    access_refused:
+      status: 401
+      code: unauthenticated
+      message: Unauthenticated.
+      detail: ""
+      body: {message: "{message}"}
+      when: "any refused access token (missing, malformed, forged, expired, or revoked by a refresh): Laravel says no more"
+    # CheckScopes throws MissingScopeException, an AuthorizationException.
+    insufficient_scope:
+      {status: 403, code: missing_scope, message: Invalid scope(s) provided., detail: "", body: {message: "{message}"}, when: "the token lacks the scope the route's `scopes:` middleware asks for"}
+
+"""##,
+            ##"""
+{"dialect":"passport","errors":{"answers":{"access_refused":{"body":{"message":"{message}"},"code":"unauthenticated","detail":"","headers":{},"message":"Unauthenticated.","status":401,"when":"any refused access token (missing, malformed, forged, expired, or revoked by a refresh): Laravel says no more"},"bad_request":{"code":"invalid_request","detail":"","headers":{},"message":"The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.","status":400,"when":"a form Passport cannot use (league's hint names the parameter)"},"insufficient_scope":{"body":{"message":"{message}"},"code":"missing_scope","detail":"","headers":{},"message":"Invalid scope(s) provided.","status":403,"when":"the token lacks the scope the route's `scopes:` middleware asks for"},"refresh_refused":{"body":{"error":"{code}","error_description":"{message}","hint":"Cannot decrypt the refresh token","message":"{message}"},"code":"invalid_request","detail":"","headers":{},"message":"The refresh token is invalid.","status":401,"when":"a refresh token Passport cannot decrypt (not one it issued)"},"refresh_token_expired":{"body":{"error":"{code}","error_description":"{message}","hint":"Token has expired","message":"{message}"},"code":"invalid_request","detail":"","headers":{},"message":"The refresh token is invalid.","status":401,"when":"the refresh token is past its lifetime"},"refresh_token_of_another_client":{"body":{"error":"{code}","error_description":"{message}","hint":"Token is not linked to client","message":"{message}"},"code":"invalid_request","detail":"","headers":{},"message":"The refresh token is invalid.","status":401,"when":"a refresh token issued to another client"},"refresh_token_reused":{"body":{"error":"{code}","error_description":"{message}","hint":"Token has been revoked","message":"{message}"},"code":"invalid_request","detail":"","headers":{},"message":"The refresh token is invalid.","status":401,"when":"an already rotated refresh token: the refresh revoked it; the login lives on"},"refresh_token_revoked":{"body":{"error":"{code}","error_description":"{message}","hint":"Token has been revoked","message":"{message}"},"code":"invalid_request","detail":"","headers":{},"message":"The refresh token is invalid.","status":401,"when":"the refresh token was revoked"},"wrong_credentials":{"code":"invalid_grant","detail":"","headers":{},"message":"The user credentials were incorrect.","status":400,"when":"the password grant with a user name and password that match no user"}},"body":{"error":"{code}","error_description":"{message}","message":"{message}"}},"refresh":{"also_accepts":"json","encoding":"form","match":{"body":{"grant_type":"refresh_token"},"headers":{},"query":{}},"method":"POST","path":"/oauth/token","refresh_token":{"field":"refresh_token"}},"sign_in":{"also_accepts":"json","encoding":"form","match":{"body":{"grant_type":"password"},"headers":{},"query":{}},"method":"POST","password":"password","path":"/oauth/token","username":"username"},"summary":"Laravel Passport 12: POST /oauth/token (form); a refresh revokes the old access token; a dead refresh token answers 401 invalid_request","tokens":{"body":{"access_token":"{access_token}","expires_in":"{expires_in}","refresh_token":"{refresh_token}","token_type":"Bearer"},"headers":{},"status":200}}
+"""##,
+            ["access_ttl": "31536000", "refresh_reuse": "reject", "refresh_revokes_access": "true", "refresh_ttl": "31536000", "reuse_grace": "0", "rotate_refresh": "true"]
+        ),
+        (
             "reissue",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
