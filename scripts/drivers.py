@@ -48,9 +48,10 @@ def installed_debian(package):
     return status.returncode == 0 and status.stdout.endswith("installed")
 
 
-def installed_pip(distribution):
+def installed_pip(requirement):
+    # `moto[server]`: the distribution, installed with its extras when it was not there.
     try:
-        importlib.metadata.distribution(distribution)
+        importlib.metadata.distribution(requirement.split("[")[0])
         return True
     except importlib.metadata.PackageNotFoundError:
         return False

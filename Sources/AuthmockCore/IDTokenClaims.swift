@@ -60,7 +60,7 @@ public struct IDTokenClaims: JWTPayload, Equatable {
         atHash = try container.decodeIfPresent(String.self, forKey: .atHash)
         azp = try container.decode(String.self, forKey: .azp)
         sid = try container.decodeIfPresent(String.self, forKey: .sid)
-        let all = try decoder.container(keyedBy: AnyClaimKey.self)
+        let all = try decoder.container(keyedBy: ClaimKey.self)
         for key in all.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
             extra[key.stringValue] = try all.decode(ClaimValue.self, forKey: key)
         }
@@ -68,8 +68,8 @@ public struct IDTokenClaims: JWTPayload, Equatable {
 
     public func encode(to encoder: any Encoder) throws {
         // One container for the standard claims and the configured ones.
-        var container = encoder.container(keyedBy: AnyClaimKey.self)
-        func key(_ key: CodingKeys) -> AnyClaimKey { AnyClaimKey(stringValue: key.stringValue) }
+        var container = encoder.container(keyedBy: ClaimKey.self)
+        func key(_ key: CodingKeys) -> ClaimKey { ClaimKey(stringValue: key.stringValue) }
         try container.encode(iss, forKey: key(.iss))
         try container.encode(sub, forKey: key(.sub))
         try container.encode(aud, forKey: key(.aud))
@@ -80,7 +80,7 @@ public struct IDTokenClaims: JWTPayload, Equatable {
         try container.encodeIfPresent(atHash, forKey: key(.atHash))
         try container.encode(azp, forKey: key(.azp))
         try container.encodeIfPresent(sid, forKey: key(.sid))
-        for (name, value) in extra { try container.encode(value, forKey: AnyClaimKey(stringValue: name)) }
+        for (name, value) in extra { try container.encode(value, forKey: ClaimKey(stringValue: name)) }
     }
 
     /// Times are judged by the client under test, not here.
@@ -93,7 +93,8 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     }
 }
 
-private struct AnyClaimKey: CodingKey {
+/// A claim's name as a coding key: configured and dialect claims have any name.
+struct ClaimKey: CodingKey {
     var stringValue: String
     var intValue: Int? { nil }
     init(stringValue: String) { self.stringValue = stringValue }

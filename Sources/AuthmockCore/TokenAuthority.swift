@@ -44,7 +44,7 @@ public final class TokenAuthority: Sendable {
         self.clock = clock
         self.store = store
         self.memoryStore = store as? MemoryTokenStore
-        self.issuerBox = Mutex(settings.issuer)
+        self.issuerBox = Mutex(settings.issuer + settings.jwtShape.issuerPath)
         self.seal = RefreshTokenSeal(signingKey: signingKey)
         self.mint = TokenMint(settings: settings, seal: seal)
         if settings.signingAlgorithm.isAsymmetric {
@@ -59,11 +59,13 @@ public final class TokenAuthority: Sendable {
     }
 
     /// `iss` of tokens issued from now on; starts as `settings.issuer` and is
-    /// fixed once the server knows its real address (port 0).
+    /// fixed once the server knows its real address (port 0). A dialect's
+    /// `jwt.issuer_path` follows the address (Cognito's user pool URL).
     public var issuer: String { issuerBox.withLock { $0 } }
 
-    public func setIssuer(_ issuer: String) {
-        issuerBox.withLock { $0 = issuer }
+    /// `base`: the server's URL; the dialect's issuer path is added to it.
+    public func setIssuer(_ base: String) {
+        issuerBox.withLock { $0 = base + settings.jwtShape.issuerPath }
     }
 
     /// The server's time for a decision. A shared store keeps the clock
@@ -207,12 +209,15 @@ public final class TokenAuthority: Sendable {
     /// Signs access records for the store, inside the step that records them.
     private var signer: AccessSigner {
         { [self] access in
+            let shape = settings.jwtShape
             let claims = AccessTokenClaims(
                 iss: .init(value: issuer), sub: .init(value: access.subject),
-                aud: .init(value: settings.audience), exp: .init(value: access.expiresAt.wholeSeconds(.up)),
+                aud: shape.accessAudience ? .init(value: settings.audience) : nil, exp: .init(value: access.expiresAt.wholeSeconds(.up)),
                 iat: .init(value: access.issuedAt.wholeSeconds(.down)), nbf: .init(value: access.issuedAt.wholeSeconds(.down)),
                 jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
-                sid: access.familyID ?? "")
+                sid: access.familyID ?? "",
+                extra: shape.accessClaims.mapValues { .string(DialectDescription.JWTShape.fill($0, user: access.subject, clientID: access.clientID)) }
+            )
             var header = JWTHeader()
             header.typ = "at+jwt"
             return try await keyRing.sign(claims, header: header)
@@ -233,11 +238,22 @@ public final class TokenAuthority: Sendable {
         var issued = IssuedTokens(
             accessToken: jwt, accessKey: access.key, expiresIn: Int(access.lifetime),
             refreshToken: refresh?.value, refreshKey: refresh?.key, scope: access.scope, familyID: familyID)
-        if let identity, access.scope.split(separator: " ").contains("openid") {
+        // OpenID Connect asks for one; a dialect whose backend always issues one (Cognito) says so in `jwt.id_token_claims`.
+        let dialectClaims = settings.jwtShape.idTokenClaims
+        if let identity, dialectClaims != nil || access.scope.split(separator: " ").contains("openid") {
+            var extra = userClaims(of: access.subject)
+            if let dialectClaims {
+                // Cognito's id tokens have an id of their own, as its access tokens do.
+                extra["jti"] = .string(UUID().uuidString.lowercased())
+                for (name, value) in dialectClaims {
+                    extra[name] = .string(DialectDescription.JWTShape.fill(value, user: access.subject, clientID: access.clientID))
+                }
+            }
             let idClaims = IDTokenClaims(
                 iss: issuer, sub: access.subject, aud: access.clientID, exp: access.expiresAt.wholeSeconds(.up),
                 iat: access.issuedAt.wholeSeconds(.down), authTime: identity.signedInAt.wholeSeconds(.down), nonce: identity.nonce,
-                atHash: IDTokenClaims.accessTokenHash(jwt), sid: familyID, extra: userClaims(of: access.subject))
+                // A dialect's id token is its backend's: Cognito's InitiateAuth id tokens carry no at_hash.
+                atHash: dialectClaims == nil ? IDTokenClaims.accessTokenHash(jwt) : nil, sid: familyID, extra: extra)
             var idHeader = JWTHeader()
             idHeader.typ = "JWT"
             issued.idToken = try await keyRing.sign(idClaims, header: idHeader)
@@ -269,7 +285,9 @@ public final class TokenAuthority: Sendable {
             }
         }
         let jti = claims.jti.value
-        guard claims.aud.value.contains(settings.audience) else { return .invalid(.wrongAudience, tokenID: jti) }
+        guard !settings.jwtShape.accessAudience || claims.aud?.value.contains(settings.audience) == true else {
+            return .invalid(.wrongAudience, tokenID: jti)
+        }
         let now = try await now()
         let (record, familyRevoked) =
             if let memoryStore { memoryStore.accessState(key: key, claims: claims) } else { try await store.accessState(jti: jti, sid: claims.sid) }

@@ -77,6 +77,25 @@ public enum DialectFormat {
             ])
     }
 
+    static var jwt: ObjectSpec {
+        ObjectSpec(
+            "jwt",
+            [
+                Field(
+                    "issuer_path", .string(),
+                    "added to the server's URL in `iss` (`/us-east-1_authmock`: the user pool's URL); the JWKS is served at `iss` + `/.well-known/jwks.json` too"
+                ),
+                Field("access_audience", .boolean, "whether access tokens carry `aud` and resources require it (default true; Cognito's carry none)"),
+                Field(
+                    "access_claims", .map(.string()),
+                    "claims added to every access token (`token_use: access`); `{user}` and `{client_id}` are replaced"),
+                Field(
+                    "id_token_claims", .map(.string()),
+                    "given: every sign-in and refresh also issues an id token (`{id_token}`, `aud` the client) with these claims added; `{user}` and `{client_id}` are replaced"
+                ),
+            ])
+    }
+
     /// The settings a dialect file may give, as in a scenario's `server:`.
     static var settings: ObjectSpec { ObjectSpec("settings", ScenarioFormat.server.fields) }
 
@@ -140,6 +159,7 @@ public enum DialectFormat {
                     .object(ObjectSpec("resources", [Field("body", .any, required: true, "the JSON around the resource's own answer, `{data}`")])),
                     "for backends that wrap every answer: the body of a successful resource answer (`/api/...`)"),
                 Field("settings", .object(settings), "server settings this backend implies (lifetimes, rotation), as in a scenario's `server:`"),
+                Field("jwt", .object(jwt), "the backend's JWTs, where they differ from authmock's (Cognito's issuer path, claims and id token)"),
             ])
     }
 }

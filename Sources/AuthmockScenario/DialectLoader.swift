@@ -234,9 +234,46 @@ private struct DialectBuilder {
         }
         let description = DialectDescription(
             name: name, summary: o["summary"]?.string ?? "A dialect declared in \((file as NSString).lastPathComponent)",
-            signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers), resources: resources)
+            signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers), resources: resources,
+            jwt: try o["jwt"].map(jwtShape))
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
+    }
+
+    /// `jwt:`: an issuer path that is a path, and claims that neither replace
+    /// the ones authmock's tokens need nor name a placeholder there is none of.
+    func jwtShape(_ value: SpecValue) throws(ScenarioError) -> DialectDescription.JWTShape {
+        let o = try value.object(checker, "jwt")
+        var shape = DialectDescription.JWTShape(accessAudience: o["access_audience"]?.boolean ?? true)
+        if let pathValue = o["issuer_path"], let path = pathValue.string {
+            if !path.hasPrefix("/") || path.hasSuffix("/") || path.contains("?") || path.contains("#") || path.contains("//") {
+                checker.found.add(
+                    checker.error(at: pathValue.mark, "jwt.issuer_path: '\(path)' must start with '/', not end with one, and be a plain path"))
+            }
+            shape.issuerPath = path
+        }
+        let reserved = [
+            "access_claims": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "scope", "sid"],
+            "id_token_claims": ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "azp", "sid"],
+        ]
+        for key in ["access_claims", "id_token_claims"] {
+            guard let claimsValue = o[key] else { continue }
+            var claims: [String: String] = [:]
+            for (name, claim) in try claimsValue.object(checker, "jwt.\(key)") {
+                let text = claim.string ?? ""
+                if reserved[key]!.contains(name) {
+                    checker.found.add(checker.error(at: claim.mark, "jwt.\(key).\(name): authmock sets this claim itself"))
+                }
+                let unknown = text.matches(of: /\{([^}]*)\}/).map { String($0.1) }.filter { !["user", "client_id"].contains($0) }
+                if let first = unknown.first {
+                    checker.found.add(
+                        checker.error(at: claim.mark, "jwt.\(key).\(name): '{\(first)}' is not a placeholder here; expected {user} or {client_id}"))
+                }
+                claims[name] = text
+            }
+            if key == "access_claims" { shape.accessClaims = claims } else { shape.idTokenClaims = claims }
+        }
+        return shape
     }
 
     /// Paths every dialect serves the same way.

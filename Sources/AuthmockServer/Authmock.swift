@@ -1,4 +1,5 @@
 public import AuthmockCore
+import DriverProtocol
 import Foundation
 import Logging
 import NIOSSL
@@ -50,6 +51,8 @@ public final class Authmock: Sendable {
         }
         self.cors = try CORSPolicy(setting: options.corsOrigin)
         var settings = options.tokens
+        // A dialect's JWTs (a file given with --dialect, or a built-in one such as cognito).
+        if let shape = (profile as? DeclaredProfile)?.description.jwt { settings.jwtShape = shape }
         let base =
             (options.publicURL ?? "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.advertisedHost ?? options.host)):\(options.port)")
         settings.issuer = Self.trimmed(base)

@@ -26,7 +26,7 @@ enum Resources {
                     let me = Me(
                         sub: grant.subject, clientID: c.clientID, scope: c.scope,
                         claims: .init(
-                            iss: c.iss.value, sub: c.sub.value, aud: c.aud.value,
+                            iss: c.iss.value, sub: c.sub.value, aud: c.aud?.value,
                             exp: Int(c.exp.value.timeIntervalSince1970), iat: Int(c.iat.value.timeIntervalSince1970),
                             jti: c.jti.value, clientID: c.clientID, scope: c.scope, sid: c.sid))
                     return profile.successBody(me)
@@ -105,7 +105,7 @@ enum Resources {
 
     struct Me: Encodable {
         struct Claims: Encodable {
-            var iss: String, sub: String, aud: [String], exp: Int, iat: Int, jti: String, clientID: String, scope: String, sid: String
+            var iss: String, sub: String, aud: [String]?, exp: Int, iat: Int, jti: String, clientID: String, scope: String, sid: String
             enum CodingKeys: String, CodingKey { case iss, sub, aud, exp, iat, jti, scope, sid, clientID = "client_id" }
         }
         var sub: String, clientID: String, scope: String, claims: Claims

@@ -17,12 +17,17 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// The body of every successful resource answer around the resource's
     /// own JSON (`{data}`), for backends that wrap every answer; nil: as it is.
     public var resources: Template?
+    /// The backend's JWTs where they differ from authmock's (nil: as they are).
+    public var jwt: JWTShape?
 
     enum CodingKeys: String, CodingKey {
-        case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources
+        case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources, jwt
     }
 
-    public init(name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil) {
+    public init(
+        name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil,
+        jwt: JWTShape? = nil
+    ) {
         self.name = name
         self.summary = summary
         self.signIn = signIn
@@ -30,6 +35,40 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         self.tokens = tokens
         self.errors = errors
         self.resources = resources
+        self.jwt = jwt
+    }
+
+    /// A backend's JWTs (`jwt:`): Cognito's issuer is the user pool's URL,
+    /// its access tokens carry `token_use` and no `aud`, and every sign-in
+    /// and refresh brings an id token whose `aud` is the client.
+    public struct JWTShape: Sendable, Codable, Equatable {
+        /// Appended to the server's URL in `iss`; the JWKS is served at `iss` + `/.well-known/jwks.json` too.
+        public var issuerPath: String
+        /// Whether access tokens carry `aud` (and resources require it).
+        public var accessAudience: Bool
+        /// Claims added to every access token; `{user}` and `{client_id}` are replaced.
+        public var accessClaims: [String: String]
+        /// Claims of the id token issued beside every access token, `{user}`
+        /// and `{client_id}` replaced (nil: no id token).
+        public var idTokenClaims: [String: String]?
+
+        enum CodingKeys: String, CodingKey {
+            case issuerPath = "issuer_path", accessAudience = "access_audience", accessClaims = "access_claims", idTokenClaims = "id_token_claims"
+        }
+
+        public init(
+            issuerPath: String = "", accessAudience: Bool = true, accessClaims: [String: String] = [:], idTokenClaims: [String: String]? = nil
+        ) {
+            self.issuerPath = issuerPath
+            self.accessAudience = accessAudience
+            self.accessClaims = accessClaims
+            self.idTokenClaims = idTokenClaims
+        }
+
+        /// A claim's value for a token of `user` issued to `clientID`.
+        public static func fill(_ value: String, user: String, clientID: String) -> String {
+            value.replacingOccurrences(of: "{user}", with: user).replacingOccurrences(of: "{client_id}", with: clientID)
+        }
     }
 
     /// What tells an endpoint's requests apart from another's on the same

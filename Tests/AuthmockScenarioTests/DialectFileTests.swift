@@ -213,6 +213,67 @@ struct DialectFileTests {
         #expect(match?.file == "acme.yaml")
     }
 
+    /// `jwt:` problems, each at its line: a path that is no path, a claim
+    /// authmock sets itself, a placeholder there is none of.
+    @Test(arguments: [
+        ("  issuer_path: pool", "jwt.issuer_path: 'pool' must start with '/'"),
+        ("  access_claims: {aud: mine}", "jwt.access_claims.aud: authmock sets this claim itself"),
+        ("  id_token_claims: {nonce: n}", "jwt.id_token_claims.nonce: authmock sets this claim itself"),
+        ("  access_claims: {who: \"{username}\"}", "'{username}' is not a placeholder here; expected {user} or {client_id}"),
+        ("  access_audience: maybe", "jwt.access_audience: expected true or false"),
+    ])
+    func jwtProblemsAreReportedAtTheirPlace(line: String, message: String) throws {
+        let text = DialectFormat.example + "jwt:\n" + line + "\n"
+        let problems = DialectLoader.problems(text, file: "acme.yaml")
+        let match = problems.first { $0.message.contains(message) }
+        #expect(match != nil, "no problem says '\(message)'; got: \(problems.map(\.description))")
+        #expect(match?.line == text.split(separator: "\n", omittingEmptySubsequences: false).count - 1)
+    }
+
+    /// A declared dialect's `jwt:` shapes the tokens it serves: the issuer
+    /// path with the JWKS under it, no `aud` and added claims on the access
+    /// token (which resources still accept), and an id token at sign-in.
+    @Test func aDialectsJWTShapeIsServed() async throws {
+        let text =
+            DialectFormat.example.replacingOccurrences(of: "user: \"{user}\"", with: "user: \"{user}\"\n      id: \"{id_token}\"")
+            + "jwt:\n  issuer_path: /pool-1\n  access_audience: false\n  access_claims: {token_use: access, username: \"{user}\"}\n"
+            + "  id_token_claims: {token_use: id, who: \"{user} at {client_id}\"}\n"
+        let loaded = try DialectLoader.parse(text, file: "acme.yaml")
+        var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))
+        loaded.apply(to: &options)
+        options.tokens.signingAlgorithm = .rs256
+        let mock = try await Authmock(options: options)
+        let app = try AuthmockApplication.make(mock: mock, logger: Logger(label: "authmock-test"))
+        try await app.test(.router) { client in
+            let response = try await client.execute(
+                uri: "/v2/session", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"credentials": {"login": "alice", "secret": "wonderland"}}"#))
+            let session = try #require(
+                (try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])?["session"] as? [String: Any])
+            let access = try Self.claims(try #require(session["access"] as? String))
+            let id = try Self.claims(try #require(session["id"] as? String, "the id token is issued"))
+            #expect(access["aud"] == nil && access["token_use"] as? String == "access" && access["username"] as? String == "alice")
+            #expect((access["iss"] as? String)?.hasSuffix("/pool-1") == true && id["iss"] as? String == access["iss"] as? String)
+            #expect(id["aud"] as? String == "demo" && id["token_use"] as? String == "id" && id["who"] as? String == "alice at demo")
+            #expect(id["at_hash"] == nil && id["jti"] is String)
+            let me = try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Bearer \(session["access"] as? String ?? "")"])
+            #expect(me.status == .ok, "an access token without aud is this dialect's own")
+            let jwks = try await client.execute(uri: "/pool-1/.well-known/jwks.json", method: .get)
+            let keys = (try JSONSerialization.jsonObject(with: Data(buffer: jwks.body)) as? [String: Any])?["keys"] as? [[String: Any]]
+            #expect(jwks.status == .ok && keys?.first?["alg"] as? String == "RS256")
+        }
+    }
+
+    /// A JWT's claims, unverified.
+    static func claims(_ jwt: String) throws -> [String: Any] {
+        let part = String(jwt.split(separator: ".")[1])
+        let padded =
+            part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            + String(repeating: "=", count: (4 - part.count % 4) % 4)
+        let data = try #require(Data(base64Encoded: padded))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
     /// The session docs/dialects.md walks through, against the served example.
     @Test func theExampleServesTheSessionTheDocsShow() async throws {
         var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))

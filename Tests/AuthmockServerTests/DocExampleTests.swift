@@ -149,14 +149,15 @@ struct DocExample {
         }
     }
 
-    /// Top-level strings (and those inside an envelope's `data`) become
-    /// variables; the value a name had before is kept as `previous_<name>`.
+    /// Strings become variables, those of nested objects too (an envelope's
+    /// `data`, Cognito's `AuthenticationResult`); the value a name had
+    /// before is kept as `previous_<name>`.
     static func capture(_ json: Any, into variables: inout [String: String]) {
         guard let object = json as? [String: Any] else { return }
         for (key, value) in object {
             if let text = value as? String { set(key, text, in: &variables) }
         }
-        if let data = object["data"] { capture(data, into: &variables) }
+        for value in object.values where value is [String: Any] { capture(value, into: &variables) }
     }
 
     static func set(_ name: String, _ value: String, in variables: inout [String: String]) {

@@ -146,8 +146,8 @@ struct GraphQLTests {
                 switch mode {
                 case .http:
                     #expect(expired.status == .unauthorized, "\(profile): \(expired.text)")
-                    // Neither the envelope nor Laravel (passport) sends a challenge with its 401.
-                    #expect((expired.headers[.wwwAuthenticate] != nil) != ["envelope", "passport"].contains(profile), "\(profile)")
+                    // Neither the envelope, Laravel (passport) nor API Gateway (cognito) sends a challenge with its 401.
+                    #expect((expired.headers[.wwwAuthenticate] != nil) != ["envelope", "passport", "cognito"].contains(profile), "\(profile)")
                 case .body:
                     #expect(expired.status == .ok, "\(profile): \(expired.text)")
                     let json = try expired.json()

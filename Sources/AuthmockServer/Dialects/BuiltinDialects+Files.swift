@@ -78,6 +78,106 @@ errors:
             ["access_ttl": "86400", "refresh_reuse": "revoke_login", "refresh_ttl": "2592000", "reuse_grace": "0", "rotate_refresh": "true"]
         ),
         (
+            "cognito",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# Amazon Cognito user pools, built into authmock as this file
+# (docs/profiles/cognito.md): the user pool API's JSON 1.1 `InitiateAuth`
+# (unsigned, as AWS takes it) with `USER_PASSWORD_AUTH` to sign in and
+# `REFRESH_TOKEN_AUTH` to renew, both `POST /` told apart by `X-Amz-Target`
+# and `AuthFlow`; an app API behind API Gateway's Cognito user pool
+# authorizer for the resources. An SDK pointed at authmock
+# (`endpoint_url`) reaches it unchanged: RS256 tokens shaped as Cognito's
+# (`token_use`, `username`, no `aud` on the access token, an id token whose
+# `aud` is the app client), its issuer the user pool's URL with the JWKS
+# under it. REFRESH_TOKEN_AUTH never rotates: its answer has no
+# `RefreshToken`. Refusals are 400 with `__type` and `x-amzn-ErrorType`.
+dialect: cognito
+summary: "Amazon Cognito user pool: POST / InitiateAuth REFRESH_TOKEN_AUTH (JSON 1.1); never rotates; a dead refresh token answers 400 NotAuthorizedException"
+sign_in:
+  path: /
+  match:
+    headers: {X-Amz-Target: AWSCognitoIdentityProviderService.InitiateAuth}
+    body: {AuthFlow: USER_PASSWORD_AUTH}
+  username: AuthParameters.USERNAME
+  password: AuthParameters.PASSWORD
+refresh:
+  path: /
+  match:
+    headers: {X-Amz-Target: AWSCognitoIdentityProviderService.InitiateAuth}
+    body: {AuthFlow: REFRESH_TOKEN_AUTH}
+  refresh_token: {field: AuthParameters.REFRESH_TOKEN}
+tokens:
+  headers: &json11 {Content-Type: application/x-amz-json-1.1}
+  body:
+    AuthenticationResult:
+      AccessToken: "{access_token}"
+      ExpiresIn: "{expires_in}"
+      IdToken: "{id_token}"
+      # With rotation off (Cognito's REFRESH_TOKEN_AUTH) a refresh's answer leaves it out.
+      RefreshToken: "{refresh_token}"
+      TokenType: Bearer
+    ChallengeParameters: {}
+jwt:
+  # The user pool `us-east-1_authmock`: `iss` is its URL on this server.
+  issuer_path: /us-east-1_authmock
+  access_audience: false
+  access_claims: {token_use: access, username: "{user}"}
+  id_token_claims: {token_use: id, "cognito:username": "{user}"}
+settings:
+  # Cognito's defaults: access and id tokens an hour, refresh tokens 30 days.
+  access_ttl: 3600
+  refresh_ttl: 2592000
+  rotate_refresh: false
+  signing_alg: RS256
+errors:
+  body: {__type: "{code}", message: "{message}"}
+  answers:
+    bad_request:
+      status: 400
+      code: InvalidParameterException
+      message: Missing required parameter
+      headers: {Content-Type: application/x-amz-json-1.1, x-amzn-ErrorType: "InvalidParameterException:"}
+      when: "a body the API cannot use; the detail names the field"
+    wrong_credentials:
+      status: 400
+      code: NotAuthorizedException
+      message: Incorrect username or password.
+      detail: ""
+      headers: &not-authorized {Content-Type: application/x-amz-json-1.1, x-amzn-ErrorType: "NotAuthorizedException:"}
+      when: "USER_PASSWORD_AUTH with a user name and password that match no user"
+    refresh_refused: &refresh
+      status: 400
+      code: NotAuthorizedException
+      message: Invalid Refresh Token.
+      detail: ""
+      headers: *not-authorized
+      when: "a refresh token Cognito never issued, or another app client's"
+    refresh_token_expired:
+      {<<: *refresh, message: Refresh Token has expired, when: "the refresh token is past its lifetime (the app client's refresh token expiration)"}
+    refresh_token_revoked:
+      {<<: *refresh, message: Refresh Token has been revoked, when: "revoked (`RevokeToken`, `GlobalSignOut`, here the control API): sign in again"}
+    # API Gateway's Cognito user pool authorizer, in front of the app's API.
+    access_refused: &gateway
+      status: 401
+      code: Unauthorized
+      message: Unauthorized
+      detail: ""
+      headers: {x-amzn-ErrorType: UnauthorizedException}
+      body: {message: "{message}"}
+      when: "a missing, malformed, forged or otherwise invalid token"
+    access_token_expired:
+      {<<: *gateway, message: The incoming token has expired, when: "an expired token: refresh and retry"}
+    insufficient_scope:
+      {<<: *gateway, status: 403, code: AccessDeniedException, message: User is not authorized to access this resource, headers: {x-amzn-ErrorType: AccessDeniedException}, when: "the token lacks the scope the method's authorization scopes ask for"}
+
+"""##,
+            ##"""
+{"dialect":"cognito","errors":{"answers":{"access_refused":{"body":{"message":"{message}"},"code":"Unauthorized","detail":"","headers":{"x-amzn-ErrorType":"UnauthorizedException"},"message":"Unauthorized","status":401,"when":"a missing, malformed, forged or otherwise invalid token"},"access_token_expired":{"body":{"message":"{message}"},"code":"Unauthorized","detail":"","headers":{"x-amzn-ErrorType":"UnauthorizedException"},"message":"The incoming token has expired","status":401,"when":"an expired token: refresh and retry"},"bad_request":{"code":"InvalidParameterException","headers":{"Content-Type":"application/x-amz-json-1.1","x-amzn-ErrorType":"InvalidParameterException:"},"message":"Missing required parameter","status":400,"when":"a body the API cannot use; the detail names the field"},"insufficient_scope":{"body":{"message":"{message}"},"code":"AccessDeniedException","detail":"","headers":{"x-amzn-ErrorType":"AccessDeniedException"},"message":"User is not authorized to access this resource","status":403,"when":"the token lacks the scope the method's authorization scopes ask for"},"refresh_refused":{"code":"NotAuthorizedException","detail":"","headers":{"Content-Type":"application/x-amz-json-1.1","x-amzn-ErrorType":"NotAuthorizedException:"},"message":"Invalid Refresh Token.","status":400,"when":"a refresh token Cognito never issued, or another app client's"},"refresh_token_expired":{"code":"NotAuthorizedException","detail":"","headers":{"Content-Type":"application/x-amz-json-1.1","x-amzn-ErrorType":"NotAuthorizedException:"},"message":"Refresh Token has expired","status":400,"when":"the refresh token is past its lifetime (the app client's refresh token expiration)"},"refresh_token_revoked":{"code":"NotAuthorizedException","detail":"","headers":{"Content-Type":"application/x-amz-json-1.1","x-amzn-ErrorType":"NotAuthorizedException:"},"message":"Refresh Token has been revoked","status":400,"when":"revoked (`RevokeToken`, `GlobalSignOut`, here the control API): sign in again"},"wrong_credentials":{"code":"NotAuthorizedException","detail":"","headers":{"Content-Type":"application/x-amz-json-1.1","x-amzn-ErrorType":"NotAuthorizedException:"},"message":"Incorrect username or password.","status":400,"when":"USER_PASSWORD_AUTH with a user name and password that match no user"}},"body":{"__type":"{code}","message":"{message}"}},"jwt":{"access_audience":false,"access_claims":{"token_use":"access","username":"{user}"},"id_token_claims":{"cognito:username":"{user}","token_use":"id"},"issuer_path":"/us-east-1_authmock"},"refresh":{"encoding":"json","match":{"body":{"AuthFlow":"REFRESH_TOKEN_AUTH"},"headers":{"X-Amz-Target":"AWSCognitoIdentityProviderService.InitiateAuth"},"query":{}},"method":"POST","path":"/","refresh_token":{"field":"AuthParameters.REFRESH_TOKEN"}},"sign_in":{"encoding":"json","match":{"body":{"AuthFlow":"USER_PASSWORD_AUTH"},"headers":{"X-Amz-Target":"AWSCognitoIdentityProviderService.InitiateAuth"},"query":{}},"method":"POST","password":"AuthParameters.PASSWORD","path":"/","username":"AuthParameters.USERNAME"},"summary":"Amazon Cognito user pool: POST / InitiateAuth REFRESH_TOKEN_AUTH (JSON 1.1); never rotates; a dead refresh token answers 400 NotAuthorizedException","tokens":{"body":{"AuthenticationResult":{"AccessToken":"{access_token}","ExpiresIn":"{expires_in}","IdToken":"{id_token}","RefreshToken":"{refresh_token}","TokenType":"Bearer"},"ChallengeParameters":{}},"headers":{"Content-Type":"application/x-amz-json-1.1"},"status":200}}
+"""##,
+            ["access_ttl": "3600", "refresh_ttl": "2592000", "rotate_refresh": "false", "signing_alg": "RS256"]
+        ),
+        (
             "envelope",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json

@@ -165,6 +165,7 @@ public struct DeclaredProfile: Profile {
                 }
             }
         }
+        if let jwks = jwksPath { OpenIDRoutes.addJWKS(at: jwks, to: routes, mock: mock) }
         // The endpoints' paths with another method: the dialect's `method_not_allowed`.
         for path in Set(served.map(\.path)) {
             for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where !served.contains(where: { $0 == (method, path) }) {
@@ -300,11 +301,18 @@ public struct DeclaredProfile: Profile {
             return .init(kind: .refresh, refreshToken: token, body: parsed)
         }
         if onEndpointPath { return .init(kind: .other) }
+        if method == .get, path == jwksPath { return .init(kind: .metadata) }
         let route = RouteClassification.shared(path: path)
         if route.kind == .resource, let token = resourceRefresh?.presentedRefreshToken(headers) {
             return .init(kind: .refresh, refreshToken: token)
         }
         return route
+    }
+
+    /// The JWKS under the issuer's path (`jwt.issuer_path`), where clients of such a backend fetch it.
+    var jwksPath: String? {
+        guard let path = description.jwt?.issuerPath, !path.isEmpty else { return nil }
+        return path + "/.well-known/jwks.json"
     }
 
     public var endpointPaths: [String] {

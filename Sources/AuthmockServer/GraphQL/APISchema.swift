@@ -131,7 +131,7 @@ final class GraphQLExecution: Sendable {
         guard let grant else { return nil }
         let c = grant.claims
         let claims: [String: any Sendable] = [
-            "iss": c.iss.value, "sub": c.sub.value, "aud": c.aud.value, "exp": c.exp.value.timeIntervalSince1970,
+            "iss": c.iss.value, "sub": c.sub.value, "aud": c.aud?.value ?? [], "exp": c.exp.value.timeIntervalSince1970,
             "iat": c.iat.value.timeIntervalSince1970, "jti": c.jti.value, "sid": c.sid,
         ]
         return ["sub": grant.subject, "clientId": c.clientID, "scope": c.scope, "claims": claims]

@@ -28,7 +28,8 @@ enum JSONResponse {
         // Most answers add nothing: they share one set of fields (copy on write).
         guard !headers.isEmpty else { return Response(status: status, headers: plainHeaders, body: ResponseBody(byteBuffer: body)) }
         var headers = headers
-        headers[.contentType] = "application/json"
+        // A dialect may name its own JSON media type (Cognito's application/x-amz-json-1.1).
+        if headers[.contentType] == nil { headers[.contentType] = "application/json" }
         headers[.cacheControl] = "no-store"
         if headers[.pragma] == nil { headers[.pragma] = "no-cache" }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))

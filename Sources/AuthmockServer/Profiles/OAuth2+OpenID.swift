@@ -8,17 +8,22 @@ import Hummingbird
 /// and RP-initiated logout. Id tokens come from the token endpoint when the
 /// scope has `openid`; discovery is `/.well-known/openid-configuration`.
 enum OpenIDRoutes {
-    static let jwks = "/oauth/jwks"
-    static let userinfo = "/oauth/userinfo"
-    static let logout = "/oauth/logout"
-
-    static func add(to routes: ClientRoutes, mock: Authmock, profile: OAuth2Profile) {
-        routes.get(jwks) { _, _ in
+    /// The public keys, at `path` (a dialect's `jwt.issuer_path` serves them under its issuer too).
+    static func addJWKS(at path: String, to routes: ClientRoutes, mock: Authmock) {
+        routes.get(path) { _, _ in
             // On a shared store, `now()` also installs a rotation made through another replica.
             let now = try await mock.authority.now()
             // Cacheable, as real providers answer: a client must refetch on a `kid` it does not know.
             return JSONResponse.object(["keys": mock.authority.keyRing.jwks(at: now)], headers: [.cacheControl: "public, max-age=300"])
         }
+    }
+
+    static let jwks = "/oauth/jwks"
+    static let userinfo = "/oauth/userinfo"
+    static let logout = "/oauth/logout"
+
+    static func add(to routes: ClientRoutes, mock: Authmock, profile: OAuth2Profile) {
+        addJWKS(at: jwks, to: routes, mock: mock)
         let answerUserinfo: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, context in
             switch try await Resources.authorizeBearer(request, context: context, mock: mock) {
             case .failure(let refusal): return profile.fail(refusal, context: context)

@@ -318,7 +318,7 @@ public struct OAuth2Profile: Profile {
             let c = grant.claims
             return JSONResponse.object([
                 "active": true, "token_type": "access_token", "scope": c.scope, "client_id": c.clientID,
-                "username": c.sub.value, "sub": c.sub.value, "aud": c.aud.value, "iss": c.iss.value,
+                "username": c.sub.value, "sub": c.sub.value, "aud": c.aud?.value ?? [], "iss": c.iss.value,
                 "exp": Int(c.exp.value.timeIntervalSince1970), "iat": Int(c.iat.value.timeIntervalSince1970), "jti": c.jti.value,
             ])
         case .refresh(let info):
