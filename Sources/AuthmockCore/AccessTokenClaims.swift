@@ -5,7 +5,7 @@ public import JWTKit
 /// Claims of an access token, following the JWT profile for OAuth 2.0 access
 /// tokens (RFC 9068). `sid` names the refresh-token family (one login) the
 /// token belongs to, so revoking a family reaches its access tokens too.
-/// A dialect's `jwt:` may leave `aud` out and add claims (Cognito's
+/// A dialect's `jwt:` may leave `aud` and `nbf` out and add claims (Cognito's
 /// `token_use`, `username`): `extra`, written into the token and not read
 /// back (verification needs only the claims above).
 public struct AccessTokenClaims: JWTPayload, Equatable {
@@ -14,20 +14,20 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var aud: AudienceClaim?
     public var exp: ExpirationClaim
     public var iat: IssuedAtClaim
-    public var nbf: NotBeforeClaim
+    public var nbf: NotBeforeClaim?
     public var jti: IDClaim
     public var clientID: String
     public var scope: String
     public var sid: String
     public var extra: [String: ClaimValue] = [:]
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    enum CodingKeys: String, CodingKey {
         case iss, sub, aud, exp, iat, nbf, jti, scope, sid
         case clientID = "client_id"
     }
 
     public init(
-        iss: IssuerClaim, sub: SubjectClaim, aud: AudienceClaim?, exp: ExpirationClaim, iat: IssuedAtClaim, nbf: NotBeforeClaim, jti: IDClaim,
+        iss: IssuerClaim, sub: SubjectClaim, aud: AudienceClaim?, exp: ExpirationClaim, iat: IssuedAtClaim, nbf: NotBeforeClaim?, jti: IDClaim,
         clientID: String, scope: String, sid: String, extra: [String: ClaimValue] = [:]
     ) {
         (self.iss, self.sub, self.aud, self.exp, self.iat, self.nbf, self.jti) = (iss, sub, aud, exp, iat, nbf, jti)
@@ -42,7 +42,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         aud = try container.decodeIfPresent(AudienceClaim.self, forKey: .aud)
         exp = try container.decode(ExpirationClaim.self, forKey: .exp)
         iat = try container.decode(IssuedAtClaim.self, forKey: .iat)
-        nbf = try container.decode(NotBeforeClaim.self, forKey: .nbf)
+        nbf = try container.decodeIfPresent(NotBeforeClaim.self, forKey: .nbf)
         jti = try container.decode(IDClaim.self, forKey: .jti)
         clientID = try container.decode(String.self, forKey: .clientID)
         scope = try container.decode(String.self, forKey: .scope)
@@ -57,7 +57,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         try container.encodeIfPresent(aud, forKey: key(.aud))
         try container.encode(exp, forKey: key(.exp))
         try container.encode(iat, forKey: key(.iat))
-        try container.encode(nbf, forKey: key(.nbf))
+        try container.encodeIfPresent(nbf, forKey: key(.nbf))
         try container.encode(jti, forKey: key(.jti))
         try container.encode(clientID, forKey: key(.clientID))
         try container.encode(scope, forKey: key(.scope))

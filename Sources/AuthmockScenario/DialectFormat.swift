@@ -85,7 +85,9 @@ public enum DialectFormat {
                     "issuer_path", .string(),
                     "added to the server's URL in `iss` (`/us-east-1_authmock`: the user pool's URL); the JWKS is served at `iss` + `/.well-known/jwks.json` too"
                 ),
-                Field("access_audience", .boolean, "whether access tokens carry `aud` and resources require it (default true; Cognito's carry none)"),
+                Field(
+                    "access_left_out", .array(.string(oneOf: ["aud", "nbf"])),
+                    "standard claims access tokens leave out: `aud` (resources then do not require it) and `nbf` (Cognito's carry neither)"),
                 Field(
                     "access_claims", .map(.string()),
                     "claims added to every access token (`token_use: access`); `{user}` and `{client_id}` are replaced"),

@@ -244,7 +244,7 @@ private struct DialectBuilder {
     /// the ones authmock's tokens need nor name a placeholder there is none of.
     func jwtShape(_ value: SpecValue) throws(ScenarioError) -> DialectDescription.JWTShape {
         let o = try value.object(checker, "jwt")
-        var shape = DialectDescription.JWTShape(accessAudience: o["access_audience"]?.boolean ?? true)
+        var shape = DialectDescription.JWTShape(accessLeftOut: (o["access_left_out"]?.array ?? []).compactMap(\.string))
         if let pathValue = o["issuer_path"], let path = pathValue.string {
             if !path.hasPrefix("/") || path.hasSuffix("/") || path.contains("?") || path.contains("#") || path.contains("//") {
                 checker.found.add(
@@ -254,7 +254,7 @@ private struct DialectBuilder {
         }
         let reserved = [
             "access_claims": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "scope", "sid"],
-            "id_token_claims": ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "azp", "sid"],
+            "id_token_claims": ["iss", "sub", "aud", "exp", "iat", "jti", "auth_time", "nonce", "at_hash", "azp", "sid"],
         ]
         for key in ["access_claims", "id_token_claims"] {
             guard let claimsValue = o[key] else { continue }

@@ -44,8 +44,11 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     public struct JWTShape: Sendable, Codable, Equatable {
         /// Appended to the server's URL in `iss`; the JWKS is served at `iss` + `/.well-known/jwks.json` too.
         public var issuerPath: String
-        /// Whether access tokens carry `aud` (and resources require it).
-        public var accessAudience: Bool
+        /// Standard claims access tokens leave out: `aud` (then resources do
+        /// not require it) and `nbf`, which Cognito's tokens do not carry.
+        public var accessLeftOut: [String]
+        public var accessAudience: Bool { !accessLeftOut.contains("aud") }
+        public var accessNotBefore: Bool { !accessLeftOut.contains("nbf") }
         /// Claims added to every access token; `{user}` and `{client_id}` are replaced.
         public var accessClaims: [String: String]
         /// Claims of the id token issued beside every access token, `{user}`
@@ -53,14 +56,14 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var idTokenClaims: [String: String]?
 
         enum CodingKeys: String, CodingKey {
-            case issuerPath = "issuer_path", accessAudience = "access_audience", accessClaims = "access_claims", idTokenClaims = "id_token_claims"
+            case issuerPath = "issuer_path", accessLeftOut = "access_left_out", accessClaims = "access_claims", idTokenClaims = "id_token_claims"
         }
 
         public init(
-            issuerPath: String = "", accessAudience: Bool = true, accessClaims: [String: String] = [:], idTokenClaims: [String: String]? = nil
+            issuerPath: String = "", accessLeftOut: [String] = [], accessClaims: [String: String] = [:], idTokenClaims: [String: String]? = nil
         ) {
             self.issuerPath = issuerPath
-            self.accessAudience = accessAudience
+            self.accessLeftOut = accessLeftOut
             self.accessClaims = accessClaims
             self.idTokenClaims = idTokenClaims
         }

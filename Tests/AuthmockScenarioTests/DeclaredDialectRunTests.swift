@@ -141,29 +141,38 @@ import Testing
         return options
     }
 
-    @Test(arguments: [
+    static let declared: [(name: String, text: String)] = [
         ("docs example", DialectFormat.example), ("status-signalled", statusSignalled), ("shared path, by query", sharedPathByQuery),
         ("shared path, by header and body", sharedPathByBody), ("an envelope of its own", ownEnvelope), ("no refresh endpoint", onResources),
-    ])
-    func theReferenceClientPassesEveryCaseThatApplies(name: String, text: String) async throws {
-        let dialect = try Self.dialect(text)
-        let cases = try Self.cases(for: dialect)
-        let ids = Set(cases.map(\.0.id))
-        if dialect.description.refresh.onResources {
-            // Header rotation's cases: the refresh on the call itself, rotation every Nth answer.
-            #expect(ids.contains("1.1") && ids.contains("4.1.2") && ids.contains("4.2"), "\(ids.sorted())")
-        } else {
-            // A code-signalled dialect runs envelope's share of reissue's cases; a status-signalled one all of them.
-            #expect(ids.contains("1.1") && ids.contains("2.1") && ids.contains("3.1"))
-            #expect(
-                ids.contains("6.2") == !dialect.description.signalsExpiryByCode,
-                "\(name): 6.2 applies only where a revoked token gets the expired answer")
+    ]
+
+    /// All six dialects in one run, as `authmock run --dialect a.yaml
+    /// --dialect b.yaml` makes it: their case runs share the runner.
+    @Test func theReferenceClientPassesEveryCaseThatApplies() async throws {
+        var options = RunOptions(driver: try referenceDriver())
+        var cases: [(Scenario, String)] = []
+        for (name, text) in Self.declared {
+            let dialect = try Self.dialect(text)
+            options.dialects[dialect.description.name] = dialect
+            let applying = try Self.cases(for: dialect)
+            let ids = Set(applying.map(\.0.id))
+            if dialect.description.refresh.onResources {
+                // Header rotation's cases: the refresh on the call itself, rotation every Nth answer.
+                #expect(ids.contains("1.1") && ids.contains("4.1.2") && ids.contains("4.2"), "\(ids.sorted())")
+            } else {
+                // A code-signalled dialect runs envelope's share of reissue's cases; a status-signalled one all of them.
+                #expect(ids.contains("1.1") && ids.contains("2.1") && ids.contains("3.1"), "\(name)")
+                #expect(
+                    ids.contains("6.2") == !dialect.description.signalsExpiryByCode,
+                    "\(name): 6.2 applies only where a revoked token gets the expired answer")
+            }
+            cases += applying
         }
-        let results = await ScenarioRunner.run(cases, options: Self.options(try referenceDriver(), dialect))
+        let results = await ScenarioRunner.run(cases, options: options)
         #expect(results.count == cases.count)
         for result in results where result.verdict != .pass {
             Issue.record(
-                "\(name): \(result.label) \(result.verdict.rawValue): \(result.failedFindings.map { "\($0.expectation): \($0.message)" }) \(result.reason ?? "")"
+                "\(result.label) \(result.verdict.rawValue): \(result.failedFindings.map { "\($0.expectation): \($0.message)" }) \(result.reason ?? "")"
             )
         }
     }
@@ -176,17 +185,21 @@ import Testing
         let matrix = try TeethMatrix.load(path: TeethMatrixTests.matrixPath)
         let cases = try Self.cases(for: dialect)
         let driver = try referenceDriver()
-        var missed: [String] = []
-        var checked = 0
-        for (fault, cells) in matrix.faults {
+        // The faulty clients side by side: each runs a few cases that mostly wait.
+        let checks: [(String, [(Scenario, String)])] = matrix.faults.compactMap { fault, cells in
             let ids = Set(cells.fail.filter { $0.value.contains("reissue") }.keys)
             let runs = cases.filter { ids.contains($0.0.id) }
-            guard !runs.isEmpty else { continue }
-            checked += 1
-            let results = await ScenarioRunner.run(runs, options: Self.options("\(driver) --fault \(fault)", dialect))
-            for result in results where result.verdict != .fail && result.verdict != .nonStrict {
-                missed.append("\(fault) x \(result.label): \(result.verdict.rawValue)")
+            return runs.isEmpty ? nil : (fault, runs)
+        }
+        let checked = checks.count
+        let missed = await withTaskGroup(of: [String].self) { group in
+            for (fault, runs) in checks {
+                group.addTask {
+                    let results = await ScenarioRunner.run(runs, options: Self.options("\(driver) --fault \(fault)", dialect))
+                    return results.filter { $0.verdict != .fail && $0.verdict != .nonStrict }.map { "\(fault) x \($0.label): \($0.verdict.rawValue)" }
+                }
             }
+            return await group.reduce(into: []) { $0 += $1 }
         }
         #expect(checked >= 20, "only \(checked) faults are caught on reissue")
         #expect(missed.isEmpty, "faults a declared dialect lets through: \(missed)")

@@ -220,7 +220,7 @@ struct DialectFileTests {
         ("  access_claims: {aud: mine}", "jwt.access_claims.aud: authmock sets this claim itself"),
         ("  id_token_claims: {nonce: n}", "jwt.id_token_claims.nonce: authmock sets this claim itself"),
         ("  access_claims: {who: \"{username}\"}", "'{username}' is not a placeholder here; expected {user} or {client_id}"),
-        ("  access_audience: maybe", "jwt.access_audience: expected true or false"),
+        ("  access_left_out: [exp]", "jwt.access_left_out[0]: 'exp' is not one of aud, nbf"),
     ])
     func jwtProblemsAreReportedAtTheirPlace(line: String, message: String) throws {
         let text = DialectFormat.example + "jwt:\n" + line + "\n"
@@ -231,12 +231,12 @@ struct DialectFileTests {
     }
 
     /// A declared dialect's `jwt:` shapes the tokens it serves: the issuer
-    /// path with the JWKS under it, no `aud` and added claims on the access
+    /// path with the JWKS under it, no `aud` or `nbf` and added claims on the access
     /// token (which resources still accept), and an id token at sign-in.
     @Test func aDialectsJWTShapeIsServed() async throws {
         let text =
             DialectFormat.example.replacingOccurrences(of: "user: \"{user}\"", with: "user: \"{user}\"\n      id: \"{id_token}\"")
-            + "jwt:\n  issuer_path: /pool-1\n  access_audience: false\n  access_claims: {token_use: access, username: \"{user}\"}\n"
+            + "jwt:\n  issuer_path: /pool-1\n  access_left_out: [aud, nbf]\n  access_claims: {token_use: access, username: \"{user}\"}\n"
             + "  id_token_claims: {token_use: id, who: \"{user} at {client_id}\"}\n"
         let loaded = try DialectLoader.parse(text, file: "acme.yaml")
         var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))
@@ -252,7 +252,7 @@ struct DialectFileTests {
                 (try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])?["session"] as? [String: Any])
             let access = try Self.claims(try #require(session["access"] as? String))
             let id = try Self.claims(try #require(session["id"] as? String, "the id token is issued"))
-            #expect(access["aud"] == nil && access["token_use"] as? String == "access" && access["username"] as? String == "alice")
+            #expect(access["aud"] == nil && access["nbf"] == nil && access["token_use"] as? String == "access" && access["username"] as? String == "alice")
             #expect((access["iss"] as? String)?.hasSuffix("/pool-1") == true && id["iss"] as? String == access["iss"] as? String)
             #expect(id["aud"] as? String == "demo" && id["token_use"] as? String == "id" && id["who"] as? String == "alice at demo")
             #expect(id["at_hash"] == nil && id["jti"] is String)
