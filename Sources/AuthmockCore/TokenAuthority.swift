@@ -213,7 +213,8 @@ public final class TokenAuthority: Sendable {
             let claims = AccessTokenClaims(
                 iss: .init(value: issuer), sub: .init(value: access.subject),
                 aud: shape.accessAudience ? .init(value: settings.audience) : nil, exp: .init(value: access.expiresAt.wholeSeconds(.up)),
-                iat: .init(value: access.issuedAt.wholeSeconds(.down)), nbf: shape.accessNotBefore ? .init(value: access.issuedAt.wholeSeconds(.down)) : nil,
+                iat: .init(value: access.issuedAt.wholeSeconds(.down)),
+                nbf: shape.accessNotBefore ? .init(value: access.issuedAt.wholeSeconds(.down)) : nil,
                 jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
                 sid: access.familyID ?? "",
                 extra: shape.accessClaims.mapValues { .string(DialectDescription.JWTShape.fill($0, user: access.subject, clientID: access.clientID)) }
@@ -327,7 +328,8 @@ public final class TokenAuthority: Sendable {
         guard await knowsKey(parsed.header.kid) else { return .failure(RejectedSignature(failure: .badSignature, tokenID: jti)) }
         // Times beyond any clock this server can be set to cannot be compared as
         // whole seconds (and no token of ours carries them).
-        let times = [parsed.payload.exp.value, parsed.payload.iat.value, parsed.payload.nbf?.value ?? parsed.payload.iat.value].map(\.timeIntervalSince1970)
+        let times = [parsed.payload.exp.value, parsed.payload.iat.value, parsed.payload.nbf?.value ?? parsed.payload.iat.value].map(
+            \.timeIntervalSince1970)
         guard times.allSatisfy({ abs($0) < Self.latestTokenTime }) else { return .failure(RejectedSignature(failure: .malformed, tokenID: jti)) }
         let claims: AccessTokenClaims
         do {

@@ -27,7 +27,8 @@ public struct ServerSetting: Sendable {
     public let inScenarios: Bool
     /// A trait of the backend a dialect file models rather than a condition a
     /// case sets up: case servers of `authmock run` take it from the
-    /// dialect's `settings` too (a case's own `server:` still wins).
+    /// dialect's `settings` too (a case's own `server:` still wins). An
+    /// SDK that verifies its backend's RS256 tokens needs them in every case.
     public var backendTrait = false
     let apply: @Sendable (inout ServerOptions, SettingValue) -> Void
 
@@ -162,7 +163,7 @@ extension ServerSetting {
             key: "signing_alg", type: .choice(SigningAlgorithm.allCases.map(\.rawValue)), defaultText: "HS256",
             doc:
                 "how access and id tokens are signed: HS256 with the shared key, or RS256/ES256 with a key pair published at /oauth/jwks (docs/oidc.md)",
-            inScenarios: true
+            inScenarios: true, backendTrait: true
         ) { $0.tokens.signingAlgorithm = SigningAlgorithm(rawValue: $1.string) ?? .hs256 },
         .init(
             key: "id_token_on_refresh", type: .boolean, defaultText: "true",

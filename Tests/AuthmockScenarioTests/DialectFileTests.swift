@@ -176,7 +176,7 @@ struct DialectFileTests {
         #expect(passport.tokens.refreshRevokesAccess)
         #expect(passport.tokens.accessTTL == 300, "the file's year-long lifetime is not a case's")
         #expect(!ScenarioRunner.caseServerOptions(profile: "keycloak", options: options).tokens.refreshRevokesAccess)
-        #expect(ServerSetting.all.filter(\.backendTrait).map(\.key) == ["refresh_revokes_access"])
+        #expect(ServerSetting.all.filter(\.backendTrait).map(\.key) == ["refresh_revokes_access", "signing_alg"])
     }
 
     @Test func mergeKeysAndAnAnswersOwnBody() async throws {
@@ -252,7 +252,9 @@ struct DialectFileTests {
                 (try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])?["session"] as? [String: Any])
             let access = try Self.claims(try #require(session["access"] as? String))
             let id = try Self.claims(try #require(session["id"] as? String, "the id token is issued"))
-            #expect(access["aud"] == nil && access["nbf"] == nil && access["token_use"] as? String == "access" && access["username"] as? String == "alice")
+            #expect(
+                access["aud"] == nil && access["nbf"] == nil && access["token_use"] as? String == "access" && access["username"] as? String == "alice"
+            )
             #expect((access["iss"] as? String)?.hasSuffix("/pool-1") == true && id["iss"] as? String == access["iss"] as? String)
             #expect(id["aud"] as? String == "demo" && id["token_use"] as? String == "id" && id["who"] as? String == "alice at demo")
             #expect(id["at_hash"] == nil && id["jti"] is String)
