@@ -47,11 +47,11 @@ command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 
 # the real SimpleJWT server the simplejwt dialect is compared with, the
 # django-oauth-toolkit server whose token policy passport's is compared with,
 # moto's Cognito emulation the cognito dialect is compared with, and
-# python-keycloak, auth0-python, firebasil and pycognito, the SDKs the
-# keycloak, auth0, firebase and cognito dialects are checked with.
+# python-keycloak, auth0-python, firebasil, pycognito and msal, the SDKs the
+# keycloak, auth0, firebase, cognito and entra dialects are checked with.
 read -r -a driver_apt <<< "$(python3 scripts/drivers.py debian)"
 apt_install "${driver_apt[@]}"
-read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc schemathesis django djangorestframework djangorestframework-simplejwt django-oauth-toolkit 'moto[server]' python-keycloak auth0-python firebasil pycognito)"
+read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc schemathesis django djangorestframework djangorestframework-simplejwt django-oauth-toolkit 'moto[server]' python-keycloak auth0-python firebasil pycognito msal)"
 pip_install "${need_pip[@]}"
 
 # Formatting (.swift-format): the toolchain's swift-format, strict, before anything is built.

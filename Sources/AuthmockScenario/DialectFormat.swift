@@ -162,6 +162,9 @@ public enum DialectFormat {
                     "for backends that wrap every answer: the body of a successful resource answer (`/api/...`)"),
                 Field("settings", .object(settings), "server settings this backend implies (lifetimes, rotation), as in a scenario's `server:`"),
                 Field("jwt", .object(jwt), "the backend's JWTs, where they differ from authmock's (Cognito's issuer path, claims and id token)"),
+                Field(
+                    "documents", .map(.any),
+                    "fixed JSON answers to GET, by path, with `{base_url}` and `{issuer}` (an OpenID Connect discovery document an SDK reads first)"),
             ])
     }
 }

@@ -235,9 +235,25 @@ private struct DialectBuilder {
         let description = DialectDescription(
             name: name, summary: o["summary"]?.string ?? "A dialect declared in \((file as NSString).lastPathComponent)",
             signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers), resources: resources,
-            jwt: try o["jwt"].map(jwtShape))
+            jwt: try o["jwt"].map(jwtShape),
+            documents: try o["documents"].map { value throws(ScenarioError) in try documents(value, endpoints: [signIn.path, refresh.path]) })
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
+    }
+
+    /// `documents:`: paths of their own, each a template of the server's URL and issuer.
+    func documents(_ value: SpecValue, endpoints: [String]) throws(ScenarioError) -> [String: Template] {
+        var out: [String: Template] = [:]
+        for (path, body) in try value.object(checker, "documents") {
+            if !path.hasPrefix("/") || path.contains("?") || path.contains("#") {
+                checker.found.add(checker.error(at: body.mark, "documents: '\(path)' must be a path starting with '/'"))
+            } else if endpoints.contains(path) || Self.isShared(path) {
+                checker.found.add(
+                    checker.error(at: body.mark, "documents: '\(path)' is served already (an endpoint of this file, or authmock's own)"))
+            }
+            out[path] = try template(body, "documents.\(path)", allowed: Placeholder.document)
+        }
+        return out
     }
 
     /// `jwt:`: an issuer path that is a path, and claims that neither replace

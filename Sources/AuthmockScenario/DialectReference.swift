@@ -75,7 +75,10 @@ extension DialectFormat {
         for (key, doc) in Situation.answerKeys { out += "| `\(key)` | \(escape(doc)) |\n" }
         out += "\n### Placeholders\n\n| placeholder | in | value |\n| --- | --- | --- |\n"
         for placeholder in Placeholder.allCases {
-            let place = Placeholder.success.contains(placeholder) ? "`tokens`" : Placeholder.error.contains(placeholder) ? "`errors`" : "`resources`"
+            let place =
+                Placeholder.success.contains(placeholder)
+                ? "`tokens`"
+                : Placeholder.error.contains(placeholder) ? "`errors`" : Placeholder.document.contains(placeholder) ? "`documents`" : "`resources`"
             out += "| `{\(placeholder.rawValue)}` | \(place) | \(escape(placeholder.doc)) |\n"
         }
         return out

@@ -19,14 +19,17 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     public var resources: Template?
     /// The backend's JWTs where they differ from authmock's (nil: as they are).
     public var jwt: JWTShape?
+    /// Fixed JSON answers to GET by path (an OpenID Connect discovery
+    /// document where the backend's SDK reads one first); nil: none.
+    public var documents: [String: Template]?
 
     enum CodingKeys: String, CodingKey {
-        case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources, jwt
+        case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources, jwt, documents
     }
 
     public init(
         name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil,
-        jwt: JWTShape? = nil
+        jwt: JWTShape? = nil, documents: [String: Template]? = nil
     ) {
         self.name = name
         self.summary = summary
@@ -36,6 +39,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         self.errors = errors
         self.resources = resources
         self.jwt = jwt
+        self.documents = documents
     }
 
     /// A backend's JWTs (`jwt:`): Cognito's issuer is the user pool's URL,

@@ -13,11 +13,15 @@ public enum Placeholder: String, Sendable, CaseIterable {
     case code, message, status
     /// A resource's own JSON answer, in `resources`.
     case data
+    /// The server's URL and the tokens' issuer, in `documents`.
+    case baseURL = "base_url"
+    case issuer
 
     /// Those a success answer, an error answer and a resource answer can say.
     public static let success: [Placeholder] = [.accessToken, .refreshToken, .expiresIn, .expiresAt, .refreshExpiresIn, .tokenType, .user, .idToken]
     public static let error: [Placeholder] = [.code, .message, .status]
     public static let resource: [Placeholder] = [.data]
+    public static let document: [Placeholder] = [.baseURL, .issuer]
 
     public var doc: String {
         switch self {
@@ -33,6 +37,8 @@ public enum Placeholder: String, Sendable, CaseIterable {
         case .message: "the error's message, with its detail after a colon"
         case .status: "the HTTP status, a number"
         case .data: "the resource's own JSON answer (`/api/me`, an echo)"
+        case .baseURL: "the server's URL as clients reach it (`https://127.0.0.1:8443`)"
+        case .issuer: "the tokens' `iss`: the server's URL and `jwt.issuer_path`"
         }
     }
 }

@@ -230,6 +230,22 @@ struct DialectFileTests {
         #expect(match?.line == text.split(separator: "\n", omittingEmptySubsequences: false).count - 1)
     }
 
+    /// `documents:` problems, each at its line: a path that is no path, one
+    /// served already, a placeholder a document has none of.
+    @Test(arguments: [
+        ("  well-known: {a: 1}", "documents: 'well-known' must be a path starting with '/'"),
+        ("  /v2/session: {a: 1}", "documents: '/v2/session' is served already"),
+        ("  /health: {a: 1}", "documents: '/health' is served already"),
+        ("  /meta: {a: \"{access_token}\"}", "'{access_token}' is not a placeholder here"),
+    ])
+    func documentProblemsAreReportedAtTheirPlace(line: String, message: String) throws {
+        let text = DialectFormat.example + "documents:\n" + line + "\n"
+        let problems = DialectLoader.problems(text, file: "acme.yaml")
+        let match = problems.first { $0.message.contains(message) }
+        #expect(match != nil, "no problem says '\(message)'; got: \(problems.map(\.description))")
+        #expect(match?.line == text.split(separator: "\n", omittingEmptySubsequences: false).count - 1)
+    }
+
     /// A declared dialect's `jwt:` shapes the tokens it serves: the issuer
     /// path with the JWKS under it, no `aud` or `nbf` and added claims on the access
     /// token (which resources still accept), and an id token at sign-in.

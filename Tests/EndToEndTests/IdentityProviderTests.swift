@@ -67,7 +67,7 @@ struct IdentityProviderTests {
     /// user would start it (their case runs wait on each other's holds
     /// rather than one dialect after another).
     @Test func theReferenceClientPassesEveryCase() throws {
-        let profiles = ["simplejwt", "supabase", "keycloak", "auth0", "firebase", "passport", "cognito"]
+        let profiles = ["simplejwt", "supabase", "keycloak", "auth0", "firebase", "passport", "cognito", "entra"]
         let run = try runAuthmock(["run", "--driver", try referenceDriver()] + profiles.flatMap { ["--profile", $0] })
         #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")
         #expect(run.stdout.contains(" 0 failed, 0 skipped"), "\(run.stdout.suffix(500))")
@@ -110,5 +110,23 @@ struct IdentityProviderTests {
         let compare = try runProcess("python3", [script, "127.0.0.1:\(server.port)"])
         #expect(compare.status == 0, "\(compare.stdout)\(compare.stderr)")
         #expect(compare.stdout.contains("authmock answers as moto does"), "\(compare.stdout)")
+    }
+
+    /// `--profile entra --tls`: MSAL for Python, unchanged, with this server
+    /// as its authority, trusting the certificate authmock generated
+    /// (Tests/EndToEndTests/Fixtures/entra-sdk-check.py): discovery, a
+    /// refresh token redeemed, its account from the id token, the cache, a
+    /// forced renewal, and a revoked session as its AADSTS50173 error.
+    @Test func msalRedeemsRenewsAndRecognisesEveryAnswer() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("entra-tls-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ServingBinary(["--profile", "entra", "--tls", "--tls-dir", directory.path, "--log-level", "error"])
+        defer { _ = server.interrupt() }
+        let certificate = directory.appendingPathComponent("authmock-localhost.crt").path
+        #expect(FileManager.default.fileExists(atPath: certificate), "--tls writes its certificate to --tls-dir")
+        let script = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/entra-sdk-check.py").path
+        let check = try runProcess("python3", [script, "127.0.0.1:\(server.port)", certificate])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stdout.contains("msal recognises every answer"), "\(check.stdout)")
     }
 }

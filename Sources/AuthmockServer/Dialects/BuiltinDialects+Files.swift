@@ -178,6 +178,136 @@ errors:
             ["access_ttl": "3600", "refresh_ttl": "2592000", "rotate_refresh": "false", "signing_alg": "RS256"]
         ),
         (
+            "entra",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# Microsoft Entra ID (Azure AD) v2.0, built into authmock as this file
+# (docs/profiles/entra.md): the tenant `f8cdef31-a31e-4b4a-93e4-5f571e91255a`
+# with its OpenID Connect discovery document, its token endpoint (a form:
+# the resource owner password grant to sign in, the refresh grant to renew)
+# and, for the resources, Microsoft Graph's refusals. Served over HTTPS
+# (`--tls`), an MSAL app whose authority is this server reaches it
+# unchanged: the tokens' `iss` is the tenant's v2.0 issuer on this server,
+# and every answer carries an id token MSAL builds its account from.
+# Refresh tokens replace themselves on every use and the old ones keep
+# working (no reuse detection). Refusals are 400 `invalid_grant` with an
+# AADSTS code in `error_description` and in `error_codes`.
+dialect: entra
+summary: "Microsoft Entra ID v2.0: POST /{tenant}/oauth2/v2.0/token (form); rotates, old tokens stay valid; a dead refresh token answers 400 invalid_grant AADSTS"
+sign_in:
+  path: /f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/token
+  encoding: form
+  match: {body: {grant_type: password}}
+refresh:
+  path: /f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/token
+  encoding: form
+  match: {body: {grant_type: refresh_token}}
+  refresh_token: {field: refresh_token}
+tokens:
+  body:
+    token_type: Bearer
+    # Whatever was asked: authmock's tokens carry its own scopes.
+    scope: User.Read profile openid email
+    expires_in: "{expires_in}"
+    ext_expires_in: "{expires_in}"
+    access_token: "{access_token}"
+    refresh_token: "{refresh_token}"
+    id_token: "{id_token}"
+jwt:
+  issuer_path: /f8cdef31-a31e-4b4a-93e4-5f571e91255a/v2.0
+  id_token_claims:
+    tid: f8cdef31-a31e-4b4a-93e4-5f571e91255a
+    oid: "{user}"
+    preferred_username: "{user}"
+    ver: "2.0"
+documents:
+  /f8cdef31-a31e-4b4a-93e4-5f571e91255a/v2.0/.well-known/openid-configuration:
+    token_endpoint: "{base_url}/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/token"
+    token_endpoint_auth_methods_supported: [client_secret_post, private_key_jwt, client_secret_basic]
+    jwks_uri: "{issuer}/.well-known/jwks.json"
+    response_modes_supported: [query, fragment, form_post]
+    subject_types_supported: [pairwise]
+    id_token_signing_alg_values_supported: [RS256]
+    response_types_supported: [code, id_token, code id_token, id_token token]
+    scopes_supported: [openid, profile, email, offline_access]
+    issuer: "{issuer}"
+    request_uri_parameter_supported: false
+    userinfo_endpoint: https://graph.microsoft.com/oidc/userinfo
+    authorization_endpoint: "{base_url}/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/authorize"
+    device_authorization_endpoint: "{base_url}/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/devicecode"
+    http_logout_supported: true
+    frontchannel_logout_supported: true
+    end_session_endpoint: "{base_url}/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/logout"
+    claims_supported: [sub, iss, aud, exp, iat, auth_time, nonce, preferred_username, name, tid, ver, oid, email]
+    tenant_region_scope: EU
+    cloud_instance_name: microsoftonline.com
+settings:
+  # Entra's defaults: an access token of about an hour, a refresh token of
+  # 90 days that replaces itself on every use while the old one stays valid.
+  access_ttl: 3600
+  refresh_ttl: 7776000
+  rotate_refresh: true
+  refresh_reuse: accept
+  signing_alg: RS256
+errors:
+  body: &aadsts
+    error: "{code}"
+    error_description: "{message}"
+    error_codes: []
+    timestamp: "2026-01-01 00:00:00Z"
+    trace_id: 00000000-0000-0000-0000-000000000000
+    correlation_id: 00000000-0000-0000-0000-000000000000
+    error_uri: https://login.microsoftonline.com/error
+  answers:
+    bad_request:
+      status: 400
+      code: invalid_request
+      message: "AADSTS900144: The request body must contain the following parameter"
+      body: {<<: *aadsts, error_codes: [900144]}
+      when: "a form the token endpoint cannot use; the detail names the parameter"
+    wrong_credentials:
+      status: 400
+      code: invalid_grant
+      message: "AADSTS50126: Error validating credentials due to invalid username or password."
+      detail: ""
+      body: {<<: *aadsts, error_codes: [50126]}
+      when: "the password grant with a user name and password that match no user"
+    refresh_refused: &grant
+      status: 400
+      code: invalid_grant
+      message: "AADSTS9002313: Invalid request. Request is malformed or invalid."
+      detail: ""
+      body: {<<: *aadsts, error_codes: [9002313]}
+      when: "a refresh token Entra cannot read or never issued"
+    refresh_token_expired:
+      {<<: *grant, message: "AADSTS700082: The refresh token has expired due to inactivity.", body: {<<: *aadsts, error_codes: [700082]}, when: "the refresh token is past its lifetime (90 days of inactivity)"}
+    refresh_token_revoked:
+      {<<: *grant, message: "AADSTS50173: The provided grant has expired due to it being revoked, a fresh auth token is needed.", body: {<<: *aadsts, error_codes: [50173], suberror: bad_token}, when: "revoked (a password reset, revokeSignInSessions, here the control API): sign in again"}
+    refresh_token_of_another_client:
+      {<<: *grant, message: "AADSTS70000: Provided grant is invalid or malformed.", body: {<<: *aadsts, error_codes: [70000]}, when: "a refresh token issued to another client"}
+    # Microsoft Graph, the API an Entra app's tokens are for.
+    access_refused: &graph
+      status: 401
+      code: InvalidAuthenticationToken
+      message: "IDX14100: JWT is not well formed."
+      detail: ""
+      headers: {WWW-Authenticate: 'Bearer realm="", authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize", client_id="00000003-0000-0000-c000-000000000000"'}
+      body: {error: {code: "{code}", message: "{message}", innerError: {date: "2026-01-01T00:00:00", request-id: 00000000-0000-0000-0000-000000000000, client-request-id: 00000000-0000-0000-0000-000000000000}}}
+      when: "a malformed, forged or otherwise invalid token"
+    access_token_expired:
+      {<<: *graph, message: "Lifetime validation failed, the token is expired.", when: "an expired token: renew and retry"}
+    access_token_missing:
+      {<<: *graph, message: Access token is empty., when: "no `Authorization: Bearer` token"}
+    insufficient_scope:
+      {<<: *graph, status: 403, code: Authorization_RequestDenied, message: Insufficient privileges to complete the operation., headers: {}, when: "the token lacks the permission the call needs"}
+
+"""##,
+            ##"""
+{"dialect":"entra","documents":{"/f8cdef31-a31e-4b4a-93e4-5f571e91255a/v2.0/.well-known/openid-configuration":{"authorization_endpoint":"{base_url}/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/authorize","claims_supported":["sub","iss","aud","exp","iat","auth_time","nonce","preferred_username","name","tid","ver","oid","email"],"cloud_instance_name":"microsoftonline.com","device_authorization_endpoint":"{base_url}/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/devicecode","end_session_endpoint":"{base_url}/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/logout","frontchannel_logout_supported":true,"http_logout_supported":true,"id_token_signing_alg_values_supported":["RS256"],"issuer":"{issuer}","jwks_uri":"{issuer}/.well-known/jwks.json","request_uri_parameter_supported":false,"response_modes_supported":["query","fragment","form_post"],"response_types_supported":["code","id_token","code id_token","id_token token"],"scopes_supported":["openid","profile","email","offline_access"],"subject_types_supported":["pairwise"],"tenant_region_scope":"EU","token_endpoint":"{base_url}/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/token","token_endpoint_auth_methods_supported":["client_secret_post","private_key_jwt","client_secret_basic"],"userinfo_endpoint":"https://graph.microsoft.com/oidc/userinfo"}},"errors":{"answers":{"access_refused":{"body":{"error":{"code":"{code}","innerError":{"client-request-id":"00000000-0000-0000-0000-000000000000","date":"2026-01-01T00:00:00","request-id":"00000000-0000-0000-0000-000000000000"},"message":"{message}"}},"code":"InvalidAuthenticationToken","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"\", authorization_uri=\"https://login.microsoftonline.com/common/oauth2/authorize\", client_id=\"00000003-0000-0000-c000-000000000000\""},"message":"IDX14100: JWT is not well formed.","status":401,"when":"a malformed, forged or otherwise invalid token"},"access_token_expired":{"body":{"error":{"code":"{code}","innerError":{"client-request-id":"00000000-0000-0000-0000-000000000000","date":"2026-01-01T00:00:00","request-id":"00000000-0000-0000-0000-000000000000"},"message":"{message}"}},"code":"InvalidAuthenticationToken","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"\", authorization_uri=\"https://login.microsoftonline.com/common/oauth2/authorize\", client_id=\"00000003-0000-0000-c000-000000000000\""},"message":"Lifetime validation failed, the token is expired.","status":401,"when":"an expired token: renew and retry"},"access_token_missing":{"body":{"error":{"code":"{code}","innerError":{"client-request-id":"00000000-0000-0000-0000-000000000000","date":"2026-01-01T00:00:00","request-id":"00000000-0000-0000-0000-000000000000"},"message":"{message}"}},"code":"InvalidAuthenticationToken","detail":"","headers":{"WWW-Authenticate":"Bearer realm=\"\", authorization_uri=\"https://login.microsoftonline.com/common/oauth2/authorize\", client_id=\"00000003-0000-0000-c000-000000000000\""},"message":"Access token is empty.","status":401,"when":"no `Authorization: Bearer` token"},"bad_request":{"body":{"correlation_id":"00000000-0000-0000-0000-000000000000","error":"{code}","error_codes":[900144],"error_description":"{message}","error_uri":"https://login.microsoftonline.com/error","timestamp":"2026-01-01 00:00:00Z","trace_id":"00000000-0000-0000-0000-000000000000"},"code":"invalid_request","headers":{},"message":"AADSTS900144: The request body must contain the following parameter","status":400,"when":"a form the token endpoint cannot use; the detail names the parameter"},"insufficient_scope":{"body":{"error":{"code":"{code}","innerError":{"client-request-id":"00000000-0000-0000-0000-000000000000","date":"2026-01-01T00:00:00","request-id":"00000000-0000-0000-0000-000000000000"},"message":"{message}"}},"code":"Authorization_RequestDenied","detail":"","headers":{},"message":"Insufficient privileges to complete the operation.","status":403,"when":"the token lacks the permission the call needs"},"refresh_refused":{"body":{"correlation_id":"00000000-0000-0000-0000-000000000000","error":"{code}","error_codes":[9002313],"error_description":"{message}","error_uri":"https://login.microsoftonline.com/error","timestamp":"2026-01-01 00:00:00Z","trace_id":"00000000-0000-0000-0000-000000000000"},"code":"invalid_grant","detail":"","headers":{},"message":"AADSTS9002313: Invalid request. Request is malformed or invalid.","status":400,"when":"a refresh token Entra cannot read or never issued"},"refresh_token_expired":{"body":{"correlation_id":"00000000-0000-0000-0000-000000000000","error":"{code}","error_codes":[700082],"error_description":"{message}","error_uri":"https://login.microsoftonline.com/error","timestamp":"2026-01-01 00:00:00Z","trace_id":"00000000-0000-0000-0000-000000000000"},"code":"invalid_grant","detail":"","headers":{},"message":"AADSTS700082: The refresh token has expired due to inactivity.","status":400,"when":"the refresh token is past its lifetime (90 days of inactivity)"},"refresh_token_of_another_client":{"body":{"correlation_id":"00000000-0000-0000-0000-000000000000","error":"{code}","error_codes":[70000],"error_description":"{message}","error_uri":"https://login.microsoftonline.com/error","timestamp":"2026-01-01 00:00:00Z","trace_id":"00000000-0000-0000-0000-000000000000"},"code":"invalid_grant","detail":"","headers":{},"message":"AADSTS70000: Provided grant is invalid or malformed.","status":400,"when":"a refresh token issued to another client"},"refresh_token_revoked":{"body":{"correlation_id":"00000000-0000-0000-0000-000000000000","error":"{code}","error_codes":[50173],"error_description":"{message}","error_uri":"https://login.microsoftonline.com/error","suberror":"bad_token","timestamp":"2026-01-01 00:00:00Z","trace_id":"00000000-0000-0000-0000-000000000000"},"code":"invalid_grant","detail":"","headers":{},"message":"AADSTS50173: The provided grant has expired due to it being revoked, a fresh auth token is needed.","status":400,"when":"revoked (a password reset, revokeSignInSessions, here the control API): sign in again"},"wrong_credentials":{"body":{"correlation_id":"00000000-0000-0000-0000-000000000000","error":"{code}","error_codes":[50126],"error_description":"{message}","error_uri":"https://login.microsoftonline.com/error","timestamp":"2026-01-01 00:00:00Z","trace_id":"00000000-0000-0000-0000-000000000000"},"code":"invalid_grant","detail":"","headers":{},"message":"AADSTS50126: Error validating credentials due to invalid username or password.","status":400,"when":"the password grant with a user name and password that match no user"}},"body":{"correlation_id":"00000000-0000-0000-0000-000000000000","error":"{code}","error_codes":[],"error_description":"{message}","error_uri":"https://login.microsoftonline.com/error","timestamp":"2026-01-01 00:00:00Z","trace_id":"00000000-0000-0000-0000-000000000000"}},"jwt":{"access_claims":{},"access_left_out":[],"id_token_claims":{"oid":"{user}","preferred_username":"{user}","tid":"f8cdef31-a31e-4b4a-93e4-5f571e91255a","ver":"2.0"},"issuer_path":"/f8cdef31-a31e-4b4a-93e4-5f571e91255a/v2.0"},"refresh":{"encoding":"form","match":{"body":{"grant_type":"refresh_token"},"headers":{},"query":{}},"method":"POST","path":"/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/token","refresh_token":{"field":"refresh_token"}},"sign_in":{"encoding":"form","match":{"body":{"grant_type":"password"},"headers":{},"query":{}},"method":"POST","password":"password","path":"/f8cdef31-a31e-4b4a-93e4-5f571e91255a/oauth2/v2.0/token","username":"username"},"summary":"Microsoft Entra ID v2.0: POST /{tenant}/oauth2/v2.0/token (form); rotates, old tokens stay valid; a dead refresh token answers 400 invalid_grant AADSTS","tokens":{"body":{"access_token":"{access_token}","expires_in":"{expires_in}","ext_expires_in":"{expires_in}","id_token":"{id_token}","refresh_token":"{refresh_token}","scope":"User.Read profile openid email","token_type":"Bearer"},"headers":{},"status":200}}
+"""##,
+            ["access_ttl": "3600", "refresh_reuse": "accept", "refresh_ttl": "7776000", "rotate_refresh": "true", "signing_alg": "RS256"]
+        ),
+        (
             "envelope",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json

@@ -166,6 +166,18 @@ public struct DeclaredProfile: Profile {
             }
         }
         if let jwks = jwksPath { OpenIDRoutes.addJWKS(at: jwks, to: routes, mock: mock) }
+        for (path, document) in description.documents ?? [:] {
+            routes.get(path) { _, _ in
+                let values: (Placeholder) -> JSONValue = { placeholder in
+                    switch placeholder {
+                    case .baseURL: .string(mock.baseURL)
+                    case .issuer: .string(mock.authority.issuer)
+                    default: .null
+                    }
+                }
+                return JSONResponse.encode(document.render(values), status: .ok, headers: [.cacheControl: "public, max-age=300"])
+            }
+        }
         // The endpoints' paths with another method: the dialect's `method_not_allowed`.
         for path in Set(served.map(\.path)) {
             for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where !served.contains(where: { $0 == (method, path) }) {
@@ -276,7 +288,7 @@ public struct DeclaredProfile: Profile {
             case .tokenType: .string("Bearer")
             case .user: user.map(JSONValue.string) ?? .null
             case .idToken: issued.idToken.map(JSONValue.string) ?? .null
-            case .code, .message, .status, .data: .null
+            case .code, .message, .status, .data, .baseURL, .issuer: .null
             }
         }
         var headers = HTTPFields()
@@ -301,7 +313,7 @@ public struct DeclaredProfile: Profile {
             return .init(kind: .refresh, refreshToken: token, body: parsed)
         }
         if onEndpointPath { return .init(kind: .other) }
-        if method == .get, path == jwksPath { return .init(kind: .metadata) }
+        if method == .get, path == jwksPath || description.documents?[path] != nil { return .init(kind: .metadata) }
         let route = RouteClassification.shared(path: path)
         if route.kind == .resource, let token = resourceRefresh?.presentedRefreshToken(headers) {
             return .init(kind: .refresh, refreshToken: token)
