@@ -213,33 +213,22 @@ struct DialectFileTests {
         #expect(match?.file == "acme.yaml")
     }
 
-    /// `jwt:` problems, each at its line: a path that is no path, a claim
-    /// authmock sets itself, a placeholder there is none of.
+    /// Problems of the `jwt:` and `documents:` sections, each at its line: a
+    /// path that is no path or is served already, a claim authmock sets
+    /// itself, a placeholder the section has none of.
     @Test(arguments: [
-        ("  issuer_path: pool", "jwt.issuer_path: 'pool' must start with '/'"),
-        ("  access_claims: {aud: mine}", "jwt.access_claims.aud: authmock sets this claim itself"),
-        ("  id_token_claims: {nonce: n}", "jwt.id_token_claims.nonce: authmock sets this claim itself"),
-        ("  access_claims: {who: \"{username}\"}", "'{username}' is not a placeholder here; expected {user} or {client_id}"),
-        ("  access_left_out: [exp]", "jwt.access_left_out[0]: 'exp' is not one of aud, nbf"),
+        ("jwt", "  issuer_path: pool", "jwt.issuer_path: 'pool' must start with '/'"),
+        ("jwt", "  access_claims: {aud: mine}", "jwt.access_claims.aud: authmock sets this claim itself"),
+        ("jwt", "  id_token_claims: {nonce: n}", "jwt.id_token_claims.nonce: authmock sets this claim itself"),
+        ("jwt", "  access_claims: {who: \"{username}\"}", "'{username}' is not a placeholder here; expected {user} or {client_id}"),
+        ("jwt", "  access_left_out: [exp]", "jwt.access_left_out[0]: 'exp' is not one of aud, nbf"),
+        ("documents", "  well-known: {a: 1}", "documents: 'well-known' must be a path starting with '/'"),
+        ("documents", "  /v2/session: {a: 1}", "documents: '/v2/session' is served already"),
+        ("documents", "  /health: {a: 1}", "documents: '/health' is served already"),
+        ("documents", "  /meta: {a: \"{access_token}\"}", "'{access_token}' is not a placeholder here"),
     ])
-    func jwtProblemsAreReportedAtTheirPlace(line: String, message: String) throws {
-        let text = DialectFormat.example + "jwt:\n" + line + "\n"
-        let problems = DialectLoader.problems(text, file: "acme.yaml")
-        let match = problems.first { $0.message.contains(message) }
-        #expect(match != nil, "no problem says '\(message)'; got: \(problems.map(\.description))")
-        #expect(match?.line == text.split(separator: "\n", omittingEmptySubsequences: false).count - 1)
-    }
-
-    /// `documents:` problems, each at its line: a path that is no path, one
-    /// served already, a placeholder a document has none of.
-    @Test(arguments: [
-        ("  well-known: {a: 1}", "documents: 'well-known' must be a path starting with '/'"),
-        ("  /v2/session: {a: 1}", "documents: '/v2/session' is served already"),
-        ("  /health: {a: 1}", "documents: '/health' is served already"),
-        ("  /meta: {a: \"{access_token}\"}", "'{access_token}' is not a placeholder here"),
-    ])
-    func documentProblemsAreReportedAtTheirPlace(line: String, message: String) throws {
-        let text = DialectFormat.example + "documents:\n" + line + "\n"
+    func sectionProblemsAreReportedAtTheirPlace(section: String, line: String, message: String) throws {
+        let text = DialectFormat.example + "\(section):\n" + line + "\n"
         let problems = DialectLoader.problems(text, file: "acme.yaml")
         let match = problems.first { $0.message.contains(message) }
         #expect(match != nil, "no problem says '\(message)'; got: \(problems.map(\.description))")

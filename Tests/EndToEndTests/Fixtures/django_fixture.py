@@ -1,0 +1,48 @@
+"""What the real Django servers the fidelity tests start share: settings for
+a throwaway server, the user alice, and a quiet WSGI server on a free
+loopback port that prints its first line (the port and what the test needs)."""
+import json
+import os
+import tempfile
+
+import django
+from django.conf import settings
+
+
+def configure(module, apps, **more):
+    """Django settings for `module` (its urlpatterns) with `apps` installed, then django.setup()."""
+    settings.configure(
+        DEBUG=False,
+        ALLOWED_HOSTS=["*"],
+        SECRET_KEY="authmock-fidelity-check-" + os.urandom(16).hex(),
+        ROOT_URLCONF=module,
+        INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes", "rest_framework", *apps],
+        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.path.join(tempfile.mkdtemp(), "db.sqlite3")}},
+        USE_TZ=True,
+        **more,
+    )
+    django.setup()
+
+
+def alice():
+    """The database made, and the user every test signs in as."""
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return User.objects.create_user("alice", password="wonderland")
+
+
+def serve(started):
+    """Serves until killed, after printing `started` with the port added."""
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from django.core.wsgi import get_wsgi_application
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=Quiet)
+    print(json.dumps({"port": server.server_port, **started}), flush=True)
+    server.serve_forever()
