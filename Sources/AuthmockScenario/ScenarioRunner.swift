@@ -148,7 +148,8 @@ public enum ScenarioRunner {
         var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
         // A declared dialect: its description. Its `settings` are `serve`'s
         // defaults; a case's lifetimes and rotation are the case's own, but
-        // the backend's traits (Passport revoking the replaced access token) apply.
+        // the backend's traits apply (Passport revoking the replaced access
+        // token, Cognito's RS256).
         serverOptions.dialect = options.dialects[profile]?.description
         if let settings = options.dialects[profile]?.settings {
             for setting in ServerSetting.all where setting.backendTrait {
