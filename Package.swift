@@ -142,6 +142,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // Trusting an HTTPS case server's certificate (`authmock run --tls`).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // Id token validation against the server's JWKS (the `oidc` extension).
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -25,7 +25,7 @@ profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   # The server holds the first attempts until all ten have arrived, or until
   # none has arrived for 150 ms (a client whose pool queues the rest), so
   # they meet the expired token together however the client schedules them.
@@ -86,7 +86,7 @@ profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   # Held until all 100 arrived, or 150 ms without a new one (a pool-limited client).
   - fault:
       match: {kind: resource}
@@ -137,7 +137,7 @@ profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   # Both calls surely leave with the old token: neither is answered before both arrived.
   - fault:
       match: {kind: resource}
@@ -182,7 +182,7 @@ profiles: [oauth2, envelope, reissue, renewal]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       action: {type: delay, ms: 400}
@@ -265,10 +265,13 @@ description: >
   expired and refreshes before every call, in a loop. A correct client
   counts expires_in from when it received the token, and lets the
   server's 401 have the last word: no refresh at all here, and every call
-  succeeds.
+  succeeds. The access token lives nine minutes here, shorter than the
+  skew (a one-hour token would still look live to the device) and longer
+  than the five-minute margins SDKs renew ahead by.
 reports: [workos/authkit-nextjs#470, manfredsteyer/angular-oauth2-oidc#1135, AzureAD/microsoft-authentication-library-for-js#3070]
 profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
+server: {access_ttl: 540}
 steps:
   - set_clock: -600
   - login: {}
@@ -299,7 +302,7 @@ level: must
 steps:
   - set_clock: 600
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request: {method: GET, path: /api/first}
   - request: {method: GET, path: /api/second}
 expect:
@@ -327,7 +330,7 @@ profiles: [oauth2, envelope, reissue, renewal]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - revoke: {kind: refresh}
   - fault:
       match: {kind: resource}
@@ -371,7 +374,7 @@ level: must
 server: {graphql_auth_errors: body}
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   # Held until all five arrived, or 150 ms without a new one (a pool-limited client).
   - fault:
       match: {kind: resource}
@@ -417,7 +420,7 @@ level: must
 server: {graphql_auth_errors: http}
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: resource}
       times: 5
@@ -508,7 +511,7 @@ level: must
 server: {graphql_auth_errors: body}
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request:
       graphql:
         query: "mutation AddNote($text: String!) { createNote(text: $text) { id text } }"
@@ -553,7 +556,7 @@ level: must
 server: {graphql_auth_errors: http}
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request:
       graphql:
         query: "mutation AddNote($text: String!) { createNote(text: $text) { id text } }"
@@ -797,7 +800,7 @@ profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       times: unlimited
@@ -836,7 +839,7 @@ profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       action: {type: respond, status: 503, headers: {Retry-After: "1"}}
@@ -874,7 +877,7 @@ profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       action: {type: respond, status: 429, headers: {Retry-After: "1"}}
@@ -904,10 +907,12 @@ id: "2.3.2"
 name: a refresh whose connection is reset keeps the session
 description: >
   As 2.3, but the refresh request's connection is closed before any
-  answer (a load balancer restart, a flaky network), and the 503 carries
-  no Retry-After on the second try. Neither is an answer about the refresh
-  token: no call ends reauth_required, and the call after the endpoint
-  recovers refreshes and succeeds. A transport that resends the reset
+  answer (a load balancer restart, a flaky network), and the second try
+  meets a 503. Neither is an answer about the refresh token: no call ends
+  reauth_required, and the call after the endpoint recovers refreshes and
+  succeeds. The 503 says Retry-After: 1 and that call comes after it: an SDK
+  that holds back its token endpoint after a 5xx (MSAL for 5 s without a
+  Retry-After) keeps to the server's word, and its pause is no verdict. A transport that resends the reset
   request by itself (browsers do, for a request on a reused connection)
   keeps the session as well; the count only bounds a retry storm.
 reports: [owncloud/client#8892, metadist/synaplan#1355]
@@ -915,15 +920,16 @@ profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       action: {type: close-connection}
   - request: {method: GET, path: /api/first}
   - fault:
       match: {kind: refresh}
-      action: {type: respond, status: 503}
+      action: {type: respond, status: 503, headers: {Retry-After: "1"}}
   - request: {method: GET, path: /api/second}
+  - sleep: 1.1
   - request: {method: GET, path: /api/third}
 expect:
   superfluous_refreshes: 0
@@ -990,9 +996,9 @@ profiles: [oauth2, envelope, reissue, renewal]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request: {method: GET, path: /api/items}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request: {method: GET, path: /api/items}
 expect:
   refresh_token_reuse: 0
@@ -1029,7 +1035,7 @@ profiles: [oauth2, envelope, reissue, renewal]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: resource}
       times: 20
@@ -1041,7 +1047,7 @@ steps:
       count: 20
       request: {method: GET, path: /api/items}
   - wait_for: all
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: resource}
       times: 20
@@ -1094,7 +1100,7 @@ server:
   reuse_grace: 30
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       action: {type: drop-response}
@@ -1130,7 +1136,7 @@ profiles: [oauth2, envelope, reissue, renewal]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       action: {type: drop-response}
@@ -1164,9 +1170,9 @@ level: must
 server: {rotate_refresh: false}
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request: {method: GET, path: /api/items}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request: {method: GET, path: /api/items}
 expect:
   superfluous_refreshes: 0
@@ -1203,7 +1209,7 @@ profile: header-rotation
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request: {method: GET, path: /api/first}
   - request: {method: GET, path: /api/second}
   - request: {method: GET, path: /api/third}
@@ -1553,7 +1559,7 @@ reports: [marklogic/java-client-api#780, square/okhttp#1206]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request:
       method: POST
       path: /api/notes
@@ -1604,7 +1610,7 @@ profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - request:
       method: POST
       path: /api/uploads
@@ -1669,7 +1675,7 @@ profiles: [oauth2, envelope, reissue, renewal]
 level: must
 steps:
   - login: {}
-  - advance_clock: 301
+  - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       action: {type: delay, ms: 1000}

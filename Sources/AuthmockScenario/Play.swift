@@ -240,7 +240,8 @@ struct Performance {
         var (path, url) = (spec.path, String?.none)
         if spec.path.hasPrefix("//foreign/"), let port = play.mock.baseURL.split(separator: ":").last {
             path = String(spec.path.dropFirst("//foreign".count))
-            url = "http://\(Observation.foreignHost):\(port)" + path
+            let scheme = play.mock.baseURL.hasPrefix("https:") ? "https" : "http"
+            url = "\(scheme)://\(Observation.foreignHost):\(port)" + path
         }
         let sentAt = Date()
         let (target, full, fields, stream) = (path, url, headers, spec.bodyStream ? true : nil)

@@ -23,6 +23,9 @@ public struct RunOptions: Sendable {
     public var caseServerCORS = ""
     /// Where each case server keeps token state (`authmock run --state`).
     public var caseServerState = CaseServerState.memory
+    /// HTTPS for the case servers: `authmock run --tls`, or made by `run`
+    /// for a driver that declares the `tls` capability.
+    public var caseServerTLS: CaseServerTLS?
     /// Declared dialects (`--dialect`) by name: a case run whose profile is
     /// one of them is served from its file.
     public var dialects: [String: LoadedDialect] = [:]
@@ -43,6 +46,25 @@ public struct RunOptions: Sendable {
         self.expectedFailures = expectedFailures
         self.environment = environment
     }
+}
+
+/// The certificate every case server of a run presents, and the file a
+/// stdio driver finds it in (`AUTHMOCK_CA_FILE`): self-signed for
+/// 127.0.0.1 and localhost (the second host name cases call), plus the
+/// advertised host of attach mode.
+public struct CaseServerTLS: Sendable {
+    public var identity: TLSIdentity
+    public var certificateFile: String
+
+    /// Makes a certificate and writes it to a file of its own; `discard()` removes it.
+    public static func make(extraNames: [String] = []) throws -> CaseServerTLS {
+        let identity = try TLSIdentity.selfSigned(extraNames: extraNames)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-run-\(UUID().uuidString.prefix(8)).crt")
+        try identity.certificatePEM.write(to: file, atomically: true, encoding: .utf8)
+        return CaseServerTLS(identity: identity, certificateFile: file.path)
+    }
+
+    public func discard() { try? FileManager.default.removeItem(atPath: certificateFile) }
 }
 
 /// The token store of the case servers: a whole suite run against each

@@ -44,6 +44,21 @@ public enum ScenarioRunner {
             }
         }
         if probed.startups == nil, probed.attach == nil { probed.startups = StartupGate(limit: ProcessInfo.processInfo.activeProcessorCount) }
+        // A client that talks HTTPS only gets case servers that serve it;
+        // its hello (over plain HTTP) needed no request.
+        var madeTLS: CaseServerTLS?
+        if probed.caseServerTLS == nil, probed.driverInfo?.capabilities.contains(Capability.tls) == true {
+            do {
+                madeTLS = try CaseServerTLS.make(extraNames: probed.caseServerAdvertisedHost.map { [$0] } ?? [])
+                probed.caseServerTLS = madeTLS
+            } catch {
+                let result = HelloFailure(reason: "the driver declares tls, and no certificate could be made: \(error)", stderr: "")
+                    .result(profile: cases.first?.1 ?? "")
+                progress(result)
+                return [result]
+            }
+        }
+        defer { madeTLS?.discard() }
         let options = probed
         return await withTaskGroup(of: (Int, CaseResult).self) { group in
             var results = [CaseResult?](repeating: nil, count: cases.count)
@@ -146,6 +161,7 @@ public enum ScenarioRunner {
     /// A case server's options before the scenario's own `server:` settings.
     static func caseServerOptions(profile: String, options: RunOptions) -> ServerOptions {
         var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
+        serverOptions.tokens.accessTTL = ClockVariant.caseAccessSeconds
         // A declared dialect: its description. Its `settings` are `serve`'s
         // defaults; a case's lifetimes and rotation are the case's own, but
         // the backend's traits apply (Passport revoking the replaced access
@@ -157,6 +173,7 @@ public enum ScenarioRunner {
             }
         }
         serverOptions.advertisedHost = options.caseServerAdvertisedHost
+        serverOptions.tls = options.caseServerTLS?.identity
         serverOptions.corsOrigin = options.caseServerCORS
         options.caseServerState.configure(&serverOptions)
         // A verdict reads every token of its case: nothing is pruned.
@@ -173,6 +190,7 @@ public enum ScenarioRunner {
         environment["AUTHMOCK_PROFILE"] = profile
         environment["AUTHMOCK_CLIENT_ID"] = client.id
         environment["AUTHMOCK_CLIENT_SECRET"] = client.secret ?? ""
+        if let tls = options.caseServerTLS { environment["AUTHMOCK_CA_FILE"] = tls.certificateFile }
         return environment
     }
 
@@ -184,7 +202,7 @@ public enum ScenarioRunner {
         let sendsDialect = driver?.capabilities.contains(Capability.dialect) ?? attached
         return .hello(
             id: id, baseURL: mock.baseURL, profile: profile, clientID: client.id, clientSecret: client.secret ?? "",
-            dialect: sendsDialect ? mock.options.dialect : nil)
+            dialect: sendsDialect ? mock.options.dialect : nil, caCertificate: mock.options.tls?.certificatePEM)
     }
 
     /// Runs `body` while `mock` serves in process; nil when it cannot start.
@@ -192,7 +210,7 @@ public enum ScenarioRunner {
         var logger = Logger(label: "authmock-run")
         logger.logLevel = .critical
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        // Case servers speak plain HTTP: no TLS configuration can fail here.
+        // A case server's certificate was checked when its mock was made.
         guard
             let app = try? AuthmockApplication.make(
                 mock: mock, logger: logger,

@@ -19,13 +19,20 @@ public struct Hello: Sendable {
     /// driver's task in Swift 6.3 debug builds (the sync-to-async thunk of a
     /// synchronous `makeClient`; measured with the reference driver).
     private var dialectReference: DialectReference?
+    /// The `tls` extension (or `authmock run --tls`): the PEM certificate an
+    /// `https` base URL presents, for the client to trust.
+    public var caCertificate: String?
 
-    public init(baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil) {
+    public init(
+        baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil,
+        caCertificate: String? = nil
+    ) {
         self.baseURL = baseURL
         self.profile = profile
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.dialect = dialect
+        self.caCertificate = caCertificate
     }
 }
 
@@ -189,7 +196,8 @@ struct Conversation: Sendable {
             let hello = Hello(
                 baseURL: fields.baseURL ?? environment["AUTHMOCK_BASE_URL"] ?? "",
                 profile: fields.profile ?? environment["AUTHMOCK_PROFILE"] ?? "oauth2",
-                clientID: fields.clientId ?? "demo", clientSecret: fields.clientSecret ?? "", dialect: fields.dialect)
+                clientID: fields.clientId ?? "demo", clientSecret: fields.clientSecret ?? "", dialect: fields.dialect,
+                caCertificate: fields.caCertificate)
             do {
                 await client?.close()
                 client = try await makeClient(hello)

@@ -40,6 +40,10 @@ public enum Capability {
     /// The client configures itself from `hello`'s `dialect` (a dialect file's
     /// description, docs/dialects.md), so it speaks any declared dialect.
     public static let dialect = "dialect"
+    /// The client talks HTTPS only (MSAL, an app with App Transport
+    /// Security): its case servers serve HTTPS with a certificate made for
+    /// the run, which `hello` carries in `caCertificate`.
+    public static let tls = "tls"
 }
 
 /// A message from the runner: an `id` and one operation with its own fields.
@@ -83,10 +87,13 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         /// The `dialect` extension: when `profile` names a declared dialect, its
         /// description (the dialect file's shape, defaults filled in).
         public var dialect: DialectDescription?
+        /// The `tls` extension: when `baseURL` is `https`, the PEM certificate
+        /// the case server presents (self-signed, for 127.0.0.1 and localhost).
+        public var caCertificate: String?
 
         public init(
             protocol: Int? = DriverProtocol.version, baseURL: String? = nil, profile: String? = nil, clientId: String? = nil,
-            clientSecret: String? = nil, dialect: DialectDescription? = nil
+            clientSecret: String? = nil, dialect: DialectDescription? = nil, caCertificate: String? = nil
         ) {
             self.protocol = `protocol`
             self.baseURL = baseURL
@@ -94,6 +101,7 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
             self.clientId = clientId
             self.clientSecret = clientSecret
             self.dialect = dialect
+            self.caCertificate = caCertificate
         }
     }
 
@@ -168,14 +176,15 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
     }
 
     public static func hello(
-        id: String, baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil
+        id: String, baseURL: String, profile: String, clientID: String, clientSecret: String, dialect: DialectDescription? = nil,
+        caCertificate: String? = nil
     ) -> Self {
         Self(
             id: id,
             .hello(
                 Hello(
                     protocol: DriverProtocol.version, baseURL: baseURL, profile: profile, clientId: clientID, clientSecret: clientSecret,
-                    dialect: dialect)))
+                    dialect: dialect, caCertificate: caCertificate)))
     }
 
     public static func login(id: String, username: String, password: String, openid: Bool? = nil) -> Self {

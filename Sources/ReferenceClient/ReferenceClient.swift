@@ -2,6 +2,7 @@ public import DriverProtocol
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOSSL
 import NIOHTTP1
 
 /// The classic token-refresh bugs, one switch each. The reference client is
@@ -128,7 +129,8 @@ public final class ReferenceClient: Sendable {
     /// calls beyond it queue for a connection as they do in an iOS app.
     public init(
         baseURL: String, profile: String, clientID: String, clientSecret: String, faults: Set<ClientFault> = [],
-        maxConnectionsPerHost: Int? = nil, proactive: ProactiveRefresh = .early, dialect: DialectDescription? = nil
+        maxConnectionsPerHost: Int? = nil, proactive: ProactiveRefresh = .early, dialect: DialectDescription? = nil,
+        caCertificate: String? = nil
     ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         // A declared dialect refreshes at an endpoint, signalled by a status, as reissue does.
@@ -144,6 +146,12 @@ public final class ReferenceClient: Sendable {
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
         configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnectionsPerHost ?? 256)
+        // A case served over HTTPS (`authmock run --tls`): its certificate is the only root trusted.
+        if let caCertificate, let roots = try? NIOSSLCertificate.fromPEMBytes(Array(caCertificate.utf8)), !roots.isEmpty {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(roots)
+            configuration.tlsConfiguration = tls
+        }
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

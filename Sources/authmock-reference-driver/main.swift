@@ -100,7 +100,7 @@ let identity = DriverIdentity(
     ReferenceDriver(
         client: ReferenceClient(
             baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
-            maxConnectionsPerHost: chosenPool, proactive: chosenProactive, dialect: hello.dialect))
+            maxConnectionsPerHost: chosenPool, proactive: chosenProactive, dialect: hello.dialect, caCertificate: hello.caCertificate))
 }
 if let attachURL {
     do {

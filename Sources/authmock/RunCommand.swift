@@ -59,6 +59,10 @@ struct RunCommand: AsyncParsableCommand {
             "Token store of the case servers: memory (default), sqlite (a fresh file per case) or a postgres:// URL (own tables per case, dropped after)."
     )
     var state = "memory"
+    @Flag(
+        help:
+            "Serve every case over HTTPS with a certificate made for the run (drivers find it in AUTHMOCK_CA_FILE and in hello's caCertificate); a driver that declares the tls capability gets this without the flag."
+    ) var tls = false
     @Option(help: "Write a JUnit XML report here.") var junit: String?
     @Option(help: "Write a JSON report here.") var json: String?
     @Flag(help: "Print the evidence of passing cases too.") var verbose = false
@@ -160,6 +164,8 @@ struct RunCommand: AsyncParsableCommand {
             var options = RunOptions(driver: driver, jobs: jobs, expectedFailures: known)
             options.caseServerState = caseState
             options.dialects = dialects
+            options.caseServerTLS = try caseServerTLS(advertisedHost: nil)
+            defer { options.caseServerTLS?.discard() }
             results = await ScenarioRunner.run(selected, options: options, progress: progress)
         } else {
             (driver, results) = try await runAttached(selected, suite: suite, known: known, dialects: dialects, progress: progress)
@@ -212,6 +218,17 @@ extension RunCommand {
         return dialects
     }
 
+    /// `--tls`: the run's certificate (nil without the flag).
+    func caseServerTLS(advertisedHost: String?) throws -> CaseServerTLS? {
+        guard tls else { return nil }
+        do {
+            return try CaseServerTLS.make(extraNames: advertisedHost.map { [$0] } ?? [])
+        } catch {
+            FileHandle.standardError.write(Data("--tls: no certificate could be made: \(error)\n".utf8))
+            throw ExitCode(RunExit.usage)
+        }
+    }
+
     /// `--attach`: the runner listens, clients connect and serve the cases.
     func runAttached(
         _ selected: [(Scenario, String)], suite: SuiteSelection, known: [String: String], dialects: [String: LoadedDialect],
@@ -234,6 +251,8 @@ extension RunCommand {
         options.caseServerAdvertisedHost = attachOptions.publicHost ?? (["0.0.0.0", "::"].contains(attachOptions.listenHost) ? "127.0.0.1" : nil)
         // The browser page is served from another port: another origin.
         options.caseServerCORS = "*"
+        options.caseServerTLS = try caseServerTLS(advertisedHost: options.caseServerAdvertisedHost)
+        defer { options.caseServerTLS?.discard() }
         let launch = self.launch
         let base = options
         let count = selected.count

@@ -103,7 +103,7 @@ enum Templates {
         level: must
         steps:
           - login: {}
-          - advance_clock: 301
+          - advance_clock: 3601
           - fault:
               match: {kind: resource}
               times: 3

@@ -192,6 +192,59 @@ import Testing
         }
     }
 
+    /// A driver that declares `tls` has its cases served over HTTPS: the
+    /// probe's hello is plain HTTP (capabilities are not known yet), every
+    /// case's hello names an `https` base URL and carries the certificate,
+    /// which is also the file `AUTHMOCK_CA_FILE` names, and which verifies
+    /// the case server's TLS handshake.
+    @Test func aDriverThatDeclaresTLSIsServedOverHTTPS() async throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID()).jsonl")
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("tls-driver-\(UUID()).py")
+        try """
+        import json, os, ssl, sys, urllib.request
+        hello = None
+        for line in sys.stdin:
+            m = json.loads(line)
+            if m["op"] == "hello":
+                hello = m
+                a = {"id": m["id"], "ok": True, "driver": "tls", "version": "0", "profiles": ["oauth2"], "capabilities": ["tls"]}
+            elif m["op"] == "login":
+                seen = {"baseURL": hello["baseURL"], "pem": hello.get("caCertificate"), "file": os.environ.get("AUTHMOCK_CA_FILE")}
+                if seen["file"]:
+                    seen["fileText"] = open(seen["file"]).read()
+                    context = ssl.create_default_context(cafile=seen["file"])
+                    with urllib.request.urlopen(hello["baseURL"] + "/.well-known/oauth-authorization-server", context=context) as r:
+                        seen["metadataStatus"] = r.status
+                with open("\(log.path)", "a") as f:
+                    f.write(json.dumps(seen) + "\\n")
+                a = {"id": m["id"], "ok": True, "outcome": "ok"}
+            elif m["op"] == "request":
+                a = {"id": m["id"], "ok": False, "outcome": "transport_error"}
+            else:
+                a = {"id": m["id"], "ok": True}
+            sys.stdout.write(json.dumps(a) + "\\n"); sys.stdout.flush()
+            if m["op"] == "shutdown": break
+        """.write(to: script, atomically: true, encoding: .utf8)
+        defer {
+            try? FileManager.default.removeItem(at: script)
+            try? FileManager.default.removeItem(at: log)
+        }
+        let cases = try builtInCases().filter { $0.0.id == "5.1" && $0.1 == "oauth2" }
+        #expect(cases.count == 1)
+        let results = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script.path)", jobs: 1))
+        #expect(results.count == 1)
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1, "one login: the case's")
+        let seen = try #require(JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect((seen["baseURL"] as? String)?.hasPrefix("https://127.0.0.1:") == true, "\(seen)")
+        let pem = try #require(seen["pem"] as? String)
+        #expect(pem.hasPrefix("-----BEGIN CERTIFICATE-----"))
+        #expect(seen["fileText"] as? String == pem, "AUTHMOCK_CA_FILE holds the certificate hello carries")
+        #expect(seen["metadataStatus"] as? Int == 200, "the certificate verifies the case server")
+        let file = try #require(seen["file"] as? String)
+        #expect(!FileManager.default.fileExists(atPath: file), "the run removes its certificate file")
+    }
+
     /// `hello` is asked once per run: cases of profiles the driver does not
     /// speak, or that need an extension it lacks, are SKIP without starting it.
     @Test func helloIsAskedOncePerRunAndUnsupportedCasesDoNotStartTheDriver() async throws {

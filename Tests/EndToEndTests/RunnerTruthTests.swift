@@ -69,6 +69,18 @@ struct RunnerTruthTests {
         #expect(listed.stdout.split(separator: "\n").contains { $0.hasPrefix("SKIP       5.1 [oauth2]") }, "\(listed.stdout)")
     }
 
+    /// `authmock run --tls` serves every case over HTTPS, for any driver:
+    /// the reference client, which trusts the certificate `hello` carries,
+    /// passes the cases it passes over HTTP (the second host name of 8.2
+    /// and the id tokens of 12.1 included).
+    @Test func runWithTLSServesEveryDriverOverHTTPS() throws {
+        let result = try runAuthmock([
+            "run", "--tls", "--driver", try referenceDriver(), "--profile", "oauth2", "--case", "1.1", "--case", "8.2", "--case", "12.1",
+        ])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("0 failed"), "\(result.stdout)")
+    }
+
     @Test func aTakenPortIsNamedWithTheWayOut() throws {
         let server = try ServingBinary([])
         let second = try runAuthmock(["serve", "--port", String(server.port)])
