@@ -10,7 +10,14 @@ public enum ExpectedFailures {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw ScenarioError(file: path, line: 1, column: 1, message: "cannot read the expected-failures file")
         }
-        guard let node = try Yams.compose(yaml: text) else { return [:] }
+        let composed: Node?
+        do {
+            composed = try Yams.compose(yaml: text)
+        } catch {
+            // A syntax error at its place, as a scenario file's.
+            throw ScenarioLoader.problem(yaml: error, file: path)
+        }
+        guard let node = composed else { return [:] }
         guard let mapping = node.mapping else {
             throw ScenarioError(
                 file: path, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1, message: "expected a mapping of case id to reason")

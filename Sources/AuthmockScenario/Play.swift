@@ -47,7 +47,10 @@ struct Play: Sendable {
         }
         try await performance.finish()
         try await judge(&performance.outcome)
-        try await shutdown(channel)
+        // The verdict is in: how slowly the driver then exits (a loaded
+        // machine, workers to reap) says nothing of its refresh logic. One
+        // that does not answer is killed by the link.
+        try? await shutdown(channel)
         return performance.outcome
     }
 

@@ -147,6 +147,20 @@ struct LoaderTests {
 struct SchemaTests {
     /// The schema is generated from the same tables the loader checks with;
     /// the published copy must be the generated one.
+    /// An expected-failures file that is not YAML names its place, as a scenario does.
+    @Test func aBrokenExpectedFailuresFileNamesItsPlace() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("known-\(UUID()).yaml")
+        try "\"1.1\": \"fine\"\n\"1.2\": \"a \"quoted\" word\"\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        do {
+            _ = try ExpectedFailures.load(path: file.path)
+            Issue.record("a broken file loaded")
+        } catch {
+            #expect("\(error)".hasPrefix("\(file.path):2:"), "\(error)")
+            #expect("\(error)".contains("invalid YAML"), "\(error)")
+        }
+    }
+
     @Test func publishedSchemaIsCurrent() throws {
         let published = try String(contentsOf: packageRoot.appendingPathComponent("docs/scenario.schema.json"), encoding: .utf8)
         #expect(published == ScenarioFormat.jsonSchema(), "docs/scenario.schema.json is stale: run scripts/regen-docs.sh")

@@ -192,6 +192,29 @@ import Testing
         }
     }
 
+    /// Once every call is answered the verdict is in: a driver that is slow
+    /// to answer `shutdown` (workers to reap on a loaded machine) keeps it.
+    @Test func aSlowShutdownKeepsTheVerdict() async throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("slow-shutdown-\(UUID()).py")
+        try """
+        import json, subprocess, sys, threading, time
+        driver = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        def answers():
+            for line in driver.stdout:
+                sys.stdout.write(line); sys.stdout.flush()
+        threading.Thread(target=answers, daemon=True).start()
+        for line in sys.stdin:
+            if json.loads(line)["op"] == "shutdown":
+                time.sleep(5)
+            driver.stdin.write(line); driver.stdin.flush()
+        """.write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let parsed = try scenario(Self.simple)
+        let result = await ScenarioRunner.runCase(
+            parsed, profile: "oauth2", options: RunOptions(driver: "python3 \(script.path) \(try referenceDriver())", jobs: 1))
+        #expect(result.verdict == .pass, "\(result.reason ?? "")\(Reports.details(result))")
+    }
+
     /// A driver that declares `tls` has its cases served over HTTPS: the
     /// probe's hello is plain HTTP (capabilities are not known yet), every
     /// case's hello names an `https` base URL and carries the certificate,
