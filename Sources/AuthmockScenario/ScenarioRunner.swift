@@ -162,16 +162,8 @@ public enum ScenarioRunner {
     static func caseServerOptions(profile: String, options: RunOptions) -> ServerOptions {
         var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
         serverOptions.tokens.accessTTL = ClockVariant.caseAccessSeconds
-        // A declared dialect: its description. Its `settings` are `serve`'s
-        // defaults; a case's lifetimes and rotation are the case's own, but
-        // the backend's traits apply (Passport revoking the replaced access
-        // token, Cognito's RS256).
-        serverOptions.dialect = options.dialects[profile]?.description
-        if let settings = options.dialects[profile]?.settings {
-            for setting in ServerSetting.all where setting.backendTrait {
-                if let value = settings[setting.key] { setting.apply(value, to: &serverOptions) }
-            }
-        }
+        // A declared dialect: its description, and its backend's traits.
+        options.dialects[profile]?.applyTraits(to: &serverOptions)
         serverOptions.advertisedHost = options.caseServerAdvertisedHost
         serverOptions.tls = options.caseServerTLS?.identity
         serverOptions.corsOrigin = options.caseServerCORS

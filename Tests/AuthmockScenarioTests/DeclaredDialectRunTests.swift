@@ -141,6 +141,23 @@ import Testing
         return options
     }
 
+    typealias FaultCheck = (fault: String, dialect: LoadedDialect, runs: [(Scenario, String)])
+
+    /// Runs each check's cases with the reference client and its fault, the
+    /// faulty clients side by side (each runs a few cases that mostly wait);
+    /// what `misses` finds in each check's results.
+    static func missed(_ checks: [FaultCheck], misses: @escaping @Sendable (FaultCheck, [CaseResult]) -> [String]) async throws -> [String] {
+        let driver = try referenceDriver()
+        return await withTaskGroup(of: [String].self) { group in
+            for check in checks {
+                group.addTask {
+                    misses(check, await ScenarioRunner.run(check.runs, options: Self.options("\(driver) --fault \(check.fault)", check.dialect)))
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+    }
+
     static let declared: [(name: String, text: String)] = [
         ("docs example", DialectFormat.example), ("status-signalled", statusSignalled), ("shared path, by query", sharedPathByQuery),
         ("shared path, by header and body", sharedPathByBody), ("an envelope of its own", ownEnvelope), ("no refresh endpoint", onResources),
@@ -184,24 +201,15 @@ import Testing
         let dialect = try Self.dialect(Self.statusSignalled)
         let matrix = try TeethMatrix.load(path: TeethMatrixTests.matrixPath)
         let cases = try Self.cases(for: dialect)
-        let driver = try referenceDriver()
-        // The faulty clients side by side: each runs a few cases that mostly wait.
-        let checks: [(String, [(Scenario, String)])] = matrix.faults.compactMap { fault, cells in
+        let checks: [FaultCheck] = matrix.faults.compactMap { fault, cells in
             let ids = Set(cells.fail.filter { $0.value.contains("reissue") }.keys)
             let runs = cases.filter { ids.contains($0.0.id) }
-            return runs.isEmpty ? nil : (fault, runs)
+            return runs.isEmpty ? nil : (fault, dialect, runs)
         }
-        let checked = checks.count
-        let missed = await withTaskGroup(of: [String].self) { group in
-            for (fault, runs) in checks {
-                group.addTask {
-                    let results = await ScenarioRunner.run(runs, options: Self.options("\(driver) --fault \(fault)", dialect))
-                    return results.filter { $0.verdict != .fail && $0.verdict != .nonStrict }.map { "\(fault) x \($0.label): \($0.verdict.rawValue)" }
-                }
-            }
-            return await group.reduce(into: []) { $0 += $1 }
+        let missed = try await Self.missed(checks) { check, results in
+            results.filter { $0.verdict != .fail && $0.verdict != .nonStrict }.map { "\(check.fault) x \($0.label): \($0.verdict.rawValue)" }
         }
-        #expect(checked >= 20, "only \(checked) faults are caught on reissue")
+        #expect(checks.count >= 20, "only \(checks.count) faults are caught on reissue")
         #expect(missed.isEmpty, "faults a declared dialect lets through: \(missed)")
     }
 
@@ -219,8 +227,7 @@ import Testing
     @Test func theMatrixCatchesOnTheVendorDialects() async throws {
         let vendors = ["supabase", "firebase", "cognito", "entra", "keycloak", "auth0", "simplejwt", "passport"]
         let matrix = try TeethMatrix.load(path: TeethMatrixTests.matrixPath)
-        let driver = try referenceDriver()
-        var checks: [(fault: String, dialect: LoadedDialect, runs: [(Scenario, String)])] = []
+        var checks: [FaultCheck] = []
         for (index, (fault, cells)) in matrix.faults.enumerated() {
             let ids = Set(cells.fail.filter { $0.value.contains("reissue") }.keys)
             // The first vendor, from this fault's turn on, where one of its catching cases applies.
@@ -233,16 +240,10 @@ import Testing
                 }
             }
         }
-        let missed = await withTaskGroup(of: [String].self) { group in
-            for check in checks {
-                group.addTask {
-                    let results = await ScenarioRunner.run(check.runs, options: Self.options("\(driver) --fault \(check.fault)", check.dialect))
-                    let caught = results.contains { $0.verdict == .fail || $0.verdict == .nonStrict }
-                    let errors = results.filter { $0.verdict == .error }.map { "\(check.fault) x \($0.label): ERROR \($0.reason ?? "")" }
-                    return errors + (caught ? [] : ["\(check.fault) on \(check.dialect.description.name): no case caught it (\(results.count) run)"])
-                }
-            }
-            return await group.reduce(into: []) { $0 += $1 }
+        let missed = try await Self.missed(checks) { check, results in
+            let caught = results.contains { $0.verdict == .fail || $0.verdict == .nonStrict }
+            let errors = results.filter { $0.verdict == .error }.map { "\(check.fault) x \($0.label): ERROR \($0.reason ?? "")" }
+            return errors + (caught ? [] : ["\(check.fault) on \(check.dialect.description.name): no case caught it (\(results.count) run)"])
         }
         #expect(checks.count >= 20, "only \(checks.count) faults are caught on a vendor dialect")
         #expect(Set(checks.map(\.dialect.description.name)).count == vendors.count, "every vendor dialect meets a fault")
