@@ -910,11 +910,12 @@ description: >
   answer (a load balancer restart, a flaky network), and the second try
   meets a 503. Neither is an answer about the refresh token: no call ends
   reauth_required, and the call after the endpoint recovers refreshes and
-  succeeds. The 503 says Retry-After: 1 and that call comes after it: an SDK
-  that holds back its token endpoint after a 5xx (MSAL for 5 s without a
-  Retry-After) keeps to the server's word, and its pause is no verdict. A transport that resends the reset
-  request by itself (browsers do, for a request on a reused connection)
-  keeps the session as well; the count only bounds a retry storm.
+  succeeds. The 503 says Retry-After: 1 and that call comes after it: an
+  SDK that holds back its token endpoint after a 5xx (MSAL for 5 s without
+  a Retry-After) keeps to the server's word, and its pause is no verdict.
+  A transport that resends the reset request by itself (browsers do, for
+  a request on a reused connection) keeps the session as well; the count
+  only bounds a retry storm.
 reports: [owncloud/client#8892, metadist/synaplan#1355]
 profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
@@ -1300,7 +1301,9 @@ name: 403 insufficient_scope does not trigger a refresh
 description: >
   The token is valid but lacks the admin scope, so the API answers 403.
   A new token would not have the scope either: a correct client hands the
-  403 to the application without refreshing or retrying.
+  403 to the application without refreshing or retrying. The call must
+  meet that 403: an error for another reason (a 401 for a token sent
+  without `Bearer `) does not show what the client does with it.
 profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 reports: [Flyrell/axios-auth-refresh#149]
 level: must
@@ -1310,6 +1313,7 @@ steps:
 expect:
   refreshes: 0
   outcomes: {http_error: all}
+  answered_with: insufficient_scope
 should:
   attempts_per_call: 1
 
@@ -1809,7 +1813,7 @@ no-bearer-prefix:
     "4.1.1": [header-rotation]
     "4.1.2": [header-rotation]
     "4.2": [header-rotation]
-    "5.1": [oauth2, reissue, renewal, header-rotation]
+    "5.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "5.3": [oauth2, reissue, renewal, header-rotation]
     "5.4": [oauth2, envelope, reissue, renewal, header-rotation]
     "5.5": [oauth2]

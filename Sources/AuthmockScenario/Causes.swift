@@ -149,6 +149,12 @@ enum Causes {
                 symptoms.observation.calls.contains { $0.outcome == OutcomeKind.httpError.rawValue && [429, 503].contains($0.answer?.status ?? 0) }
             }),
         Entry(
+            cause: Cause(
+                id: "missed-the-refusal",
+                title: "its calls never met the refusal the case is about: the server refused them for another reason first (their credentials)"),
+            explains: ["answered_with"],
+            shows: { $0.failed.contains("answered_with") }),
+        Entry(
             cause: Cause(id: "unproven-answers", title: "reports answers the wire does not show"),
             explains: ["calls_on_the_wire"],
             shows: { $0.failed.contains("calls_on_the_wire") }),

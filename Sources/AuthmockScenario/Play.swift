@@ -88,6 +88,8 @@ struct Play: Sendable {
             endpointPaths: Set(mock.profile.endpointPaths))
         observation.signedOutAt = outcome.signedOutAt
         observation.signInSteps = outcome.signInSteps
+        let scope = mock.profile.answer(to: .insufficientScope(required: ""))
+        observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
         return observation
     }
 

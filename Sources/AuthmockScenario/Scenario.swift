@@ -52,12 +52,6 @@ public struct ClockVariant: Sendable {
     public var expect: Expectations?
     public var should: Expectations?
 
-    /// A case server's access-token lifetime unless the case sets
-    /// `access_ttl`: an hour, as most identity providers issue them. SDKs
-    /// renew a token ahead of its expiry by margins of up to five minutes
-    /// (MSAL, Firebase); a shorter default would have them renew every
-    /// fresh token, a verdict on their margin rather than their refresh logic.
-    public static let caseAccessSeconds = 3600
     /// Every access token's life in the variant, seconds.
     public static let accessSeconds = 2
     /// Real seconds waited where the case advances the server clock: the
@@ -419,4 +413,13 @@ extension Scenario {
         guard profiles.contains(ProfileName.reissue.rawValue) else { return false }
         return !dialect.signalsExpiryByCode || profiles.contains(ProfileName.envelope.rawValue)
     }
+}
+
+extension Scenario {
+    /// A case server's access-token lifetime unless the case sets
+    /// `access_ttl`: an hour, as most identity providers issue them. SDKs
+    /// renew a token ahead of its expiry by margins of up to five minutes
+    /// (MSAL, Firebase); a shorter default would have them renew every
+    /// fresh token, a verdict on their margin rather than their refresh logic.
+    public static let caseAccessSeconds = 3600
 }

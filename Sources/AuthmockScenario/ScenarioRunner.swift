@@ -161,7 +161,7 @@ public enum ScenarioRunner {
     /// A case server's options before the scenario's own `server:` settings.
     static func caseServerOptions(profile: String, options: RunOptions) -> ServerOptions {
         var serverOptions = ServerOptions(host: options.caseServerHost, port: 0, profile: profile, signingKey: .random())
-        serverOptions.tokens.accessTTL = ClockVariant.caseAccessSeconds
+        serverOptions.tokens.accessTTL = Scenario.caseAccessSeconds
         // A declared dialect: its description, and its backend's traits.
         options.dialects[profile]?.applyTraits(to: &serverOptions)
         serverOptions.advertisedHost = options.caseServerAdvertisedHost

@@ -218,10 +218,9 @@ import Testing
     /// it on reissue and apply there. Every fault is caught there too, by
     /// one of those cases at least: the verdicts judge refresh logic on a
     /// vendor's shapes (Cognito's JSON 1.1, Entra's AADSTS, SimpleJWT's 401
-    /// refresh refusals) as on authmock's. Not every case catches it on
-    /// every vendor: 5.1 reads any refused call as the 403 it expects, so on
-    /// simplejwt, whose bare-token 401 is no expiry signal, it misses
-    /// `no-bearer-prefix` that 1.1 and others catch there. A sample, not the
+    /// refresh refusals) as on authmock's. Not every case need catch it on
+    /// every vendor (on firebase a token sent without `Bearer ` still
+    /// meets 5.1's 403). A sample, not the
     /// whole matrix over eight more dialects: each fault meets one vendor
     /// per run, and CI stays in its budget.
     @Test func theMatrixCatchesOnTheVendorDialects() async throws {

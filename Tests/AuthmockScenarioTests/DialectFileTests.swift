@@ -174,7 +174,7 @@ struct DialectFileTests {
         for name in ["passport", "keycloak"] { options.dialects[name] = try #require(DialectLoader.builtin(name)) }
         let passport = ScenarioRunner.caseServerOptions(profile: "passport", options: options)
         #expect(passport.tokens.refreshRevokesAccess)
-        #expect(passport.tokens.accessTTL == ClockVariant.caseAccessSeconds, "the file's year-long lifetime is not a case's")
+        #expect(passport.tokens.accessTTL == Scenario.caseAccessSeconds, "the file's year-long lifetime is not a case's")
         #expect(!ScenarioRunner.caseServerOptions(profile: "keycloak", options: options).tokens.refreshRevokesAccess)
         #expect(ServerSetting.all.filter(\.backendTrait).map(\.key) == ["refresh_revokes_access", "signing_alg"])
     }

@@ -36,6 +36,7 @@ public enum ExpectationKinds {
         RefreshesExpectation.self,
         LoginsExpectation.self,
         OutcomesExpectation.self,
+        AnsweredWithExpectation.self,
         UnfoundedReauthExpectation.self,
         AttemptsPerCallExpectation.self,
         RefreshTokenReuseExpectation.self,

@@ -70,6 +70,9 @@ struct Observation {
     /// The case's `login` steps, from the runner's message to the driver's
     /// answer: sign-ins the application asked for.
     var signInSteps: [ClosedRange<Date>] = []
+    /// How the server's dialect answers the refusals a case may name
+    /// (`answered_with`): status and code.
+    var refusals: [String: (status: Int, code: String)] = [:]
 
     /// A token-endpoint answer that reached the client and refused its
     /// refresh token: a 4xx other than 429 (which says "later"), or
