@@ -23,9 +23,11 @@ public struct RunOptions: Sendable {
     public var caseServerCORS = ""
     /// Where each case server keeps token state (`authmock run --state`).
     public var caseServerState = CaseServerState.memory
-    /// HTTPS for the case servers: `authmock run --tls`, or made by `run`
-    /// for a driver that declares the `tls` capability.
-    public var caseServerTLS: CaseServerTLS?
+    /// Serve every case over HTTPS (`authmock run --tls`); a driver that
+    /// declares the `tls` capability gets it without asking.
+    public var servesTLS = false
+    /// The run's certificate, made by `ScenarioRunner.run` when its cases are served over HTTPS.
+    var caseServerTLS: CaseServerTLS?
     /// Declared dialects (`--dialect`) by name: a case run whose profile is
     /// one of them is served from its file.
     public var dialects: [String: LoadedDialect] = [:]
@@ -52,19 +54,19 @@ public struct RunOptions: Sendable {
 /// stdio driver finds it in (`AUTHMOCK_CA_FILE`): self-signed for
 /// 127.0.0.1 and localhost (the second host name cases call), plus the
 /// advertised host of attach mode.
-public struct CaseServerTLS: Sendable {
-    public var identity: TLSIdentity
-    public var certificateFile: String
+struct CaseServerTLS: Sendable {
+    var identity: TLSIdentity
+    var certificateFile: String
 
     /// Makes a certificate and writes it to a file of its own; `discard()` removes it.
-    public static func make(extraNames: [String] = []) throws -> CaseServerTLS {
+    static func make(extraNames: [String] = []) throws -> CaseServerTLS {
         let identity = try TLSIdentity.selfSigned(extraNames: extraNames)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-run-\(UUID().uuidString.prefix(8)).crt")
         try identity.certificatePEM.write(to: file, atomically: true, encoding: .utf8)
         return CaseServerTLS(identity: identity, certificateFile: file.path)
     }
 
-    public func discard() { try? FileManager.default.removeItem(atPath: certificateFile) }
+    func discard() { try? FileManager.default.removeItem(atPath: certificateFile) }
 }
 
 /// The token store of the case servers: a whole suite run against each

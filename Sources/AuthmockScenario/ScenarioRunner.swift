@@ -44,21 +44,19 @@ public enum ScenarioRunner {
             }
         }
         if probed.startups == nil, probed.attach == nil { probed.startups = StartupGate(limit: ProcessInfo.processInfo.activeProcessorCount) }
-        // A client that talks HTTPS only gets case servers that serve it;
-        // its hello (over plain HTTP) needed no request.
-        var madeTLS: CaseServerTLS?
-        if probed.caseServerTLS == nil, probed.driverInfo?.capabilities.contains(Capability.tls) == true {
+        // HTTPS when asked (`--tls`) or when the client talks HTTPS only;
+        // the probe's hello (over plain HTTP) needed no request.
+        if probed.servesTLS || probed.driverInfo?.capabilities.contains(Capability.tls) == true {
             do {
-                madeTLS = try CaseServerTLS.make(extraNames: probed.caseServerAdvertisedHost.map { [$0] } ?? [])
-                probed.caseServerTLS = madeTLS
+                probed.caseServerTLS = try CaseServerTLS.make(extraNames: probed.caseServerAdvertisedHost.map { [$0] } ?? [])
             } catch {
-                let result = HelloFailure(reason: "the driver declares tls, and no certificate could be made: \(error)", stderr: "")
+                let result = HelloFailure(reason: "the cases are served over HTTPS, and no certificate could be made: \(error)", stderr: "")
                     .result(profile: cases.first?.1 ?? "")
                 progress(result)
                 return [result]
             }
         }
-        defer { madeTLS?.discard() }
+        defer { probed.caseServerTLS?.discard() }
         let options = probed
         return await withTaskGroup(of: (Int, CaseResult).self) { group in
             var results = [CaseResult?](repeating: nil, count: cases.count)

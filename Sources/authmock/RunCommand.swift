@@ -164,8 +164,7 @@ struct RunCommand: AsyncParsableCommand {
             var options = RunOptions(driver: driver, jobs: jobs, expectedFailures: known)
             options.caseServerState = caseState
             options.dialects = dialects
-            options.caseServerTLS = try caseServerTLS(advertisedHost: nil)
-            defer { options.caseServerTLS?.discard() }
+            options.servesTLS = tls
             results = await ScenarioRunner.run(selected, options: options, progress: progress)
         } else {
             (driver, results) = try await runAttached(selected, suite: suite, known: known, dialects: dialects, progress: progress)
@@ -218,17 +217,6 @@ extension RunCommand {
         return dialects
     }
 
-    /// `--tls`: the run's certificate (nil without the flag).
-    func caseServerTLS(advertisedHost: String?) throws -> CaseServerTLS? {
-        guard tls else { return nil }
-        do {
-            return try CaseServerTLS.make(extraNames: advertisedHost.map { [$0] } ?? [])
-        } catch {
-            FileHandle.standardError.write(Data("--tls: no certificate could be made: \(error)\n".utf8))
-            throw ExitCode(RunExit.usage)
-        }
-    }
-
     /// `--attach`: the runner listens, clients connect and serve the cases.
     func runAttached(
         _ selected: [(Scenario, String)], suite: SuiteSelection, known: [String: String], dialects: [String: LoadedDialect],
@@ -251,8 +239,7 @@ extension RunCommand {
         options.caseServerAdvertisedHost = attachOptions.publicHost ?? (["0.0.0.0", "::"].contains(attachOptions.listenHost) ? "127.0.0.1" : nil)
         // The browser page is served from another port: another origin.
         options.caseServerCORS = "*"
-        options.caseServerTLS = try caseServerTLS(advertisedHost: options.caseServerAdvertisedHost)
-        defer { options.caseServerTLS?.discard() }
+        options.servesTLS = tls
         let launch = self.launch
         let base = options
         let count = selected.count
