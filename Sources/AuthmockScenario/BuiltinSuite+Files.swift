@@ -84,6 +84,10 @@ description: >
 reports: [authlib/authlib#266]
 profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
+# A hundred calls through an interpreter's threads, with 32 cases a core
+# beside them, can take longer than 20 s where a client signs in a hundred
+# times: the timeout catches hangs, it does not judge speed.
+timeout: 60
 steps:
   - login: {}
   - advance_clock: 3601
@@ -852,8 +856,15 @@ expect:
   outcomes: {reauth_required: 0, ok: {min: 1}}
 # Also as 2.3-clock: a renewal by the client's own clock meets the 503.
 # A client that renews on a timer renews again every second or so of the
-# waits: above the two renewals the case needs, the count says nothing.
+# waits: above the two renewals the case needs, the count says nothing. Only
+# the token of the sign-in runs out (the refreshed one lives an hour): a
+# renewal after the recovery would make the case about how long it took to
+# run (a client that keeps its first refresh token failed it under load).
+# Not on header-rotation, where a token rotated through a header comes
+# without a lifetime, so the client can only assume the sign-in's 2 s.
 clock_variant:
+  profiles: [oauth2, envelope, reissue, renewal]
+  server: {sign_in_access_ttl: 2, access_ttl: 3600}
   expect:
     superfluous_refreshes: 0
     refreshes: {min: 2}
@@ -890,8 +901,15 @@ expect:
   outcomes: {reauth_required: 0, ok: {min: 1}}
 # Also as 2.3.1-clock: the same by the client's own clock.
 # A client that renews on a timer renews again every second or so of the
-# waits: above the two renewals the case needs, the count says nothing.
+# waits: above the two renewals the case needs, the count says nothing. Only
+# the token of the sign-in runs out (the refreshed one lives an hour): a
+# renewal after the recovery would make the case about how long it took to
+# run (a client that keeps its first refresh token failed it under load).
+# Not on header-rotation, where a token rotated through a header comes
+# without a lifetime, so the client can only assume the sign-in's 2 s.
 clock_variant:
+  profiles: [oauth2, envelope, reissue, renewal]
+  server: {sign_in_access_ttl: 2, access_ttl: 3600}
   expect:
     superfluous_refreshes: 0
     refreshes: {min: 2}
@@ -936,8 +954,14 @@ expect:
   superfluous_refreshes: 0
   refreshes: {min: 1, max: 6}
   outcomes: {reauth_required: 0, ok: {min: 1}}
-# Also as 2.3.2-clock: the same by the client's own clock.
-clock_variant: {}
+# Also as 2.3.2-clock: the same by the client's own clock. Only the token
+# of the sign-in runs out (the refreshed one lives an hour): a second renewal
+# after the recovery would make the case about how long it took to run.
+# Not on header-rotation, where a token rotated through a header comes
+# without a lifetime, so the client can only assume the sign-in's 2 s.
+clock_variant:
+  profiles: [oauth2, envelope, reissue, renewal]
+  server: {sign_in_access_ttl: 2, access_ttl: 3600}
 
 """##
         ),
@@ -1771,12 +1795,12 @@ drop-call-header-on-retry:
     "11.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "2.1-clock": [header-rotation]
     "2.2-clock": [header-rotation]
-    "2.3-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "2.3-clock": [oauth2, envelope, reissue, renewal]
     "7.1-clock": [header-rotation]
     "11.3-clock": [header-rotation]
     "7.2-clock": [header-rotation]
-    "2.3.1-clock": [oauth2, envelope, reissue, renewal, header-rotation]
-    "2.3.2-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "2.3.1-clock": [oauth2, envelope, reissue, renewal]
+    "2.3.2-clock": [oauth2, envelope, reissue, renewal]
     "3.3-clock": [oauth2, envelope, reissue, renewal]
 drop-body-on-retry:
   fail:
@@ -1943,9 +1967,9 @@ logout-on-any-refresh-error:
     "2.3.2": [oauth2, envelope, reissue, renewal, header-rotation]
     "3.3": [oauth2, envelope, reissue, renewal]
     "3.3.1": [oauth2, envelope, reissue, renewal]
-    "2.3-clock": [oauth2, envelope, reissue, renewal, header-rotation]
-    "2.3.1-clock": [oauth2, envelope, reissue, renewal, header-rotation]
-    "2.3.2-clock": [oauth2, envelope, reissue, renewal, header-rotation]
+    "2.3-clock": [oauth2, envelope, reissue, renewal]
+    "2.3.1-clock": [oauth2, envelope, reissue, renewal]
+    "2.3.2-clock": [oauth2, envelope, reissue, renewal]
     "3.3.1-clock": [oauth2, envelope, reissue, renewal]
     "3.3-clock": [oauth2, envelope, reissue, renewal]
 first-challenge-only:
