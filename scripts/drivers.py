@@ -20,7 +20,7 @@ import sys
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIELDS = {"library", "command", "product", "build", "debian", "pip", "jars", "jobs", "profile", "ci"}
+FIELDS = {"library", "command", "product", "build", "debian", "pip", "jars", "jobs", "profile", "ci", "measured"}
 
 
 def manifests():
@@ -90,6 +90,12 @@ def main(argv):
             if os.path.isfile(os.path.join(ROOT, "drivers", name, "expected-failures.yaml")):
                 print("--expected-failures")
                 print(f"{name}=drivers/{name}/expected-failures.yaml")
+        # Columns from saved reports (`measured:` column name -> report in
+        # the driver's folder): libraries CI cannot build, measured by hand.
+        for name, m in drivers:
+            for column, report in (m.get("measured") or {}).items():
+                print("--measured")
+                print(f"{column}=drivers/{name}/{report}")
     elif command == "table":
         print("| driver | library | CI |\n| --- | --- | --- |")
         for name, m in drivers:

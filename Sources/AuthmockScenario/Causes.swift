@@ -123,7 +123,7 @@ enum Causes {
             explains: ["unfounded_reauth", "outcomes"],
             shows: { $0.failed.contains("unfounded_reauth") || $0.failed.contains("outcomes") && $0.signedOutUnrefused }),
         Entry(
-            cause: Cause(id: "unbounded", title: "does not stop by itself: retries or refreshes past any bound"),
+            cause: unbounded,
             explains: ["attempts_per_call", "max_requests", "refreshes"],
             shows: { !$0.failed.isDisjoint(with: ["attempts_per_call", "max_requests"]) }),
         Entry(
@@ -161,6 +161,8 @@ enum Causes {
     ]
 
     /// The causes of one case's failed findings; empty when nothing failed.
+    static let unbounded = Cause(id: "unbounded", title: "does not stop by itself: retries or refreshes past any bound")
+
     static func diagnose(_ observation: Observation, failed: [Finding]) -> [Cause] {
         guard !failed.isEmpty else { return [] }
         let symptoms = Symptoms(observation, failed: failed)

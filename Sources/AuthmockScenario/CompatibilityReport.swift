@@ -11,11 +11,17 @@ public enum CompatibilityReport {
         /// authmock's own reference client: shown, but not a library, so it
         /// does not keep a row that every library skips in view.
         public var isReference: Bool
-        public init(name: String, results: [CaseResult], isReference: Bool = false) {
+        /// Read from a saved report (`authmock matrix --measured`), not run
+        /// by this matrix: where it came from, said beside the column.
+        public var measured: String?
+        public init(name: String, results: [CaseResult], isReference: Bool = false, measured: String? = nil) {
             self.name = name
             self.results = results
             self.isReference = isReference
+            self.measured = measured
         }
+        /// The name as the page shows it: a measured column says so.
+        var title: String { measured == nil ? name : name + " (measured)" }
         var library: String {
             let first = results.first { $0.driver != nil }
             return "\(first?.driver ?? name) \(first?.driverVersion ?? "")".trimmingCharacters(in: .whitespaces)
@@ -81,7 +87,7 @@ public enum CompatibilityReport {
             reference client. FAIL (known) is a failure listed, with its reason, in the driver's \
             expected-failures file (NON-STRICT (known): only `should` findings failed); CI runs these drivers and stays green on them while the \
             truth stays visible here. Every FAIL links to its wire evidence on the \
-            [HTML page](\(htmlPage)).
+            [HTML page](\(htmlPage)).\(measuredNote(columns))
 
             | library | version | must cases passed | should cases passed | failed | non-strict | skipped |
             | --- | --- | --- | --- | --- | --- | --- |
@@ -89,12 +95,12 @@ public enum CompatibilityReport {
             """
         for column in columns {
             let verdicts = column.results.map { cell($0) }
-            out += "| \(column.name) | \(column.results.first?.driverVersion ?? "?") | \(column.passed(.must)) | \(column.passed(.should)) | "
+            out += "| \(column.title) | \(column.results.first?.driverVersion ?? "?") | \(column.passed(.must)) | \(column.passed(.should)) | "
             out +=
                 "\(verdicts.filter { $0.hasPrefix("FAIL") || $0 == "ERROR" }.count) | \(verdicts.filter { $0 == "NON-STRICT" }.count) | \(verdicts.filter { $0 == "SKIP" }.count) |\n"
         }
         func table(_ labels: [String]) -> String {
-            var text = "| case | name | " + columns.map(\.name).joined(separator: " | ") + " |\n| --- | --- |"
+            var text = "| case | name | " + columns.map(\.title).joined(separator: " | ") + " |\n| --- | --- |"
             text += String(repeating: " --- |", count: columns.count) + "\n"
             for label in labels {
                 text += "| \(label) | \(name(label, in: columns).replacingOccurrences(of: "|", with: "\\|")) | "
@@ -116,7 +122,7 @@ public enum CompatibilityReport {
         for column in columns {
             let failures = column.results.filter { why($0) != nil && $0.verdict != .skip || $0.knownFailure != nil }
             guard !failures.isEmpty else { continue }
-            out += "\n### \(column.name)\n\n"
+            out += "\n### \(column.title)\n\n"
             // One line per client behaviour, then each case's own reason.
             let causes = Causes.groups(column.results)
             if !causes.isEmpty {
@@ -130,6 +136,16 @@ public enum CompatibilityReport {
             }
         }
         return out
+    }
+
+    /// The columns read from saved reports, and where each came from.
+    static func measuredNote(_ columns: [Column]) -> String {
+        let measured = columns.filter { $0.measured != nil }
+        guard !measured.isEmpty else { return "" }
+        return
+            " Columns marked (measured) were not run by this script: they are read from a saved JSON report of `authmock run` "
+            + "(`authmock matrix --measured`), of a library CI cannot build; its driver's README says how it was measured: "
+            + measured.map { "\($0.name) from \($0.measured!)" }.joined(separator: "; ") + "."
     }
 
     /// Writes the Markdown and/or HTML page; the Markdown links to the HTML
@@ -167,18 +183,18 @@ public enum CompatibilityReport {
             td:target { outline: 3px solid #333; }
             </style></head><body>
             <h1>authmock compatibility</h1>
-            <p>Generated \(esc(date.formatted(Date.ISO8601FormatStyle()))) by <code>scripts/compatibility.sh</code>. Click a cell for its evidence: the broken expectations and the server's journal of the case.</p>
+            <p>Generated \(esc(date.formatted(Date.ISO8601FormatStyle()))) by <code>scripts/compatibility.sh</code>. Click a cell for its evidence: the broken expectations and the server's journal of the case.\(esc(measuredNote(columns)))</p>
             <table><tr><th>library</th><th>version</th><th>summary</th></tr>
 
             """
         for column in columns {
-            out += "<tr><td>\(esc(column.name))</td><td>\(esc(column.results.first?.driverVersion ?? "?"))</td><td>\(esc(column.summary))</td></tr>\n"
+            out += "<tr><td>\(esc(column.title))</td><td>\(esc(column.results.first?.driverVersion ?? "?"))</td><td>\(esc(column.summary))</td></tr>\n"
         }
         out += "</table>\n"
         func table(_ labels: [String]) -> String {
             var text = "<table><tr><th>case</th>"
             // The column's name, as in the summary, over what the driver said it wraps.
-            for column in columns { text += "<th>\(esc(column.name))<br><small>\(esc(column.library))</small></th>" }
+            for column in columns { text += "<th>\(esc(column.title))<br><small>\(esc(column.library))</small></th>" }
             text += "</tr>\n"
             for label in labels {
                 text += "<tr><th class=\"case\"><b>\(esc(label))</b> \(esc(name(label, in: columns)))</th>"

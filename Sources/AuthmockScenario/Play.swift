@@ -42,10 +42,27 @@ struct Play: Sendable {
             try? await shutdown(channel)
             return performance.outcome
         }
-        for (index, step) in scenario.steps.enumerated() {
-            guard try await performance.perform(step, number: index + 1) else { break }
+        do {
+            for (index, step) in scenario.steps.enumerated() {
+                guard try await performance.perform(step, number: index + 1) else { break }
+            }
+            try await performance.finish()
+        } catch let failure as DriverFailure {
+            // A call still going at the deadline is a hang (ERROR), unless the
+            // client was still sending past the case's bound: then it is a
+            // client that retries without end, and that is the verdict.
+            guard case .unanswered = failure, let past = try await pastTheBound(performance.outcome) else { throw failure }
+            performance.outcome.findings += [
+                past,
+                Finding(
+                    expectation: "wait_for", passed: false,
+                    message: "\(failure.description): the client was still sending when the case's time ran out", evidence: []),
+            ]
+            performance.outcome.stop = .failed
+            // Its cause is known; a journal of thousands of requests is not read again for it.
+            performance.outcome.causes = [Causes.unbounded]
+            return performance.outcome
         }
-        try await performance.finish()
         try await judge(&performance.outcome)
         // The verdict is in: how slowly the driver then exits (a loaded
         // machine, workers to reap) says nothing of its refresh logic. One
@@ -79,6 +96,14 @@ struct Play: Sendable {
                 outcome.findings[index].rule = "the case's reports: " + scenario.reports.joined(separator: ", ")
             }
         }
+    }
+
+    /// The broken `max_requests` finding, if the journal already holds
+    /// more requests than the case allows.
+    func pastTheBound(_ outcome: Outcome) async throws -> Finding? {
+        let bound = Expectations(scenario.expect.items.filter { $0 is MaxRequestsExpectation })
+        guard !bound.isEmpty else { return nil }
+        return bound.evaluate(try await observation(outcome), level: scenario.level).first { !$0.passed }
     }
 
     func observation(_ outcome: Outcome) async throws -> Observation {

@@ -14,6 +14,12 @@ struct MatrixCommand: AsyncParsableCommand {
     @Option(help: "NAME=COMMAND of a driver; repeatable, in column order.") var driver: [String] = []
     @Option(name: .customLong("expected-failures"), help: "NAME=FILE: a driver's expected-failures file; repeatable.") var expectedFailures:
         [String] = []
+    @Option(
+        help: """
+            NAME=REPORT: a column read from a saved JSON report (`authmock run --json`) instead of run here: a library \
+            this machine cannot build, measured elsewhere. Repeatable; after the --driver columns.
+            """)
+    var measured: [String] = []
     @Option(help: "Write the Markdown matrix here.") var markdown: String = "docs/compatibility.md"
     @Option(help: "Write the HTML matrix here.") var html: String = "docs/compatibility.html"
     @Option(help: "Cases run at once, per driver (default: 32 per core, as authmock run).") var jobs: Int = RunOptions.defaultJobs
@@ -42,6 +48,19 @@ struct MatrixCommand: AsyncParsableCommand {
             let results = await ScenarioRunner.run(cases, options: options)
             print(Reports.summary(results, seconds: results.reduce(0) { $0 + $1.seconds }), terminator: "")
             columns.append(.init(name: name, results: results, isReference: name == reference))
+        }
+        for entry in measured {
+            let (name, path) = try split(entry, "--measured")
+            let report: ReportMerge.Report
+            do {
+                report = try ReportMerge.read(path)
+            } catch {
+                throw ValidationError("--measured \(name): \(error)")
+            }
+            // A report of another suite is shown, and says which it ran.
+            let suite = report.suite.builtIn.map { $0 == BuiltinSuite.version ? "" : ", built-in suite \($0)" } ?? ""
+            print("read \(name): \(report.cases.count) case runs from \(path)")
+            columns.append(.init(name: name, results: report.cases, measured: "`\(path)`\(suite)"))
         }
         try CompatibilityReport.write(columns, markdown: markdown, html: html)
         print("wrote \(markdown) and \(html)")

@@ -227,6 +227,45 @@ import Testing
         #expect(result.verdict == .pass, "\(result.reason ?? "")\(Reports.details(result))")
     }
 
+    /// A client that never stops retrying is judged, not an ERROR: a call
+    /// unanswered at the deadline while the journal is past the case's
+    /// `max_requests` FAILs with that bound and the cause `unbounded`; one
+    /// that hangs quietly stays an ERROR (a hang says nothing of refresh logic).
+    @Test(arguments: [true, false]) func aClientThatRetriesWithoutEndFails(loops: Bool) async throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("endless-\(UUID()).py")
+        try """
+        import json, sys, urllib.request
+        base = None
+        for line in sys.stdin:
+            m = json.loads(line)
+            if m["op"] == "hello":
+                base = m["baseURL"]
+                a = {"id": m["id"], "ok": True, "driver": "endless", "version": "0", "profiles": ["oauth2"]}
+            elif m["op"] == "login":
+                a = {"id": m["id"], "ok": True, "outcome": "ok"}
+            elif m["op"] == "request":
+                while \(loops ? "True" : "False"):
+                    try:
+                        urllib.request.urlopen(base + m["path"])
+                    except Exception:
+                        pass
+                continue
+            else:
+                a = {"id": m["id"], "ok": True}
+            print(json.dumps(a), flush=True)
+        """.write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let parsed = try scenario(Self.simple + "\n  max_requests: 5")
+        let result = await ScenarioRunner.runCase(parsed, profile: "oauth2", options: RunOptions(driver: "python3 \(script.path)", jobs: 1))
+        if loops {
+            #expect(result.verdict == .fail, "\(result.reason ?? "")\(Reports.details(result))")
+            #expect(result.failedFindings.map(\.expectation) == ["max_requests", "wait_for"])
+            #expect(result.causes?.map(\.id) == ["unbounded"])
+        } else {
+            #expect(result.verdict == .error && result.reason?.contains("unanswered") == true, "\(result.verdict) \(result.reason ?? "")")
+        }
+    }
+
     /// A driver that declares `tls` has its cases served over HTTPS: the
     /// probe's hello is plain HTTP (capabilities are not known yet), every
     /// case's hello names an `https` base URL and carries the certificate,

@@ -16,9 +16,11 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
     var jobs: Int?
     /// The profile it runs on in the tests (nil: oauth2): a vendor SDK speaks only its vendor's.
     var profile: String?
+    /// Columns of the compatibility page read from saved reports: column name -> report, in the driver's folder.
+    var measured: [String: String]?
     var testDescription: String { name }
 
-    enum CodingKeys: String, CodingKey { case library, command, product, jobs, profile }
+    enum CodingKeys: String, CodingKey { case library, command, product, jobs, profile, measured }
 
     /// Every driver folder's manifest, by name.
     static func all() throws -> [DriverManifest] {
@@ -93,6 +95,29 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
                 "--expected-failures", repositoryRoot.appendingPathComponent("drivers/\(driver.name)/expected-failures.yaml").path,
                 "--profile", driver.profile ?? "oauth2",
             ] + (driver.jobs.map { ["--jobs", String($0)] } ?? []))
+    }
+
+    /// A saved report a driver declares (`measured:`, for a library CI
+    /// cannot build) is a report of that driver, and every case it did not
+    /// pass is explained in an expected-failures entry (its knownFailure).
+    @Test func everyMeasuredReportExplainsItsFailures() throws {
+        let declared = try DriverManifest.all().flatMap { driver in (driver.measured ?? [:]).map { (driver.name, $0.key, $0.value) } }
+        #expect(!declared.isEmpty)
+        for (driver, column, report) in declared {
+            let file = repositoryRoot.appendingPathComponent("drivers/\(driver)/\(report)")
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any], "drivers/\(driver)/\(report) is not JSON")
+            #expect(json["reportVersion"] as? Int == 1)
+            let name = try #require(json["driverName"] as? String)
+            #expect(column.hasSuffix(name), "column \(column) reads the report of \(name)")
+            let cases = try #require(json["cases"] as? [[String: Any]])
+            #expect(cases.count > 10)
+            for result in cases where !["PASS", "SKIP"].contains(result["verdict"] as? String ?? "") {
+                #expect(
+                    (result["knownFailure"] as? String)?.isEmpty == false,
+                    "\(column): \(result["id"] ?? "?") \(result["verdict"] ?? "?") has no expected-failures entry")
+            }
+        }
     }
 
     /// Every driver folder is declared, and drivers/README.md's table is the declarations'.

@@ -70,6 +70,31 @@ import Testing
         #expect(twice.status == 2 && twice.stderr.contains("also in"), "\(twice.stderr)")
     }
 
+    /// `authmock matrix --measured`: a column from a saved report (a library
+    /// measured where it builds), its verdicts as saved, marked as measured.
+    @Test func aSavedReportIsAMeasuredColumn() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-measured-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saved = directory.appendingPathComponent("saved.json")
+        _ = try Self.run([], json: saved)
+        let markdown = directory.appendingPathComponent("m.md"), html = directory.appendingPathComponent("m.html")
+        let matrix = try runAuthmock(["matrix", "--measured", "faulty=\(saved.path)", "--markdown", markdown.path, "--html", html.path])
+        #expect(matrix.status == 0, "\(matrix.stdout)\n\(matrix.stderr)")
+        let page = try String(contentsOf: markdown, encoding: .utf8)
+        #expect(page.contains("| faulty (measured) |") && page.contains("faulty from `\(saved.path)`"), "\(page.prefix(1_500))")
+        // Each saved verdict is the cell's.
+        for (label, verdict) in try Self.verdicts(saved) {
+            let row = try #require(page.split(separator: "\n").first { $0.hasPrefix("| \(label) |") }, "no row for \(label)")
+            #expect(row.hasSuffix(verdict == "PASS" ? "| PASS |" : "](m.html#c-faulty-\(label.map { $0.isLetter || $0.isNumber ? $0 : "-" }.map(String.init).joined())) |"), "\(row)")
+            #expect(verdict == "PASS" || row.contains("[\(verdict)"), "\(row)")
+        }
+        #expect(try String(contentsOf: html, encoding: .utf8).contains("faulty (measured)"))
+
+        let unreadable = try runAuthmock(["matrix", "--measured", "x=\(directory.appendingPathComponent("none.json").path)", "--markdown", markdown.path])
+        #expect(unreadable.status == 2 && unreadable.stderr.contains("--measured x:"), "\(unreadable.stderr)")
+    }
+
     @Test(arguments: ["0/3", "4/3", "1/0", "2", "a/b"])
     func badShardsAreUsageErrors(_ shard: String) throws {
         let result = try runAuthmock(["run", "--driver", "true", "--shard", shard])

@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+// Three authmock drivers for Moya 15 + RxSwift 6, one per refresh recipe.
+// Build and run on macOS (or Linux with the changes README.md lists) next to
+// a checkout of authmock:
+//     cd drivers/swift-moya-rx && swift build
+//     swift run authmock run ../../scenarios --driver .build/debug/moya-rx-retry-with-auth
+// CI does not build this package: Moya and RxSwift are not in the package mirror CI uses.
+import PackageDescription
+
+let package = Package(
+    name: "authmock-moya-rx-drivers",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    dependencies: [
+        .package(url: "https://github.com/Moya/Moya.git", from: "15.0.0"),
+        .package(url: "https://github.com/ReactiveX/RxSwift.git", from: "6.0.0"),
+        .package(name: "authmock", path: "../.."),
+    ],
+    targets: [
+        // What every recipe shares: the API as Moya targets, sign-in, the token store, a call as the app makes it.
+        .target(
+            name: "MoyaDriverSupport",
+            dependencies: [
+                .product(name: "Moya", package: "Moya"), .product(name: "RxMoya", package: "Moya"),
+                .product(name: "RxSwift", package: "RxSwift"), .product(name: "DriverKit", package: "authmock"),
+            ]),
+        // Recipe 1: a Moya plugin that adds the token in prepare() and refreshes in didReceive() on a 401.
+        .executableTarget(name: "moya-plugin-refresh", dependencies: ["MoyaDriverSupport"]),
+        // Recipe 2: AccessTokenPlugin + retryWithAuthIfNeeded: retry(when:) refreshes on each 401, three times at most.
+        .executableTarget(name: "moya-rx-retry-with-auth", dependencies: ["MoyaDriverSupport"]),
+        // The correct variant: one shared refresh, and no refresh for a 401 that answered an older token.
+        .executableTarget(name: "moya-rx-shared-refresh", dependencies: ["MoyaDriverSupport"]),
+    ]
+)
