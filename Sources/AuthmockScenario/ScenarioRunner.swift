@@ -295,7 +295,7 @@ public enum ScenarioRunner {
             }
             // The verdict above already read it; a store failing since only shortens the evidence.
             let entries = (try? await mock.control.journal().entries) ?? []
-            result.journal = entries.map { describe($0, start: wallStart) }
+            result.journal = Self.evidence(entries.map { describe($0, start: wallStart) })
             if result.verdict != .skip && result.reason == nil {
                 let failed = result.failedFindings
                 result.verdict = failed.contains(where: \.isMust) ? .fail : failed.isEmpty ? .pass : .nonStrict
@@ -311,5 +311,12 @@ public enum ScenarioRunner {
                 }
             }
         }
+    }
+
+    /// A case's journal as report evidence: a client that looped leaves
+    /// thousands of requests, of which the first and the last tell the story.
+    static func evidence(_ lines: [String], limit: Int = 500) -> [String] {
+        guard lines.count > limit else { return lines }
+        return Array(lines.prefix(limit - 100)) + ["… \(lines.count - limit) more requests …"] + Array(lines.suffix(100))
     }
 }

@@ -9,6 +9,12 @@ public struct TokenResponse: Decodable, Sendable {
     public var expires_in: Double?
 }
 
+/// A grant at the token endpoint failed (the refresh's error, as the recipe passes it on).
+public struct GrantFailed: Error, CustomStringConvertible {
+    public let error: AFError
+    public var description: String { "the token endpoint: \(error)" }
+}
+
 /// The app's side of either recipe: sign in with the password grant, then
 /// make each call through Alamofire with the recipe's interceptor.
 public struct AlamofireDriver: DriverClient {
@@ -26,10 +32,12 @@ public struct AlamofireDriver: DriverClient {
     public var tokenURL: URL { URL(string: hello.baseURL + "/oauth/token")! }
     public var clientAuthorization: HTTPHeader { .authorization(username: hello.clientID, password: hello.clientSecret) }
 
-    /// The token grant (sign-in or refresh), through a session without the interceptor.
-    public func grant(_ parameters: [String: String]) async -> Result<TokenResponse, AFError> {
+    /// The token grant (sign-in or refresh), through a session without the
+    /// interceptor. A failure is a `GrantFailed`, so that the app can tell a
+    /// refresh that failed from a call that did.
+    public func grant(_ parameters: [String: String]) async -> Result<TokenResponse, any Error> {
         await AF.request(tokenURL, method: .post, parameters: parameters, headers: [clientAuthorization])
-            .validate().serializingDecodable(TokenResponse.self).result
+            .validate().serializingDecodable(TokenResponse.self).result.mapError { GrantFailed(error: $0) }
     }
 
     public func login(username: String, password: String) async -> DriverOutcome {
@@ -38,7 +46,7 @@ public struct AlamofireDriver: DriverClient {
             signedIn(tokens)
             return DriverOutcome(.ok)
         case .failure(let error):
-            return DriverOutcome(.httpError, status: error.responseCode, message: "\(error)")
+            return DriverOutcome(.httpError, status: (error as? GrantFailed)?.error.responseCode, message: "\(error)")
         }
     }
 
@@ -49,8 +57,16 @@ public struct AlamofireDriver: DriverClient {
         urlRequest.httpBody = request.body.map { Data($0.utf8) }
         // validate() matters: the retrier only sees responses that failed validation (Alamofire/Alamofire#2756).
         let response = await AF.request(urlRequest, interceptor: interceptor).validate().serializingString().response
-        // A refused refresh: the retrier gave up with the refresh's own error.
-        if case .requestRetryFailed = response.error { return DriverOutcome(.reauthRequired, message: "\(response.error!)") }
+        // The retrier gave up. With a refresh's error: the token endpoint
+        // refused the refresh token (400 or 401), so the app shows its sign-in
+        // screen; any other refresh failure (a 503, a 429, a reset) is an
+        // error the app shows, the session kept. With the call's own error,
+        // the app sees the call's answer, below.
+        if case .requestRetryFailed(let retryError, _) = response.error, let refresh = retryError as? GrantFailed {
+            let status = refresh.error.responseCode
+            if status == 400 || status == 401 { return DriverOutcome(.reauthRequired, status: status, message: "\(response.error!)") }
+            return DriverOutcome(status == nil ? .transportError : .httpError, status: status, message: "the refresh failed: \(refresh.error)")
+        }
         guard let status = response.response?.statusCode else { return DriverOutcome(.transportError, message: "\(String(describing: response.error))") }
         let body = response.data.map { String(decoding: $0, as: UTF8.self) }
         return DriverOutcome((200..<300).contains(status) ? .ok : .httpError, status: status, body: body)

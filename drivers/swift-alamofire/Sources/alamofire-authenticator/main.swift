@@ -21,7 +21,7 @@ struct OAuthCredential: AuthenticationCredential {
 }
 
 final class OAuthAuthenticator: Authenticator, @unchecked Sendable {
-    var grant: (@Sendable ([String: String]) async -> Result<TokenResponse, AFError>)?
+    var grant: (@Sendable ([String: String]) async -> Result<TokenResponse, any Error>)?
 
     func apply(_ credential: OAuthCredential, to urlRequest: inout URLRequest) {
         urlRequest.headers.add(.authorization(bearerToken: credential.accessToken))
@@ -31,7 +31,7 @@ final class OAuthAuthenticator: Authenticator, @unchecked Sendable {
         let grant = grant!
         Task {
             let result = await grant(["grant_type": "refresh_token", "refresh_token": credential.refreshToken])
-            completion(result.map { OAuthCredential($0, keeping: credential.refreshToken) }.mapError { $0 })
+            completion(result.map { OAuthCredential($0, keeping: credential.refreshToken) })
         }
     }
 

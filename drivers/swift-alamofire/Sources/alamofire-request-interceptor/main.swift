@@ -14,7 +14,7 @@ final class OAuth2Handler: RequestInterceptor, @unchecked Sendable {
     private var refreshToken = ""
     private var isRefreshing = false
     private var requestsToRetry: [@Sendable (RetryResult) -> Void] = []
-    var grant: (@Sendable ([String: String]) async -> Result<TokenResponse, AFError>)?
+    var grant: (@Sendable ([String: String]) async -> Result<TokenResponse, any Error>)?
 
     func signedIn(_ tokens: TokenResponse) {
         lock.withLock {
