@@ -188,7 +188,8 @@ public enum CompatibilityReport {
 
             """
         for column in columns {
-            out += "<tr><td>\(esc(column.title))</td><td>\(esc(column.results.first?.driverVersion ?? "?"))</td><td>\(esc(column.summary))</td></tr>\n"
+            out +=
+                "<tr><td>\(esc(column.title))</td><td>\(esc(column.results.first?.driverVersion ?? "?"))</td><td>\(esc(column.summary))</td></tr>\n"
         }
         out += "</table>\n"
         func table(_ labels: [String]) -> String {

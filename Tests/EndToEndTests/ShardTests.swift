@@ -86,12 +86,18 @@ import Testing
         // Each saved verdict is the cell's.
         for (label, verdict) in try Self.verdicts(saved) {
             let row = try #require(page.split(separator: "\n").first { $0.hasPrefix("| \(label) |") }, "no row for \(label)")
-            #expect(row.hasSuffix(verdict == "PASS" ? "| PASS |" : "](m.html#c-faulty-\(label.map { $0.isLetter || $0.isNumber ? $0 : "-" }.map(String.init).joined())) |"), "\(row)")
+            #expect(
+                row.hasSuffix(
+                    verdict == "PASS"
+                        ? "| PASS |" : "](m.html#c-faulty-\(label.map { $0.isLetter || $0.isNumber ? $0 : "-" }.map(String.init).joined())) |"),
+                "\(row)")
             #expect(verdict == "PASS" || row.contains("[\(verdict)"), "\(row)")
         }
         #expect(try String(contentsOf: html, encoding: .utf8).contains("faulty (measured)"))
 
-        let unreadable = try runAuthmock(["matrix", "--measured", "x=\(directory.appendingPathComponent("none.json").path)", "--markdown", markdown.path])
+        let unreadable = try runAuthmock([
+            "matrix", "--measured", "x=\(directory.appendingPathComponent("none.json").path)", "--markdown", markdown.path,
+        ])
         #expect(unreadable.status == 2 && unreadable.stderr.contains("--measured x:"), "\(unreadable.stderr)")
     }
 

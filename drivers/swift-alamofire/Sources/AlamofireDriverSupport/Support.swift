@@ -67,7 +67,9 @@ public struct AlamofireDriver: DriverClient {
             if status == 400 || status == 401 { return DriverOutcome(.reauthRequired, status: status, message: "\(response.error!)") }
             return DriverOutcome(status == nil ? .transportError : .httpError, status: status, message: "the refresh failed: \(refresh.error)")
         }
-        guard let status = response.response?.statusCode else { return DriverOutcome(.transportError, message: "\(String(describing: response.error))") }
+        guard let status = response.response?.statusCode else {
+            return DriverOutcome(.transportError, message: "\(String(describing: response.error))")
+        }
         let body = response.data.map { String(decoding: $0, as: UTF8.self) }
         return DriverOutcome((200..<300).contains(status) ? .ok : .httpError, status: status, body: body)
     }
