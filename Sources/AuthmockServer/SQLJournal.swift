@@ -50,25 +50,51 @@ final class SQLJournal: JournalStore {
     }
 
     func append(_ entry: JournalEntry) async {
+        let json: String
         do {
-            let json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
-            let bytes = json.utf8.count
-            _ = try await db.run(
-                statements.insert,
-                [.integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json)])
-            let due = sinceTrim.withLock { written in
-                written.entries += 1
-                written.bytes += bytes
-                guard written.entries >= max(1, capacity / 100) || written.bytes >= maxBytes / 100 else { return false }
-                written = (0, 0)
-                return true
-            }
-            if due { _ = try await db.run(statements.trim, [.integer(Int64(capacity)), .integer(Int64(maxBytes))]) }
+            json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
         } catch {
             lost.add(1, ordering: .relaxed)
             logger.error("journal entry \(entry.seq) was not written: \(error)")
+            return
+        }
+        let bytes = json.utf8.count
+        // A database busy enough to answer a token request 503 is busy for a
+        // moment: the entry of that very request is tried again (for ~0.8 s)
+        // rather than lost from the journal the verdicts read.
+        for attempt in 1...Self.insertAttempts {
+            do {
+                _ = try await db.run(
+                    statements.insert,
+                    [.integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json)])
+                break
+            } catch where attempt < Self.insertAttempts {
+                try? await Task.sleep(for: .milliseconds(25 << (attempt - 1)))
+            } catch {
+                lost.add(1, ordering: .relaxed)
+                logger.error("journal entry \(entry.seq) was not written: \(error)")
+                return
+            }
+        }
+        let due = sinceTrim.withLock { written in
+            written.entries += 1
+            written.bytes += bytes
+            guard written.entries >= max(1, capacity / 100) || written.bytes >= maxBytes / 100 else { return false }
+            written = (0, 0)
+            return true
+        }
+        // A trim that fails loses nothing: the next one trims to the same bound.
+        if due {
+            do {
+                _ = try await db.run(statements.trim, [.integer(Int64(capacity)), .integer(Int64(maxBytes))])
+            } catch {
+                logger.warning("journal trim failed, tried again later: \(error)")
+            }
         }
     }
+
+    /// Tries of one entry's insert: 25, 50, 100, 200 ms apart.
+    static let insertAttempts = 5
 
     func entries(_ filter: JournalFilter) async throws -> (entries: [JournalEntry], dropped: Int) {
         let (clause, binds) = Self.matching(filter)
