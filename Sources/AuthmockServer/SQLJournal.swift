@@ -68,7 +68,7 @@ final class SQLJournal: JournalStore {
                     statements.insert,
                     [.integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json)])
                 break
-            } catch where attempt < Self.insertAttempts {
+            } catch  where attempt < Self.insertAttempts {
                 try? await Task.sleep(for: .milliseconds(25 << (attempt - 1)))
             } catch {
                 lost.add(1, ordering: .relaxed)
