@@ -59,23 +59,36 @@ final class SQLJournal: JournalStore {
             return
         }
         let bytes = json.utf8.count
-        // A database busy enough to answer a token request 503 is busy for a
-        // moment: the entry of that very request is tried again (for ~0.8 s)
-        // rather than lost from the journal the verdicts read.
+        let values: [SQLValue] = [.integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json)]
+        do {
+            _ = try await db.run(statements.insert, values)
+        } catch {
+            // A database too busy for this insert is busy for a moment: the
+            // entry is tried again beside the request (~0.8 s), so a busy
+            // moment loses no entry and an outage slows no answer.
+            Task { await self.insertAgain(values, seq: entry.seq) }
+            return
+        }
+        await written(bytes)
+    }
+
+    private func insertAgain(_ values: [SQLValue], seq: Int) async {
         for attempt in 1...Self.insertAttempts {
+            try? await Task.sleep(for: .milliseconds(25 << (attempt - 1)))
             do {
-                _ = try await db.run(
-                    statements.insert,
-                    [.integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json)])
-                break
+                _ = try await db.run(statements.insert, values)
+                return
             } catch  where attempt < Self.insertAttempts {
-                try? await Task.sleep(for: .milliseconds(25 << (attempt - 1)))
+                continue
             } catch {
                 lost.add(1, ordering: .relaxed)
-                logger.error("journal entry \(entry.seq) was not written: \(error)")
-                return
+                logger.error("journal entry \(seq) was not written: \(error)")
             }
         }
+    }
+
+    /// Counts what this replica wrote, and trims the table now and then.
+    private func written(_ bytes: Int) async {
         let due = sinceTrim.withLock { written in
             written.entries += 1
             written.bytes += bytes
@@ -93,7 +106,7 @@ final class SQLJournal: JournalStore {
         }
     }
 
-    /// Tries of one entry's insert: 25, 50, 100, 200 ms apart.
+    /// Tries again of one entry's insert: 25, 50, 100, 200, 400 ms apart.
     static let insertAttempts = 5
 
     func entries(_ filter: JournalFilter) async throws -> (entries: [JournalEntry], dropped: Int) {
