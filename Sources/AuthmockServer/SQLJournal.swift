@@ -50,64 +50,33 @@ final class SQLJournal: JournalStore {
     }
 
     func append(_ entry: JournalEntry) async {
-        let json: String
         do {
-            json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
+            let json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
+            let bytes = json.utf8.count
+            let values: [SQLValue] = [
+                .integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json),
+            ]
+            do {
+                _ = try await db.run(statements.insert, values)
+            } catch {
+                // A database too busy for this insert is busy for a moment:
+                // one more try, 50 ms on (a longer wait slows an outage's 503s).
+                try await Task.sleep(for: .milliseconds(50))
+                _ = try await db.run(statements.insert, values)
+            }
+            let due = sinceTrim.withLock { written in
+                written.entries += 1
+                written.bytes += bytes
+                guard written.entries >= max(1, capacity / 100) || written.bytes >= maxBytes / 100 else { return false }
+                written = (0, 0)
+                return true
+            }
+            if due { _ = try await db.run(statements.trim, [.integer(Int64(capacity)), .integer(Int64(maxBytes))]) }
         } catch {
             lost.add(1, ordering: .relaxed)
             logger.error("journal entry \(entry.seq) was not written: \(error)")
-            return
-        }
-        let bytes = json.utf8.count
-        let values: [SQLValue] = [.integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json)]
-        do {
-            _ = try await db.run(statements.insert, values)
-        } catch {
-            // A database too busy for this insert is busy for a moment: the
-            // entry is tried again beside the request (~0.8 s), so a busy
-            // moment loses no entry and an outage slows no answer.
-            Task { await self.insertAgain(values, seq: entry.seq) }
-            return
-        }
-        await written(bytes)
-    }
-
-    private func insertAgain(_ values: [SQLValue], seq: Int) async {
-        for attempt in 1...Self.insertAttempts {
-            try? await Task.sleep(for: .milliseconds(25 << (attempt - 1)))
-            do {
-                _ = try await db.run(statements.insert, values)
-                return
-            } catch  where attempt < Self.insertAttempts {
-                continue
-            } catch {
-                lost.add(1, ordering: .relaxed)
-                logger.error("journal entry \(seq) was not written: \(error)")
-            }
         }
     }
-
-    /// Counts what this replica wrote, and trims the table now and then.
-    private func written(_ bytes: Int) async {
-        let due = sinceTrim.withLock { written in
-            written.entries += 1
-            written.bytes += bytes
-            guard written.entries >= max(1, capacity / 100) || written.bytes >= maxBytes / 100 else { return false }
-            written = (0, 0)
-            return true
-        }
-        // A trim that fails loses nothing: the next one trims to the same bound.
-        if due {
-            do {
-                _ = try await db.run(statements.trim, [.integer(Int64(capacity)), .integer(Int64(maxBytes))])
-            } catch {
-                logger.warning("journal trim failed, tried again later: \(error)")
-            }
-        }
-    }
-
-    /// Tries again of one entry's insert: 25, 50, 100, 200, 400 ms apart.
-    static let insertAttempts = 5
 
     func entries(_ filter: JournalFilter) async throws -> (entries: [JournalEntry], dropped: Int) {
         let (clause, binds) = Self.matching(filter)
