@@ -48,9 +48,15 @@ public protocol SQLDatabase: Sendable {
     /// One statement on its own (autocommit), without a transaction's two
     /// extra round trips where the database allows it.
     func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]]
+    /// The database answered some call after `instant`: a call begun then
+    /// that failed met a busy moment, worth one more try, not an outage,
+    /// where every try waits out a deadline and a fast 503 matters more.
+    func answered(since instant: ContinuousClock.Instant) -> Bool
 }
 
 extension SQLDatabase {
+    public func answered(since instant: ContinuousClock.Instant) -> Bool { true }
+
     public func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[SQLValue]] {
         try await transaction { try await $0.rows(sql, binds) }
     }

@@ -120,13 +120,19 @@ public enum ScenarioRunner {
         return answer
     }
 
+    /// PostgreSQL's deadline for case servers (seconds) unless `--state`'s
+    /// URL sets one: serve's 1 s makes an outage a fast 503, but a case
+    /// server meets no outage, and a 503 because a loaded machine kept the
+    /// database waiting would be judged as the client's.
+    static let databasePatience: Double = 10
+
     private static func probeOnce(_ options: RunOptions, profile: String) async -> Result<DriverInfo, HelloFailure> {
         var serverOptions = caseServerOptions(profile: profile, options: options)
         serverOptions.journalLimit = 100
         let deadline = ContinuousClock.now + .seconds(20)
         let mock: Authmock
         do {
-            mock = try await Authmock(options: serverOptions, state: try await .open(serverOptions))
+            mock = try await Authmock(options: serverOptions, state: try await .open(serverOptions, patience: Self.databasePatience))
         } catch {
             return .failure(HelloFailure(reason: "the in-process server did not start: \(error)", stderr: ""))
         }
@@ -244,7 +250,7 @@ public enum ScenarioRunner {
         scenario.server.apply(to: &serverOptions)
         let mock: Authmock
         do {
-            mock = try await Authmock(options: serverOptions, state: try await .open(serverOptions))
+            mock = try await Authmock(options: serverOptions, state: try await .open(serverOptions, patience: Self.databasePatience))
         } catch {
             result.reason = "the scenario's server settings were refused: \(error)"
             return result

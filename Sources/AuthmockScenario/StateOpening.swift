@@ -7,12 +7,15 @@ extension ServerState {
     /// Opens what `options.state` names (`memory`, `sqlite:PATH`, a
     /// `postgres://` URL; docs/state.md) for `authmock serve` and the
     /// runner's case servers: the database drivers are linked here and in
-    /// the CLI, not by the server.
-    public static func open(_ options: ServerOptions) async throws -> ServerState {
+    /// the CLI, not by the server. `patience`: PostgreSQL's deadline in
+    /// seconds when the URL sets none.
+    public static func open(_ options: ServerOptions, patience: Double = 1) async throws -> ServerState {
         let location = try StateLocation(parsing: options.state)
         let logger = Logger(label: "authmock.state")
         do {
-            guard let store = try await location.openSQL(logger: logger, tablePrefix: options.stateTablePrefix) else { return .memory(options) }
+            guard let store = try await location.openSQL(logger: logger, tablePrefix: options.stateTablePrefix, patience: patience) else {
+                return .memory(options)
+            }
             return try await .sql(store, options: options, logger: logger)
         } catch let error as TokenStoreError {
             // Most store errors start with the store's name already; a password never shows.

@@ -56,11 +56,13 @@ final class SQLJournal: JournalStore {
             let values: [SQLValue] = [
                 .integer(Int64(entry.seq)), .text(entry.kind.rawValue), SQLValue(entry.call), .integer(Int64(bytes)), .text(json),
             ]
+            let began = ContinuousClock.now
             do {
                 _ = try await db.run(statements.insert, values)
-            } catch {
-                // A database too busy for this insert is busy for a moment:
-                // one more try, 50 ms on (a longer wait slows an outage's 503s).
+            } catch  where db.answered(since: began) {
+                // A database too busy for this insert but answering others
+                // meanwhile is busy for a moment: one more try, 50 ms on. In
+                // an outage the entry is lost at once, keeping its 503s fast.
                 try await Task.sleep(for: .milliseconds(50))
                 _ = try await db.run(statements.insert, values)
             }
@@ -159,7 +161,8 @@ final class SQLJournal: JournalStore {
             ].map(named)
             next = named("SELECT nextval('authmock_journal_seq')")
             last = named("SELECT CAST(coalesce(max(seq), 0) AS BIGINT) FROM authmock_journal")
-            insert = named("INSERT INTO authmock_journal (seq, kind, call, bytes, entry) VALUES (?, ?, ?, ?, ?)")
+            // A try the deadline abandoned may still have been written: trying again is a no-op then.
+            insert = named("INSERT INTO authmock_journal (seq, kind, call, bytes, entry) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq) DO NOTHING")
             select = named("SELECT entry FROM authmock_journal")
             count = named("SELECT count(*) FROM authmock_journal")
             usage = named("SELECT count(*), CAST(coalesce(sum(bytes), 0) AS BIGINT) FROM authmock_journal")

@@ -29,9 +29,19 @@ public final class PostgresDatabase: SQLDatabase {
     /// How long one call may take (`?timeout=SECONDS`).
     public let timeout: Duration
     static let commitPatience: Duration = .seconds(60)
+    /// When a call last had the database's answer, in nanoseconds after `epoch`.
+    private let lastAnswer = Atomic<Int64>(0)
+    private let epoch = ContinuousClock.now
 
-    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require][&timeout=SECONDS]`.
-    public init(url: String, logger: Logger) throws(TokenStoreError) {
+    /// While a call waited out its deadline, others had answers: the
+    /// database is busy. In an outage nothing answers.
+    public func answered(since instant: ContinuousClock.Instant) -> Bool {
+        lastAnswer.load(ordering: .relaxed) > (instant - epoch).nanoseconds
+    }
+
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require][&timeout=SECONDS]`;
+    /// `defaultTimeout` when the URL names none.
+    public init(url: String, logger: Logger, defaultTimeout: Double = 1) throws(TokenStoreError) {
         guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
             let host = parts.host, !host.isEmpty
         else {
@@ -48,7 +58,7 @@ public final class PostgresDatabase: SQLDatabase {
         case "require": tls = .require(.makeClientConfiguration())
         case let other: throw TokenStoreError("\(name): sslmode must be disable, prefer or require, got \(other)")
         }
-        let seconds = query("timeout").map { Double($0) } ?? 1
+        let seconds = query("timeout").map { Double($0) } ?? defaultTimeout
         guard let seconds, seconds.isFinite, seconds >= 0.05, seconds <= 3600 else {
             throw TokenStoreError("\(name): timeout must be a number of seconds from 0.05 to 3600, got \(query("timeout") ?? "")")
         }
@@ -139,7 +149,9 @@ public final class PostgresDatabase: SQLDatabase {
         // The worker answers itself; whichever of it and the timer answers first is the answer.
         let worker = Task {
             do {
-                answer.give(.success(try await work(progress)))
+                let result = try await work(progress)
+                self.lastAnswer.store((ContinuousClock.now - self.epoch).nanoseconds, ordering: .relaxed)
+                answer.give(.success(result))
             } catch {
                 answer.give(.failure(error))
             }
@@ -325,6 +337,8 @@ final class FirstAnswer<T: Sendable>: Sendable {
 }
 
 extension Duration {
+    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+
     /// "1", "0.5": seconds as a person writes them.
     var secondsText: String {
         let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18

@@ -44,12 +44,13 @@ public enum StateLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The SQL store of a database location; nil for `memory`.
-    public func openSQL(logger: Logger, tablePrefix: String = "authmock_") async throws -> SQLTokenStore? {
+    /// `patience`: PostgreSQL's deadline in seconds when the URL sets none.
+    public func openSQL(logger: Logger, tablePrefix: String = "authmock_", patience: Double = 1) async throws -> SQLTokenStore? {
         switch self {
         case .memory: return nil
         case .sqlite(let path): return try await SQLTokenStore(SQLiteDatabase(path: path), tablePrefix: tablePrefix)
         case .postgres(let url):
-            let database = try PostgresDatabase(url: url, logger: logger)
+            let database = try PostgresDatabase(url: url, logger: logger, defaultTimeout: patience)
             try await database.checkReachable()
             return try await SQLTokenStore(database, tablePrefix: tablePrefix)
         }

@@ -84,7 +84,9 @@ extension PostgresStateTests {
                             try? await Task.sleep(for: .milliseconds(20))
                         }
                     }
-                    for (what, path) in [("me", "/api/me"), ("health", "/health"), ("me", "/api/me")] {
+                    // Five readers: one caught in a COMMIT when the database
+                    // froze waits for it (the truth), and sends nothing meanwhile.
+                    for (what, path) in [("me", "/api/me"), ("health", "/health"), ("me", "/api/me"), ("health", "/health"), ("me", "/api/me")] {
                         group.addTask {
                             while record.running.load(ordering: .relaxed) {
                                 _ = await send(what, .GET, path, bearer: what == "me" ? access : nil)
