@@ -10,6 +10,8 @@ public struct DriverInfo: Sendable, Equatable {
     /// nil: the driver did not say (every profile is tried).
     public var profiles: [String]?
     public var capabilities: [String]
+    /// Seconds before expiry the client renews a token (hello's `renewalMargin`).
+    public var renewalMargin: Double? = nil
 
     /// A driver whose `hello` names profiles, none of which exists, can run
     /// no case: a misspelt name ("oauth") would otherwise SKIP the whole suite

@@ -19,6 +19,8 @@ public struct DriverAnswer: Sendable {
     public var profiles: [String]?
     /// hello: optional protocol extensions the driver implements (e.g. `url`).
     public var capabilities: [String]?
+    /// hello: seconds before expiry the client renews a token (optional).
+    public var renewalMargin: Double? = nil
     /// login (`oidc` extension): the claims of the id token the client accepted.
     public var idTokenClaims: [String: JSONValue]? = nil
     public var line: String
@@ -123,14 +125,19 @@ actor DriverChannel {
                 .badAnswer(
                     line: trimmed,
                     problem:
-                        "a field has the wrong type (status is a number, profiles and capabilities are lists of strings, idTokenClaims an object)"))
+                        "a field has the wrong type (status and renewalMargin are numbers, profiles and capabilities are lists of strings, idTokenClaims an object)"
+                ))
+        }
+        if let margin = decoded.renewalMargin, !(margin.isFinite && margin >= 0 && margin <= 3600) {
+            return fail(.badAnswer(line: trimmed, problem: "renewalMargin must be a number of seconds from 0 to 3600"))
         }
         var fields: [String: String] = [:]
         for (key, value) in object where value is String { fields[key] = value as? String }
         let answer = DriverAnswer(
             id: id, ok: decoded.ok, outcome: decoded.outcome, status: decoded.status,
             message: decoded.message.map { Self.shortened($0, to: 500) }, fields: fields, profiles: decoded.profiles,
-            capabilities: decoded.capabilities, idTokenClaims: decoded.idTokenClaims, line: Self.shortened(trimmed, to: 2_000), receivedAt: Date())
+            capabilities: decoded.capabilities, renewalMargin: decoded.renewalMargin, idTokenClaims: decoded.idTokenClaims,
+            line: Self.shortened(trimmed, to: 2_000), receivedAt: Date())
         answered[id] = answer
         waiting.removeValue(forKey: id)?.resume(returning: answer)
     }

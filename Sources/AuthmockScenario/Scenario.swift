@@ -32,6 +32,8 @@ public struct Scenario: Sendable {
     public var digest: String = ""
     /// The case again with the token run out by the client's own clock (`clock_variant:`).
     public var clockVariant: ClockVariant?
+    /// This case is a clock variant: its short token lifetimes are the client's to meet by its clock.
+    public var isClockVariant = false
 }
 
 /// A case's variant for clients that refresh by their own clock: most SDKs
@@ -79,6 +81,7 @@ extension Scenario {
     func clockVariantCase(_ variant: ClockVariant) -> Scenario {
         var copy = self
         copy.clockVariant = nil
+        copy.isClockVariant = true
         copy.id += ClockVariant.idSuffix
         copy.name += " (the token expires by the client's clock)"
         copy.profiles = variant.profiles ?? profiles
@@ -102,6 +105,25 @@ extension Scenario {
 }
 
 extension Scenario {
+    /// A clock variant for a client that renews `margin` seconds before
+    /// expiry: its short-lived access tokens (sign-in's and refreshed ones
+    /// of `ClockVariant.accessSeconds` or less) live `margin` longer, so they
+    /// run out by that client's clock where they would for a client without
+    /// one, instead of every token it gets needing renewal at once (which
+    /// judges the margin against the case, not the refresh logic).
+    public func lengthened(forRenewalMargin margin: Double) -> Scenario {
+        guard isClockVariant, margin > 0 else { return self }
+        var copy = self
+        let extra = Int(margin.rounded(.up))
+        for key in ["access_ttl", "sign_in_access_ttl"] {
+            guard case .integer(let seconds)? = copy.server.values[key], seconds <= ClockVariant.accessSeconds else { continue }
+            copy.server.values[key] = .integer(seconds + extra)
+        }
+        copy.description +=
+            " The driver renews tokens \(extra) s before they expire (its hello's renewalMargin), so these short-lived tokens live \(extra) s longer."
+        return copy
+    }
+
     /// The variant's steps: each `advance_clock` becomes a real-time wait,
     /// after the server-side steps that follow it up to the next client
     /// action (faults, revocations, expiries). A client that renews on a

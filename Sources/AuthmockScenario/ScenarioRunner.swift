@@ -147,7 +147,7 @@ public enum ScenarioRunner {
                 guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
                 return DriverInfo(
                     name: greeting.fields["driver"], version: greeting.fields["version"], profiles: greeting.profiles,
-                    capabilities: greeting.capabilities ?? [])
+                    capabilities: greeting.capabilities ?? [], renewalMargin: greeting.renewalMargin)
             }
             return result.mapError { error in
                 var failure = HelloFailure(reason: (error as? DriverFailure)?.description ?? "\(error)", stderr: stderr)
@@ -246,6 +246,7 @@ public enum ScenarioRunner {
             result.reason = "the case calls another host name of the server (localhost), which the client does not reach at \(host)"
             return result
         }
+        let scenario = scenario.lengthened(forRenewalMargin: options.driverInfo?.renewalMargin ?? 0)
         var serverOptions = caseServerOptions(profile: profile, options: options)
         scenario.server.apply(to: &serverOptions)
         let mock: Authmock

@@ -120,12 +120,15 @@ public struct DriverIdentity: Sendable {
     public var profiles: [String]
     /// Optional protocol extensions the client implements (`url`, `logout`, ...).
     public var capabilities: [String]
+    /// Seconds before expiry the client renews a token, if it does (`renewalMargin`).
+    public var renewalMargin: Double?
 
-    public init(name: String, version: String, profiles: [String], capabilities: [String] = []) {
+    public init(name: String, version: String, profiles: [String], capabilities: [String] = [], renewalMargin: Double? = nil) {
         self.name = name
         self.version = version
         self.profiles = profiles
         self.capabilities = capabilities
+        self.renewalMargin = renewalMargin
     }
 }
 
@@ -137,12 +140,13 @@ public struct DriverIdentity: Sendable {
 public enum Driver {
     /// The stdio transport. `capabilities` declares optional protocol
     /// extensions: pass `["url"]` once the client sends `request.target`
-    /// (requests to another host).
+    /// (requests to another host). `renewalMargin`: seconds before expiry
+    /// the client renews a token, if it renews by its clock with a margin.
     public static func run(
-        name: String, version: String, profiles: [String], capabilities: [String] = [],
+        name: String, version: String, profiles: [String], capabilities: [String] = [], renewalMargin: Double? = nil,
         makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient
     ) async {
-        let identity = DriverIdentity(name: name, version: version, profiles: profiles, capabilities: capabilities)
+        let identity = DriverIdentity(name: name, version: version, profiles: profiles, capabilities: capabilities, renewalMargin: renewalMargin)
         let output = LineWriter()
         let lines = AsyncStream<String> { continuation in
             Thread.detachNewThread {
@@ -202,7 +206,9 @@ struct Conversation: Sendable {
                 await client?.close()
                 client = try await makeClient(hello)
                 await send(
-                    .hello(id: id, driver: identity.name, version: identity.version, profiles: identity.profiles, capabilities: identity.capabilities)
+                    .hello(
+                        id: id, driver: identity.name, version: identity.version, profiles: identity.profiles, capabilities: identity.capabilities,
+                        renewalMargin: identity.renewalMargin)
                 )
             } catch {
                 await send(DriverMessage(id: id, ok: false, message: "cannot create the client: \(error)"))

@@ -215,6 +215,11 @@ public struct DriverMessage: Sendable, Codable, Equatable {
     public var version: String?
     public var profiles: [String]?
     public var capabilities: [String]?
+    /// How many seconds before a token's `expires_in` runs out the client
+    /// renews it (optional): clock variants make their short tokens live
+    /// this much longer, so they run out by its clock as they would for a
+    /// client without a margin.
+    public var renewalMargin: Double?
     // login (the `oidc` extension): the claims of the id token the client accepted
     public var idTokenClaims: [String: JSONValue]?
 
@@ -227,8 +232,11 @@ public struct DriverMessage: Sendable, Codable, Equatable {
         self.message = message
     }
 
-    public static func hello(id: String, driver: String, version: String, profiles: [String], capabilities: [String]) -> Self {
+    public static func hello(
+        id: String, driver: String, version: String, profiles: [String], capabilities: [String], renewalMargin: Double? = nil
+    ) -> Self {
         var answer = Self(id: id, ok: true)
+        answer.renewalMargin = renewalMargin
         answer.driver = driver
         answer.version = version
         answer.profiles = profiles

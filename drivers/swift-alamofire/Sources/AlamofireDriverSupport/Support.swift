@@ -57,14 +57,17 @@ public struct AlamofireDriver: DriverClient {
         urlRequest.httpBody = request.body.map { Data($0.utf8) }
         // validate() matters: the retrier only sees responses that failed validation (Alamofire/Alamofire#2756).
         let response = await AF.request(urlRequest, interceptor: interceptor).validate().serializingString().response
-        // The retrier gave up. With a refresh's error: the token endpoint
-        // refused the refresh token (400 or 401), so the app shows its sign-in
-        // screen; any other refresh failure (a 503, a 429, a reset) is an
-        // error the app shows, the session kept. With the call's own error,
-        // the app sees the call's answer, below.
-        if case .requestRetryFailed(let retryError, _) = response.error, let refresh = retryError as? GrantFailed {
+        // The retrier gave up, or the adapter could not renew a token that
+        // ran out by the device's clock. With a refresh's error: the token
+        // endpoint refused the refresh token (400 or 401), so the app shows
+        // its sign-in screen; any other refresh failure (a 503, a 429, a
+        // reset) is an error the app shows, the session kept. With the call's
+        // own error, the app sees the call's answer, below.
+        if let refresh = Self.refreshError(response.error) {
             let status = refresh.error.responseCode
             if status == 400 || status == 401 { return DriverOutcome(.reauthRequired, status: status, message: "\(response.error!)") }
+            // A call the adapter stopped was never sent: the status is the refresh's, not the call's.
+            guard response.response != nil else { return DriverOutcome(.transportError, message: "the refresh failed: \(refresh.error)") }
             return DriverOutcome(status == nil ? .transportError : .httpError, status: status, message: "the refresh failed: \(refresh.error)")
         }
         guard let status = response.response?.statusCode else {
@@ -72,5 +75,14 @@ public struct AlamofireDriver: DriverClient {
         }
         let body = response.data.map { String(decoding: $0, as: UTF8.self) }
         return DriverOutcome((200..<300).contains(status) ? .ok : .httpError, status: status, body: body)
+    }
+
+    /// The refresh's own failure inside Alamofire's error, from either path.
+    static func refreshError(_ error: AFError?) -> GrantFailed? {
+        switch error {
+        case .requestRetryFailed(let retryError, _)?: retryError as? GrantFailed
+        case .requestAdaptationFailed(let adaptError)?: adaptError as? GrantFailed
+        default: nil
+        }
     }
 }

@@ -44,7 +44,10 @@ final class OAuthAuthenticator: Authenticator, @unchecked Sendable {
     }
 }
 
-await Driver.run(name: "alamofire-authentication-interceptor", version: "5", profiles: ["oauth2"], capabilities: ["url"]) { hello in
+// The credential renews 30 s ahead (L14): the driver says so, so clock variants give it tokens that outlive the margin.
+await Driver.run(
+    name: "alamofire-authentication-interceptor", version: "5", profiles: ["oauth2"], capabilities: ["url"], renewalMargin: 30
+) { hello in
     let authenticator = OAuthAuthenticator()
     let interceptor = AuthenticationInterceptor(authenticator: authenticator)
     let driver = AlamofireDriver(hello: hello, interceptor: interceptor) { tokens in interceptor.credential = OAuthCredential(tokens) }
