@@ -243,22 +243,29 @@ struct PostgresStateTests {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 100
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let body = "grant_type=refresh_token&refresh_token=\(refresh)"
-        let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
-            for index in 0..<1000 {
-                let port = replicas[index % 3].port
-                group.addTask {
-                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/oauth/token")
-                    request.method = .POST
-                    request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-                    request.headers.add(name: "Authorization", value: "Basic " + Data("demo:demo-secret".utf8).base64EncodedString())
-                    request.body = .bytes(ByteBuffer(string: body))
-                    let response = try await http.execute(request, timeout: .seconds(60))
-                    let bytes = try await response.body.collect(upTo: 1 << 16)
-                    let json = try JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any]
-                    return (Int(response.status.code), json?["access_token"] as? String ?? json?["error"] as? String)
+        // A failure in a task must still shut the client down (its deinit traps otherwise).
+        let answers: [(Int, String?)]
+        do {
+            answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for index in 0..<1000 {
+                    let port = replicas[index % 3].port
+                    group.addTask {
+                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/oauth/token")
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                        request.headers.add(name: "Authorization", value: "Basic " + Data("demo:demo-secret".utf8).base64EncodedString())
+                        request.body = .bytes(ByteBuffer(string: body))
+                        let response = try await http.execute(request, timeout: .seconds(60))
+                        let bytes = try await response.body.collect(upTo: 1 << 16)
+                        let json = try JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any]
+                        return (Int(response.status.code), json?["access_token"] as? String ?? json?["error"] as? String)
+                    }
                 }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            return try await group.reduce(into: []) { $0.append($1) }
+        } catch {
+            try? await http.shutdown()
+            throw error
         }
         try await http.shutdown()
         let winners = answers.filter { $0.0 == 200 }
