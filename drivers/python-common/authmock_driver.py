@@ -30,7 +30,7 @@ def _answer(message_id, work):
     _send({"id": message_id, "ok": result.get("outcome") == "ok", **result})
 
 
-def serve(name, version, profiles, make_client, capabilities=("url",)):
+def serve(name, version, profiles, make_client, capabilities=("url",), renewal_margin=None):
     """Runs the protocol until shutdown. ``make_client(hello)`` builds the client.
 
     ``capabilities``: protocol extensions the driver implements; ``url`` hands
@@ -38,6 +38,8 @@ def serve(name, version, profiles, make_client, capabilities=("url",)):
     client reads GraphQL answers, ``oidc`` that ``login`` takes ``openid=True``
     and signs in as an OpenID Connect client (docs/driver-protocol.md). An
     outcome dict may carry ``idTokenClaims``: it goes into the answer as is.
+    ``renewal_margin``: seconds before expiry the library renews a token, if
+    it renews by its clock with a margin (hello's ``renewalMargin``).
     """
     client, threads = None, []
     for line in sys.stdin:
@@ -45,7 +47,10 @@ def serve(name, version, profiles, make_client, capabilities=("url",)):
         op, message_id = message.get("op"), message.get("id")
         if op == "hello":
             client = make_client(message)
-            _send({"id": message_id, "ok": True, "driver": name, "version": version, "profiles": profiles, "capabilities": list(capabilities)})
+            answer = {"id": message_id, "ok": True, "driver": name, "version": version, "profiles": profiles, "capabilities": list(capabilities)}
+            if renewal_margin is not None:
+                answer["renewalMargin"] = renewal_margin
+            _send(answer)
         elif op == "shutdown":
             for thread in threads:
                 thread.join(timeout=10)
