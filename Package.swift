@@ -108,7 +108,6 @@ let package = Package(
                 "AuthmockCore",
                 "AuthmockModel",
                 "AuthmockServer",
-                "AuthmockStore",
                 "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -178,6 +177,8 @@ let package = Package(
                 "AuthmockCore",
                 "AuthmockServer",
                 "AuthmockScenario",
+                // Databases for --state (serve's, and run's case servers through RunOptions.openState).
+                "AuthmockStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

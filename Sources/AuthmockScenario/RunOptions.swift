@@ -23,6 +23,11 @@ public struct RunOptions: Sendable {
     public var caseServerCORS = ""
     /// Where each case server keeps token state (`authmock run --state`).
     public var caseServerState = CaseServerState.memory
+    /// Opens a case server's state; the second argument is PostgreSQL's
+    /// deadline in seconds when the URL sets none. The runner links no
+    /// database driver: the CLI passes its own opener, and without one only
+    /// `memory` opens.
+    public var openState: @Sendable (ServerOptions, Double) async throws -> ServerState = RunOptions.memoryState
     /// Serve every case over HTTPS (`authmock run --tls`); a driver that
     /// declares the `tls` capability gets it without asking.
     public var servesTLS = false
@@ -38,6 +43,14 @@ public struct RunOptions: Sendable {
     /// requests, quiet periods, client clocks), and driver starts pass the
     /// startup gate one per core (bench/README.md, "The suite's wall time").
     public static var defaultJobs: Int { 32 * ProcessInfo.processInfo.activeProcessorCount }
+
+    /// The default `openState`: in-memory state only.
+    public static let memoryState: @Sendable (ServerOptions, Double) async throws -> ServerState = { options, _ in
+        guard options.state == "memory" else {
+            throw StartError("--state \(options.state): this runner has no database drivers (the authmock CLI has them)")
+        }
+        return .memory(options)
+    }
 
     public init(
         driver: String, jobs: Int = RunOptions.defaultJobs, expectedFailures: [String: String] = [:],

@@ -132,7 +132,7 @@ public enum ScenarioRunner {
         let deadline = ContinuousClock.now + .seconds(20)
         let mock: Authmock
         do {
-            mock = try await Authmock(options: serverOptions, state: try await .open(serverOptions, patience: Self.databasePatience))
+            mock = try await Authmock(options: serverOptions, state: try await options.openState(serverOptions, Self.databasePatience))
         } catch {
             return .failure(HelloFailure(reason: "the in-process server did not start: \(error)", stderr: ""))
         }
@@ -251,7 +251,7 @@ public enum ScenarioRunner {
         scenario.server.apply(to: &serverOptions)
         let mock: Authmock
         do {
-            mock = try await Authmock(options: serverOptions, state: try await .open(serverOptions, patience: Self.databasePatience))
+            mock = try await Authmock(options: serverOptions, state: try await options.openState(serverOptions, Self.databasePatience))
         } catch {
             result.reason = "the scenario's server settings were refused: \(error)"
             return result

@@ -163,6 +163,7 @@ struct RunCommand: AsyncParsableCommand {
             printNow("authmock run: \(selected.count) cases from the \(suite.description)\(of), driver: \(driver)")
             var options = RunOptions(driver: driver, jobs: jobs, expectedFailures: known)
             options.caseServerState = caseState
+            options.openState = { try await ServerState.open($0, patience: $1) }
             options.dialects = dialects
             options.servesTLS = tls
             results = await ScenarioRunner.run(selected, options: options, progress: progress)

@@ -1,3 +1,5 @@
+import AuthmockModel
+
 /// `foreign_requests_with_token`: requests to another host that carried Authorization.
 struct ForeignRequestsWithTokenExpectation: CountingExpectation {
     static let key = "foreign_requests_with_token"

@@ -1,4 +1,4 @@
-public import AuthmockServer
+import AuthmockServer
 import AuthmockCore
 import AuthmockStore
 import Logging
@@ -6,10 +6,10 @@ import Logging
 extension ServerState {
     /// Opens what `options.state` names (`memory`, `sqlite:PATH`, a
     /// `postgres://` URL; docs/state.md) for `authmock serve` and the
-    /// runner's case servers: the database drivers are linked here and in
-    /// the CLI, not by the server. `patience`: PostgreSQL's deadline in
+    /// runner's case servers (`RunOptions.openState`): the database drivers
+    /// are linked by the CLI, not by the server or the runner. `patience`: PostgreSQL's deadline in
     /// seconds when the URL sets none.
-    public static func open(_ options: ServerOptions, patience: Double = 1) async throws -> ServerState {
+    static func open(_ options: ServerOptions, patience: Double = 1) async throws -> ServerState {
         let location = try StateLocation(parsing: options.state)
         let logger = Logger(label: "authmock.state")
         do {
