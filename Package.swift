@@ -112,11 +112,24 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // How `authmock run` reaches drivers outside its process: a child
+        // process per case (stdio), clients attached over a WebSocket and
+        // the browser page that attaches, a command launched beside a run.
+        .target(
+            name: "AuthmockTransports",
+            dependencies: [
+                "AuthmockScenario",
+                "DriverProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ]
         ),
         // The driver protocol's messages and vocabulary, shared by the runner and DriverKit.
@@ -177,6 +190,7 @@ let package = Package(
                 "AuthmockCore",
                 "AuthmockServer",
                 "AuthmockScenario",
+                "AuthmockTransports",
                 // Databases for --state (serve's, and run's case servers through RunOptions.openState).
                 "AuthmockStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -214,7 +228,8 @@ let package = Package(
         .testTarget(
             name: "AuthmockScenarioTests",
             dependencies: [
-                "AuthmockModel", "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol", "ReferenceClient", "TestSupport",
+                "AuthmockModel", "AuthmockScenario", "AuthmockServer", "AuthmockTransports", "DriverKit", "DriverProtocol", "ReferenceClient",
+                "TestSupport",
                 "authmock-reference-driver",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

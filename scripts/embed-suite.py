@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes Sources/AuthmockScenario/BuiltinSuite+Files.swift (every file of
-scenarios/) and Attach/BrowserClient+Files.swift (the browser attach client,
+scenarios/) and AuthmockTransports/BrowserClient+Files.swift (the browser attach client,
 drivers/browser/) as Swift strings, so they travel inside the authmock binary
 (no resource bundle to lose beside a statically linked executable).
 BuiltinSuiteTests fails until this has been run after either changes;
@@ -36,4 +36,4 @@ def embed(source, suffixes, out, type_name):
 
 
 embed("scenarios", (".yaml", ".yml"), "Sources/AuthmockScenario/BuiltinSuite+Files.swift", "BuiltinSuite")
-embed("drivers/browser", (".html", ".js"), "Sources/AuthmockScenario/Attach/BrowserClient+Files.swift", "BrowserClient")
+embed("drivers/browser", (".html", ".js"), "Sources/AuthmockTransports/BrowserClient+Files.swift", "BrowserClient")

@@ -1,11 +1,6 @@
 import AuthmockCore
-import SystemPackage
 public import DriverProtocol
 public import Foundation
-import Subprocess
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// One answer a driver sent, decoded from its JSON line.
 public struct DriverAnswer: Sendable {
@@ -48,17 +43,21 @@ public enum DriverFailure: Error, CustomStringConvertible, Equatable {
 }
 
 /// The runner's side of one driver conversation (protocol version 1):
-/// numbered JSON lines out, answers matched by id, in any order.
-actor DriverChannel {
+/// numbered JSON lines out, answers matched by id, in any order. A
+/// transport (`DriverTransport`) makes one per conversation with the way
+/// to send a line, and hands it every line the driver sends back.
+public actor DriverChannel {
     private var nextID = 0
     private var waiting: [String: CheckedContinuation<DriverAnswer, any Error>] = [:]
     private var answered: [String: DriverAnswer] = [:]
     private var sentOps: [String: String] = [:]
-    private(set) var failure: DriverFailure?
+    /// Why the conversation broke, once it has: every later wait throws it.
+    public private(set) var failure: DriverFailure?
     private var stderrTail: [String] = []
     private let send: @Sendable (String) async throws -> Void
 
-    init(send: @escaping @Sendable (String) async throws -> Void) {
+    /// `send` delivers one line (a JSON message and its newline) to the driver.
+    public init(send: @escaping @Sendable (String) async throws -> Void) {
         self.send = send
     }
 
@@ -77,7 +76,7 @@ actor DriverChannel {
     }
 
     /// Whether an id sent is still unanswered.
-    var hasUnanswered: Bool { sentOps.keys.contains { answered[$0] == nil } }
+    public var hasUnanswered: Bool { sentOps.keys.contains { answered[$0] == nil } }
 
     /// The answer to `id` if it has arrived, without waiting.
     func arrivedAnswer(_ id: String) -> DriverAnswer? { answered[id] }
@@ -103,8 +102,8 @@ actor DriverChannel {
         continuation.resume(throwing: DriverFailure.unanswered(id: id, op: sentOps[id] ?? "?", seconds: seconds))
     }
 
-    /// A line the driver printed on stdout.
-    func received(_ line: String) {
+    /// A line the driver sent (stdout, a WebSocket frame's line).
+    public func received(_ line: String) {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else {
@@ -150,107 +149,23 @@ actor DriverChannel {
         return text.prefix(limit) + "… (\(text.count - limit) more characters)"
     }
 
-    func stderr(_ line: String) {
+    /// A line of the driver's log (stderr): the last 200 go into the report.
+    public func stderr(_ line: String) {
         stderrTail.append(line)
         if stderrTail.count > 200 { stderrTail.removeFirst(stderrTail.count - 200) }
     }
 
-    var stderrText: String { stderrTail.joined(separator: "\n") }
+    public var stderrText: String { stderrTail.joined(separator: "\n") }
 
-    func ended(status: String) {
+    /// The driver went away (exited, disconnected): waits end with `exitedEarly`.
+    public func ended(status: String) {
         fail(.exitedEarly(status: status))
     }
 
-    func fail(_ failure: DriverFailure) {
+    public func fail(_ failure: DriverFailure) {
         guard self.failure == nil else { return }
         self.failure = failure
         for (_, continuation) in waiting { continuation.resume(throwing: failure) }
         waiting.removeAll()
-    }
-}
-
-/// Starts a driver command in its own process group, runs `body` with the
-/// channel, then shuts the driver down and kills whatever is left of its group.
-enum DriverProcess {
-    static func with<T: Sendable>(
-        command: String, environment: [String: String], stderrLog: @escaping @Sendable (String) -> Void = { _ in },
-        _ body: @escaping @Sendable (DriverChannel) async throws -> T
-    ) async -> (result: Result<T, any Error>, stderr: String) {
-        var options = PlatformOptions()
-        options.processGroupID = 0
-        options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))]
-        var updates: [Environment.Key: String?] = [:]
-        for (key, value) in environment { updates[Environment.Key(stringLiteral: key)] = value }
-        let configuration = Configuration(
-            executable: .path("/bin/sh"), arguments: ["-c", command],
-            environment: .inherit.updating(updates), platformOptions: options)
-        let box = ResultBox<T>()
-        do {
-            _ = try await run(configuration, input: .inputWriter, output: .sequence, error: .sequence) { execution in
-                let writer = execution.standardInputWriter
-                let channel = DriverChannel { line in
-                    do {
-                        _ = try await writer.write(line)
-                    } catch {
-                        // A driver that died cannot be written to: say that, not "broken pipe".
-                        throw DriverFailure.exitedEarly(status: "its standard input is closed")
-                    }
-                }
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for try await line in execution.standardOutput.strings() { await channel.received(line) }
-                        await channel.ended(status: "its standard output closed")
-                    }
-                    group.addTask {
-                        for try await line in execution.standardError.strings() {
-                            await channel.stderr(line)
-                            stderrLog(line)
-                        }
-                    }
-                    do {
-                        box.value = try await body(channel)
-                    } catch {
-                        box.error = error
-                    }
-                    try? await writer.finish()
-                    // Whatever the driver left running (children included) goes with its group.
-                    await execution.teardown(using: [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(2))])
-                    // Let the readers drain what the driver wrote last (its dying words),
-                    // but not wait on a pipe some escaped grandchild still holds.
-                    group.addTask {
-                        try await Task.sleep(for: .seconds(1)); throw CancellationError()
-                    }
-                    _ = try? await group.next()
-                    _ = try? await group.next()
-                    group.cancelAll()
-                    box.stderr = await channel.stderrText
-                }
-            }
-        } catch {
-            if box.value == nil && box.error == nil { return (.failure(DriverFailure.cannotStart("\(error)")), box.stderr) }
-        }
-        if let error = box.error { return (.failure(error), box.stderr) }
-        guard let value = box.value else { return (.failure(DriverFailure.cannotStart("no result")), box.stderr) }
-        return (.success(value), box.stderr)
-    }
-}
-
-/// Carries the body's result out of the subprocess closure.
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _value: T?
-    private var _error: (any Error)?
-    private var _stderr = ""
-    var value: T? {
-        get { lock.withLock { _value } }
-        set { lock.withLock { _value = newValue } }
-    }
-    var error: (any Error)? {
-        get { lock.withLock { _error } }
-        set { lock.withLock { _error = newValue } }
-    }
-    var stderr: String {
-        get { lock.withLock { _stderr } }
-        set { lock.withLock { _stderr = newValue } }
     }
 }

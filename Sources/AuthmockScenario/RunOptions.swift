@@ -3,8 +3,9 @@ public import Foundation
 
 /// How `authmock run` runs the suite.
 public struct RunOptions: Sendable {
-    /// Shell command that starts the driver.
-    public var driver: String
+    /// How the runner reaches the client: a process per case, attached
+    /// clients, a client in this process.
+    public var transport: any DriverTransport
     /// Cases run at once; each has its own server and driver.
     public var jobs: Int
     /// Case ids (`1.1`, or `1.1 [envelope]`) the driver is known to fail, with the reason.
@@ -13,8 +14,6 @@ public struct RunOptions: Sendable {
     /// What the driver said in `hello`, learnt once per run: cases it cannot
     /// run are SKIP without starting it again.
     public var driverInfo: DriverInfo?
-    /// Attach mode: clients connect to the runner instead of being started.
-    public var attach: AttachHub?
     /// Where each case's server listens, and the host name it gives clients
     /// (attach mode: a device or emulator reaches the machine by another name).
     public var caseServerHost = "127.0.0.1"
@@ -53,10 +52,10 @@ public struct RunOptions: Sendable {
     }
 
     public init(
-        driver: String, jobs: Int = RunOptions.defaultJobs, expectedFailures: [String: String] = [:],
+        transport: any DriverTransport, jobs: Int = RunOptions.defaultJobs, expectedFailures: [String: String] = [:],
         environment: [String: String] = [:]
     ) {
-        self.driver = driver
+        self.transport = transport
         self.jobs = max(1, jobs)
         self.expectedFailures = expectedFailures
         self.environment = environment

@@ -43,7 +43,9 @@ public enum ScenarioRunner {
                 return [result]
             }
         }
-        if probed.startups == nil, probed.attach == nil { probed.startups = StartupGate(limit: ProcessInfo.processInfo.activeProcessorCount) }
+        if probed.startups == nil, probed.transport.startsProcesses {
+            probed.startups = StartupGate(limit: ProcessInfo.processInfo.activeProcessorCount)
+        }
         // HTTPS when asked (`--tls`) or when the client talks HTTPS only;
         // the probe's hello (over plain HTTP) needed no request.
         if probed.servesTLS || probed.driverInfo?.capabilities.contains(Capability.tls) == true {
@@ -112,8 +114,7 @@ public enum ScenarioRunner {
     /// a stray connection), until the attach timeout passes with none.
     public static func probe(_ options: RunOptions, profile: String) async -> Result<DriverInfo, HelloFailure> {
         var answer = await probeOnce(options, profile: profile)
-        guard let hub = options.attach else { return answer }
-        let end = Date().addingTimeInterval(hub.timeout)
+        let end = Date().addingTimeInterval(options.transport.helloPatience)
         while case .failure(let failure) = answer, failure.brokeTheConversation, Date() < end {
             answer = await probeOnce(options, profile: profile)
         }
@@ -139,7 +140,7 @@ public enum ScenarioRunner {
         defer { Task { await CaseServerState.discard(mock) } }
         let answer = await serving(mock) { () -> Result<DriverInfo, HelloFailure> in
             let client = mock.control.client
-            let (result, stderr) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
+            let (result, stderr) = await options.transport.converse(environment: environment(options, mock: mock, profile: profile)) { channel in
                 let id = try await channel.post { hello(id: $0, mock: mock, profile: profile, client: client, driver: nil, attached: false) }
                 let greeting = try await channel.answer(id, deadline: deadline)
                 let shutdownID = try await channel.post { .shutdown(id: $0) }
@@ -269,13 +270,16 @@ public enum ScenarioRunner {
 
             let client = mock.control.client
             let startup = await options.startups?.enter()
-            let (conversation, stderr) = await DriverLink.with(options, environment: environment(options, mock: mock, profile: profile)) { channel in
+            let (conversation, stderr) = await options.transport.converse(environment: environment(options, mock: mock, profile: profile)) {
+                channel in
                 // The timeout runs from when the driver is there (an attached
                 // client may first finish another case).
                 let deadline = ContinuousClock.now + .milliseconds(Int(scenario.timeout * 1000))
                 let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
                 return try await play.run(channel, greeted: { startup?.leave() }) {
-                    hello(id: $0, mock: mock, profile: profile, client: client, driver: options.driverInfo, attached: options.attach != nil)
+                    hello(
+                        id: $0, mock: mock, profile: profile, client: client, driver: options.driverInfo,
+                        attached: options.transport.capabilitiesArriveWithHello)
                 }
             }
             startup?.leave()

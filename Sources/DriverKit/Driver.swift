@@ -154,11 +154,36 @@ public enum Driver {
                 continuation.finish()
             }
         }
-        var conversation = Conversation(identity: identity, makeClient: makeClient) { output.send($0) }
-        await withTaskGroup(of: Void.self) { group in
+        if await serve(lines: lines, identity: identity, makeClient: makeClient, send: { output.send($0) }) == .shutDown { exit(0) }
+    }
+
+    /// How a conversation served by `serve(lines:)` ended.
+    public enum End: Sendable {
+        /// The runner sent `shutdown`, and it was answered.
+        case shutDown
+        /// The lines ended first (the runner went away).
+        case linesEnded
+    }
+
+    /// One conversation whose lines the caller carries: each line the
+    /// runner sent arrives through `lines`, each answer leaves through
+    /// `send` as one line of JSON (no newline). The stdio transport is this
+    /// over stdin and stdout; a runner in the same process (AuthmockTesting)
+    /// carries the lines itself. Returns after `shutdown` is answered, or
+    /// when `lines` ends, after cancelling the calls still running (they
+    /// answer no one).
+    public static func serve(
+        lines: some AsyncSequence<String, Never> & Sendable, identity: DriverIdentity,
+        makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient,
+        send: @escaping @Sendable (String) async -> Void
+    ) async -> End {
+        var conversation = Conversation(identity: identity, makeClient: makeClient) { await send($0.jsonLine) }
+        return await withTaskGroup(of: Void.self) { group in
             for await line in lines {
-                if await conversation.handle(line, in: &group) == .shutDown { exit(0) }
+                if await conversation.handle(line, in: &group) == .shutDown { return .shutDown }
             }
+            group.cancelAll()
+            return .linesEnded
         }
     }
 
@@ -255,8 +280,8 @@ struct Conversation: Sendable {
 private final class LineWriter: Sendable {
     private let lock = NSLock()
 
-    func send(_ message: DriverMessage) {
-        lock.withLock { FileHandle.standardOutput.write(Data((message.jsonLine + "\n").utf8)) }
+    func send(_ line: String) {
+        lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
     }
 }
 

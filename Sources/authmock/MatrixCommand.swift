@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthmockScenario
+import AuthmockTransports
 import AuthmockServer
 import DriverProtocol
 import Foundation

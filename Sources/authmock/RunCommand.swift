@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthmockCore
 import AuthmockScenario
+import AuthmockTransports
 import AuthmockServer
 import DriverProtocol
 import Foundation
@@ -233,8 +234,7 @@ extension RunCommand {
         attachOptions.timeout = attachTimeout
         attachOptions.assetsDirectory = assets
         let hub = AttachHub(timeout: attachTimeout) { print("attach: \($0)") }
-        var options = RunOptions(driver: "attach", jobs: max(1, jobs ?? ProcessInfo.processInfo.activeProcessorCount), expectedFailures: known)
-        options.attach = hub
+        var options = RunOptions(transport: hub, jobs: max(1, jobs ?? ProcessInfo.processInfo.activeProcessorCount), expectedFailures: known)
         options.dialects = dialects
         options.caseServerHost = attachOptions.listenHost
         options.caseServerAdvertisedHost = attachOptions.publicHost ?? (["0.0.0.0", "::"].contains(attachOptions.listenHost) ? "127.0.0.1" : nil)
@@ -249,9 +249,7 @@ extension RunCommand {
             let results = try await AttachServer.serving(hub: hub, options: attachOptions) {
                 let url = await hub.attachURL
                 let page = await hub.pageURL
-                var caseOptions = base
-                caseOptions.driver = "attach \(url)"
-                let options = caseOptions
+                let options = base
                 print("authmock run: \(count) cases from the \(description), attach: \(url)")
                 print("  a client connects to \(url) (DriverKit: Driver.attach(to:), a browser: open \(page))")
                 guard let launch else { return await ScenarioRunner.run(selected, options: options, progress: progress) }

@@ -1,4 +1,5 @@
 @testable import AuthmockScenario
+@testable import AuthmockTransports
 import Foundation
 import Testing
 

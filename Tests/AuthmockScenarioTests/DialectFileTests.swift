@@ -1,6 +1,7 @@
 import AuthmockCore
 import AuthmockModel
 @testable import AuthmockScenario
+import AuthmockTransports
 import AuthmockServer
 import DriverProtocol
 import Foundation

@@ -1,4 +1,5 @@
 import AuthmockScenario
+import AuthmockTransports
 import AuthmockServer
 import Foundation
 import Testing

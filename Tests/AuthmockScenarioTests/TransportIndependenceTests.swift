@@ -1,4 +1,5 @@
 import AuthmockScenario
+import AuthmockTransports
 import Foundation
 import Testing
 

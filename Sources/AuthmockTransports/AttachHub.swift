@@ -1,3 +1,4 @@
+import AuthmockScenario
 import DriverProtocol
 public import Foundation
 import NIOWebSocket
