@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "AuthmockCore", targets: ["AuthmockCore"]),
         .library(name: "AuthmockModel", targets: ["AuthmockModel"]),
         .library(name: "AuthmockServer", targets: ["AuthmockServer"]),
+        // For a test target: a mock and the suite in `swift test` and Xcode (docs/swift-testing.md).
+        .library(name: "AuthmockTesting", targets: ["AuthmockTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -96,6 +98,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GraphQL", package: "GraphQL"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -110,10 +113,8 @@ let package = Package(
                 "AuthmockServer",
                 "DriverProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // How `authmock run` reaches drivers outside its process: a child
@@ -131,6 +132,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
+        ),
+        // A mock and the suite inside a Swift test target: cases run against a
+        // client adapter in the same process, as Swift Testing or XCTest tests.
+        // Links no CLI, database driver, process or WebSocket transport.
+        .target(
+            name: "AuthmockTesting",
+            dependencies: ["AuthmockCore", "AuthmockModel", "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol"]
         ),
         // The driver protocol's messages and vocabulary, shared by the runner and DriverKit.
         .target(name: "DriverProtocol"),
@@ -150,6 +158,7 @@ let package = Package(
         .target(
             name: "ReferenceClient",
             dependencies: [
+                "DriverKit",
                 "DriverProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -236,6 +245,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // The testing library as a test target uses it: the reference client in process.
+        .testTarget(name: "AuthmockTestingTests", dependencies: ["AuthmockTesting", "ReferenceClient"]),
         // Starts the real `authmock` binary and talks to it over sockets.
         .testTarget(
             name: "EndToEndTests",

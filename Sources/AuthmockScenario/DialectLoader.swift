@@ -25,7 +25,7 @@ public struct LoadedDialect: Sendable {
     /// A case server of the dialect: only the settings that are traits of
     /// the backend (Passport revoking the replaced access token, Cognito's
     /// RS256); a case's lifetimes and rotation are the case's own.
-    func applyTraits(to options: inout ServerOptions) {
+    public func applyTraits(to options: inout ServerOptions) {
         for setting in ServerSetting.all where setting.backendTrait {
             if let value = settings[setting.key] { setting.apply(value, to: &options) }
         }

@@ -5,6 +5,14 @@ import Foundation
 
 /// A driver's `hello` answer: what it wraps and what it can do.
 public struct DriverInfo: Sendable, Equatable {
+    public init(name: String? = nil, version: String? = nil, profiles: [String]? = nil, capabilities: [String] = [], renewalMargin: Double? = nil) {
+        self.name = name
+        self.version = version
+        self.profiles = profiles
+        self.capabilities = capabilities
+        self.renewalMargin = renewalMargin
+    }
+
     public var name: String?
     public var version: String?
     /// nil: the driver did not say (every profile is tried).
@@ -30,7 +38,7 @@ public struct DriverInfo: Sendable, Equatable {
     /// Why this driver cannot run the case in this profile, or nil. A
     /// declared dialect is spoken by a driver that names it, or by one that
     /// configures its client from `hello` (the `dialect` capability).
-    func cannotRun(_ scenario: Scenario, profile: String) -> String? {
+    public func cannotRun(_ scenario: Scenario, profile: String) -> String? {
         let declared = !Profiles.isNamedInProtocol(profile)
         if declared, !capabilities.contains(Capability.dialect), !(profiles ?? []).contains(profile) {
             return "the driver does not speak the declared dialect \(profile) (it neither lists it nor has the `dialect` capability)"

@@ -435,6 +435,31 @@ extension Scenario {
         guard profiles.contains(ProfileName.reissue.rawValue) else { return false }
         return !dialect.signalsExpiryByCode || profiles.contains(ProfileName.envelope.rawValue)
     }
+
+    /// Whether the case's id matches `pattern`: `1.1`, or a glob (`3.*`, `1.?`).
+    public func hasID(matching pattern: String) -> Bool {
+        let p = Array(pattern), t = Array(id)
+        func match(_ i: Int, _ j: Int) -> Bool {
+            if i == p.count { return j == t.count }
+            if p[i] == "*" { return (j...t.count).contains { match(i + 1, $0) } }
+            guard j < t.count, p[i] == "?" || p[i] == t[j] else { return false }
+            return match(i + 1, j + 1)
+        }
+        return match(0, 0)
+    }
+
+    /// The profiles the case runs on, given the profiles asked for (every
+    /// one of the case's own when none is) and the declared dialects: the
+    /// built-in ones it names (with declared dialects only those asked for),
+    /// the declared ones it names, and every other declared one it applies to.
+    public func runs(onProfiles asked: [String], dialects: [String: LoadedDialect]) -> [String] {
+        let builtIn =
+            dialects.isEmpty || !asked.isEmpty
+            ? profiles.filter { Profiles.isNamedInProtocol($0) && (asked.isEmpty || asked.contains($0)) } : []
+        let named = profiles.filter { dialects[$0] != nil }
+        let applicable = dialects.values.filter { !named.contains($0.description.name) && applies(to: $0.description) }
+        return builtIn + named + applicable.map(\.description.name).sorted()
+    }
 }
 
 extension Scenario {

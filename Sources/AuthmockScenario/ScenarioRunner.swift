@@ -3,9 +3,6 @@ import AuthmockModel
 import AuthmockServer
 import DriverProtocol
 public import Foundation
-import Hummingbird
-import Logging
-import ServiceLifecycle
 
 extension ScenarioRunner {
     /// Claims for a finding's message: `sub=mallory, iss=...`, sorted.
@@ -204,27 +201,10 @@ public enum ScenarioRunner {
 
     /// Runs `body` while `mock` serves in process; nil when it cannot start.
     static func serving<T>(_ mock: Authmock, _ body: () async -> T) async -> T? {
-        var logger = Logger(label: "authmock-run")
-        logger.logLevel = .critical
-        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
         // A case server's certificate was checked when its mock was made.
-        guard
-            let app = try? AuthmockApplication.make(
-                mock: mock, logger: logger,
-                onListening: { port in
-                    portContinuation.yield(port)
-                    portContinuation.finish()
-                })
-        else { return nil }
-        // Stopped gracefully (listener closed first, then open connections
-        // drained), never by cancellation, which can race a late connection.
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let server = Task { try await services.run() }
-        var iterator = portStream.makeAsyncIterator()
-        let started = await iterator.next() != nil
-        let value = started ? await body() : nil
-        await services.triggerGracefulShutdown()
-        _ = await server.result
+        guard let running = try? await RunningMock.start(mock) else { return nil }
+        let value = await body()
+        await running.stop()
         return value
     }
 

@@ -58,37 +58,6 @@ while let argument = arguments.popFirst() {
     }
 }
 
-/// Maps the client's outcomes onto the protocol's.
-struct ReferenceDriver: DriverClient {
-    let client: ReferenceClient
-
-    func login(username: String, password: String) async -> DriverOutcome {
-        convert(await client.login(username: username, password: password))
-    }
-
-    func login(username: String, password: String, openID: Bool) async -> DriverOutcome {
-        convert(await client.login(username: username, password: password, openID: openID))
-    }
-
-    func request(_ request: DriverRequest) async -> DriverOutcome {
-        convert(
-            await client.request(
-                method: request.method, path: request.target, headers: request.headers, body: request.body, bodyStream: request.bodyStream))
-    }
-
-    func logout() async -> DriverOutcome {
-        convert(await client.logout())
-    }
-
-    func close() async {
-        await client.close()
-    }
-
-    func convert(_ outcome: ClientOutcome) -> DriverOutcome {
-        DriverOutcome(outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message, idTokenClaims: outcome.idTokenClaims)
-    }
-}
-
 let chosenFaults = faults
 let chosenPool = maxConnections
 let chosenProactive = proactive

@@ -104,7 +104,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let scenarios = suite.scenarios
         let chosen = scenarios.filter { scenario in
-            (cases.isEmpty || cases.contains { glob($0, matches: scenario.id) }) && (level == nil || scenario.level.rawValue == level)
+            (cases.isEmpty || cases.contains { scenario.hasID(matching: $0) }) && (level == nil || scenario.level.rawValue == level)
         }
         let dialects = try loadDialects(namedIn: chosen)
         if let unknown = profile.first(where: { !Profiles.names.contains($0) && dialects[$0] == nil }) {
@@ -112,16 +112,8 @@ struct RunCommand: AsyncParsableCommand {
                 "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", ")))"
             )
         }
-        let filtered = chosen.flatMap { scenario in
-            // With --dialect the built-in profiles run only when --profile names them.
-            let builtIn =
-                dialects.isEmpty || !profile.isEmpty
-                ? scenario.profiles.filter { Profiles.isNamedInProtocol($0) && (profile.isEmpty || profile.contains($0)) } : []
-            // A case naming a declared dialect runs on it; a built-in case on every dialect it applies to.
-            let named = scenario.profiles.filter { dialects[$0] != nil }
-            let applicable = dialects.values.filter { !named.contains($0.description.name) && scenario.applies(to: $0.description) }
-            return (builtIn + named + applicable.map(\.description.name).sorted()).map { (scenario, $0) }
-        }
+        // With --dialect the built-in profiles run only when --profile names them.
+        let filtered = chosen.flatMap { scenario in scenario.runs(onProfiles: profile, dialects: dialects).map { (scenario, $0) } }
         let undeclared = chosen.flatMap { scenario in
             scenario.profiles.filter { !Profiles.isNamedInProtocol($0) && dialects[$0] == nil }.map {
                 "\(scenario.file): case \(scenario.id) runs on '\($0)'"
@@ -266,16 +258,4 @@ extension RunCommand {
             throw ExitCode(RunExit.usage)
         }
     }
-}
-
-/// `*` and `?` globs for case ids.
-func glob(_ pattern: String, matches text: String) -> Bool {
-    let p = Array(pattern), t = Array(text)
-    func match(_ i: Int, _ j: Int) -> Bool {
-        if i == p.count { return j == t.count }
-        if p[i] == "*" { return (j...t.count).contains { match(i + 1, $0) } }
-        guard j < t.count, p[i] == "?" || p[i] == t[j] else { return false }
-        return match(i + 1, j + 1)
-    }
-    return match(0, 0)
 }

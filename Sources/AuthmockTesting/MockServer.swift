@@ -1,0 +1,45 @@
+import AuthmockScenario
+public import AuthmockServer
+import DriverProtocol
+
+/// A mock for a test of its own: started in this process on 127.0.0.1 and
+/// a free port, steered through `control` (the clock, faults, expiry and
+/// revocation, the journal), stopped by the test.
+public enum MockServer {
+    /// Starts a mock. `dialect`: a built-in profile (`oauth2`, `envelope`,
+    /// `reissue`, `renewal`, `header-rotation`), a built-in dialect
+    /// (`keycloak`, `supabase`, ...) or the path of a dialect file;
+    /// `configure` sets anything else (token lifetimes, rotation, users)
+    /// before it starts. Call `stop()` on it when done, or use `with`.
+    public static func start(dialect: String = "oauth2", configure: (inout ServerOptions) throws -> Void = { _ in }) async throws -> RunningMock {
+        var options = ServerOptions(host: "127.0.0.1", port: 0)
+        if Profiles.isNamedInProtocol(dialect) {
+            options.profile = dialect
+        } else if let loaded = DialectLoader.builtin(dialect) {
+            loaded.apply(to: &options)
+        } else if dialect.hasSuffix(".yaml") || dialect.hasSuffix(".yml") {
+            try DialectLoader.load(file: dialect).apply(to: &options)
+        } else {
+            throw StartError(
+                "'\(dialect)' is neither a built-in dialect (\(Profiles.names.joined(separator: ", "))) nor a dialect file (.yaml)")
+        }
+        try configure(&options)
+        return try await RunningMock.start(try await Authmock(options: options))
+    }
+
+    /// Runs `body` with a started mock, and stops it after, whatever `body` did.
+    public static func with<T>(
+        dialect: String = "oauth2", configure: (inout ServerOptions) throws -> Void = { _ in },
+        _ body: (RunningMock) async throws -> T
+    ) async throws -> T {
+        let mock = try await start(dialect: dialect, configure: configure)
+        do {
+            let value = try await body(mock)
+            await mock.stop()
+            return value
+        } catch {
+            await mock.stop()
+            throw error
+        }
+    }
+}
