@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AuthmockCore", targets: ["AuthmockCore"]),
         .library(name: "AuthmockModel", targets: ["AuthmockModel"]),
         .library(name: "AuthmockServer", targets: ["AuthmockServer"]),
+        .library(name: "AuthmockControlClient", targets: ["AuthmockControlClient"]),
         // For a test target: a mock and the suite in `swift test` and Xcode (docs/swift-testing.md).
         .library(name: "AuthmockTesting", targets: ["AuthmockTesting"]),
     ],
@@ -80,8 +81,6 @@ let package = Package(
                 "AuthmockModel",
                 "CSystemMemory",
                 "DriverProtocol",
-                // ControlClient: the control API from another process.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -102,6 +101,20 @@ let package = Package(
                 .product(name: "GraphQL", package: "GraphQL"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // The control API from another process (`authmock ctl`, a test
+        // steering a server it did not start), on AsyncHTTPClient: apart
+        // from the server, so what links the server links no HTTP client.
+        .target(
+            name: "AuthmockControlClient",
+            dependencies: [
+                "AuthmockCore",
+                "AuthmockModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // Scenario model (YAML), the runner that replays it against a driver, and reports.
@@ -198,6 +211,7 @@ let package = Package(
             dependencies: [
                 "AuthmockCore",
                 "AuthmockServer",
+                "AuthmockControlClient",
                 "AuthmockScenario",
                 "AuthmockTransports",
                 // Databases for --state (serve's, and run's case servers through RunOptions.openState).
@@ -223,6 +237,7 @@ let package = Package(
             name: "AuthmockServerTests",
             dependencies: [
                 "AuthmockCore",
+                "AuthmockControlClient",
                 "AuthmockModel",
                 "AuthmockServer",
                 "DriverProtocol",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthmockControlClient
 import AuthmockModel
 import AuthmockServer
 import Foundation

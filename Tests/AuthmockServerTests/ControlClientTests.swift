@@ -1,5 +1,6 @@
 import AuthmockCore
 import AuthmockModel
+import AuthmockControlClient
 import AuthmockServer
 import Foundation
 import Testing

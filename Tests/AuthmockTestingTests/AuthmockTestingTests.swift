@@ -5,6 +5,7 @@ import Foundation
 #endif
 import ReferenceClient
 import Testing
+import XCTest
 
 /// The reference client in this process, with `faults` switched on.
 private func reference(_ faults: Set<ClientFault> = []) -> ClientUnderTest {
@@ -69,7 +70,7 @@ private struct SilentClient: DriverClient {
         #expect(result.verdict == .fail)
         let message = AuthmockCase.failureMessage(result)
         #expect(message.contains("FAIL 1.1 [oauth2]"))
-        #expect(message.contains("x refreshes"), "\(message)")
+        #expect(message.contains("x superfluous_refreshes"), "\(message)")
         #expect(message.contains("POST /oauth/token"), "\(message)")
     }
 
@@ -137,5 +138,17 @@ private struct SilentClient: DriverClient {
             #expect(mock.mock.options.profile == "keycloak")
         }
         await #expect(throws: StartError.self) { try await MockServer.start(dialect: "okta") }
+    }
+}
+
+/// The XCTest entry: the same cases, each FAIL or ERROR an XCTest failure.
+final class AuthmockTestingXCTests: XCTestCase {
+    func testTheReferenceClientPassesThroughXCTest() async throws {
+        let cases = try AuthmockSuite.builtInCases(for: reference(), ids: ["1.2", "5.1"])
+        XCTAssertEqual(cases.count, 2)
+        let results = await AuthmockSuite.assertPasses(cases, against: reference())
+        XCTAssertEqual(results.map(\.verdict), [.pass, .pass])
+        let single = await cases[0].assertPasses(reference())
+        XCTAssertEqual(single.verdict, .pass)
     }
 }

@@ -61,18 +61,18 @@ public struct ControlClient: Sendable {
     }
 
     public func reset() async throws { _ = try await send(.reset) }
-    public func clock() async throws -> MockControl.ClockReading { try await send(.clock) }
-    public func advanceClock(seconds: Double) async throws -> MockControl.ClockReading {
+    public func clock() async throws -> ClockReading { try await send(.clock) }
+    public func advanceClock(seconds: Double) async throws -> ClockReading {
         try await send(.advanceClock, input: ["seconds": seconds])
     }
-    public func setClock(offsetSeconds: Double) async throws -> MockControl.ClockReading {
+    public func setClock(offsetSeconds: Double) async throws -> ClockReading {
         try await send(.setClock, input: ["offsetSeconds": offsetSeconds])
     }
     public func tokens() async throws -> TokenSnapshot { try await send(.tokens) }
     public func expire(_ selector: TokenSelector) async throws -> TokenChange { try await send(.expireTokens, input: selector) }
     public func revoke(_ selector: TokenSelector) async throws -> TokenChange { try await send(.revokeTokens, input: selector) }
-    public func keys() async throws -> MockControl.KeysView { try await send(.keys) }
-    public func rotateKeys(graceSeconds: Double? = nil) async throws -> MockControl.KeysView {
+    public func keys() async throws -> KeysView { try await send(.keys) }
+    public func rotateKeys(graceSeconds: Double? = nil) async throws -> KeysView {
         try await send(.rotateKeys, input: ["graceSeconds": graceSeconds].compactMapValues { $0 })
     }
     public func faults() async throws -> [FaultRuleView] { try await send(.faults) }
@@ -89,7 +89,7 @@ public struct ControlClient: Sendable {
     public func journalCount(_ filter: JournalFilter = JournalFilter()) async throws -> Int {
         try await send(.journalCount, query: filter.query, as: [String: Int].self)["count"] ?? 0
     }
-    public func prune() async throws -> MockControl.PruneReport { try await send(.pruneTokens) }
+    public func prune() async throws -> PruneReport { try await send(.pruneTokens) }
 
     /// `?a=1&b=2`, keys in order, values percent-encoded.
     static func queryString(_ query: [String: String]) -> String {
