@@ -1,0 +1,57 @@
+import APIClient
+import AuthmockTesting
+import Foundation
+
+/// The API client in the driver protocol's words: sign in, make a call,
+/// sign out, each ending in the outcome the app would see.
+struct APIClientAdapter: DriverClient {
+    let client: APIClient
+
+    func login(username: String, password: String) async -> DriverOutcome {
+        do {
+            try await client.signIn(username: username, password: password)
+            return DriverOutcome(.ok)
+        } catch {
+            return outcome(of: error)
+        }
+    }
+
+    func request(_ request: DriverRequest) async -> DriverOutcome {
+        do {
+            let response = try await client.send(
+                APIRequest(method: request.method, path: request.path, headers: request.headers, body: request.body.map { Data($0.utf8) }))
+            let body = String(decoding: response.body, as: UTF8.self)
+            return DriverOutcome((200..<300).contains(response.status) ? .ok : .httpError, status: response.status, body: body)
+        } catch {
+            return outcome(of: error)
+        }
+    }
+
+    func logout() async -> DriverOutcome {
+        await client.signOut()
+        return DriverOutcome(.ok)
+    }
+
+    private func outcome(of error: any Error) -> DriverOutcome {
+        switch error as? APIError {
+        case .signInRequired(let reason): DriverOutcome(.reauthRequired, message: reason)
+        // The renewal failed, the call was not sent (or not again): what
+        // the app saw is the refresh's failure (`refresh_failed`).
+        case .refreshUnavailable(let status, let reason): DriverOutcome(.refreshFailed, status: status, message: reason)
+        case .transport(let reason): DriverOutcome(.transportError, message: reason)
+        case nil: DriverOutcome(.transportError, message: "\(error)")
+        }
+    }
+}
+
+extension ClientUnderTest {
+    /// The API client as the suite runs it: a fresh one per case, against
+    /// the case's mock. `sharesRenewal: false` breaks its single flight.
+    static func apiClient(sharesRenewal: Bool = true) -> ClientUnderTest {
+        ClientUnderTest(name: "swift-testing-example", version: "1.0", profiles: ["oauth2"], capabilities: [Capability.logout]) { hello in
+            guard let base = URL(string: hello.baseURL) else { throw URLError(.badURL) }
+            return APIClientAdapter(
+                client: APIClient(baseURL: base, clientID: hello.clientID, clientSecret: hello.clientSecret, sharesRenewal: sharesRenewal))
+        }
+    }
+}
