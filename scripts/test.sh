@@ -56,7 +56,7 @@ pip_install "${need_pip[@]}"
 
 # Formatting (.swift-format): the toolchain's swift-format, strict, before anything is built.
 if swift format --version >/dev/null 2>&1; then
-  timed "format lint" swift format lint --strict --recursive Sources Tests Package.swift
+  timed "format lint" swift format lint --strict --recursive Sources Tests Package.swift examples
 else
   echo "swift format is not in this toolchain (Swift 6 ships it): formatting not checked" >&2
 fi
