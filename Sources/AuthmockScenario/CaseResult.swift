@@ -27,14 +27,23 @@ public struct Finding: Sendable, Codable, Equatable {
     public var rule: String?
     /// `must` (a breach FAILs the case) or `should` (a breach is NON-STRICT).
     public var level: String?
+    /// What it counted, against what the case allowed; causes are read from these.
+    public var measured: [Measured]?
+    /// The journal entries (`seq`) it points at: the picture marks them.
+    public var entries: [Int]?
 
-    public init(expectation: String, passed: Bool, message: String, evidence: [String], rule: String? = nil, level: String? = "must") {
+    public init(
+        expectation: String, passed: Bool, message: String, evidence: [String], rule: String? = nil, level: String? = "must",
+        measured: [Measured]? = nil, entries: [Int]? = nil
+    ) {
         self.expectation = expectation
         self.passed = passed
         self.message = message
         self.evidence = evidence
         self.rule = rule
         self.level = level
+        self.measured = measured
+        self.entries = entries
     }
 
     /// Whether breaking it fails the case (rather than making it NON-STRICT).
@@ -48,6 +57,17 @@ public struct CallOutcome: Sendable, Codable, Equatable {
     public var outcome: String
     public var status: Int?
     public var message: String?
+    /// When the runner sent it and when the driver answered, in seconds since the case began.
+    public var sent: Double?
+    public var answered: Double?
+
+    public init(call: String, request: String, outcome: String, status: Int? = nil, message: String? = nil) {
+        self.call = call
+        self.request = request
+        self.outcome = outcome
+        self.status = status
+        self.message = message
+    }
 }
 
 public struct CaseResult: Sendable, Codable {
@@ -63,6 +83,9 @@ public struct CaseResult: Sendable, Codable {
     public var calls: [CallOutcome]
     /// The whole journal of the case, one line per request.
     public var journal: [String]
+    /// The same journal as data, tokens with their labels (the first 400
+    /// and last 100 entries of a longer one, as `journal`).
+    public var entries: [ReportedEntry]?
     public var driverStderr: String
     public var seconds: Double
     /// What the driver said it wraps, from its `hello` answer.
@@ -76,14 +99,16 @@ public struct CaseResult: Sendable, Codable {
     /// The client behaviours its failed findings come from (`Causes`): a
     /// report groups case runs by them. nil when nothing failed.
     public var causes: [Cause]?
+    /// What the report says beside the verdict: a fault rule of the case that never fired.
+    public var notes: [String]?
 
     /// `1.1 [oauth2]`: how reports name a case run.
     public var label: String { "\(id) [\(profile)]" }
     public var failedFindings: [Finding] { findings.filter { !$0.passed } }
 }
 
-/// One journal entry as a line of evidence.
-func describe(_ entry: JournalEntry, start: Date) -> String {
+/// One journal entry as a line of evidence, its tokens by their labels.
+func describe(_ entry: JournalEntry, start: Date, labels: TokenLabels) -> String {
     var line =
         "#\(entry.seq) +\(String(format: "%.3f", entry.realTime.timeIntervalSince(start)))s \(entry.method) \(entry.path) [\(entry.kind.rawValue)]"
     // Another host (a third party) is named, so evidence shows who got what.
@@ -94,12 +119,12 @@ func describe(_ entry: JournalEntry, start: Date) -> String {
         line += " auth=\(entry.scheme)"
     }
     for token in [entry.accessToken, entry.refreshToken].compactMap({ $0 }) {
-        line += " \(token.kind) \(token.id.map { String($0.prefix(10)) } ?? "?") \(token.state)"
+        line += " \(token.kind) \(labels.label(token.id)) \(token.state)"
     }
     line += entry.status == 0 ? " -> no answer" : " -> \(entry.status)"
     if let code = entry.errorCode { line += " \(code)" }
-    if let access = entry.issuedAccess { line += " issued access \(access.prefix(10))" }
-    if let refresh = entry.issuedRefresh { line += " issued refresh \(refresh.prefix(10))" }
+    if let access = entry.issuedAccess { line += " issued access \(labels.label(access))" }
+    if let refresh = entry.issuedRefresh { line += " issued refresh \(labels.label(refresh))" }
     if let applied = entry.mutationsApplied { line += " applied \(applied)" }
     if let fault = entry.fault { line += " (fault \(fault))" }
     if entry.undelivered { line += " (not delivered)" }

@@ -18,28 +18,41 @@ public struct Cause: Sendable, Equatable, Codable {
     public var title: String
 }
 
-/// What a diagnosis reads: the case's journal and calls, and the keys of the
-/// expectations that failed.
+/// What a diagnosis reads: the case's journal and calls, and the findings
+/// that failed with what they measured.
 struct Symptoms {
     let observation: Observation
-    let failed: Set<String>
+    /// The failed findings by name (a `check:` step's under its expectation's name).
+    let failed: [FindingName: [Finding]]
     let refreshes: [RefreshJudgement]
 
     init(_ observation: Observation, failed: [Finding]) {
         self.observation = observation
-        self.failed = Set(failed.map { $0.expectation.hasPrefix("check.") ? String($0.expectation.dropFirst(6)) : $0.expectation })
+        var byName: [FindingName: [Finding]] = [:]
+        for finding in failed { if let name = finding.name { byName[name, default: []].append(finding) } }
+        self.failed = byName
         refreshes = RefreshNecessity.judge(observation)
     }
 
+    /// Whether a failed finding matches `pattern`.
+    func shows(_ pattern: Causes.Pattern) -> Bool { (failed[pattern.name] ?? []).contains(where: pattern.matches) }
+    func showsAny(_ patterns: [Causes.Pattern]) -> Bool { patterns.contains(where: shows) }
+
     /// A 401 (or GraphQL's UNAUTHENTICATED) for a Bearer token reached the
-    /// client, and no refresh or sign-in of its own followed it.
+    /// client, no refusal of its refresh token had reached it before (a
+    /// client told its refresh token is dead rightly stops refreshing), and
+    /// no refresh or sign-in of its own followed.
     var refusalWithoutRefresh: Bool {
         let own = observation.entries.filter { !Observation.isForeign($0) }
         guard let refusal = own.first(where: { $0.kind == .resource && $0.presentsBearer && $0.refusedCredentials && !$0.undelivered }) else {
             return false
         }
-        return !own.contains { $0.seq > refusal.seq && [.refresh, .login].contains($0.kind) && !observation.isSignInStep($0) }
+        let toldDead = own.contains { $0.seq < refusal.seq && $0.kind == .refresh && Observation.refusesRefreshToken($0) }
+        return !toldDead && !own.contains { $0.seq > refusal.seq && [.refresh, .login].contains($0.kind) && !observation.isSignInStep($0) }
     }
+
+    /// No refresh request reached the server after the case's sign-in.
+    var neverRefreshed: Bool { observation.refreshes.isEmpty }
 
     /// A call ended `reauth_required` and no refresh answer had refused the
     /// refresh token (a 4xx other than 429): the sign-in screen came from a
@@ -52,13 +65,7 @@ struct Symptoms {
     /// A call ended in the client's own error, and no refresh request was
     /// ever sent: the renewal broke inside the library.
     var failedWithoutRefreshing: Bool {
-        observation.refreshes.isEmpty && observation.calls.contains { $0.outcome == OutcomeKind.transportError.rawValue }
-    }
-
-    /// A request of a call that had a body reached the server: without one,
-    /// a failed body check says nothing of what a retry sent.
-    var aBodyReachedTheServer: Bool {
-        observation.calls.contains { $0.spec.body != nil && !observation.attempts(of: $0.call).isEmpty }
+        neverRefreshed && observation.calls.contains { $0.outcome == OutcomeKind.transportError.rawValue }
     }
 
     func superfluous(_ reason: String) -> Bool {
@@ -67,14 +74,37 @@ struct Symptoms {
 }
 
 enum Causes {
+    /// Which failed findings a cause can explain: a name, and where it
+    /// matters which way the measurement missed (`refreshes` over is not
+    /// `refreshes` under) and for what (`reauth_required` among outcomes).
+    struct Pattern: Sendable, Hashable {
+        var name: FindingName
+        var way: Measured.Way?
+        var subject: String?
+
+        /// Any failure of `name`, except one that failed for want of anything to judge.
+        static func any(_ name: FindingName) -> Pattern { Pattern(name: name) }
+        static func over(_ name: FindingName, _ subject: String? = nil) -> Pattern { Pattern(name: name, way: .over, subject: subject) }
+        static func under(_ name: FindingName, _ subject: String? = nil) -> Pattern { Pattern(name: name, way: .under, subject: subject) }
+
+        func matches(_ finding: Finding) -> Bool {
+            guard finding.name == name, !finding.passed else { return false }
+            if let way { return finding.missed(way, subject: subject) }
+            return !(finding.measured ?? []).contains(Measured.nothingToJudge)
+        }
+    }
+
     /// A cause and how to recognise it.
     struct Entry: Sendable {
         var cause: Cause
-        /// Expectations whose failure it can explain.
-        var explains: Set<String>
-        /// Whether the case's journal shows it.
+        /// Failed findings it explains, once it shows.
+        var explains: [Pattern]
+        /// Whether the case's journal and findings show it.
         var shows: @Sendable (Symptoms) -> Bool
     }
+
+    static let ok = OutcomeKind.ok.rawValue
+    static let reauth = OutcomeKind.reauthRequired.rawValue
 
     /// Most telling first. Refreshes beside one in flight are judged before
     /// anything else (a client without single flight may also leave a call
@@ -86,96 +116,115 @@ enum Causes {
         Entry(
             cause: Cause(id: "no-single-flight", title: "refreshes (or signs in) beside a refresh already in flight: no single flight"),
             explains: [
-                "superfluous_refreshes", "superfluous_sign_ins", "refreshes", "refresh_token_reuse", "outcomes", "unfounded_reauth", "logins",
+                .any(.superfluousRefreshes), .any(.superfluousSignIns), .over(.refreshes), .any(.refreshTokenReuse), .any(.outcomes),
+                .any(.unfoundedReauth), .over(.logins), .any(.staleTokenUses), .over(.maxRequests), .any(.attemptsPerCall),
             ],
-            shows: { $0.superfluous("still in flight") || $0.failed.contains("superfluous_sign_ins") }),
+            shows: { $0.superfluous("still in flight") || $0.shows(.any(.superfluousSignIns)) }),
         Entry(
             cause: Cause(id: "no-refresh-after-401", title: "never refreshes after a 401 (refreshes only by its own clock, or not at all)"),
             explains: [
-                "refreshes", "outcomes", "superfluous_refreshes", "retried_with_new_token", "same_body_on_retry", "bodies_intact",
-                "retry_after", "mutations_per_call", "unfounded_reauth", "refresh_token_reuse", "attempts_per_call", "logins", "wait_for",
+                .under(.refreshes), .any(.outcomes), .any(.superfluousRefreshes), .any(.retriedWithNewToken), .any(.sameBodyOnRetry),
+                .any(.bodiesIntact), .any(.retryAfter), .any(.mutationsPerCall), .any(.unfoundedReauth), .any(.refreshTokenReuse),
+                .under(.attemptsPerCall), .under(.logins), .any(.waitFor),
             ],
             shows: {
                 $0.refusalWithoutRefresh
-                    && !$0.failed.isDisjoint(with: ["refreshes", "outcomes", "retried_with_new_token", "mutations_per_call", "wait_for"])
+                    && $0.showsAny([
+                        .under(.refreshes), .under(.attemptsPerCall), .any(.outcomes), .any(.retriedWithNewToken), .any(.mutationsPerCall),
+                        .any(.waitFor),
+                    ])
             }),
         Entry(
             cause: Cause(
                 id: "refresh-fails-in-client",
                 title: "fails inside the client when the token needs renewing: no refresh request is sent, calls end in an error"
             ),
-            explains: ["refreshes", "outcomes", "wait_for", "bodies_intact", "retried_with_new_token", "attempts_per_call"],
-            shows: { $0.failedWithoutRefreshing && !$0.failed.isDisjoint(with: ["refreshes", "wait_for"]) }),
+            explains: [.under(.refreshes), .any(.outcomes), .any(.waitFor), .any(.retriedWithNewToken), .under(.attemptsPerCall)],
+            shows: { $0.failedWithoutRefreshing && $0.showsAny([.under(.refreshes), .any(.waitFor)]) }),
         Entry(
             cause: Cause(id: "refresh-after-refusal", title: "refreshes again after the server refused the refresh token"),
-            explains: ["superfluous_refreshes", "refreshes", "max_requests", "attempts_per_call"],
+            explains: [.any(.superfluousRefreshes), .over(.refreshes), .over(.maxRequests), .over(.attemptsPerCall)],
             shows: { $0.superfluous("already refused") }),
         Entry(
             cause: Cause(id: "second-refresh-for-late-401", title: "refreshes again for a 401 that answered an older token"),
-            explains: ["superfluous_refreshes", "refreshes"],
+            explains: [.any(.superfluousRefreshes), .over(.refreshes)],
             shows: { $0.superfluous("live and never rejected") }),
         Entry(
             cause: Cause(id: "spent-refresh-token", title: "presents a refresh token that was already rotated or spent"),
-            explains: ["refresh_token_reuse", "outcomes", "unfounded_reauth"],
-            shows: { $0.failed.contains("refresh_token_reuse") }),
+            explains: [.any(.refreshTokenReuse), .any(.outcomes), .any(.unfoundedReauth)],
+            shows: { $0.shows(.any(.refreshTokenReuse)) }),
         Entry(
             cause: Cause(id: "signs-out-unrefused", title: "sends the user to sign in although no refresh was refused (a 5xx, a 429 or a reset)"),
-            explains: ["unfounded_reauth", "outcomes"],
-            shows: { $0.failed.contains("unfounded_reauth") || $0.failed.contains("outcomes") && $0.signedOutUnrefused }),
+            explains: [.any(.unfoundedReauth), .over(.outcomes, reauth), .under(.outcomes, ok)],
+            shows: { $0.shows(.any(.unfoundedReauth)) || $0.shows(.over(.outcomes, reauth)) && $0.signedOutUnrefused }),
+        Entry(
+            cause: Cause(id: "uses-session-after-sign-out", title: "keeps using the signed-out session's tokens after the app signed the user out"),
+            explains: [.any(.requestsAfterLogout), .over(.outcomes, ok), .under(.outcomes, reauth)],
+            shows: { $0.shows(.over(.requestsAfterLogout)) }),
         Entry(
             cause: unbounded,
-            explains: ["attempts_per_call", "max_requests", "refreshes"],
-            shows: { !$0.failed.isDisjoint(with: ["attempts_per_call", "max_requests"]) }),
+            explains: [.over(.attemptsPerCall), .over(.maxRequests), .over(.refreshes)],
+            shows: { $0.showsAny([.over(.attemptsPerCall), .over(.maxRequests)]) }),
         Entry(
             cause: Cause(id: "token-to-third-party", title: "sends the bearer token to another host"),
-            explains: ["foreign_requests_with_token", "refreshes", "outcomes"],
-            shows: { $0.failed.contains("foreign_requests_with_token") }),
+            explains: [.over(.foreignRequestsWithToken), .any(.refreshes), .any(.outcomes)],
+            shows: { $0.shows(.over(.foreignRequestsWithToken)) }),
         Entry(
             cause: Cause(id: "retry-loses-request", title: "a retry loses what the application sent (its headers or body)"),
-            explains: ["app_headers", "bodies_intact", "same_body_on_retry", "every_attempt"],
-            shows: { symptoms in
-                let lost = symptoms.failed.intersection(["app_headers", "bodies_intact", "same_body_on_retry", "every_attempt"])
-                // A body never sent (the client failed before it) is not a body a retry lost.
-                return !lost.isEmpty && (lost != ["bodies_intact"] || symptoms.aBodyReachedTheServer)
-            }),
+            explains: [.any(.appHeaders), .any(.bodiesIntact), .any(.sameBodyOnRetry), .any(.everyAttempt)],
+            // `any` leaves out a check that failed for want of a request: a body never sent is not a body a retry lost.
+            shows: { $0.showsAny([.any(.appHeaders), .any(.bodiesIntact), .any(.sameBodyOnRetry), .any(.everyAttempt)]) }),
         Entry(
             cause: Cause(id: "ignores-retry-after", title: "retries before Retry-After"),
-            explains: ["retry_after"],
-            shows: { $0.failed.contains("retry_after") }),
+            explains: [.any(.retryAfter)],
+            shows: { $0.shows(.any(.retryAfter)) }),
         Entry(
             cause: Cause(id: "no-retry-of-503", title: "hands a 503 or 429 to the application without retrying it (its transport's policy)"),
-            explains: ["outcomes"],
+            explains: [.any(.outcomes)],
             shows: { symptoms in
-                symptoms.observation.calls.contains { $0.outcome == OutcomeKind.httpError.rawValue && [429, 503].contains($0.answer?.status ?? 0) }
+                symptoms.shows(.any(.outcomes))
+                    && symptoms.observation.calls.contains {
+                        $0.outcome == OutcomeKind.httpError.rawValue && [429, 503].contains($0.answer?.status ?? 0)
+                    }
             }),
         Entry(
             cause: Cause(
                 id: "missed-the-refusal",
                 title: "its calls never met the refusal the case is about: the server refused them for another reason first (their credentials)"),
-            explains: ["answered_with"],
-            shows: { $0.failed.contains("answered_with") }),
+            explains: [.any(.answeredWith)],
+            shows: { $0.shows(.any(.answeredWith)) }),
         Entry(
             cause: Cause(id: "unproven-answers", title: "reports answers the wire does not show"),
-            explains: ["calls_on_the_wire"],
-            shows: { $0.failed.contains("calls_on_the_wire") }),
+            explains: [.any(.callsOnTheWire)],
+            shows: { $0.shows(.any(.callsOnTheWire)) }),
     ]
 
-    /// The causes of one case's failed findings; empty when nothing failed.
     static let unbounded = Cause(id: "unbounded", title: "does not stop by itself: retries or refreshes past any bound")
 
+    /// The cause of a failed finding no entry explains: the finding itself.
+    static func itself(_ name: String) -> Cause { Cause(id: "expectation:\(name)", title: "breaks `\(name)`") }
+
+    /// The causes of one case's failed findings; empty when nothing failed.
+    /// A failed finding no cause explains is named by itself, never put
+    /// under another cause's title.
     static func diagnose(_ observation: Observation, failed: [Finding]) -> [Cause] {
         guard !failed.isEmpty else { return [] }
         let symptoms = Symptoms(observation, failed: failed)
         var causes: [Cause] = []
-        var unexplained = symptoms.failed
-        for entry in table where !unexplained.isDisjoint(with: entry.explains) && entry.shows(symptoms) {
+        var unexplained = failed
+        for entry in table where entry.shows(symptoms) {
+            let explained = unexplained.filter { finding in entry.explains.contains { $0.matches(finding) } }
+            guard !explained.isEmpty else { continue }
             causes.append(entry.cause)
-            unexplained.subtract(entry.explains)
+            unexplained.removeAll { finding in entry.explains.contains { $0.matches(finding) } }
         }
-        // Every failure belongs to a group: one no cause explains is named by its expectation.
-        if causes.isEmpty, let first = failed.first {
-            let key = first.expectation.hasPrefix("check.") ? String(first.expectation.dropFirst(6)) : first.expectation
-            causes.append(Cause(id: "expectation:\(key)", title: "breaks `\(key)`"))
+        // A check that failed for want of anything to judge (no request reached
+        // the API once the login was revoked) is a consequence of the cause found.
+        if !causes.isEmpty { unexplained.removeAll { ($0.measured ?? []).contains(Measured.nothingToJudge) } }
+        var named = Set<String>()
+        for finding in unexplained {
+            let name = finding.name?.rawValue ?? finding.expectation
+            if named.insert(name).inserted { causes.append(itself(name)) }
         }
         return causes
     }

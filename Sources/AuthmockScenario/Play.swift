@@ -31,6 +31,10 @@ struct Play: Sendable {
         var signInSteps: [ClosedRange<Date>] = []
         /// What the failed findings come from.
         var causes: [Cause]?
+        /// Fault rules the case's steps installed: (rule id, step number).
+        var faults: [(id: Int, step: Int)] = []
+        /// What the report should say beside the verdict (a fault that never fired).
+        var notes: [String] = []
     }
 
     /// `greeted`: the driver has answered hello (its start is over).
@@ -89,6 +93,11 @@ struct Play: Sendable {
             if let judged { seen = judged } else { seen = try await observation(outcome) }
             let causes = Causes.diagnose(seen, failed: failed)
             outcome.causes = causes.isEmpty ? nil : causes
+        }
+        // A fault that never fired tested nothing: said, whatever the verdict.
+        let fired = Dictionary(mock.control.faults().map { ($0.id, $0.fired) }) { a, _ in a }
+        for (id, step) in outcome.faults where fired[id] == 0 {
+            outcome.notes.append("the fault rule of step \(step) never fired: no request matched it, so the case did not test what it injects")
         }
         // A finding that cites "the case's reports" names them.
         if !scenario.reports.isEmpty {
@@ -170,7 +179,7 @@ struct Performance {
         case .setClock(let offset): _ = try await control.setClock(offsetSeconds: offset)
         case .expire(let selector): _ = try await control.expire(selector)
         case .revoke(let selector): _ = try await control.revoke(selector)
-        case .fault(let rule): control.addFault(rule)
+        case .fault(let rule): outcome.faults.append((control.addFault(rule).id, number))
         case .waitFor(.allCalls): try await collectAll()
         case .waitFor(.journal(let kinds, let count, let answered)):
             return try await waitForJournal(kinds, count: count, answered: answered, step: number)

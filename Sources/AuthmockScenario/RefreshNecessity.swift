@@ -70,7 +70,7 @@ enum RefreshNecessity {
             guard let newest = held.max(by: { $0.entry.seq < $1.entry.seq }), let expiry = tokens.accessExpiry[newest.jti] else {
                 return RefreshJudgement(entry: refresh, kind: .necessary, reason: "the client had been handed no access token of this login yet")
             }
-            let token = "the newest access token the client held (\(newest.jti.prefix(10)), issued by #\(newest.entry.seq))"
+            let token = "the newest access token the client held (\(observation.labels.label(newest.jti)), issued by #\(newest.entry.seq))"
             let expiredFor = refresh.virtualTime.timeIntervalSince(expiry)
             if expiredFor >= 0 {
                 return RefreshJudgement(

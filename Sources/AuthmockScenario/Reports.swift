@@ -9,6 +9,7 @@ public enum Reports {
         var line =
             "\(result.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(result.label.padding(toLength: 24, withPad: " ", startingAt: 0)) \(result.name) (\(seconds))"
         if let reason = result.reason, result.verdict != .pass { line += "\n           \(reason)" }
+        for note in result.notes ?? [] { line += "\n           note: \(note)" }
         return line
     }
 
@@ -45,6 +46,7 @@ public enum Reports {
         var out = "\n\(result.verdict.rawValue) \(result.label) \(result.name)  (\(result.file))\n"
         if let reason = result.reason { out += "  \(reason)\n" }
         if let causes = result.causes, !causes.isEmpty { out += "  cause: \(causes.map(\.title).joined(separator: "; "))\n" }
+        for note in result.notes ?? [] { out += "  note: \(note)\n" }
         for finding in result.failedFindings {
             out += "  x \(finding.expectation): \(finding.message)\n"
             for line in finding.evidence { out += "      \(line)\n" }

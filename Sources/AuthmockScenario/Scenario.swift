@@ -32,6 +32,9 @@ public struct Scenario: Sendable {
     public var digest: String = ""
     /// The case again with the token run out by the client's own clock (`clock_variant:`).
     public var clockVariant: ClockVariant?
+    /// What is valid but cannot work as written (`validate` prints them):
+    /// a fault rule that matches no request the runner sends.
+    public var warnings: [ScenarioError] = []
     /// This case is a clock variant: its short token lifetimes are the client's to meet by its clock.
     public var isClockVariant = false
 }

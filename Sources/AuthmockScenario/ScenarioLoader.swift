@@ -176,6 +176,10 @@ private struct Builder {
             reports: o["reports"]?.array?.compactMap(\.string) ?? [],
             timeout: o["timeout"]?.number ?? 20, file: file)
         scenario.clockVariant = clockVariant
+        for (step, node) in zip(steps, stepList.array ?? []) {
+            guard case .fault(let rule) = step, let warning = Self.unmatchable(rule) else { continue }
+            scenario.warnings.append(checker.error(at: node.mark, warning))
+        }
         // HS256's secret is shared, not published: it has no key to rotate.
         if let stepValues = stepList.array, let index = steps.firstIndex(where: { if case .rotateKeys = $0 { true } else { false } }) {
             let algorithm = scenario.server["signing_alg"].flatMap { if case .string(let name) = $0 { name } else { nil } } ?? "HS256"
@@ -185,6 +189,17 @@ private struct Builder {
             }
         }
         return scenario
+    }
+
+    /// Why a fault rule can match no request of a case, or nil: the runner
+    /// names calls `c1`, `c2`, ... in the order it sends them, so another
+    /// `X-Authmock-Call` value never fires and the case tests nothing.
+    static func unmatchable(_ rule: FaultRule) -> String? {
+        guard let header = rule.match.header, header.name.lowercased() == "x-authmock-call", let value = header.value else { return nil }
+        let number = value.hasPrefix("c") ? Int(value.dropFirst()) : nil
+        if let number, number >= 1, "c\(number)" == value { return nil }
+        let hint = Int(value).map { " (did you mean c\($0)?)" } ?? ""
+        return "fault: match header X-Authmock-Call: \"\(value)\" matches no call: calls are named c1, c2, ... in the order the case sends them\(hint), so this fault never fires"
     }
 
     func clockVariant(_ value: SpecValue) throws(ScenarioError) -> ClockVariant {

@@ -264,10 +264,13 @@ public enum ScenarioRunner {
             }
             startup?.leave()
             result.driverStderr = stderr
+            var calls: [CallRecord] = []
             do {
                 let outcome = try conversation.get()
-                result.calls = outcome.calls.map(\.summary)
+                calls = outcome.calls
+                result.calls = outcome.calls.map { $0.summary(start: wallStart) }
                 result.causes = outcome.causes
+                result.notes = outcome.notes.isEmpty ? nil : outcome.notes
                 result.driver = outcome.driver
                 result.driverVersion = outcome.version
                 switch outcome.stop {
@@ -286,7 +289,10 @@ public enum ScenarioRunner {
             }
             // The verdict above already read it; a store failing since only shortens the evidence.
             let entries = (try? await mock.control.journal().entries) ?? []
-            result.journal = Self.evidence(entries.map { describe($0, start: wallStart) })
+            let tokens = (try? await mock.control.tokens()).map(TokenFacts.init) ?? TokenFacts()
+            let seen = Observation(entries: entries, calls: calls, tokens: tokens, start: wallStart, endpointPaths: Set(mock.profile.endpointPaths))
+            result.journal = Self.evidence(entries.map(seen.line))
+            result.entries = Self.evidence(seen.reported)
             if result.verdict != .skip && result.reason == nil {
                 let failed = result.failedFindings
                 result.verdict = failed.contains(where: \.isMust) ? .fail : failed.isEmpty ? .pass : .nonStrict
@@ -309,5 +315,11 @@ public enum ScenarioRunner {
     static func evidence(_ lines: [String], limit: Int = 500) -> [String] {
         guard lines.count > limit else { return lines }
         return Array(lines.prefix(limit - 100)) + ["… \(lines.count - limit) more requests …"] + Array(lines.suffix(100))
+    }
+
+    /// The same cut of the journal as data (the gap shows in the entries' `seq`).
+    static func evidence(_ entries: [ReportedEntry], limit: Int = 500) -> [ReportedEntry] {
+        guard entries.count > limit else { return entries }
+        return Array(entries.prefix(limit - 100)) + Array(entries.suffix(100))
     }
 }

@@ -11,6 +11,14 @@ public struct TeethMatrix: Sendable {
     public struct Cells: Sendable {
         /// Case id -> profiles whose run must not PASS.
         public var fail: [String: Set<String>]
+        /// The cause matrix: the one cause every run this fault fails must
+        /// be given (`Causes`), and no other; `causeIn` names another for
+        /// the case ids where the same bug shows as another behaviour.
+        public var cause: String?
+        public var causeIn: [String: String] = [:]
+
+        /// The cause a failed run of case `id` must have.
+        public func expectedCause(_ id: String) -> String? { causeIn[id] ?? cause }
     }
 
     public var faults: [(name: String, cells: Cells)]
@@ -29,10 +37,10 @@ public struct TeethMatrix: Sendable {
                 throw ScenarioError(
                     file: path, line: key.mark?.line ?? 1, column: key.mark?.column ?? 1, message: "each fault maps to {fail: {case id: [profiles]}}")
             }
-            for other in mapping.keys where other.string != "fail" {
+            for other in mapping.keys where !["fail", "cause", "cause_in"].contains(other.string) {
                 throw ScenarioError(
                     file: path, line: other.mark?.line ?? 1, column: other.mark?.column ?? 1,
-                    message: "unknown key '\(other.string ?? "?")' under \(name): only fail (every cell is firm; no may)")
+                    message: "unknown key '\(other.string ?? "?")' under \(name): fail, cause or cause_in (every cell is firm; no may)")
             }
             func cells(_ node: Node?) throws -> [String: Set<String>] {
                 guard let node else { return [:] }
@@ -46,7 +54,9 @@ public struct TeethMatrix: Sendable {
                 }
                 return out
             }
-            faults.append((name, Cells(fail: try cells(mapping["fail"]))))
+            var causeIn: [String: String] = [:]
+            for (id, cause) in mapping["cause_in"]?.mapping ?? [:] { causeIn[id.string ?? ""] = cause.string }
+            faults.append((name, Cells(fail: try cells(mapping["fail"]), cause: mapping["cause"]?.string, causeIn: causeIn)))
         }
         return TeethMatrix(faults: faults)
     }
@@ -69,6 +79,30 @@ public struct TeethMatrix: Sendable {
             }
         }
         return out
+    }
+
+    /// Failed runs whose causes are not exactly the one the cause matrix
+    /// names for `fault` (a run the fault must fail, and did).
+    public func causeDifferences(fault: String, results: [CaseResult]) -> [String] {
+        guard let cells = faults.first(where: { $0.name == fault })?.cells else { return [] }
+        var out: [String] = []
+        for result in results where cells.fail[result.id]?.contains(result.profile) == true && [.fail, .nonStrict].contains(result.verdict) {
+            let named = (result.causes ?? []).map(\.id)
+            guard let expected = cells.expectedCause(result.id) else {
+                out.append("\(fault) x \(result.label): the cause matrix names no cause (the run says \(named))")
+                continue
+            }
+            if named != [expected] { out.append("\(fault) x \(result.label): expected cause [\(expected)], got \(named)") }
+        }
+        return out
+    }
+
+    /// Causes the matrix names that the cause table does not have.
+    public func unknownCauses() -> [String] {
+        let known = Set(Causes.table.map(\.cause.id))
+        return faults.flatMap { fault in
+            ([fault.cells.cause].compactMap { $0 } + fault.cells.causeIn.values).filter { !known.contains($0) }.map { "\(fault.name): \($0)" }
+        }
     }
 
     /// Cells naming a case id or a profile no scenario has: a typo would

@@ -13,15 +13,17 @@ struct ReportCommand: AsyncParsableCommand {
             discussion: """
                 Give every shard's report once. Prints the merged verdict counts and exits as `authmock run` would have: \
                 0 when nothing FAILed or ERRORed, 1 otherwise, 2 for unreadable or overlapping reports. With reports of \
-                several drivers, --json and --junit need one driver; --markdown and --html write the compatibility matrix \
-                with a column per driver.
+                several drivers, --json and --junit need one driver; --markdown writes the compatibility matrix with a \
+                column per driver, and so does --html for several drivers (for one, it writes the run's report, as \
+                `authmock run --html` does).
                 """)
 
         @Argument(help: "JSON reports written by `authmock run --json`.") var reports: [String]
         @Option(help: "Write the merged JSON report here (one driver).") var json: String?
         @Option(help: "Write the merged JUnit XML report here (one driver).") var junit: String?
         @Option(help: "Write the compatibility matrix as Markdown here.") var markdown: String?
-        @Option(help: "Write the compatibility matrix as HTML here.") var html: String?
+        @Option(help: "One driver: the run's HTML report (as `authmock run --html`); several: the compatibility matrix as HTML.")
+        var html: String?
 
         func run() async throws {
             guard !reports.isEmpty else { throw ValidationError("give the JSON reports to merge") }
@@ -38,13 +40,15 @@ struct ReportCommand: AsyncParsableCommand {
                 throw ExitCode(RunExit.usage)
             }
             let columns = runs.map { CompatibilityReport.Column(name: $0.driverName ?? $0.driver, results: $0.cases) }
-            try CompatibilityReport.write(columns, markdown: markdown, html: html)
+            try CompatibilityReport.write(columns, markdown: markdown, html: runs.count > 1 ? html : nil)
             // --json and --junit are there only with one driver (checked above).
             var failed = false
             for run in runs {
                 print("\(run.driverName ?? run.driver): \(run.cases.count) case runs")
                 do {
-                    try finishRun(run.cases, seconds: run.seconds, driver: run.driver, suite: run.builtIn, junit: junit, json: json)
+                    try finishRun(
+                        run.cases, seconds: run.seconds, driver: run.driver, suite: run.builtIn,
+                        reports: ReportFiles(junit: junit, json: json, html: runs.count == 1 ? html : nil))
                 } catch let exit as ExitCode where exit.rawValue == RunExit.failures {
                     failed = true
                 }

@@ -66,6 +66,7 @@ struct RunCommand: AsyncParsableCommand {
     ) var tls = false
     @Option(help: "Write a JUnit XML report here.") var junit: String?
     @Option(help: "Write a JSON report here.") var json: String?
+    @Option(help: "Write an HTML report of this run here: causes, then each case run's findings, time line and journal.") var html: String?
     @Flag(help: "Print the evidence of passing cases too.") var verbose = false
     @Flag(name: .customLong("show-skips"), help: "List every skipped case run (by default they are folded into one line per reason).") var showSkips =
         false
@@ -153,7 +154,7 @@ struct RunCommand: AsyncParsableCommand {
         if let command = self.driver {
             driver = command
             let of = part.map { ", shard \($0) of \(filtered.count) case runs" } ?? ""
-            printNow("authmock run: \(selected.count) cases from the \(suite.description)\(of), driver: \(driver)")
+            printNow("authmock run: \(Plural.count(selected.count, "case run")) from the \(suite.description)\(of), driver: \(driver)")
             var options = RunOptions(driver: driver, jobs: jobs, expectedFailures: known)
             options.caseServerState = caseState
             options.openState = { try await ServerState.open($0, patience: $1) }
@@ -168,16 +169,32 @@ struct RunCommand: AsyncParsableCommand {
         print(Reports.failures(results, everyCase: verbose), terminator: "")
         if !showSkips { print(Reports.foldedSkips(results), terminator: "") }
         let suiteVersion = suite.includesBuiltIn ? BuiltinSuite.version : nil
-        try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, junit: junit, json: json)
+        try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, reports: ReportFiles(junit: junit, json: json, html: html))
     }
+}
+
+/// The report files a run (or a merge of shards) writes.
+struct ReportFiles {
+    var junit: String?
+    var json: String?
+    var html: String?
 }
 
 /// The end of a run, whole or merged from shards: the counts, the reports
 /// asked for, and exit status 1 when a case FAILed or ERRORed.
-func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: String?, junit: String?, json: String?) throws {
+func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: String?, reports: ReportFiles) throws {
     print(Reports.summary(results, seconds: seconds, suite: suite), terminator: "")
-    if let junit { try Reports.junit(results, seconds: seconds, suite: suite).write(toFile: junit, atomically: true, encoding: .utf8) }
-    if let json { try Reports.json(results, seconds: seconds, driver: driver, suite: suite).write(toFile: json, atomically: true, encoding: .utf8) }
+    if let junit = reports.junit {
+        try Reports.junit(results, seconds: seconds, suite: suite).write(toFile: junit, atomically: true, encoding: .utf8)
+    }
+    if let json = reports.json {
+        try Reports.json(results, seconds: seconds, driver: driver, suite: suite).write(toFile: json, atomically: true, encoding: .utf8)
+    }
+    if let html = reports.html {
+        let page = RunReportPage.html(results, run: RunReportPage.Run(driver: driver, seconds: seconds, suite: suite))
+        try page.write(toFile: html, atomically: true, encoding: .utf8)
+        print("report: \(html)")
+    }
     if results.contains(where: { $0.verdict == .fail || $0.verdict == .error }) { throw ExitCode(RunExit.failures) }
     // A run that judged nothing is no pass: CI would go green on a driver that
     // speaks none of the selected profiles.
@@ -225,7 +242,7 @@ extension RunCommand {
         }
         attachOptions.timeout = attachTimeout
         attachOptions.assetsDirectory = assets
-        let hub = AttachHub(timeout: attachTimeout) { print("attach: \($0)") }
+        let hub = AttachHub(timeout: attachTimeout) { printNow("attach: \($0)") }
         var options = RunOptions(transport: hub, jobs: max(1, jobs ?? ProcessInfo.processInfo.activeProcessorCount), expectedFailures: known)
         options.dialects = dialects
         options.caseServerHost = attachOptions.listenHost
@@ -242,13 +259,14 @@ extension RunCommand {
                 let url = await hub.attachURL
                 let page = await hub.pageURL
                 let options = base
-                print("authmock run: \(count) cases from the \(description), attach: \(url)")
-                print("  a client connects to \(url) (DriverKit: Driver.attach(to:), a browser: open \(page))")
+                // Flushed at once: in CI the output is a pipe, and the URL is what the client needs.
+                printNow("authmock run: \(Plural.count(count, "case")) from the \(description), attach: \(url)")
+                printNow("  a client connects to \(url) (DriverKit: Driver.attach(to:), a browser: open \(page))")
                 guard let launch else { return await ScenarioRunner.run(selected, options: options, progress: progress) }
                 let command = launch.replacingOccurrences(of: "{page}", with: page).replacingOccurrences(of: "{attach}", with: url)
                 return await LaunchedCommand.around(command: command, environment: ["AUTHMOCK_PAGE_URL": page, "AUTHMOCK_ATTACH_URL": url]) {
                     startError in
-                    print(startError.map { "  --launch: \($0)" } ?? "  launched: \(launch)")
+                    printNow(startError.map { "  --launch: \($0)" } ?? "  launched: \(launch)")
                     return await ScenarioRunner.run(selected, options: options, progress: progress)
                 }
             }

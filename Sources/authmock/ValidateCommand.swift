@@ -38,6 +38,7 @@ struct ValidateCommand: ParsableCommand {
                 let problems = ScenarioLoader.problems(file: file)
                 if problems.isEmpty, let scenario = try? ScenarioLoader.load(file: file) {
                     print("ok      \(file)  \(scenario.id) \(scenario.name) [\(scenario.profiles.joined(separator: ", "))]")
+                    for warning in scenario.warnings { print("warning \(warning)") }
                 } else {
                     bad += 1
                     for problem in problems { print("invalid \(problem)") }

@@ -12,6 +12,17 @@ struct CausesTests {
         keys.map { Finding(expectation: $0, passed: false, message: "", evidence: []) }
     }
 
+    /// A failed count: `name` saw `saw` where the case allowed exactly `expected`.
+    static func count(_ name: FindingName, expected: Int, saw: Int, subject: String = "requests") -> Finding {
+        let range = CountRange(min: expected, max: expected)
+        return Finding(expectation: name.rawValue, passed: false, message: "", evidence: [], measured: [range.measure(subject, saw: saw)])
+    }
+
+    /// The failed findings of real expectations over a timeline.
+    static func judged(_ t: EvaluatorTests.Timeline, _ items: [any AuthmockScenario.Expectation]) -> [Finding] {
+        Expectations(items).evaluate(t.observation, level: .must).filter { !$0.passed }
+    }
+
     /// A client that refreshes only by its own clock: the server's 401
     /// reaches the application and nothing follows it.
     @Test func aServerExpiredTokenNeverRefreshedIsNoRefreshAfter401() {
@@ -19,7 +30,7 @@ struct CausesTests {
         t.advanced = 301
         t.add(0.5, .resource, call: "c1", access: "A1", status: 401)
         t.call("c1", sent: 0.4, answered: 0.6, outcome: "http_error", status: 401)
-        let causes = Causes.diagnose(t.observation, failed: Self.failed("refreshes", "outcomes"))
+        let causes = Causes.diagnose(t.observation, failed: [Self.count(.refreshes, expected: 1, saw: 0)] + Self.failed("outcomes"))
         #expect(causes.map(\.id) == ["no-refresh-after-401"])
         // A step that waited for the refresh is the same cause.
         #expect(Causes.diagnose(t.observation, failed: Self.failed("wait_for")).map(\.id) == ["no-refresh-after-401"])
@@ -45,7 +56,7 @@ struct CausesTests {
         var t = EvaluatorTests.signedIn()
         t.call("c1", sent: 0.4, answered: 0.5, outcome: "transport_error", status: nil)
         t.calls[0].spec = CallSpec(method: "POST", path: "/api/notes", headers: [:], body: "{\"note\": 1}")
-        let causes = Causes.diagnose(t.observation, failed: Self.failed("refreshes", "outcomes", "bodies_intact"))
+        let causes = Causes.diagnose(t.observation, failed: Self.judged(t, [BodiesIntactExpectation(required: true)]))
         #expect(!causes.map(\.id).contains("retry-loses-request"), "\(causes)")
         // Sent and changed on the way, it is.
         t.add(0.45, .resource, path: "/api/notes", call: "c1", access: "A1", status: 200, body: "")
@@ -58,10 +69,11 @@ struct CausesTests {
         var t = EvaluatorTests.signedIn(lifetime: 2)
         t.advanced = 3
         t.call("c1", sent: 3.1, answered: 3.2, outcome: "transport_error", status: nil)
-        #expect(Causes.diagnose(t.observation, failed: Self.failed("refreshes", "outcomes")).map(\.id) == ["refresh-fails-in-client"])
+        let failed = [Self.count(.refreshes, expected: 1, saw: 0)] + Self.failed("outcomes")
+        #expect(Causes.diagnose(t.observation, failed: failed).map(\.id) == ["refresh-fails-in-client"])
         // A client that refreshed and then failed is not this cause.
         t.add(3.15, .refresh, path: "/oauth/token", refresh: "r1", status: 503)
-        #expect(!Causes.diagnose(t.observation, failed: Self.failed("refreshes", "outcomes")).map(\.id).contains("refresh-fails-in-client"))
+        #expect(!Causes.diagnose(t.observation, failed: failed).map(\.id).contains("refresh-fails-in-client"))
     }
 
     @Test func aFailureNoCauseExplainsIsGroupedByItsExpectation() {
@@ -88,5 +100,83 @@ struct CausesTests {
         #expect(groups.first?.labels == ["1.1 [oauth2]", "3.1 [oauth2]"])
         let text = Reports.failures(results)
         #expect(text.components(separatedBy: "[no-refresh-after-401]").count == 2, "\(text)")
+    }
+
+    // The cause lines issue 55 found wrong: each is read from what was measured.
+
+    /// A call that made one attempt where two were expected stopped too
+    /// early: that is not a client that "does not stop by itself".
+    @Test func tooFewAttemptsIsNotUnbounded() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 301
+        t.add(0.5, .resource, call: "c1", access: "A1", status: 401)
+        t.call("c1", sent: 0.4, answered: 0.6, outcome: "http_error", status: 401)
+        let failed = Self.judged(t, [AttemptsPerCallExpectation(range: .init(min: 2, max: 2))])
+        #expect(failed.first?.missed(.under) == true)
+        #expect(Causes.diagnose(t.observation, failed: failed).map(\.id) == ["no-refresh-after-401"])
+        // Too many is.
+        for _ in 0..<3 { t.add(0.55, .resource, call: "c1", access: "A1", status: 401) }
+        let over = Self.judged(t, [AttemptsPerCallExpectation(range: .init(min: 2, max: 2))])
+        #expect(Causes.diagnose(t.observation, failed: over).map(\.id).contains("unbounded"))
+    }
+
+    /// No refresh where one was expected, and the call ended as a failure
+    /// with no 401 behind it: not unbounded, and shown as what it is.
+    @Test func tooFewRefreshesIsNotUnbounded() {
+        var t = EvaluatorTests.signedIn()
+        t.add(0.5, .resource, call: "c1", access: "A1", status: 200)
+        t.call("c1", sent: 0.4, answered: 0.6)
+        let failed = Self.judged(t, [RefreshesExpectation(range: .init(min: 1, max: 1))])
+        #expect(failed.first?.missed(.under) == true)
+        #expect(Causes.diagnose(t.observation, failed: failed).map(\.id) == ["expectation:refreshes"])
+    }
+
+    /// 9.1: a call finished ok after the sign-out and tokens were still sent.
+    /// Nobody was sent to sign in, so "signs out unrefused" is wrong.
+    @Test func aCallAfterSignOutIsUsingTheSessionAfterSignOut() {
+        var t = EvaluatorTests.signedIn()
+        t.add(0.5, .resource, call: "c1", access: "A1", status: 200)
+        t.call("c1", sent: 0.45, answered: 0.6)
+        var observation = t.observation
+        observation.signedOutAt = EvaluatorTests.start.addingTimeInterval(0.3)
+        let afterLogout = Expectations([RequestsAfterLogoutExpectation(range: .init(min: 0, max: 0))])
+            .evaluate(observation, level: .must).filter { !$0.passed }
+        let outcomes = Finding(
+            expectation: "outcomes", passed: false, message: "expected exactly 0 calls to end ok, 1 did", evidence: [],
+            measured: [CountRange(min: 0, max: 0).measure("ok", saw: 1)])
+        let causes = Causes.diagnose(observation, failed: [outcomes] + afterLogout).map(\.id)
+        #expect(causes == ["uses-session-after-sign-out"], "\(causes)")
+    }
+
+    /// A 401 that came after the server had refused the refresh token is no
+    /// "never refreshes after a 401": the client was told its session is dead.
+    @Test func a401AfterARefusedRefreshIsNotNoRefreshAfter401() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 301
+        t.add(0.10, .refresh, path: "/oauth/token", refresh: "r1", status: 200, ms: 50, issues: ("A2", 300), issuesRefresh: "r2")
+        t.add(0.11, .refresh, path: "/oauth/token", refresh: "r1", status: 400)
+        t.add(0.30, .resource, call: "c1", access: "A1", status: 401)
+        t.call("c1", sent: 0.05, answered: 0.4, outcome: "http_error", status: 401)
+        let failed = [Self.count(.refreshes, expected: 1, saw: 2)] + Self.failed("outcomes")
+        #expect(!Causes.diagnose(t.observation, failed: failed).map(\.id).contains("no-refresh-after-401"))
+    }
+
+    /// A check that failed because no request reached the API (the login was
+    /// revoked first) is no retry that lost the request.
+    @Test func nothingToJudgeIsNotALostRequest() {
+        var t = EvaluatorTests.signedIn()
+        t.call("c1", sent: 0.4, answered: 0.5, outcome: "reauth_required", status: 400)
+        let failed = Self.judged(t, [EveryAttemptExpectation(authorization: .bearer)])
+        #expect(failed.count == 1)
+        #expect(!Causes.diagnose(t.observation, failed: failed).map(\.id).contains("retry-loses-request"))
+    }
+
+    /// Every name the cause table uses is a finding name, and every
+    /// expectation's key is one (a misspelt name cannot compile, and a new
+    /// expectation cannot be missing from the typed names).
+    @Test func everyExpectationKeyIsAFindingName() {
+        for kind in ExpectationKinds.all { #expect(FindingName(rawValue: kind.key) != nil, "\(kind.key) is not in FindingName") }
+        #expect(FindingName(finding: "check.refreshes") == .refreshes)
+        #expect(FindingName(finding: SuperfluousSignIns.key) == .superfluousSignIns)
     }
 }

@@ -24,7 +24,7 @@ struct AnsweredWithExpectation: Expectation {
         let wanted = "\(answer.status) \(answer.code)"
         func meets(_ entry: JournalEntry) -> Bool { entry.status == answer.status && (entry.errorCode.map { $0 == answer.code } ?? true) }
         let own = observation.calls.filter { !Observation.target(of: $0.spec.path).foreign }
-        guard !own.isEmpty else { return Judgement(passed: false, message: "no call was made, so none met \(refusal) (\(wanted))") }
+        guard !own.isEmpty else { return .nothingToJudge("no call was made, so none met \(refusal) (\(wanted))") }
         let missed = own.filter { call in !observation.attempts(of: call.call).contains(where: meets) }
         let message =
             missed.isEmpty

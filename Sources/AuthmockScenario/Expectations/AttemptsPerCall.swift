@@ -14,6 +14,9 @@ struct AttemptsPerCallExpectation: CountingExpectation {
             ? "every call made \(range.text) attempts"
             : "expected \(range.text) attempts per call; "
                 + broken.prefix(5).map { "\($0.call) made \(observation.attempts(of: $0.call).count)" }.joined(separator: ", ")
-        return Judgement(passed: broken.isEmpty, message: message, evidence: observation.lines(broken.flatMap { observation.attempts(of: $0.call) }))
+        let attempts = broken.flatMap { observation.attempts(of: $0.call) }
+        return Judgement(
+            passed: broken.isEmpty, message: message, evidence: observation.lines(attempts),
+            measured: own.map { range.measure("attempts of \($0.call)", saw: observation.attempts(of: $0.call).count) }, entries: attempts.map(\.seq))
     }
 }

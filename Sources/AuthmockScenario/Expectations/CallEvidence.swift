@@ -36,7 +36,12 @@ enum CallEvidence {
         for record in observation.calls where [OutcomeKind.ok.rawValue, OutcomeKind.httpError.rawValue].contains(record.outcome) {
             let attempts = observation.anyAttempts(of: record.call)
             guard !attempts.isEmpty else {
-                problems.append("\(record.call) ended \(record.outcome) but no request of it reached the server")
+                // A renewal before sending that failed may be answered `http_error` with the
+                // refresh's status by a driver that cannot say `refresh_failed` (the protocol allows it).
+                let renewalFailed =
+                    record.outcome == OutcomeKind.httpError.rawValue
+                    && refreshAnswers.contains { $0.status == record.answer?.status && !$0.undelivered && !(200..<300).contains($0.status) }
+                if !renewalFailed { problems.append("\(record.call) ended \(record.outcome) but no request of it reached the server") }
                 continue
             }
             guard let status = record.answer?.status else { continue }

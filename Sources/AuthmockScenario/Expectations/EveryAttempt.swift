@@ -17,13 +17,15 @@ struct EveryAttemptExpectation: Expectation {
     enum Rule: String, Sendable, CaseIterable { case bearer, present }
     let authorization: Rule
 
+    init(authorization: Rule) { self.authorization = authorization }
+
     init(_ value: SpecValue, checker: SpecChecker) throws(ScenarioError) {
         authorization = value.object?["authorization"]?.string.flatMap(Rule.init) ?? .bearer
     }
 
     func judge(_ observation: Observation) -> Judgement {
         let attempts = observation.resources
-        guard !attempts.isEmpty else { return Judgement(passed: false, message: "no request reached the API, so there is nothing to judge") }
+        guard !attempts.isEmpty else { return .nothingToJudge("no request reached the API, so there is nothing to judge") }
         let broken = attempts.filter { authorization == .bearer ? !$0.presentsBearer : !$0.presentsAuthorization }
         return Judgement(
             passed: broken.isEmpty,

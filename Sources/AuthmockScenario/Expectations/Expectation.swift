@@ -26,6 +26,16 @@ struct Judgement {
     var passed: Bool
     var message: String
     var evidence: [String] = []
+    /// What was counted, as data (`Finding.measured`).
+    var measured: [Measured] = []
+    /// The journal entries it points at (`Finding.entries`).
+    var entries: [Int] = []
+
+    /// A failure for want of evidence: what the expectation is about never
+    /// happened, so the client broke nothing it speaks of (a cause reads this).
+    static func nothingToJudge(_ message: String, evidence: [String] = []) -> Judgement {
+        Judgement(passed: false, message: message, evidence: evidence, measured: [Measured.nothingToJudge])
+    }
 }
 
 /// Every kind of expectation, in the order findings are reported (the
@@ -80,7 +90,8 @@ public struct Expectations: Sendable {
             let kind = type(of: item)
             return Finding(
                 expectation: kind.key, passed: verdict.passed, message: verdict.message,
-                evidence: verdict.passed ? [] : verdict.evidence, rule: kind.rule, level: level.rawValue)
+                evidence: verdict.passed ? [] : verdict.evidence, rule: kind.rule, level: level.rawValue,
+                measured: verdict.measured.isEmpty ? nil : verdict.measured, entries: verdict.passed || verdict.entries.isEmpty ? nil : verdict.entries)
         }
     }
 

@@ -13,13 +13,12 @@ struct ForeignRequestsWithTokenExpectation: CountingExpectation {
         let leaked = foreign.filter(\.presentsAuthorization)
         // No verdict without evidence: the case is about a request that must have been sent.
         if foreign.isEmpty {
-            return Judgement(
-                passed: false, message: "the client sent no request to the other host, so there is nothing to judge (the call never reached the wire)"
-            )
+            return .nothingToJudge("the client sent no request to the other host, so there is nothing to judge (the call never reached the wire)")
         }
         return Judgement(
             passed: range.admits(leaked.count),
             message: "expected \(range.text) requests to another host carrying Authorization, saw \(leaked.count) (of \(foreign.count) sent there)",
-            evidence: observation.lines(leaked))
+            evidence: observation.lines(leaked), measured: [range.measure("requests to another host with a token", saw: leaked.count)],
+            entries: leaked.map(\.seq))
     }
 }

@@ -16,6 +16,8 @@ struct MaxRequestsExpectation: Expectation {
         return Judgement(
             passed: counted.count <= max,
             message: "expected at most \(max) sign-in, refresh and API requests in all (a loop guard), saw \(counted.count)",
-            evidence: observation.lines(counted))
+            evidence: observation.lines(counted),
+            measured: [CountRange(min: nil, max: max).measure("sign-in, refresh and API requests", saw: counted.count)],
+            entries: counted.count <= max ? [] : counted.suffix(counted.count - max).map(\.seq))
     }
 }

@@ -24,7 +24,7 @@ struct MutationsPerCallExpectation: CountingExpectation {
 
     func judge(_ observation: Observation) -> Judgement {
         let mutations = observation.calls.filter { Self.isMutation($0.spec) }
-        guard !mutations.isEmpty else { return Judgement(passed: false, message: "the case sent no GraphQL mutation, so there is nothing to count") }
+        guard !mutations.isEmpty else { return .nothingToJudge("the case sent no GraphQL mutation, so there is nothing to count") }
         func applied(_ call: String) -> Int { observation.attempts(of: call).reduce(0) { $0 + ($1.mutationsApplied ?? 0) } }
         let broken = mutations.filter { !range.admits(applied($0.call)) }
         return Judgement(
@@ -33,6 +33,7 @@ struct MutationsPerCallExpectation: CountingExpectation {
                 ? "every mutation was applied \(range.text) times"
                 : "expected each mutation applied \(range.text) times; "
                     + broken.prefix(5).map { "\($0.call) was applied \(applied($0.call))" }.joined(separator: ", "),
-            evidence: observation.lines(broken.flatMap { observation.attempts(of: $0.call) }))
+            evidence: observation.lines(broken.flatMap { observation.attempts(of: $0.call) }),
+            measured: mutations.map { range.measure("mutations applied by \($0.call)", saw: applied($0.call)) })
     }
 }

@@ -19,8 +19,13 @@ struct CallRecord: Sendable {
         return answer.outcome?.rawValue ?? (answer.ok ? OutcomeKind.ok.rawValue : "unknown")
     }
 
-    var summary: CallOutcome {
-        CallOutcome(call: call, request: "\(spec.method) \(spec.path)", outcome: outcome, status: answer?.status, message: answer?.message)
+    /// What the report keeps of it; times in seconds since `start`.
+    func summary(start: Date) -> CallOutcome {
+        var summary = CallOutcome(
+            call: call, request: "\(spec.method) \(spec.path)", outcome: outcome, status: answer?.status, message: answer?.message)
+        summary.sent = (sentAt.timeIntervalSince(start) * 1000).rounded() / 1000
+        summary.answered = answer.map { ($0.receivedAt.timeIntervalSince(start) * 1000).rounded() / 1000 }
+        return summary
     }
 }
 
@@ -65,6 +70,8 @@ struct Observation {
     let endpointPaths: Set<String>
     /// seq of an untagged request -> the call it was attributed to.
     let attributed: [Int: String]
+    /// The case's tokens by login and generation (`A1`, `R2`).
+    let labels: TokenLabels
     /// When the driver confirmed the app had signed the user out (`logout` step).
     var signedOutAt: Date?
     /// The case's `login` steps, from the runner's message to the driver's
@@ -103,6 +110,7 @@ struct Observation {
         self.start = start
         self.endpointPaths = endpointPaths
         attributed = Self.attribute(entries, calls, endpointPaths: endpointPaths)
+        labels = TokenLabels(entries, accessFamily: tokens.accessFamily, refreshFamily: tokens.refreshFamily)
         var firstUse: [String: Date] = [:]
         for entry in entries { if let jti = entry.accessToken?.id, firstUse[jti] == nil { firstUse[jti] = entry.realTime } }
         self.firstUse = firstUse
@@ -167,9 +175,14 @@ struct Observation {
     }
 
     func line(_ entry: JournalEntry) -> String {
-        var text = describe(entry, start: start)
+        var text = describe(entry, start: start, labels: labels)
         if entry.call == nil, let call = attributed[entry.seq] { text += " (no call header; attributed to \(call))" }
         return text
+    }
+
+    /// The journal as the report's data, in arrival order.
+    var reported: [ReportedEntry] {
+        entries.map { ReportedEntry($0, start: start, labels: labels, attributedTo: attributed[$0.seq]) }
     }
 
     func seqs(_ selected: [JournalEntry], limit: Int = 10) -> String {

@@ -29,9 +29,19 @@ struct OutcomesExpectation: Expectation {
                 + (record.answer?.status.map { " \($0)" } ?? "") + (record.answer?.message.map { " (\($0))" } ?? "")
         }
         var broken: [String] = []
+        var measured: [Measured] = []
         for (kind, count) in counts {
             let matching = calls.filter { $0.outcome == kind }
             let others = calls.filter { $0.outcome != kind }
+            switch count {
+            case .all:
+                measured.append(Measured(subject: kind, expected: "all \(calls.count)", saw: matching.count, way: others.isEmpty ? nil : .under))
+                // Every other kind is in excess: none was allowed.
+                for (other, ended) in Dictionary(grouping: others, by: \.outcome).sorted(by: { $0.key < $1.key }) {
+                    measured.append(Measured(subject: other, expected: "exactly 0", saw: ended.count, way: .over))
+                }
+            case .range(let range): measured.append(range.measure(kind, saw: matching.count))
+            }
             switch count {
             case .all where others.isEmpty && !calls.isEmpty: continue
             case .all:
@@ -55,6 +65,6 @@ struct OutcomesExpectation: Expectation {
         return Judgement(
             passed: broken.isEmpty,
             message: broken.isEmpty ? "every call ended as expected (\(stated.joined(separator: ", ")))" : broken.joined(separator: "; "),
-            evidence: evidence)
+            evidence: evidence, measured: measured)
     }
 }

@@ -35,6 +35,7 @@ struct RefreshTokenReuseExpectation: CountingExpectation {
             passed: range.admits(reused.count),
             message: "expected \(range.text) refresh requests with an already rotated refresh token, saw \(reused.count)"
                 + (reused.isEmpty ? "" : ": journal \(observation.seqs(reused)); reuse detection revoked the login"),
-            evidence: observation.lines(reused))
+            evidence: observation.lines(reused), measured: [range.measure("refresh token reuses", saw: reused.count)],
+            entries: reused.map(\.seq))
     }
 }

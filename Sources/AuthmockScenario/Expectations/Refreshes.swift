@@ -17,6 +17,8 @@ struct RefreshesExpectation: CountingExpectation {
         if !range.admits(seen.count) && !reused.isEmpty {
             message += "; \(reused.count) of them presented an already rotated refresh token, so reuse detection revoked the login"
         }
-        return Judgement(passed: range.admits(seen.count), message: message, evidence: observation.lines(seen))
+        return Judgement(
+            passed: range.admits(seen.count), message: message, evidence: observation.lines(seen),
+            measured: [range.measure("refresh requests", saw: seen.count)], entries: seen.map(\.seq))
     }
 }

@@ -11,8 +11,8 @@ struct SameBodyOnRetryExpectation: FlagExpectation {
         let retried = withBody.filter { observation.attempts(of: $0.call).count >= 2 }
         // The rule is about a retry: without one there is nothing to judge.
         guard !retried.isEmpty else {
-            return Judgement(
-                passed: false, message: "no call with a body was sent twice, so no retry could be compared",
+            return .nothingToJudge(
+                "no call with a body was sent twice, so no retry could be compared",
                 evidence: observation.lines(withBody.flatMap { observation.attempts(of: $0.call) }))
         }
         let broken = retried.filter { Set(observation.attempts(of: $0.call).map { $0.bodySHA256 ?? "(no body)" }).count > 1 }

@@ -36,6 +36,6 @@ struct StaleTokenUsesExpectation: CountingExpectation {
             passed: range.admits(stale.count),
             message: "expected \(range.text) requests with an access token older than one the client had already received, saw \(stale.count)"
                 + (stale.isEmpty ? "" : ": journal \(observation.seqs(stale))"),
-            evidence: observation.lines(stale))
+            evidence: observation.lines(stale), measured: [range.measure("stale token uses", saw: stale.count)], entries: stale.map(\.seq))
     }
 }

@@ -22,6 +22,8 @@ struct SuperfluousRefreshesExpectation: CountingExpectation {
         if !judged.isEmpty { message += " (of \(judged.count) refresh\(judged.count == 1 ? "" : "es"): \(tally))" }
         if let first = superfluous.first { message += "; #\(first.entry.seq): \(first.reason)" }
         let evidence = judged.prefix(12).map { "\(observation.line($0.entry))  [\($0.kind.rawValue): \($0.reason)]" }
-        return Judgement(passed: range.admits(superfluous.count), message: message, evidence: evidence)
+        return Judgement(
+            passed: range.admits(superfluous.count), message: message, evidence: evidence,
+            measured: [range.measure("superfluous refreshes", saw: superfluous.count)], entries: superfluous.map(\.entry.seq))
     }
 }

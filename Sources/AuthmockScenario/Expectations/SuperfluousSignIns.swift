@@ -57,6 +57,6 @@ enum SuperfluousSignIns {
             return presented == token || family != nil && presented.flatMap({ observation.tokens.refreshFamily[$0] }) == family
         }
         if refused { return nil }
-        return "the client held refresh token \(token.prefix(10)) (issued by #\(newest.seq)), never refused: a refresh would have done"
+        return "the client held refresh token \(observation.labels.label(token)) (issued by #\(newest.seq)), never refused: a refresh would have done"
     }
 }
