@@ -1730,9 +1730,16 @@ clock_variant: {}
 # profile. Every other run must PASS, and without a fault every run must
 # PASS. Every cell is firm:
 # there is no `may` (a verdict that depends on timing is a bug in the case).
+# The cause matrix: `cause` is the one cause (Causes.swift) every run a
+# fault must fail is given, and no other; `cause_in` names another for the
+# cases where the same bug shows as another behaviour (a refresh per 401 in
+# 1.2 is a second refresh for a late 401).
 # Change a cell only after reading why it changed.
 
 refresh-per-401:
+  cause: no-single-flight
+  cause_in:
+    "1.2": second-refresh-for-late-401
   fail:
     "1.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "1.1.100": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1751,20 +1758,24 @@ refresh-per-401:
     "1.3-clock": [oauth2, envelope, reissue, renewal]
     "3.2-clock": [oauth2, envelope, reissue, renewal]
 retry-forever:
+  cause: unbounded
   fail:
     "2.4": [oauth2, reissue, renewal]
 keep-first-refresh-token:
+  cause: spent-refresh-token
   fail:
     "3.1": [oauth2, envelope, reissue, renewal]
     "3.2": [oauth2, envelope, reissue, renewal]
     "3.1-clock": [oauth2, envelope, reissue, renewal]
     "3.2-clock": [oauth2, envelope, reissue, renewal]
 refresh-on-403:
+  cause: refresh-on-403
   fail:
     "5.1": [oauth2, envelope, reissue, renewal, header-rotation]
 # Caught wherever a call is retried: an attempt without the app's headers
 # is an `app_headers` finding in every case.
 drop-call-header-on-retry:
+  cause: retry-loses-request
   fail:
     "1.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "1.1.100": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1803,6 +1814,7 @@ drop-call-header-on-retry:
     "2.3.2-clock": [oauth2, envelope, reissue, renewal]
     "3.3-clock": [oauth2, envelope, reissue, renewal]
 drop-body-on-retry:
+  cause: retry-loses-request
   fail:
     "7.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "7.2": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1815,6 +1827,7 @@ drop-body-on-retry:
     "11.3-clock": [header-rotation]
     "7.2-clock": [header-rotation]
 no-bearer-prefix:
+  cause: no-bearer-scheme
   fail:
     "1.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "1.1.100": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1867,6 +1880,7 @@ no-bearer-prefix:
     "1.3-clock": [oauth2, envelope, reissue, renewal]
     "3.2-clock": [oauth2, envelope, reissue, renewal]
 ignore-rotated-header:
+  cause: stale-token
   fail:
     "1.1": [header-rotation]
     "1.1.100": [header-rotation]
@@ -1879,9 +1893,11 @@ ignore-rotated-header:
     "11.1.1": [header-rotation]
     "11.2": [header-rotation]
 older-header-wins:
+  cause: stale-token
   fail:
     "4.2": [header-rotation]
 recursive-refresh:
+  cause: refresh-after-refusal
   fail:
     "1.7": [envelope, renewal]
     "2.1": [envelope, renewal, header-rotation]
@@ -1893,12 +1909,14 @@ recursive-refresh:
     "1.7-clock": [envelope, renewal]
     "3.3.1-clock": [envelope, renewal]
 no-late-401-check:
+  cause: second-refresh-for-late-401
   fail:
     "1.2": [oauth2, envelope, reissue, renewal, header-rotation]
 # Calls that find a renewal under way go out with no token. In oauth2 the
 # bare 401 sends them through the refresh and back; in envelope its code
 # (40100, not the expiry code) rightly makes no refresh, and the call fails.
 send-without-token-during-refresh:
+  cause: sends-without-token
   fail:
     "1.3": [oauth2, envelope, reissue, renewal]
     "1.3-clock": [oauth2, envelope, reissue, renewal]
@@ -1908,26 +1926,32 @@ send-without-token-during-refresh:
     "2.1-clock": [envelope]
     "3.2-clock": [envelope]
 ignore-retry-after:
+  cause: ignores-retry-after
   fail:
     "5.4": [oauth2, envelope, reissue, renewal, header-rotation]
 refresh-on-any-401:
+  cause: refresh-on-wrong-signal
   fail:
     "5.2": [oauth2]
     "5.5": [oauth2]
     "8.2": [oauth2]
     "5.6": [envelope]
 bearer-to-any-host:
+  cause: token-to-third-party
   fail:
     "8.2": [oauth2]
 needs-error-body:
+  cause: no-refresh-after-401
   fail:
     "5.3": [oauth2, reissue, renewal, header-rotation]
     "5.5": [oauth2]
 no-proactive-refresh:
+  cause: no-proactive-refresh
   fail:
     "6.1": [oauth2]
     "11.2": [oauth2, envelope, reissue, renewal, header-rotation]
 refresh-only-by-expiry:
+  cause: no-refresh-after-401
   fail:
     "1.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "1.1.100": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1957,10 +1981,12 @@ refresh-only-by-expiry:
     "11.3": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
 forget-refresh-token-when-absent:
+  cause: drops-refresh-token
   fail:
     "3.4": [oauth2, reissue, renewal]
     "3.4-clock": [oauth2, reissue, renewal]
 logout-on-any-refresh-error:
+  cause: signs-out-unrefused
   fail:
     "2.3": [oauth2, envelope, reissue, renewal, header-rotation]
     "2.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
@@ -1973,40 +1999,52 @@ logout-on-any-refresh-error:
     "3.3.1-clock": [oauth2, envelope, reissue, renewal]
     "3.3-clock": [oauth2, envelope, reissue, renewal]
 first-challenge-only:
+  cause: no-refresh-after-401
   fail:
     "5.5": [oauth2]
 resend-after-refused-refresh:
+  cause: resends-after-refusal
+  cause_in:
+    "9.1": uses-session-after-sign-out
   fail:
     "1.7": [oauth2, envelope, reissue, renewal]
     "2.4": [header-rotation]
     "9.1": [oauth2, envelope, reissue, renewal]
 trust-jwt-exp:
+  cause: refreshes-live-token
   fail:
     "1.6": [oauth2, envelope, reissue, renewal, header-rotation]
 late-refresh-revives-session:
+  cause: uses-session-after-sign-out
   fail:
     "9.1": [oauth2, envelope, reissue, renewal]
     "9.1-clock": [oauth2, envelope, reissue, renewal]
 reuse-consumed-stream:
+  cause: retry-loses-request
   fail:
     "7.2": [oauth2, envelope, reissue, renewal, header-rotation]
     "7.2-clock": [header-rotation]
 status-only-graphql:
+  cause: no-refresh-after-401
   fail:
     "11.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.3": [oauth2, envelope, reissue, renewal, header-rotation]
 refresh-on-any-graphql-error:
+  cause: refresh-on-wrong-signal
   fail:
     "11.4": [oauth2, envelope, reissue, renewal, header-rotation]
 # OpenID Connect (the `oidc` extension): each id token check the client skips.
 accept-any-sub-on-refresh:
+  cause: accepts-bad-id-token
   fail:
     "12.1": [oauth2]
     "12.2": [oauth2]
 never-refetch-jwks:
+  cause: signs-out-unrefused
   fail:
     "12.4": [oauth2]
 ignore-nonce:
+  cause: accepts-bad-id-token
   fail:
     "12.3": [oauth2]
 

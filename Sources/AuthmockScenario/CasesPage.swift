@@ -24,8 +24,25 @@ public enum CasesPage {
             out += "| \(scenario.id) | \(scenario.name) | \(scenario.level.rawValue) | \(scenario.profiles.joined(separator: ", ")) | "
             out += (reports.isEmpty ? "—" : reports.joined(separator: ", ")) + " | \(catches.isEmpty ? "—" : catches) |\n"
         }
-        let causes = Causes.table.map { "- `\($0.cause.id)`: \($0.cause.title)" }.joined(separator: "\n")
-        return out + "\n" + VerdictRules.markdown + causes + "\n"
+        let causes = Causes.all.map { "- `\($0.id)`: \($0.title)" }.joined(separator: "\n")
+        out += "\n" + VerdictRules.markdown + causes + "\n"
+        let named = matrix.faults.filter { $0.cells.cause != nil }
+        guard !named.isEmpty else { return out }
+        out += """
+
+            ### The cause matrix
+
+            Every run a fault switch must fail is given exactly this cause, and no other (TeethMatrixTests checks it on the teeth matrix's runs):
+
+            | fault switch | cause | another cause in |
+            | --- | --- | --- |
+
+            """
+        for (name, cells) in named {
+            let others = cells.causeIn.sorted { idOrder($0.key, $1.key) }.map { "\($0.key): `\($0.value)`" }.joined(separator: ", ")
+            out += "| `\(name)` | `\(cells.cause ?? "")` | \(others.isEmpty ? "—" : others) |\n"
+        }
+        return out
     }
 
     /// 1.2 before 1.10, 1.1 before 1.1.100.

@@ -68,6 +68,116 @@ struct Symptoms {
         neverRefreshed && observation.calls.contains { $0.outcome == OutcomeKind.transportError.rawValue }
     }
 
+    /// Own API requests that carried an Authorization header of another
+    /// scheme than Bearer (the token without its `Bearer ` prefix).
+    var sentNonBearer: Bool {
+        observation.resources.contains { $0.presentsAuthorization && !$0.presentsBearer }
+    }
+
+    /// Own API requests that carried no Authorization at all after the client had signed in.
+    var sentWithoutToken: Bool {
+        guard let signedIn = observation.entries.first(where: { $0.kind == .login && $0.status < 300 })?.seq else { return false }
+        return observation.resources.contains { $0.seq > signedIn && !$0.presentsAuthorization }
+    }
+
+    /// Requests that carried an access token older than one the client had already been handed.
+    var sentStaleToken: Bool { !StaleTokenUsesExpectation.staleUses(observation).isEmpty }
+
+    /// Requests that carried a token past its `expires_in` as the client counts it.
+    var sentExpiredToken: Bool { !ExpiredTokenUsesExpectation.uses(observation).isEmpty }
+
+    /// After the server refused the refresh token (and before any new
+    /// sign-in), the client sent API calls with that login's dead token.
+    var resentAfterRefusal: Bool {
+        let own = observation.entries.filter { !Observation.isForeign($0) }
+        guard let refusal = own.first(where: { $0.kind == .refresh && Observation.refusesRefreshToken($0) }) else { return false }
+        let heard = Observation.end(refusal)
+        for entry in own where entry.seq > refusal.seq {
+            if entry.kind == .login { return false }
+            if entry.kind == .resource && entry.presentsBearer && entry.realTime > heard { return true }
+        }
+        return false
+    }
+
+    /// A refresh answered 2xx without a refresh token, and later a call was
+    /// sent to sign in with no refusal behind it: the client dropped the
+    /// refresh token it still had (RFC 6749 section 6: the old one stays).
+    var droppedRefreshToken: Bool {
+        signedOutUnrefused
+            && observation.refreshes.contains { $0.status < 300 && !$0.undelivered && $0.issuedAccess != nil && $0.issuedRefresh == nil }
+    }
+
+    /// A delivered answer carried an id token a fault rule forged.
+    var forgedIDTokenDelivered: Bool {
+        observation.entries.contains { entry in entry.fault.map(observation.idTokenFaults.contains) == true && !entry.undelivered }
+    }
+
+    /// The case allows no refresh at all, and the client made one: the
+    /// answer it refreshed on does not call for one.
+    /// Or the case expected a refused call to reach the application as an
+    /// `http_error`, and the client refreshed more than allowed instead.
+    var refreshedWhereNoneIsRight: Bool {
+        (failed[.refreshes] ?? []).contains { finding in (finding.measured ?? []).contains { $0.way == .over && $0.expected == "exactly 0" } }
+            || shows(.over(.refreshes)) && shows(.under(.outcomes, OutcomeKind.httpError.rawValue))
+    }
+
+    /// Superfluous refreshes made while a live, never rejected token was
+    /// held, split by what came just before: a 401 for an older token since
+    /// the login's previous refresh (a late 401), or nothing at all.
+    func superfluousLive(afterLate401: Bool) -> Bool {
+        let own = observation.entries.filter { !Observation.isForeign($0) }
+        return refreshes.contains { judged in
+            guard judged.kind == .superfluous, judged.reason.contains("live and never rejected") else { return false }
+            let refresh = judged.entry
+            // Since the client had the previous refresh's answer: a refusal it heard after that.
+            let previous = own.last { $0.kind == .refresh && $0.seq < refresh.seq }.map(Observation.end) ?? .distantPast
+            let late = own.contains { entry in
+                entry.kind == .resource && entry.refusedCredentials && !entry.undelivered && entry.seq < refresh.seq
+                    && Observation.end(entry) > previous && Observation.end(entry) <= refresh.realTime
+            }
+            return late == afterLate401
+        }
+    }
+
+    /// A refresh token the server had rotated was presented again before
+    /// the client had used anything the rotation handed it: the second
+    /// refresh did not wait for the first (on a loaded machine it may reach
+    /// the server only after the first was answered, so arrival times alone
+    /// cannot tell). A client that keeps the first refresh token presents it
+    /// again only after using the tokens of the rotation.
+    var refreshedTwiceWithOneToken: Bool {
+        let refreshes = observation.refreshes
+        for (index, earlier) in refreshes.enumerated() {
+            guard let token = earlier.refreshToken?.id, earlier.status < 300, !earlier.undelivered, let issued = earlier.issuedRefresh,
+                issued != token
+            else { continue }
+            let access = earlier.issuedAccess
+            for later in refreshes[(index + 1)...] where later.refreshToken?.id == token {
+                let adopted = observation.entries.contains { entry in
+                    entry.seq < later.seq && (access != nil && entry.accessToken?.id == access || entry.refreshToken?.id == issued)
+                }
+                if !adopted { return true }
+            }
+        }
+        return false
+    }
+
+    /// An attempt of a call carried other bytes than the application's body.
+    var alteredBody: Bool { !BodiesIntactExpectation.altered(observation).altered.isEmpty }
+
+    /// A refresh (or sign-in of the library's own) followed a 403 on the
+    /// API with no 401 between them: a new token does not cure a 403.
+    var refreshAfter403: Bool {
+        let own = observation.entries.filter { !Observation.isForeign($0) }
+        for (index, entry) in own.enumerated() where entry.kind == .resource && entry.status == 403 && !entry.undelivered {
+            for later in own[(index + 1)...] {
+                if later.kind == .resource && later.refusedCredentials { break }
+                if later.kind == .refresh || later.kind == .login && !observation.isSignInStep(later) { return true }
+            }
+        }
+        return false
+    }
+
     func superfluous(_ reason: String) -> Bool {
         refreshes.contains { $0.kind == .superfluous && $0.reason.contains(reason) }
     }
@@ -113,13 +223,26 @@ enum Causes {
     /// server-expired case for that one reason, so nothing else is said of
     /// those cases.
     static let table: [Entry] = [
+        // What breaks every request first: whatever else fails follows from it.
+        Entry(
+            cause: Cause(id: "no-bearer-scheme", title: "sends its token without the Bearer scheme (RFC 6750 section 2.1), so the server sees none"),
+            explains: FindingName.allCases.map(Pattern.any),
+            shows: { $0.sentNonBearer }),
+        Entry(
+            cause: Cause(id: "sends-without-token", title: "sends API calls without its token (while a refresh is in flight, or after dropping it)"),
+            explains: FindingName.allCases.map(Pattern.any),
+            shows: { $0.sentWithoutToken }),
+        Entry(
+            cause: Cause(id: "accepts-bad-id-token", title: "accepts an id token it should refuse (another user or issuer, another nonce, a forged one)"),
+            explains: [.any(.login), .any(.outcomes)],
+            shows: { $0.shows(.any(.login)) || $0.forgedIDTokenDelivered && $0.shows(.any(.outcomes)) }),
         Entry(
             cause: Cause(id: "no-single-flight", title: "refreshes (or signs in) beside a refresh already in flight: no single flight"),
             explains: [
                 .any(.superfluousRefreshes), .any(.superfluousSignIns), .over(.refreshes), .any(.refreshTokenReuse), .any(.outcomes),
                 .any(.unfoundedReauth), .over(.logins), .any(.staleTokenUses), .over(.maxRequests), .any(.attemptsPerCall),
             ],
-            shows: { $0.superfluous("still in flight") || $0.shows(.any(.superfluousSignIns)) }),
+            shows: { $0.superfluous("still in flight") || $0.refreshedTwiceWithOneToken || $0.shows(.any(.superfluousSignIns)) }),
         Entry(
             cause: Cause(id: "no-refresh-after-401", title: "never refreshes after a 401 (refreshes only by its own clock, or not at all)"),
             explains: [
@@ -146,16 +269,61 @@ enum Causes {
             explains: [.any(.superfluousRefreshes), .over(.refreshes), .over(.maxRequests), .over(.attemptsPerCall)],
             shows: { $0.superfluous("already refused") }),
         Entry(
+            cause: Cause(id: "refresh-on-403", title: "refreshes on a 403, which a new token does not cure (RFC 6750: insufficient_scope)"),
+            explains: [
+                .any(.superfluousRefreshes), .over(.refreshes), .over(.attemptsPerCall), .over(.maxRequests), .any(.outcomes), .any(.answeredWith),
+            ],
+            shows: { $0.refreshAfter403 }),
+        Entry(
+            cause: Cause(id: "stale-token", title: "sends an access token older than one the server already handed it (a rotated one it ignored)"),
+            explains: [
+                .any(.staleTokenUses), .any(.superfluousRefreshes), .over(.refreshes), .any(.outcomes), .any(.retriedWithNewToken),
+                .over(.attemptsPerCall), .over(.maxRequests), .any(.expiredTokenUses), .any(.refreshTokenReuse),
+            ],
+            shows: { $0.sentStaleToken }),
+        Entry(
+            cause: Cause(
+                id: "refresh-on-wrong-signal",
+                title:
+                    "refreshes on an answer that does not say the token expired (another scheme's challenge, another host's 401, an error code or GraphQL error that is not about the token)"
+            ),
+            explains: [
+                .over(.refreshes), .any(.superfluousRefreshes), .over(.attemptsPerCall), .over(.maxRequests), .any(.outcomes),
+                .any(.answeredWith),
+            ],
+            shows: { $0.refreshedWhereNoneIsRight }),
+        Entry(
+            cause: Cause(id: "resends-after-refusal", title: "sends calls again with the dead token after the server refused its refresh token"),
+            explains: [.over(.attemptsPerCall), .over(.maxRequests), .any(.requestsAfterLogout), .any(.outcomes), .any(.superfluousRefreshes)],
+            shows: { $0.resentAfterRefusal && $0.showsAny([.over(.attemptsPerCall), .over(.maxRequests), .any(.requestsAfterLogout)]) }),
+        Entry(
             cause: Cause(id: "second-refresh-for-late-401", title: "refreshes again for a 401 that answered an older token"),
             explains: [.any(.superfluousRefreshes), .over(.refreshes)],
-            shows: { $0.superfluous("live and never rejected") }),
+            shows: { $0.superfluousLive(afterLate401: true) }),
+        Entry(
+            cause: Cause(
+                id: "refreshes-live-token",
+                title: "refreshes while it holds a live, never refused token (its idea of when the token expires is off)"),
+            explains: [.any(.superfluousRefreshes), .over(.refreshes), .over(.attemptsPerCall), .over(.maxRequests)],
+            shows: { $0.superfluousLive(afterLate401: false) }),
+        Entry(
+            cause: Cause(id: "no-proactive-refresh", title: "sends a token past its expires_in and waits for the 401, instead of renewing first"),
+            explains: [.any(.expiredTokenUses), .over(.attemptsPerCall), .any(.outcomes)],
+            shows: { $0.sentExpiredToken && $0.showsAny([.any(.expiredTokenUses), .over(.attemptsPerCall)]) }),
         Entry(
             cause: Cause(id: "spent-refresh-token", title: "presents a refresh token that was already rotated or spent"),
             explains: [.any(.refreshTokenReuse), .any(.outcomes), .any(.unfoundedReauth)],
             shows: { $0.shows(.any(.refreshTokenReuse)) }),
         Entry(
-            cause: Cause(id: "signs-out-unrefused", title: "sends the user to sign in although no refresh was refused (a 5xx, a 429 or a reset)"),
-            explains: [.any(.unfoundedReauth), .over(.outcomes, reauth), .under(.outcomes, ok)],
+            cause: Cause(
+                id: "drops-refresh-token", title: "forgets its refresh token when a refresh answer carries none, and then signs the user out"),
+            explains: [.any(.unfoundedReauth), .over(.outcomes, reauth), .under(.outcomes, ok), .under(.refreshes)],
+            shows: { $0.droppedRefreshToken }),
+        Entry(
+            cause: Cause(
+                id: "signs-out-unrefused",
+                title: "sends the user to sign in although the server refused nothing (after a 5xx, a 429, a reset, or an answer it misread)"),
+            explains: [.any(.unfoundedReauth), .over(.outcomes, reauth), .under(.outcomes, ok), .under(.refreshes)],
             shows: { $0.shows(.any(.unfoundedReauth)) || $0.shows(.over(.outcomes, reauth)) && $0.signedOutUnrefused }),
         Entry(
             cause: Cause(id: "uses-session-after-sign-out", title: "keeps using the signed-out session's tokens after the app signed the user out"),
@@ -170,10 +338,17 @@ enum Causes {
             explains: [.over(.foreignRequestsWithToken), .any(.refreshes), .any(.outcomes)],
             shows: { $0.shows(.over(.foreignRequestsWithToken)) }),
         Entry(
-            cause: Cause(id: "retry-loses-request", title: "a retry loses what the application sent (its headers or body)"),
-            explains: [.any(.appHeaders), .any(.bodiesIntact), .any(.sameBodyOnRetry), .any(.everyAttempt)],
+            cause: retryLosesRequest,
+            // A call whose only request lost its header has no request of its own on the wire.
+            explains: [.any(.appHeaders), .any(.bodiesIntact), .any(.sameBodyOnRetry), .any(.everyAttempt), .any(.callsOnTheWire)],
             // `any` leaves out a check that failed for want of a request: a body never sent is not a body a retry lost.
             shows: { $0.showsAny([.any(.appHeaders), .any(.bodiesIntact), .any(.sameBodyOnRetry), .any(.everyAttempt)]) }),
+        // The same behaviour where no body check is stated: the server read
+        // the altered body (a GraphQL query gone), and the call failed for it.
+        Entry(
+            cause: retryLosesRequest,
+            explains: [.any(.outcomes), .any(.mutationsPerCall), .any(.bodiesIntact), .any(.sameBodyOnRetry)],
+            shows: { $0.alteredBody }),
         Entry(
             cause: Cause(id: "ignores-retry-after", title: "retries before Retry-After"),
             explains: [.any(.retryAfter)],
@@ -199,6 +374,10 @@ enum Causes {
             shows: { $0.shows(.any(.callsOnTheWire)) }),
     ]
 
+    /// Every cause the table can name, once, in table order.
+    public static var all: [Cause] { table.map(\.cause).reduce(into: []) { if !$0.contains($1) { $0.append($1) } } }
+
+    static let retryLosesRequest = Cause(id: "retry-loses-request", title: "a retry loses what the application sent (its headers or body)")
     static let unbounded = Cause(id: "unbounded", title: "does not stop by itself: retries or refreshes past any bound")
 
     /// The cause of a failed finding no entry explains: the finding itself.
@@ -215,7 +394,7 @@ enum Causes {
         for entry in table where entry.shows(symptoms) {
             let explained = unexplained.filter { finding in entry.explains.contains { $0.matches(finding) } }
             guard !explained.isEmpty else { continue }
-            causes.append(entry.cause)
+            if !causes.contains(entry.cause) { causes.append(entry.cause) }
             unexplained.removeAll { finding in entry.explains.contains { $0.matches(finding) } }
         }
         // A check that failed for want of anything to judge (no request reached
@@ -233,7 +412,7 @@ enum Causes {
     static func groups(_ results: [CaseResult]) -> [(cause: Cause, labels: [String])] {
         var order: [Cause] = []
         var labels: [String: [String]] = [:]
-        for result in results where [.fail, .nonStrict].contains(result.verdict) || result.knownFailure != nil {
+        for result in results where result.verdict == .fail || result.knownFailure != nil {
             for cause in result.causes ?? [] {
                 if labels[cause.id] == nil { order.append(cause) }
                 labels[cause.id, default: []].append(result.label)

@@ -3,14 +3,28 @@ import Foundation
 
 /// Console, JUnit and JSON forms of a run's results.
 public enum Reports {
-    /// One progress line per finished case.
-    public static func progressLine(_ result: CaseResult) -> String {
+    /// One progress line per finished case; `colour` for a terminal (ANSI).
+    public static func progressLine(_ result: CaseResult, colour: Bool = false) -> String {
         let seconds = String(format: "%.2f s", result.seconds)
+        let verdict = result.verdict.rawValue.rightPadded(to: 10)
         var line =
-            "\(result.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(result.label.padding(toLength: 24, withPad: " ", startingAt: 0)) \(result.name) (\(seconds))"
+            "\(colour ? paint(verdict, result.verdict) : verdict) \(result.label.rightPadded(to: 24)) \(result.name) (\(seconds))"
         if let reason = result.reason, result.verdict != .pass { line += "\n           \(reason)" }
         for note in result.notes ?? [] { line += "\n           note: \(note)" }
         return line
+    }
+
+    /// A verdict in its colour on a terminal.
+    public static func paint(_ text: String, _ verdict: Verdict) -> String {
+        let code =
+            switch verdict {
+            case .pass: "32"
+            case .fail: "31"
+            case .error: "35"
+            case .nonStrict: "33"
+            case .skip: "90"
+            }
+        return "\u{1B}[\(code)m\(text)\u{1B}[0m"
     }
 
     /// What a person fixing their client reads: the failures grouped by
@@ -18,14 +32,15 @@ public enum Reports {
     /// other case runs listed; then every failure no shared cause explains,
     /// with its own evidence. `everyCase`: each failed case's evidence too.
     public static func failures(_ results: [CaseResult], everyCase: Bool = false) -> String {
-        let failed = results.filter { [.fail, .nonStrict].contains($0.verdict) }
+        // NON-STRICT runs broke only `should` expectations: shown with their evidence, not as failures.
+        let failed = results.filter { $0.verdict == .fail }
         let shared = Causes.groups(failed).filter { $0.labels.count > 1 }
         var out = ""
         var shown = Set<String>()
         if !shared.isEmpty { out += "\nFailures by cause (one cause, once; each case's evidence: --verbose)\n" }
         for group in shared {
             let example = failed.first { $0.label == group.labels[0] }
-            out += "\n\(group.labels.count) case runs: \(group.cause.title)  [\(group.cause.id)]\n"
+            out += "\n\(Plural.count(group.labels.count, "case run")): \(group.cause.title)  [\(group.cause.id)]\n"
             out += "  " + group.labels.joined(separator: ", ") + "\n"
             if let example, !shown.contains(example.label) {
                 out += "  for example:" + details(example).replacingOccurrences(of: "\n", with: "\n  ").dropLast(2)
@@ -70,9 +85,8 @@ public enum Reports {
         let byReason = Dictionary(grouping: skipped) { $0.reason ?? "no reason given" }
             .map { (reason: $0.key, count: $0.value.count) }
             .sorted { ($0.count, $1.reason) > ($1.count, $0.reason) }
-        var out = "\n\(skipped.count) case run\(skipped.count == 1 ? "" : "s") skipped (--show-skips lists them):\n"
-        for group in byReason.prefix(8) { out += "  \(String(group.count).leftPadded(to: 4))  \(group.reason)\n" }
-        if byReason.count > 8 { out += "  ... and \(byReason.count - 8) other reasons\n" }
+        var out = "\n\(Plural.count(skipped.count, "case run")) skipped (--show-skips lists them):\n"
+        for group in byReason { out += "  \(String(group.count).leftPadded(to: 4))  \(group.reason)\n" }
         return out
     }
 
@@ -84,7 +98,7 @@ public enum Reports {
         for result in results { counts[result.verdict, default: 0] += 1 }
         var out = "\n" + "verdict     count\n"
         for verdict in Verdict.allCases { out += "\(verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))\(counts[verdict] ?? 0)\n" }
-        out += String(format: "%d case runs in %.1f s\n", results.count, seconds)
+        out += "\(Plural.count(results.count, "case run")) in \(String(format: "%.1f", seconds)) s\n"
         if let suite { out += "suite: built-in \(suite)\n" }
         let failed = (counts[.fail] ?? 0) + (counts[.error] ?? 0)
         let skipped = (counts[.skip] ?? 0) + (counts[.nonStrict] ?? 0)
@@ -207,4 +221,6 @@ public enum Reports {
 extension String {
     /// The text right-aligned in `width` columns.
     func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+    /// Padded to `width`, never cut (a long profile name stays whole).
+    func rightPadded(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }

@@ -99,7 +99,7 @@ public struct TeethMatrix: Sendable {
 
     /// Causes the matrix names that the cause table does not have.
     public func unknownCauses() -> [String] {
-        let known = Set(Causes.table.map(\.cause.id))
+        let known = Set(Causes.all.map(\.id))
         return faults.flatMap { fault in
             ([fault.cells.cause].compactMap { $0 } + fault.cells.causeIn.values).filter { !known.contains($0) }.map { "\(fault.name): \($0)" }
         }

@@ -10,6 +10,8 @@ import Foundation
 /// in order of first sight; a token without a readable id is `?`.
 public struct TokenLabels: Sendable {
     private var names: [String: String] = [:]
+    /// Token id -> the login (1, 2, ...) it belongs to, for tokens the journal saw issued.
+    private var loginOfToken: [String: Int] = [:]
     /// Logins in order of their first issued token.
     public private(set) var logins = 0
 
@@ -62,12 +64,16 @@ public struct TokenLabels: Sendable {
             }
             generations[number] = generation
         }
+        loginOfToken = loginOf
         for token in issued {
             let name = "\(token.kind == .access ? "A" : "R")\(token.generation)"
             names[token.id] = logins > 1 ? "L\(token.login).\(name)" : name
         }
         for (id, name) in externalNames where names[id] == nil { names[id] = name }
     }
+
+    /// The login a token was issued in (the token core's, where it knew; else read from the journal).
+    func login(of id: String?) -> Int? { id.flatMap { loginOfToken[$0] } }
 
     /// The label of a token id; `?` for none.
     public func label(_ id: String?) -> String {

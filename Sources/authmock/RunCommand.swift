@@ -67,7 +67,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Write a JUnit XML report here.") var junit: String?
     @Option(help: "Write a JSON report here.") var json: String?
     @Option(help: "Write an HTML report of this run here: causes, then each case run's findings, time line and journal.") var html: String?
-    @Flag(help: "Print the evidence of passing cases too.") var verbose = false
+    @Flag(help: "List every passing case run too (folded into the summary by default), and every finding of each.") var verbose = false
     @Flag(name: .customLong("show-skips"), help: "List every skipped case run (by default they are folded into one line per reason).") var showSkips =
         false
 
@@ -139,16 +139,8 @@ struct RunCommand: AsyncParsableCommand {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let jobs = max(1, self.jobs ?? (attach ? cores : RunOptions.defaultJobs))
         let started = ContinuousClock.now
-        let verbose = self.verbose
-        let showSkips = self.showSkips
-        let progress: @Sendable (CaseResult) -> Void = { result in
-            guard showSkips || Reports.shownByDefault(result) else { return }
-            var text = Reports.progressLine(result)
-            if verbose {
-                for finding in result.findings { text += "\n           \(finding.passed ? "ok" : "x ") \(finding.expectation): \(finding.message)" }
-            }
-            printNow(text)
-        }
+        let printer = ProgressPrinter(total: selected.count, verbose: verbose, showSkips: showSkips)
+        let progress: @Sendable (CaseResult) -> Void = { printer.finished($0) }
         let results: [CaseResult]
         let driver: String
         if let command = self.driver {

@@ -43,7 +43,7 @@ struct SignInNecessityTests {
         t.add(1.1, .login, path: "/oauth/token", status: 200, issues: ("A2", 300), issuesRefresh: "r2")
         let finding = try #require(SuperfluousSignIns.finding(Self.observation(t)))
         #expect(!finding.passed)
-        #expect(finding.message.contains("held refresh token r1"), "\(finding.message)")
+        #expect(finding.message.contains("held refresh token R1"), "\(finding.message)")
     }
 
     /// A sign-in 0.1 s after a refresh answered `status`.

@@ -18,6 +18,9 @@ import Testing
         }
         let unknown = matrix.unknownCells(try builtInCases())
         #expect(unknown.isEmpty, "cells that name no case run: \(unknown)")
+        // The cause matrix: every fault names a cause the table has.
+        for (name, cells) in matrix.faults { #expect(cells.cause != nil, "fault \(name) names no cause (the cause matrix)") }
+        #expect(matrix.unknownCauses().isEmpty, "causes the table does not have: \(matrix.unknownCauses())")
         let caught = Set(matrix.faults.flatMap { $0.cells.fail.keys })
         for (scenario, _) in try builtInCases() {
             #expect(caught.contains(scenario.id), "case \(scenario.id) catches no fault: fix it or remove it")
@@ -41,7 +44,8 @@ import Testing
             let fault = matrix.faults[index]
             let runs = full ? cases : Self.runs(for: index, fault: fault, of: cases)
             let results = await ScenarioRunner.run(runs, options: RunOptions(driver: "\(driver) --fault \(fault.name)", jobs: 32))
-            return (runs.count, matrix.differences(fault: fault.name, results: results))
+            // The cause matrix, on the same runs: each run the fault fails names its one cause.
+            return (runs.count, matrix.differences(fault: fault.name, results: results) + matrix.causeDifferences(fault: fault.name, results: results))
         }
         // Three clients at a time, then each of `alone` by itself.
         let together = matrix.faults.indices.filter { !Self.alone.contains(matrix.faults[$0].name) }
@@ -59,7 +63,7 @@ import Testing
                 }
             }
         }
-        for difference in differences { Issue.record("teeth matrix cell differs: \(difference)") }
+        for difference in differences { Issue.record("teeth or cause matrix cell differs: \(difference)") }
         print(
             "teeth matrix: \(matrix.faults.count) clients, \(runCount) of \(matrix.faults.count * cases.count) cells\(full ? "" : " (sampled)") in \(ContinuousClock.now - started)"
         )

@@ -20,7 +20,7 @@ struct DialectBinaryTests {
         #expect(server.interrupt().status == 0)
 
         let run = try runAuthmock([
-            "run", "--driver", try referenceDriver(), "--profile", "simplejwt", "--case", "1.1", "--case", "3.1", "--case", "11.2", "--case", "2.3",
+            "run", "--verbose", "--driver", try referenceDriver(), "--profile", "simplejwt", "--case", "1.1", "--case", "3.1", "--case", "11.2", "--case", "2.3",
         ])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         for id in ["1.1", "3.1", "11.2", "2.3"] { #expect(run.stdout.contains("PASS       \(id) [simplejwt]"), "\(run.stdout)") }
@@ -89,7 +89,7 @@ struct DialectBinaryTests {
         #expect(server.interrupt().status == 0)
 
         // The suite against it, a few cases for time's sake: every one PASSes.
-        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--dialect", file, "--case", "1.1", "--case", "2.1", "--case", "3.1"])
+        let run = try runAuthmock(["run", "--verbose", "--driver", try referenceDriver(), "--dialect", file, "--case", "1.1", "--case", "2.1", "--case", "3.1"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("PASS       1.1 [acme]"), "\(run.stdout)")
 
@@ -110,7 +110,7 @@ struct DialectBinaryTests {
           outcomes: {ok: all}
 
         """.write(to: cases.appendingPathComponent("acme-1.yaml"), atomically: true, encoding: .utf8)
-        let own = try runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path, "--dialect", file])
+        let own = try runAuthmock(["run", "--verbose", "--driver", try referenceDriver(), "--no-built-in", cases.path, "--dialect", file])
         #expect(own.status == 0 && own.stdout.contains("PASS       acme.1 [acme]"), "\(own.stdout)\(own.stderr)")
         let undeclared = try runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path])
         #expect(
@@ -125,7 +125,7 @@ struct DialectBinaryTests {
         let scaffolded = try runAuthmock(["validate", "\(scaffold)/scenarios", "\(scaffold)/dialect.yaml"])
         #expect(scaffolded.status == 0 && scaffolded.stdout.contains("100.1 my first case [acme]"), "\(scaffolded)")
         let firstCase = try runAuthmock([
-            "run", "\(scaffold)/scenarios", "--no-built-in", "--driver", try referenceDriver(), "--dialect", "\(scaffold)/dialect.yaml",
+            "run", "--verbose", "\(scaffold)/scenarios", "--no-built-in", "--driver", try referenceDriver(), "--dialect", "\(scaffold)/dialect.yaml",
         ])
         #expect(firstCase.status == 0 && firstCase.stdout.contains("PASS       100.1 [acme]"), "\(firstCase.stdout)")
 

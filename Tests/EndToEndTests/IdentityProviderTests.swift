@@ -68,7 +68,7 @@ struct IdentityProviderTests {
     /// rather than one dialect after another).
     @Test func theReferenceClientPassesEveryCase() throws {
         let profiles = ["simplejwt", "supabase", "keycloak", "auth0", "firebase", "passport", "cognito", "entra"]
-        let run = try runAuthmock(["run", "--driver", try referenceDriver()] + profiles.flatMap { ["--profile", $0] })
+        let run = try runAuthmock(["run", "--verbose", "--driver", try referenceDriver()] + profiles.flatMap { ["--profile", $0] })
         #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")
         #expect(run.stdout.contains(" 0 failed, 0 skipped"), "\(run.stdout.suffix(500))")
         for profile in profiles {

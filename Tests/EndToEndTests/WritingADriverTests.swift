@@ -25,7 +25,7 @@ struct WritingADriverTests {
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: empty.path).sorted() == ["my_driver.py", "report.json"])
         // Every report names the suite it ran.
-        #expect(result.stdout.contains("7 cases from the built-in suite 0."), "\(result.stdout)")
+        #expect(result.stdout.contains("7 case runs from the built-in suite 0."), "\(result.stdout)")
         #expect(result.stdout.contains(/suite: built-in \d+\.\d+\.\d+\+[0-9a-f]{12}/), "\(result.stdout)")
         let report = try String(contentsOf: empty.appendingPathComponent("report.json"), encoding: .utf8)
         #expect(report.contains(/"builtIn" : "\d+\.\d+\.\d+\+[0-9a-f]{12}"/), "\(report.prefix(400))")

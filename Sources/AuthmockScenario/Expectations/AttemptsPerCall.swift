@@ -11,8 +11,8 @@ struct AttemptsPerCallExpectation: CountingExpectation {
         let broken = own.filter { !range.admits(observation.attempts(of: $0.call).count) }
         let message =
             broken.isEmpty
-            ? "every call made \(range.text) attempts"
-            : "expected \(range.text) attempts per call; "
+            ? "every call made \(range.of("attempt"))"
+            : "expected \(range.of("attempt")) per call; "
                 + broken.prefix(5).map { "\($0.call) made \(observation.attempts(of: $0.call).count)" }.joined(separator: ", ")
         let attempts = broken.flatMap { observation.attempts(of: $0.call) }
         return Judgement(

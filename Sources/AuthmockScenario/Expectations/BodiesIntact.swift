@@ -14,7 +14,8 @@ struct BodiesIntactExpectation: FlagExpectation {
     static let rule = Rules.replay
     let required: Bool
 
-    func judgeRequired(_ observation: Observation) -> Judgement {
+    /// Attempts of calls with a body that carried other bytes, and how many attempts were checked.
+    static func altered(_ observation: Observation) -> (altered: [JournalEntry], checked: Int) {
         var altered: [JournalEntry] = []
         var checked = 0
         for record in observation.calls {
@@ -25,6 +26,11 @@ struct BodiesIntactExpectation: FlagExpectation {
                 if attempt.bodySHA256 != expected || attempt.bodyBytes != body.utf8.count { altered.append(attempt) }
             }
         }
+        return (altered, checked)
+    }
+
+    func judgeRequired(_ observation: Observation) -> Judgement {
+        let (altered, checked) = Self.altered(observation)
         if checked == 0 {
             return .nothingToJudge("no request of a call with a body reached the server, so its body was never checked")
         }

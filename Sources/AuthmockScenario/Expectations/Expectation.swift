@@ -139,6 +139,9 @@ public struct CountRange: Sendable, Equatable {
         if min == nil && max == nil { throw checker.error(at: value.mark, "give min, max or both") }
     }
 
+    /// `text` with a noun that agrees: "exactly 1 sign-in request", "at most 3 sign-in requests".
+    func of(_ noun: String) -> String { "\(text) \(text.hasSuffix(" 1") ? noun : noun + "s")" }
+
     func admits(_ value: Int) -> Bool { (min.map { value >= $0 } ?? true) && (max.map { value <= $0 } ?? true) }
 
     var text: String {

@@ -36,7 +36,7 @@ struct ExpiredTokenUsesExpectation: CountingExpectation {
         let uses = Self.uses(observation)
         return Judgement(
             passed: range.admits(uses.count),
-            message: "expected \(range.text) requests with an access token past its expires_in, saw \(uses.count)"
+            message: "expected \(range.of("request")) with an access token past its expires_in, saw \(uses.count)"
                 + (uses.isEmpty ? "" : ": journal \(observation.seqs(uses.map(\.0)))"),
             evidence: uses.prefix(12).map { observation.line($0.0) + String(format: " (%.1f s past its expires_in)", $0.1) },
             measured: [range.measure("expired token uses", saw: uses.count)], entries: uses.map(\.0.seq))

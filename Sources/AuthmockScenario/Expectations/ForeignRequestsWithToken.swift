@@ -17,7 +17,7 @@ struct ForeignRequestsWithTokenExpectation: CountingExpectation {
         }
         return Judgement(
             passed: range.admits(leaked.count),
-            message: "expected \(range.text) requests to another host carrying Authorization, saw \(leaked.count) (of \(foreign.count) sent there)",
+            message: "expected \(range.of("request")) to another host carrying Authorization, saw \(leaked.count) (of \(foreign.count) sent there)",
             evidence: observation.lines(leaked), measured: [range.measure("requests to another host with a token", saw: leaked.count)],
             entries: leaked.map(\.seq))
     }

@@ -80,6 +80,8 @@ struct Observation {
     /// How the server's dialect answers the refusals a case may name
     /// (`answered_with`): status and code.
     var refusals: [String: (status: Int, code: String)] = [:]
+    /// Fault rules the case installed that hand out a forged id token (their ids).
+    var idTokenFaults: Set<Int> = []
 
     /// A token-endpoint answer that reached the client and refused its
     /// refresh token: a 4xx other than 429 (which says "later"), or

@@ -53,7 +53,7 @@ struct OutcomesExpectation: Expectation {
                 broken.append(message)
             case .range(let range) where range.admits(matching.count): continue
             case .range(let range):
-                broken.append("expected \(range.text) calls to end \(kind), \(matching.count) did")
+                broken.append("expected \(range.of("call")) to end \(kind), \(matching.count) did")
             }
         }
         let stated = counts.map { item in

@@ -33,7 +33,7 @@ struct RefreshTokenReuseExpectation: CountingExpectation {
         let reused = Self.reuses(in: observation.entries)
         return Judgement(
             passed: range.admits(reused.count),
-            message: "expected \(range.text) refresh requests with an already rotated refresh token, saw \(reused.count)"
+            message: "expected \(range.of("refresh request")) with an already rotated refresh token, saw \(reused.count)"
                 + (reused.isEmpty ? "" : ": journal \(observation.seqs(reused)); reuse detection revoked the login"),
             evidence: observation.lines(reused), measured: [range.measure("refresh token reuses", saw: reused.count)],
             entries: reused.map(\.seq))

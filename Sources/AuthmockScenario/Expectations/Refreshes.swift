@@ -12,7 +12,7 @@ struct RefreshesExpectation: CountingExpectation {
     func judge(_ observation: Observation) -> Judgement {
         let seen = observation.refreshes
         let reused = RefreshTokenReuseExpectation.reuses(in: observation.entries)
-        var message = "expected \(range.text) refresh request\(range.max == 1 ? "" : "s"), saw \(seen.count)"
+        var message = "expected \(range.of("refresh request")), saw \(seen.count)"
         if !seen.isEmpty { message += ": journal \(observation.seqs(seen))" }
         if !range.admits(seen.count) && !reused.isEmpty {
             message += "; \(reused.count) of them presented an already rotated refresh token, so reuse detection revoked the login"

@@ -21,7 +21,7 @@ struct RequestsAfterLogoutExpectation: CountingExpectation {
         }
         return Judgement(
             passed: range.admits(after.count),
-            message: "expected \(range.text) requests with a token after the sign-out, saw \(after.count)"
+            message: "expected \(range.of("request")) with a token after the sign-out, saw \(after.count)"
                 + (after.isEmpty ? "" : ": journal \(observation.seqs(after))"),
             evidence: observation.lines(after), measured: [range.measure("requests after the sign-out", saw: after.count)], entries: after.map(\.seq))
     }

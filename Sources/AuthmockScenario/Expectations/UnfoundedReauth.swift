@@ -21,7 +21,7 @@ struct UnfoundedReauthExpectation: CountingExpectation {
         }
         let reauth = observation.calls.filter { $0.outcome == OutcomeKind.reauthRequired.rawValue }
         let unfounded = refusals.isEmpty ? reauth : []
-        var message = "expected \(range.text) calls to end reauth_required with no refusal behind them, \(unfounded.count) did"
+        var message = "expected \(range.of("call")) to end reauth_required with no refusal behind them, \(unfounded.count) did"
         if !unfounded.isEmpty { message += " (no refresh answer refused the refresh token: the sign-in screen came from something else)" }
         return Judgement(
             passed: range.admits(unfounded.count), message: message,
