@@ -48,6 +48,19 @@ public struct FaultRule: Sendable, Equatable {
         /// validly signed: the client must check what it says.
         case idToken(claims: [String: String])
 
+        /// What it did to a request, as a journal line says it: `(fault 2: held 300 ms)`.
+        public var did: String {
+            switch self {
+            case .respond(let status, _, _): "answered \(status) in the route's place"
+            case .delay(let milliseconds): "held \(milliseconds) ms, then answered by the route"
+            case .delayResponse(let milliseconds): "answer held \(milliseconds) ms"
+            case .closeConnection: "connection closed, no answer"
+            case .dropResponse: "handled, then the answer dropped"
+            case .gather(let count, _, _): "held to meet \(count) requests together"
+            case .idToken: "id token replaced"
+            }
+        }
+
         /// Holding actions wait (or mark the answer) and then pass the request on: a later rule
         /// that matches may act on it too (gather, then delay one call).
         public var holds: Bool {

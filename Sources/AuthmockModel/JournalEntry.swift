@@ -21,6 +21,8 @@ public struct PresentedToken: Sendable, Codable, Equatable {
         public static let rotatedReuse: State = "rotated-reuse"
         /// A rotated refresh token presented inside the grace window: accepted.
         public static let rotatedGrace: State = "rotated-grace"
+        /// One of the server's access tokens, presented where a refresh token goes.
+        public static let accessToken: State = "access-token"
     }
 
     public var kind: Kind

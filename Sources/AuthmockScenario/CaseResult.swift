@@ -102,13 +102,40 @@ public struct CaseResult: Sendable, Codable {
     /// What the report says beside the verdict: a fault rule of the case that never fired.
     public var notes: [String]?
 
+    public init(
+        id: String, name: String, profile: String, level: String, file: String, verdict: Verdict, reason: String? = nil,
+        findings: [Finding], calls: [CallOutcome], journal: [String], entries: [ReportedEntry]? = nil, driverStderr: String,
+        seconds: Double, driver: String? = nil, driverVersion: String? = nil, digest: String? = nil, knownFailure: String? = nil,
+        causes: [Cause]? = nil, notes: [String]? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.profile = profile
+        self.level = level
+        self.file = file
+        self.verdict = verdict
+        self.reason = reason
+        self.findings = findings
+        self.calls = calls
+        self.journal = journal
+        self.entries = entries
+        self.driverStderr = driverStderr
+        self.seconds = seconds
+        self.driver = driver
+        self.driverVersion = driverVersion
+        self.digest = digest
+        self.knownFailure = knownFailure
+        self.causes = causes
+        self.notes = notes
+    }
+
     /// `1.1 [oauth2]`: how reports name a case run.
     public var label: String { "\(id) [\(profile)]" }
     public var failedFindings: [Finding] { findings.filter { !$0.passed } }
 }
 
 /// One journal entry as a line of evidence, its tokens by their labels.
-func describe(_ entry: JournalEntry, start: Date, labels: TokenLabels) -> String {
+func describe(_ entry: JournalEntry, start: Date, labels: TokenLabels, faults: [Int: String] = [:]) -> String {
     var line =
         "#\(entry.seq) +\(String(format: "%.3f", entry.realTime.timeIntervalSince(start)))s \(entry.method) \(entry.path) [\(entry.kind.rawValue)]"
     // Another host (a third party) is named, so evidence shows who got what.
@@ -126,7 +153,7 @@ func describe(_ entry: JournalEntry, start: Date, labels: TokenLabels) -> String
     if let access = entry.issuedAccess { line += " issued access \(labels.label(access))" }
     if let refresh = entry.issuedRefresh { line += " issued refresh \(labels.label(refresh))" }
     if let applied = entry.mutationsApplied { line += " applied \(applied)" }
-    if let fault = entry.fault { line += " (fault \(fault))" }
+    if let fault = entry.fault { line += " (fault \(fault)\(faults[fault].map { ": \($0)" } ?? ""))" }
     if entry.undelivered { line += " (not delivered)" }
     return line
 }

@@ -16,6 +16,11 @@ public struct Cause: Sendable, Equatable, Codable {
     public var id: String
     /// What the client does, as a person says it.
     public var title: String
+
+    public init(id: String, title: String) {
+        self.id = id
+        self.title = title
+    }
 }
 
 /// What a diagnosis reads: the case's journal and calls, and the findings

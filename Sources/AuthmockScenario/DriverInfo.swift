@@ -31,7 +31,8 @@ public struct DriverInfo: Sendable, Equatable {
         let named = profiles.map { "'\($0)'\(Suggestion.hint(for: $0, in: Profiles.names))" }.joined(separator: ", ")
         return .failure(
             ScenarioRunner.HelloFailure(
-                reason: "hello lists the profiles \(named), and none is a profile authmock serves (\(Profiles.names.joined(separator: ", ")))",
+                reason:
+                    "hello lists the profiles \(named), and none is a profile authmock serves (\(Profiles.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE",
                 stderr: ""))
     }
 

@@ -124,8 +124,7 @@ struct Play: Sendable {
         observation.signInSteps = outcome.signInSteps
         let scope = mock.profile.answer(to: .insufficientScope(required: ""))
         observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
-        observation.idTokenFaults = Set(
-            mock.control.faults().filter { if case .idToken = $0.rule.action { true } else { false } }.map(\.id))
+        observation.noteFaults(mock.control.faults())
         return observation
     }
 

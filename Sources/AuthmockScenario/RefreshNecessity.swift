@@ -49,7 +49,11 @@ enum RefreshNecessity {
 
         return refreshes.map { refresh in
             guard let family = familyOf(refresh) else {
-                return RefreshJudgement(entry: refresh, kind: .unknown, reason: "presents no token the server issued")
+                let presented =
+                    refresh.refreshToken?.state == .accessToken
+                    ? "presents an access token (\(observation.labels.label(refresh.refreshToken?.id))) where the refresh token goes"
+                    : "presents no token the server issued"
+                return RefreshJudgement(entry: refresh, kind: .unknown, reason: presented)
             }
             let arrival = refresh.realTime
             let others = refreshes.filter { $0.seq < refresh.seq && familyOf($0) == family }

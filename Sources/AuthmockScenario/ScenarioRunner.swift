@@ -290,7 +290,8 @@ public enum ScenarioRunner {
             // The verdict above already read it; a store failing since only shortens the evidence.
             let entries = (try? await mock.control.journal().entries) ?? []
             let tokens = (try? await mock.control.tokens()).map(TokenFacts.init) ?? TokenFacts()
-            let seen = Observation(entries: entries, calls: calls, tokens: tokens, start: wallStart, endpointPaths: Set(mock.profile.endpointPaths))
+            var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: wallStart, endpointPaths: Set(mock.profile.endpointPaths))
+            seen.noteFaults(mock.control.faults())
             result.journal = Self.evidence(entries.map(seen.line))
             result.entries = Self.evidence(seen.reported)
             if result.verdict != .skip && result.reason == nil {

@@ -117,7 +117,7 @@ public enum SequenceDiagram {
         tip += entry.status == 0 ? " -> no answer" : " -> \(entry.status)"
         if let code = entry.code { tip += " \(code)" }
         for token in entry.issued { tip += " issued \(token.kind) \(token.label)" }
-        if let fault = entry.fault { tip += " (fault \(fault))" }
+        if let fault = entry.fault { tip += " (fault \(fault)\(entry.faultAction.map { ": \($0)" } ?? ""))" }
         if !entry.delivered { tip += " (not delivered)" }
         if superfluous { tip += " [superfluous]" }
         let stroke = flagged ? "stroke=\"#dc2626\" stroke-width=\"2.5\"" : "stroke=\"#6b7280\" stroke-width=\"0.8\""

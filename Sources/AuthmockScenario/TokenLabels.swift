@@ -121,10 +121,12 @@ public struct ReportedEntry: Sendable, Codable, Equatable {
     public var code: String?
     /// The fault rule that fired on it (its number in the case).
     public var fault: Int?
+    /// What that rule did (`held 300 ms, then answered by the route`).
+    public var faultAction: String?
     /// False when the client never got the answer (a dropped connection).
     public var delivered: Bool
 
-    init(_ entry: JournalEntry, start: Date, labels: TokenLabels, attributedTo: String? = nil) {
+    init(_ entry: JournalEntry, start: Date, labels: TokenLabels, attributedTo: String? = nil, faults: [Int: String] = [:]) {
         seq = entry.seq
         at = (entry.realTime.timeIntervalSince(start) * 1000).rounded() / 1000
         seconds = (entry.durationMs).rounded() / 1000
@@ -145,6 +147,7 @@ public struct ReportedEntry: Sendable, Codable, Equatable {
         status = entry.status
         code = entry.errorCode
         fault = entry.fault
+        faultAction = entry.fault.flatMap { faults[$0] }
         delivered = !entry.undelivered
     }
 }

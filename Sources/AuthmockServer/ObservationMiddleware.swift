@@ -80,6 +80,10 @@ struct ObservationMiddleware: RouterMiddleware {
         context.arrived(route: route, credential: presented, verification: verification)
         if let refresh = route.refreshToken {
             entry.refreshToken = PresentedToken(refresh: try await mock.authority.inspectRefreshToken(refresh))
+            // Not a refresh token of ours: one of our access tokens in its place is named as such.
+            if entry.refreshToken?.id == nil, let access = try await mock.authority.verifyAccessToken(refresh).presentedAsRefresh {
+                entry.refreshToken = access
+            }
         }
 
         var lastFault: Int? = nil
@@ -239,6 +243,19 @@ extension PresentedToken {
             case let failure?: State(rawValue: failure.rawValue.replacingOccurrences(of: "_", with: "-"))
             }
         self.init(kind: .refresh, id: info.id, state: state)
+    }
+}
+
+extension AccessVerification {
+    /// This access token presented where a refresh token goes: its `jti`
+    /// and the state `access-token`; nil when it is no access token of ours.
+    var presentedAsRefresh: PresentedToken? {
+        switch self {
+        case .valid(let grant): PresentedToken(kind: .refresh, key: grant.key, state: .accessToken)
+        case .invalid(let failure, let jti?) where [.expired, .revoked, .notYetValid, .wrongAudience].contains(failure):
+            PresentedToken(kind: .refresh, id: jti, state: .accessToken)
+        case .invalid: nil
+        }
     }
 }
 

@@ -2,6 +2,7 @@ public import AuthmockScenario
 import AuthmockServer
 import DriverProtocol
 import Foundation
+import Synchronization
 
 /// One case of the suite in one dialect: what a parameterized test runs
 /// once per argument (`@Test(arguments: try AuthmockSuite.builtInCases(for: client))`).
@@ -26,10 +27,26 @@ public struct AuthmockCase: Sendable, Identifiable, CustomStringConvertible {
 
     /// What a failed test says: the verdict, the reason, each broken
     /// expectation with its evidence (the requests the mock saw), and the
-    /// cause the suite names; empty for a PASS.
+    /// cause the suite names; empty for a PASS. A cause already shown with
+    /// its evidence for another case in this test process is named once
+    /// more, with that case, and this case's findings without evidence: 14
+    /// cases of one missing single flight print its evidence once.
     public static func failureMessage(_ result: CaseResult) -> String {
-        Reports.details(result).trimmingCharacters(in: .newlines)
+        let causes = (result.causes ?? []).map(\.id)
+        let shownFor = causes.isEmpty ? nil : Self.causesShown.withLock { shown -> String? in
+            if let first = causes.compactMap({ shown[$0] }).first, causes.allSatisfy({ shown[$0] != nil }) { return first }
+            for cause in causes where shown[cause] == nil { shown[cause] = result.label }
+            return nil
+        }
+        guard let shownFor, result.verdict == .fail else { return Reports.details(result).trimmingCharacters(in: .newlines) }
+        var out = "\(result.verdict.rawValue) \(result.label) \(result.name)\n"
+        out += "  cause: \((result.causes ?? []).map(\.title).joined(separator: "; ")) (its evidence: \(shownFor), above)\n"
+        for finding in result.failedFindings { out += "  x \(finding.expectation): \(finding.message)\n" }
+        return out.trimmingCharacters(in: .newlines)
     }
+
+    /// Cause id -> the case whose message showed it with evidence, in this process.
+    static let causesShown = Mutex([String: String]())
 }
 
 /// The cases a Swift client can run, and running many at once.

@@ -110,7 +110,7 @@ struct RunCommand: AsyncParsableCommand {
         let dialects = try loadDialects(namedIn: chosen)
         if let unknown = profile.first(where: { !Profiles.names.contains($0) && dialects[$0] == nil }) {
             throw ValidationError(
-                "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", ")))"
+                "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE"
             )
         }
         // With --dialect the built-in profiles run only when --profile names them.

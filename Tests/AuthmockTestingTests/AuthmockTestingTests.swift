@@ -74,6 +74,29 @@ private struct SilentClient: DriverClient {
         #expect(message.contains("POST /oauth/token"), "\(message)")
     }
 
+    /// One cause, many cases: its evidence is printed with the first case
+    /// only; the others name it and that case, with their own findings.
+    @Test func aCauseIsShownWithItsEvidenceOnce() {
+        func failed(_ id: String) -> CaseResult {
+            var result = CaseResult(
+                id: id, name: "n", profile: "oauth2", level: "must", file: "-", verdict: .fail,
+                findings: [Finding(expectation: "refreshes", passed: false, message: "saw 3", evidence: ["#2 POST /oauth/token"])],
+                calls: [], journal: [], driverStderr: "", seconds: 0)
+            result.causes = [Cause(id: "test-only-cause-\(UUID().uuidString)", title: "a test cause")]
+            return result
+        }
+        var first = failed("1.1")
+        var second = failed("1.2")
+        second.causes = first.causes
+        let shown = AuthmockCase.failureMessage(first)
+        let again = AuthmockCase.failureMessage(second)
+        #expect(shown.contains("#2 POST /oauth/token"), "\(shown)")
+        #expect(!again.contains("#2 POST /oauth/token") && again.contains("its evidence: 1.1 [oauth2], above"), "\(again)")
+        #expect(again.contains("x refreshes: saw 3"), "\(again)")
+        first.causes = nil
+        #expect(AuthmockCase.failureMessage(first).contains("#2 POST /oauth/token"))
+    }
+
     /// A case of the test's own (a file), with a short timeout: a client
     /// that never answers ends it as an ERROR by then.
     @Test func aClientThatNeverAnswersIsAnErrorNotAHang() async throws {

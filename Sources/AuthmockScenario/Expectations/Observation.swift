@@ -82,6 +82,8 @@ struct Observation {
     var refusals: [String: (status: Int, code: String)] = [:]
     /// Fault rules the case installed that hand out a forged id token (their ids).
     var idTokenFaults: Set<Int> = []
+    /// What each of the case's fault rules does, by id: journal lines say it beside the rule's number.
+    var faultActions: [Int: String] = [:]
 
     /// A token-endpoint answer that reached the client and refused its
     /// refresh token: a 4xx other than 429 (which says "later"), or
@@ -177,14 +179,14 @@ struct Observation {
     }
 
     func line(_ entry: JournalEntry) -> String {
-        var text = describe(entry, start: start, labels: labels)
+        var text = describe(entry, start: start, labels: labels, faults: faultActions)
         if entry.call == nil, let call = attributed[entry.seq] { text += " (no call header; attributed to \(call))" }
         return text
     }
 
     /// The journal as the report's data, in arrival order.
     var reported: [ReportedEntry] {
-        entries.map { ReportedEntry($0, start: start, labels: labels, attributedTo: attributed[$0.seq]) }
+        entries.map { ReportedEntry($0, start: start, labels: labels, attributedTo: attributed[$0.seq], faults: faultActions) }
     }
 
     func seqs(_ selected: [JournalEntry], limit: Int = 10) -> String {
@@ -215,5 +217,15 @@ struct Observation {
         if foreign { path = path.dropFirst("//foreign".count) }
         if let query = path.firstIndex(of: "?") { path = path[..<query] }
         return (foreign, String(path))
+    }
+}
+
+extension Observation {
+    /// What the case's fault rules do, so the journal names the act beside the number.
+    mutating func noteFaults(_ installed: [FaultRules.Installed]) {
+        for fault in installed {
+            faultActions[fault.id] = fault.rule.action.did
+            if case .idToken = fault.rule.action { idTokenFaults.insert(fault.id) }
+        }
     }
 }

@@ -14,7 +14,7 @@ struct SuperfluousRefreshesExpectation: CountingExpectation {
     func judge(_ observation: Observation) -> Judgement {
         let judged = RefreshNecessity.judge(observation)
         let superfluous = judged.filter { $0.kind == .superfluous }
-        let tally = [RefreshJudgement.Kind.necessary, .early, .superfluous].compactMap { kind -> String? in
+        let tally = [RefreshJudgement.Kind.necessary, .early, .superfluous, .unknown].compactMap { kind -> String? in
             let n = judged.filter { $0.kind == kind }.count
             return n == 0 ? nil : "\(n) \(kind.rawValue)"
         }.joined(separator: ", ")
