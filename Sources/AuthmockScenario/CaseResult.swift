@@ -101,12 +101,14 @@ public struct CaseResult: Sendable, Codable {
     public var causes: [Cause]?
     /// What the report says beside the verdict: a fault rule of the case that never fired.
     public var notes: [String]?
+    /// When the driver confirmed the app had signed the user out (a `logout` step), in seconds since the case began.
+    public var signedOut: Double?
 
     public init(
         id: String, name: String, profile: String, level: String, file: String, verdict: Verdict, reason: String? = nil,
         findings: [Finding], calls: [CallOutcome], journal: [String], entries: [ReportedEntry]? = nil, driverStderr: String,
         seconds: Double, driver: String? = nil, driverVersion: String? = nil, digest: String? = nil, knownFailure: String? = nil,
-        causes: [Cause]? = nil, notes: [String]? = nil
+        causes: [Cause]? = nil, notes: [String]? = nil, signedOut: Double? = nil
     ) {
         self.id = id
         self.name = name
@@ -127,6 +129,7 @@ public struct CaseResult: Sendable, Codable {
         self.knownFailure = knownFailure
         self.causes = causes
         self.notes = notes
+        self.signedOut = signedOut
     }
 
     /// `1.1 [oauth2]`: how reports name a case run.

@@ -271,6 +271,7 @@ public enum ScenarioRunner {
                 result.calls = outcome.calls.map { $0.summary(start: wallStart) }
                 result.causes = outcome.causes
                 result.notes = outcome.notes.isEmpty ? nil : outcome.notes
+                result.signedOut = outcome.signedOutAt.map { ($0.timeIntervalSince(wallStart) * 1000).rounded() / 1000 }
                 result.driver = outcome.driver
                 result.driverVersion = outcome.version
                 switch outcome.stop {

@@ -24,7 +24,7 @@ public enum SequenceDiagram {
         let superfluous = Set(
             result.failedFindings.filter { $0.name == .superfluousRefreshes || $0.name == .superfluousSignIns }.flatMap { $0.entries ?? [] })
         let end = max(
-            entries.map { $0.at + $0.seconds }.max() ?? 0,
+            entries.map { $0.at + $0.seconds }.max() ?? 0, result.signedOut ?? 0,
             calls.compactMap { $0.answered ?? $0.sent }.max() ?? 0, 0.001)
         func x(_ t: Double) -> Double { labelWidth + max(0, t) / end * plotWidth }
         func width(_ seconds: Double) -> Double { max(4, seconds / end * plotWidth) }
@@ -60,6 +60,11 @@ public enum SequenceDiagram {
             let t = end * Double(step) / 4
             svg += "<line x1=\"\(f(x(t)))\" y1=\"\(f(top - 6))\" x2=\"\(f(x(t)))\" y2=\"\(f(height - 30))\" stroke=\"#e5e5e5\"/>"
             svg += "<text x=\"\(f(x(t)))\" y=\"\(f(height - 16))\" text-anchor=\"middle\" fill=\"#666\">\(String(format: "%.2f s", t))</text>\n"
+        }
+        if let signedOut = result.signedOut {
+            svg += "<g class=\"signed-out\"><line x1=\"\(f(x(signedOut)))\" y1=\"\(f(top - 6))\" x2=\"\(f(x(signedOut)))\" y2=\"\(f(height - 30))\" "
+                + "stroke=\"#7c3aed\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>"
+                + "<text x=\"\(f(x(signedOut) + 3))\" y=\"\(f(height - 30))\" fill=\"#7c3aed\">signed out</text></g>\n"
         }
         var y = top
         for (index, lane) in lanes.enumerated() {

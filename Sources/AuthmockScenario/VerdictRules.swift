@@ -153,9 +153,13 @@ enum VerdictRules {
         from (`causes` in the JSON report), and the console, the JSON report's top-level \
         `causes` and the compatibility page group case runs by them: the console shows each \
         shared cause once, with one case's evidence, and lists the other case runs under \
-        it (`--verbose` shows every case's evidence). The causes, in the order they are \
-        tried (the first that the case's journal shows takes the findings it explains; a \
-        failure none explains is grouped by its first failed expectation), from \
+        it (`--verbose` shows every case's evidence). A cause is read from what the findings \
+        measured (which bound broke, which way: `attempts_per_call` over is a client that does \
+        not stop, under one that gave up) and from the journal, never from a finding's name \
+        alone; a failed finding no cause explains is named by itself (`expectation:KEY`), and \
+        a check that failed for want of anything to judge (no request reached the API once \
+        the login was revoked) follows the cause found. The causes, in the order they are \
+        tried (each that the case's journal shows takes the findings it explains), from \
         `Sources/AuthmockScenario/Causes.swift`:
 
         """
