@@ -18,6 +18,15 @@ public enum BuiltinSuite {
         return cases
     }
 
+    /// The file a built-in case comes from, as written: a starting point for
+    /// a case of one's own. A clock variant (`1.1-clock`) is its case's file.
+    public static func file(ofCase id: String) -> (name: String, text: String)? {
+        let base = id.hasSuffix(ClockVariant.idSuffix) ? String(id.dropLast(ClockVariant.idSuffix.count)) : id
+        return files.first { file in
+            !file.name.hasPrefix("_") && (try? ScenarioLoader.parse(file.text, file: file.name))?.id == base
+        }
+    }
+
     /// The teeth matrix (`_teeth.yaml`) of the built-in cases.
     public static func teethMatrix() throws -> TeethMatrix {
         let name = "_teeth.yaml"

@@ -77,7 +77,7 @@ public enum DialectLoader {
             }
             node = composed
         } catch {
-            return .failure(.init(list: [ScenarioLoader.problem(yaml: error, file: file)]))
+            return .failure(.init(list: [ScenarioLoader.problem(yaml: error, file: file, text: text)]))
         }
         let checker = SpecChecker(file: file)
         do throws(ScenarioError) {

@@ -15,7 +15,7 @@ public enum ExpectedFailures {
             composed = try Yams.compose(yaml: text)
         } catch {
             // A syntax error at its place, as a scenario file's.
-            throw ScenarioLoader.problem(yaml: error, file: path)
+            throw ScenarioLoader.problem(yaml: error, file: path, text: text)
         }
         guard let node = composed else { return [:] }
         guard let mapping = node.mapping else {

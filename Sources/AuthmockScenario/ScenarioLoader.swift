@@ -82,7 +82,7 @@ public enum ScenarioLoader {
         } catch let error as ScenarioError {
             throw error
         } catch let error as YamlError {
-            throw yamlError(error, file: file)
+            throw yamlError(error, file: file, text: text)
         } catch {
             throw ScenarioError(file: file, line: 1, column: 1, message: "\(error)")
         }
@@ -128,16 +128,21 @@ public enum ScenarioLoader {
     }
 
     /// A YAML syntax problem at its place in the file.
-    static func problem(yaml error: any Error, file: String) -> ScenarioError {
+    static func problem(yaml error: any Error, file: String, text: String? = nil) -> ScenarioError {
         guard let error = error as? YamlError else { return ScenarioError(file: file, line: 1, column: 1, message: "\(error)") }
-        return yamlError(error, file: file)
+        return yamlError(error, file: file, text: text)
     }
 
-    private static func yamlError(_ error: YamlError, file: String) -> ScenarioError {
+    /// `text`: the file, to say so when the character the parser stopped at is a tab.
+    private static func yamlError(_ error: YamlError, file: String, text: String? = nil) -> ScenarioError {
         switch error {
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
-            return ScenarioError(
-                file: file, line: mark.line, column: mark.column, message: "invalid YAML: \(problem)\(context.map { " \($0.text)" } ?? "")")
+            var message = "invalid YAML: \(problem)\(context.map { " \($0.text)" } ?? "")"
+            let line = text.flatMap { $0.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(mark.line - 1).first }
+            if let line, line.dropFirst(max(0, mark.column - 1)).first == "\t" || line.prefix(while: { $0 == " " || $0 == "\t" }).contains("\t") {
+                message += " (a tab: YAML indents with spaces only)"
+            }
+            return ScenarioError(file: file, line: mark.line, column: mark.column, message: message)
         default:
             return ScenarioError(file: file, line: 1, column: 1, message: "invalid YAML: \(error)")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthmockCore
 import AuthmockScenario
 import Foundation
 
@@ -13,8 +14,20 @@ struct CasesCommand: ParsableCommand {
     @Flag(help: "Print the cases page (docs/cases.md) instead of the list.") var markdown = false
     @Option(help: "Teeth matrix for --markdown (default: the built-in one).") var matrix: String?
     @Flag(help: "Print only the built-in suite's counts, as README.md shows them (scripts/regen-docs.sh).") var counts = false
+    @Option(help: "Print the YAML file of this built-in case (e.g. 1.1): a starting point for a case of your own.") var show: String?
 
     func run() throws {
+        if let show {
+            guard let file = BuiltinSuite.file(ofCase: show) else {
+                let ids = (try? BuiltinSuite.scenarios().map(\.id)) ?? []
+                FileHandle.standardError.write(
+                    Data("authmock cases --show: no built-in case '\(show)'\(Suggestion.hint(for: show, in: ids)) (authmock cases lists them)\n".utf8))
+                throw ExitCode(RunExit.usage)
+            }
+            print("# built-in/\(file.name)", terminator: "\n")
+            print(file.text, terminator: "")
+            return
+        }
         if counts {
             print(try BuiltinSuite.countsText())
             return

@@ -19,8 +19,12 @@ struct InitCommand: ParsableCommand {
 
     @Option(help: "Directory to write into (default: authmock-tests).") var dir = "authmock-tests"
     @Option(help: "Driver template: python or swift.") var language = "python"
-    @Option(name: .customLong("authmock-path"), help: "swift: path of your authmock checkout, for the DriverKit dependency.") var authmockPath =
-        "../authmock"
+    @Option(
+        name: .customLong("authmock-path"),
+        help:
+            "swift: path of your authmock checkout, from where you type the command (default: the checkout this binary was built in, else ../authmock); written relative to the driver's package."
+    )
+    var authmockPath: String?
     @Option(
         help: "A dialect file of your backend (docs/dialects.md): copied to DIR/dialect.yaml, the case runs on it, and the next steps pass --dialect."
     )
@@ -48,10 +52,14 @@ struct InitCommand: ParsableCommand {
             files.append(("driver/driver.py", Templates.pythonDriver))
             files.append(("driver/expected-failures.yaml", Templates.pythonDriverExpectedFailures))
         } else {
-            files.append(("driver/Package.swift", Templates.swiftPackage(authmockPath: authmockPath)))
+            let package = (dir as NSString).appendingPathComponent("driver")
+            files.append(("driver/Package.swift", Templates.swiftPackage(authmockPath: Self.relative(checkout, from: package))))
             files.append(("driver/Sources/my-authmock-driver/main.swift", Templates.swiftDriver))
         }
         let manager = FileManager.default
+        if language == "swift", !manager.fileExists(atPath: (checkout as NSString).appendingPathComponent("Package.swift")) {
+            print("note: no authmock checkout at \(checkout); pass --authmock-path PATH (driver/Package.swift depends on it)")
+        }
         for (path, _) in files where !force && manager.fileExists(atPath: (dir as NSString).appendingPathComponent(path)) {
             throw ValidationError("\((dir as NSString).appendingPathComponent(path)) exists; use --force to overwrite")
         }
@@ -78,5 +86,38 @@ struct InitCommand: ParsableCommand {
               authmock validate \(dir)/scenarios\(declared == nil ? "" : " \(dir)/dialect.yaml")
             \(adapt)  \(build)authmock run \(dir)/scenarios --driver "\(driver)"\(known)\(withDialect)
             """)
+    }
+
+    /// The authmock checkout, as an absolute path: `--authmock-path` from
+    /// the current directory, or the package this binary was built in
+    /// (`.build/<configuration>/authmock`), or `../authmock`.
+    var checkout: String {
+        let here = FileManager.default.currentDirectoryPath
+        if let authmockPath { return Self.absolute(authmockPath, from: here) }
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0], relativeTo: URL(fileURLWithPath: here)).standardizedFileURL
+        var folder = binary.deletingLastPathComponent()
+        while folder.path != "/" {
+            if folder.lastPathComponent == ".build" {
+                let root = folder.deletingLastPathComponent()
+                if FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) { return root.path }
+            }
+            folder = folder.deletingLastPathComponent()
+        }
+        return Self.absolute("../authmock", from: here)
+    }
+
+    static func absolute(_ path: String, from directory: String) -> String {
+        URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: directory, isDirectory: true)).standardizedFileURL.path
+    }
+
+    /// `target` as a path relative to `directory` (both resolved from the current directory).
+    static func relative(_ target: String, from directory: String) -> String {
+        let here = FileManager.default.currentDirectoryPath
+        let to = absolute(target, from: here).split(separator: "/")
+        let from = absolute(directory, from: here).split(separator: "/")
+        let common = zip(to, from).prefix { $0 == $1 }.count
+        let up = Array(repeating: "..", count: from.count - common)
+        let parts = up + to.dropFirst(common).map(String.init)
+        return parts.isEmpty ? "." : parts.joined(separator: "/")
     }
 }

@@ -228,6 +228,8 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     let host = options.host.contains(":") ? "[\(options.host)]" : options.host
     var lines = [
         "authmock \(AuthmockVersion.current) listening on \(options.tls == nil ? "http" : "https")://\(host):\(port) (\(options.dialect == nil ? "profile" : "declared dialect") \(options.profile))",
+        // The dialect's own sentence on the backend (docs/dialects.md: `summary`, printed at start).
+        mock.profile.summary.isEmpty ? "" : "dialect: \(mock.profile.summary)",
         "access tokens: \(options.tokens.signingAlgorithm.rawValue), \(options.tokens.accessTTL) s, kid \(mock.authority.keyID)"
             + (options.signingKey.isRandom && options.state == "memory"
                 ? " (random key: set AUTHMOCK_SIGNING_KEY, or --state sqlite:PATH, to keep tokens valid across restarts)" : ""),

@@ -63,6 +63,11 @@ struct InitTests {
         defer { try? FileManager.default.removeItem(at: swift) }
         #expect(try runAuthmock(["init", "--dir", swift.path, "--language", "swift"]).status == 0)
         #expect(FileManager.default.fileExists(atPath: swift.appendingPathComponent("driver/Sources/my-authmock-driver/main.swift").path))
+        // The DriverKit dependency's path is relative to the driver's package and leads to this checkout.
+        let manifest = try String(contentsOf: swift.appendingPathComponent("driver/Package.swift"), encoding: .utf8)
+        let path = try #require(manifest.firstMatch(of: /\.package\(path: "([^"]+)"\)/)?.1)
+        let resolved = URL(fileURLWithPath: String(path), relativeTo: swift.appendingPathComponent("driver", isDirectory: true))
+        #expect(resolved.standardizedFileURL.resolvingSymlinksInPath().path == root.standardizedFileURL.resolvingSymlinksInPath().path, "\(path)")
     }
 
     /// Every command `init` prints works as printed in an empty directory (no
