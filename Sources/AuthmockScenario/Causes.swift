@@ -238,7 +238,8 @@ enum Causes {
             explains: FindingName.allCases.map(Pattern.any),
             shows: { $0.sentWithoutToken }),
         Entry(
-            cause: Cause(id: "accepts-bad-id-token", title: "accepts an id token it should refuse (another user or issuer, another nonce, a forged one)"),
+            cause: Cause(
+                id: "accepts-bad-id-token", title: "accepts an id token it should refuse (another user or issuer, another nonce, a forged one)"),
             explains: [.any(.login), .any(.outcomes)],
             shows: { $0.shows(.any(.login)) || $0.forgedIDTokenDelivered && $0.shows(.any(.outcomes)) }),
         Entry(

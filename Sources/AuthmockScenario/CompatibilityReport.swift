@@ -206,10 +206,14 @@ public enum CompatibilityReport {
                     }
                     let verdict = cell(result)
                     var detail = ""
-                    if let reason = why(result) { detail += "<p>\(esc(reason))</p>" }
+                    // The reason of a skip or an error, or the known failure's; a FAIL's findings follow.
+                    if result.verdict != .fail && result.verdict != .nonStrict, let reason = why(result) { detail += "<p>\(esc(reason))</p>" }
+                    for cause in result.causes ?? [] { detail += "<p>cause: <b>\(esc(cause.title))</b></p>" }
                     for finding in result.failedFindings {
                         detail += "<p><b>\(esc(finding.expectation))</b>: \(esc(finding.message))</p>"
                     }
+                    // The same time line as the run's own report, for a run that did not pass.
+                    if result.verdict != .pass { detail += SequenceDiagram.svg(result) }
                     detail += "<pre>\(esc(result.journal.joined(separator: "\n")))</pre>"
                     text +=
                         "<td id=\"\(anchor(column, label))\" style=\"background:\(color[verdict] ?? "#fff")\"><details><summary>\(esc(verdict))</summary>\(detail)</details></td>"

@@ -99,7 +99,8 @@ public enum RunReportPage {
         }
         for note in result.notes ?? [] { out += "<p class=\"note\">note: \(esc(note))</p>\n" }
         for finding in result.failedFindings {
-            out += "<div class=\"finding failed\" data-expectation=\"\(esc(finding.expectation))\"><b>\(esc(finding.expectation))</b>: \(esc(finding.message))"
+            out +=
+                "<div class=\"finding failed\" data-expectation=\"\(esc(finding.expectation))\"><b>\(esc(finding.expectation))</b>: \(esc(finding.message))"
             if let rule = finding.rule { out += " <small>(\(esc(rule)))</small>" }
             if !finding.evidence.isEmpty {
                 out += "<details><summary>evidence</summary><pre>\(esc(finding.evidence.joined(separator: "\n")))</pre></details>"
@@ -111,7 +112,8 @@ public enum RunReportPage {
             out += open ? picture : "<details><summary>time line</summary>\(picture)</details>\n"
         }
         if !result.journal.isEmpty {
-            out += "<details><summary>journal (\(Plural.count(result.journal.count, "request")))</summary><pre>\(esc(result.journal.joined(separator: "\n")))</pre></details>\n"
+            out +=
+                "<details><summary>journal (\(Plural.count(result.journal.count, "request")))</summary><pre>\(esc(result.journal.joined(separator: "\n")))</pre></details>\n"
         }
         if result.verdict == .error, !result.driverStderr.isEmpty {
             out += "<details open><summary>driver stderr</summary><pre>\(esc(String(result.driverStderr.suffix(4000))))</pre></details>\n"

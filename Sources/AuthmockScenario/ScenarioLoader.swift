@@ -204,7 +204,8 @@ private struct Builder {
         let number = value.hasPrefix("c") ? Int(value.dropFirst()) : nil
         if let number, number >= 1, "c\(number)" == value { return nil }
         let hint = Int(value).map { " (did you mean c\($0)?)" } ?? ""
-        return "fault: match header X-Authmock-Call: \"\(value)\" matches no call: calls are named c1, c2, ... in the order the case sends them\(hint), so this fault never fires"
+        return
+            "fault: match header X-Authmock-Call: \"\(value)\" matches no call: calls are named c1, c2, ... in the order the case sends them\(hint), so this fault never fires"
     }
 
     func clockVariant(_ value: SpecValue) throws(ScenarioError) -> ClockVariant {

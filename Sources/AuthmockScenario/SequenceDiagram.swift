@@ -62,7 +62,8 @@ public enum SequenceDiagram {
             svg += "<text x=\"\(f(x(t)))\" y=\"\(f(height - 16))\" text-anchor=\"middle\" fill=\"#666\">\(String(format: "%.2f s", t))</text>\n"
         }
         if let signedOut = result.signedOut {
-            svg += "<g class=\"signed-out\"><line x1=\"\(f(x(signedOut)))\" y1=\"\(f(top - 6))\" x2=\"\(f(x(signedOut)))\" y2=\"\(f(height - 30))\" "
+            svg +=
+                "<g class=\"signed-out\"><line x1=\"\(f(x(signedOut)))\" y1=\"\(f(top - 6))\" x2=\"\(f(x(signedOut)))\" y2=\"\(f(height - 30))\" "
                 + "stroke=\"#7c3aed\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>"
                 + "<text x=\"\(f(x(signedOut) + 3))\" y=\"\(f(height - 30))\" fill=\"#7c3aed\">signed out</text></g>\n"
         }
@@ -79,7 +80,8 @@ public enum SequenceDiagram {
                 let outcome = call.outcome + (call.status.map { " \($0)" } ?? "")
                 let color = call.outcome == "ok" ? "#166534" : call.outcome == "reauth_required" ? "#7c2d12" : "#b91c1c"
                 let lastEnd = lane.entries.map { x($0.at) + max(width($0.seconds), Double(text($0).count) * charWidth + 6) }.max() ?? 0
-                svg += "<text class=\"outcome\" x=\"\(f(max(x(answered), lastEnd) + 4))\" y=\"\(f(y + rowHeight / 2 + 4))\" fill=\"\(color)\">\(esc(outcome))</text>\n"
+                svg +=
+                    "<text class=\"outcome\" x=\"\(f(max(x(answered), lastEnd) + 4))\" y=\"\(f(y + rowHeight / 2 + 4))\" fill=\"\(color)\">\(esc(outcome))</text>\n"
             }
             for entry in lane.entries {
                 let line = Double(stacked[index][entry.seq] ?? 0)

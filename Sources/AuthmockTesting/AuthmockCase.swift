@@ -33,11 +33,14 @@ public struct AuthmockCase: Sendable, Identifiable, CustomStringConvertible {
     /// cases of one missing single flight print its evidence once.
     public static func failureMessage(_ result: CaseResult) -> String {
         let causes = (result.causes ?? []).map(\.id)
-        let shownFor = causes.isEmpty ? nil : Self.causesShown.withLock { shown -> String? in
-            if let first = causes.compactMap({ shown[$0] }).first, causes.allSatisfy({ shown[$0] != nil }) { return first }
-            for cause in causes where shown[cause] == nil { shown[cause] = result.label }
-            return nil
-        }
+        let shownFor =
+            causes.isEmpty
+            ? nil
+            : Self.causesShown.withLock { shown -> String? in
+                if let first = causes.compactMap({ shown[$0] }).first, causes.allSatisfy({ shown[$0] != nil }) { return first }
+                for cause in causes where shown[cause] == nil { shown[cause] = result.label }
+                return nil
+            }
         guard let shownFor, result.verdict == .fail else { return Reports.details(result).trimmingCharacters(in: .newlines) }
         var out = "\(result.verdict.rawValue) \(result.label) \(result.name)\n"
         out += "  cause: \((result.causes ?? []).map(\.title).joined(separator: "; ")) (its evidence: \(shownFor), above)\n"

@@ -21,7 +21,8 @@ struct CasesCommand: ParsableCommand {
             guard let file = BuiltinSuite.file(ofCase: show) else {
                 let ids = (try? BuiltinSuite.scenarios().map(\.id)) ?? []
                 FileHandle.standardError.write(
-                    Data("authmock cases --show: no built-in case '\(show)'\(Suggestion.hint(for: show, in: ids)) (authmock cases lists them)\n".utf8))
+                    Data("authmock cases --show: no built-in case '\(show)'\(Suggestion.hint(for: show, in: ids)) (authmock cases lists them)\n".utf8)
+                )
                 throw ExitCode(RunExit.usage)
             }
             print("# built-in/\(file.name)", terminator: "\n")

@@ -38,7 +38,9 @@ final class ProgressPrinter: Sendable {
             if shown {
                 text = Reports.progressLine(result, colour: colour)
                 if verbose {
-                    for finding in result.findings { text += "\n           \(finding.passed ? "ok" : "x ") \(finding.expectation): \(finding.message)" }
+                    for finding in result.findings {
+                        text += "\n           \(finding.passed ? "ok" : "x ") \(finding.expectation): \(finding.message)"
+                    }
                 }
             }
             if terminal {

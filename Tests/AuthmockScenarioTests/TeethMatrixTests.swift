@@ -45,7 +45,9 @@ import Testing
             let runs = full ? cases : Self.runs(for: index, fault: fault, of: cases)
             let results = await ScenarioRunner.run(runs, options: RunOptions(driver: "\(driver) --fault \(fault.name)", jobs: 32))
             // The cause matrix, on the same runs: each run the fault fails names its one cause.
-            return (runs.count, matrix.differences(fault: fault.name, results: results) + matrix.causeDifferences(fault: fault.name, results: results))
+            return (
+                runs.count, matrix.differences(fault: fault.name, results: results) + matrix.causeDifferences(fault: fault.name, results: results)
+            )
         }
         // Three clients at a time, then each of `alone` by itself.
         let together = matrix.faults.indices.filter { !Self.alone.contains(matrix.faults[$0].name) }

@@ -20,7 +20,8 @@ struct DialectBinaryTests {
         #expect(server.interrupt().status == 0)
 
         let run = try runAuthmock([
-            "run", "--verbose", "--driver", try referenceDriver(), "--profile", "simplejwt", "--case", "1.1", "--case", "3.1", "--case", "11.2", "--case", "2.3",
+            "run", "--verbose", "--driver", try referenceDriver(), "--profile", "simplejwt", "--case", "1.1", "--case", "3.1", "--case", "11.2",
+            "--case", "2.3",
         ])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         for id in ["1.1", "3.1", "11.2", "2.3"] { #expect(run.stdout.contains("PASS       \(id) [simplejwt]"), "\(run.stdout)") }
@@ -89,7 +90,9 @@ struct DialectBinaryTests {
         #expect(server.interrupt().status == 0)
 
         // The suite against it, a few cases for time's sake: every one PASSes.
-        let run = try runAuthmock(["run", "--verbose", "--driver", try referenceDriver(), "--dialect", file, "--case", "1.1", "--case", "2.1", "--case", "3.1"])
+        let run = try runAuthmock([
+            "run", "--verbose", "--driver", try referenceDriver(), "--dialect", file, "--case", "1.1", "--case", "2.1", "--case", "3.1",
+        ])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("PASS       1.1 [acme]"), "\(run.stdout)")
 

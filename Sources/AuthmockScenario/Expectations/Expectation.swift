@@ -91,7 +91,8 @@ public struct Expectations: Sendable {
             return Finding(
                 expectation: kind.key, passed: verdict.passed, message: verdict.message,
                 evidence: verdict.passed ? [] : verdict.evidence, rule: kind.rule, level: level.rawValue,
-                measured: verdict.measured.isEmpty ? nil : verdict.measured, entries: verdict.passed || verdict.entries.isEmpty ? nil : verdict.entries)
+                measured: verdict.measured.isEmpty ? nil : verdict.measured,
+                entries: verdict.passed || verdict.entries.isEmpty ? nil : verdict.entries)
         }
     }
 

@@ -10,7 +10,8 @@ struct LoginsExpectation: CountingExpectation {
     func judge(_ observation: Observation) -> Judgement {
         let seen = observation.entries.filter { $0.kind == .login }
         return Judgement(
-            passed: range.admits(seen.count), message: "expected \(range.of("sign-in request")), saw \(seen.count)", evidence: observation.lines(seen),
+            passed: range.admits(seen.count), message: "expected \(range.of("sign-in request")), saw \(seen.count)",
+            evidence: observation.lines(seen),
             measured: [range.measure("sign-in requests", saw: seen.count)], entries: seen.map(\.seq))
     }
 }
