@@ -147,6 +147,7 @@ public struct ControlInputError: Error, Equatable, Sendable, CustomStringConvert
 /// `{"error": code, "message": ...}`. Their statuses and messages are the
 /// server's error table.
 public enum ControlError: String, CaseIterable, Sendable {
-    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, crossOrigin, notFound, methodNotAllowed, notJSON, notRotatable
+    case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, crossOrigin, foreignHost, notFound, methodNotAllowed, notJSON,
+        notRotatable
     case storeUnavailable
 }

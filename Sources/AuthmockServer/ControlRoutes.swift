@@ -107,7 +107,40 @@ enum ControlRoutes {
     /// What every control request passes first, routed or not: the same-site
     /// check, then the admin token.
     private static func refusal(_ request: Request, mock: Authmock) -> Response? {
-        checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock)
+        checkHost(request, mock: mock) ?? checkSameSite(request, mock: mock) ?? checkAdmin(request, mock: mock)
+    }
+
+    /// DNS rebinding: a page on `evil.example` whose name is made to resolve
+    /// to 127.0.0.1 reaches the mock as the same origin (its `Origin` and
+    /// `Host` agree). Without an admin token the control API therefore
+    /// answers only names that are this machine's: an IP address, localhost
+    /// (and `*.localhost`), and the names of `--host` and `--public-url`.
+    private static func checkHost(_ request: Request, mock: Authmock) -> Response? {
+        guard mock.options.adminToken?.isEmpty != false else { return nil }
+        guard let authority = request.head.authority ?? HTTPField.Name("Host").flatMap({ request.headers[$0] }) else { return nil }
+        let name = hostName(authority)
+        if isOwnName(name, mock: mock) { return nil }
+        return failure(
+            ControlInputError(
+                .foreignHost,
+                "Host \(name) is not a name of this machine: without an admin token the control API answers IP addresses, localhost, --host's and --public-url's names (DNS rebinding); set --admin-token to use it as \(name)"
+            ))
+    }
+
+    /// The host of an authority (`[::1]:8080` -> `::1`, `Example.COM:80` -> `example.com`).
+    static func hostName(_ authority: String) -> String {
+        var host = Substring(authority)
+        if host.hasPrefix("[") { host = host.dropFirst().prefix { $0 != "]" } } else if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        return host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+    }
+
+    static func isOwnName(_ name: String, mock: Authmock) -> Bool {
+        if name == "localhost" || name.hasSuffix(".localhost") || name.contains(":") { return true }
+        // An IPv4 address: four numbers.
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) { return true }
+        let configured = [mock.options.host] + [mock.options.publicURL.flatMap { URL(string: $0)?.host }].compactMap { $0 }
+        return configured.map { hostName($0) }.contains(name)
     }
 
     /// A web page on another origin can send simple requests (a form, a

@@ -38,10 +38,9 @@ public struct ServerSetting: Sendable {
     /// Reads a value given as text (a flag or an environment variable).
     public func parse(_ text: String, from source: String) throws(SettingsError) -> SettingValue {
         switch type {
-        case .integer(let minimum):
+        case .integer:
             guard let value = Int(text) else { throw SettingsError("\(source) must be a whole number, got '\(text)'") }
-            guard value >= minimum else { throw SettingsError("\(source) must be at least \(minimum), got \(value)") }
-            return .integer(value)
+            return try check(.integer(value), from: source)
         case .boolean:
             guard let value = Bool(text.lowercased()) else { throw SettingsError("\(source) must be true or false, got '\(text)'") }
             return .boolean(value)
@@ -61,6 +60,7 @@ public struct ServerSetting: Sendable {
         switch (type, value) {
         case (.integer(let minimum), .integer(let number)):
             guard number >= minimum else { throw SettingsError("\(source) must be at least \(minimum), got \(number)") }
+            guard number <= maximum else { throw SettingsError("\(source) must be at most \(maximum), got \(number)") }
         case (.boolean, .boolean), (.string, .string): break
         case (.choice(let allowed), .string(let text)):
             guard allowed.contains(text) else { throw SettingsError("\(source) must be one of \(allowed.joined(separator: ", ")), got '\(text)'") }
@@ -82,7 +82,7 @@ public struct ServerSetting: Sendable {
 
     public var typeText: String {
         switch type {
-        case .integer(let minimum): "a whole number >= \(minimum)"
+        case .integer(let minimum): "a whole number from \(minimum) to \(maximum)"
         case .boolean: "true or false"
         case .string: "a string"
         case .choice(let allowed): "one of " + allowed.joined(separator: ", ")
@@ -90,6 +90,13 @@ public struct ServerSetting: Sendable {
     }
 
     public func apply(_ value: SettingValue, to options: inout ServerOptions) { apply(&options, value) }
+
+    /// The largest whole number a setting takes: a port's 65535, or about
+    /// 316 years of seconds for the rest, so that no lifetime, grace or
+    /// limit overflows a date or a 64-bit count (a lifetime of Int64.max
+    /// trapped at the first sign-in).
+    public var maximum: Int { key == "port" ? 65_535 : Self.largestNumber }
+    public static let largestNumber = 10_000_000_000
 }
 
 /// A setting's value, as typed as its source allows.

@@ -375,8 +375,9 @@ struct ControlProtectionTests {
             }
         }
         // storeUnavailable needs a failing database: EndToEndTests' StateStoreTests locks one;
-        // crossOrigin and notJSON: crossSiteRequestsCannotSteerTheMock.
-        let covered = Set((produced + [rotation]).map(\.0)).union([.adminTokenRequired, .storeUnavailable, .crossOrigin, .notJSON])
+        // crossOrigin and notJSON: crossSiteRequestsCannotSteerTheMock; foreignHost, which needs a
+        // Host header on the wire: ServeBinaryTests.controlAPIRefusesAForeignHostNameWithoutAnAdminToken.
+        let covered = Set((produced + [rotation]).map(\.0)).union([.adminTokenRequired, .storeUnavailable, .crossOrigin, .notJSON, .foreignHost])
         #expect(covered == Set(ControlError.allCases))
     }
 }

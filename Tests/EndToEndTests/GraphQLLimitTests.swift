@@ -24,6 +24,9 @@ struct GraphQLLimitTests {
             .description
     }
 
+    /// An object literal `{a:{a:...1...}}` nested `depth` levels.
+    static func literal(_ depth: Int) -> String { String(repeating: "{a:", count: depth) + "1" + String(repeating: "}", count: depth) }
+
     /// Probe requests, each over one limit; `seconds` is a bound far above
     /// what a refusal costs and far below what the unguarded request took.
     static let overLimit: [(name: String, body: String)] = {
@@ -41,6 +44,13 @@ struct GraphQLLimitTests {
             ("3,600 aliases", #"{"query": \#(jsonString("{ " + aliases + " }"))}"#),
             ("3,500 directives", #"{"query": \#(jsonString(skips))}"#),
             ("a fragment bomb (2^20 fields)", #"{"query": \#(jsonString(bomb))}"#),
+            // A literal printed into a validation message at a cost that doubled per level (54: 1 s, 63: minutes).
+            ("a directive's literal nested 63 deep", #"{"query": \#(jsonString("{ __typename @include(if: " + literal(63) + ") }"))}"#),
+            ("a variable default nested 56 deep", #"{"query": \#(jsonString("query Q($v: Boolean = " + literal(56) + ") { __typename }"))}"#),
+            (
+                "a list literal nested 60 deep",
+                #"{"query": \#(jsonString("{ __typename @skip(if: " + String(repeating: "[", count: 60) + String(repeating: "]", count: 60) + ") }"))}"#
+            ),
             (
                 "500 nested arrays in variables",
                 #"{"query": "{ __typename }", "variables": {"v": \#(String(repeating: "[", count: 500) + String(repeating: "]", count: 500))}}"#

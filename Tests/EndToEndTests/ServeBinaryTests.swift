@@ -70,6 +70,34 @@ import Testing
         _ = server.interrupt()
     }
 
+    /// DNS rebinding: a page on evil.example whose name resolves to 127.0.0.1
+    /// sends the same `Origin` and `Host`. Without an admin token the
+    /// control API answers only this machine's names; with one, any name.
+    @Test func controlAPIRefusesAForeignHostNameWithoutAnAdminToken() throws {
+        func advance(_ server: ServingBinary, host: String, admin: String? = nil) throws -> String {
+            let port = server.baseURL.split(separator: ":").last.map(String.init) ?? ""
+            var arguments = [
+                "-s", "-o", "/dev/stderr", "-w", "%{http_code}", "-X", "POST", "-H", "Host: \(host):\(port)", "-H", "Origin: http://\(host):\(port)",
+                "-H", "Content-Type: application/json", "-d", #"{"seconds": 1}"#,
+            ]
+            if let admin { arguments += ["-H", "Authorization: Bearer \(admin)"] }
+            let run = try runProcess("curl", arguments + ["\(server.baseURL)/_authmock/clock/advance"])
+            return run.stdout + " " + run.stderr
+        }
+        let open = try ServingBinary()
+        #expect(try advance(open, host: "evil.example").hasPrefix("403") == true)
+        #expect(try advance(open, host: "evil.example").contains("foreign_host"))
+        for own in ["localhost", "127.0.0.1", "app.localhost"] { #expect(try advance(open, host: own).hasPrefix("200"), "\(own)") }
+        // The client-facing routes are not the control API: any name reaches them.
+        let health = try runProcess("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example", "\(open.baseURL)/health"])
+        #expect(health.stdout == "200")
+        _ = open.interrupt()
+        let guarded = try ServingBinary(["--admin-token", "an-admin-token"])
+        #expect(try advance(guarded, host: "evil.example", admin: "an-admin-token").hasPrefix("200"))
+        #expect(try advance(guarded, host: "evil.example").hasPrefix("401"))
+        _ = guarded.interrupt()
+    }
+
     @Test func signingKeyFromTheEnvironmentIsNeverPrinted() async throws {
         let key = "an-environment-signing-key-of-32-bytes-or-more"
         let server = try ServingBinary(environment: ["AUTHMOCK_SIGNING_KEY": key])
@@ -122,6 +150,18 @@ import Testing
         let ttl = try runAuthmock(["serve", "--port", "0", "--access-ttl", "0"])
         #expect(ttl.status != 0)
         #expect(ttl.stderr.contains("--access-ttl must be at least 1, got 0"), "\(ttl.stderr)")
+        // A lifetime no date can hold is refused at start, not trapped on at the first sign-in.
+        for flag in ["--refresh-ttl", "--access-ttl"] {
+            let huge = try runAuthmock(["serve", "--port", "0", flag, String(Int64.max)])
+            #expect(huge.status != 0 && huge.stderr.contains("\(flag) must be at most 10000000000"), "\(huge.stderr)")
+        }
+        let dialect = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-huge-ttl-\(UUID().uuidString).yaml")
+        defer { try? FileManager.default.removeItem(at: dialect) }
+        let example = try runAuthmock(["dialects", "--example"]).stdout
+        try example.replacingOccurrences(of: "refresh_ttl: 2592000", with: "refresh_ttl: \(Int64.max)").write(
+            to: dialect, atomically: true, encoding: .utf8)
+        let checked = try runAuthmock(["validate", dialect.path])
+        #expect(checked.status == 2 && checked.stdout.contains("must be at most"), "\(checked.stdout)")
         let key = try runAuthmock(["serve", "--port", "0", "--signing-key", "short"])
         #expect(key.status != 0)
         #expect(key.stderr.contains("at least 32 bytes"))

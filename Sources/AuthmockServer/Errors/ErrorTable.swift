@@ -276,6 +276,12 @@ extension ControlError: ErrorCatalog {
                 when:
                     "a request whose `Origin` is neither the server's own nor one of `--cors-origin`'s: a web page the developer happens to have open must not move the clock, add faults or reset the mock"
             )
+        case .foreignHost:
+            make(
+                403, "foreign_host", "Control API answers this machine's names only",
+                when:
+                    "no admin token is configured and the request's `Host` is a DNS name other than localhost, `--host`'s or `--public-url`'s: a page whose name was made to resolve to 127.0.0.1 (DNS rebinding) must not steer the mock; set an admin token to use another name"
+            )
         case .notFound: make(404, "not_found", "No such control route", when: "a path under `/_authmock/` that is not listed by `GET /_authmock/`")
         case .methodNotAllowed:
             make(

@@ -13,6 +13,11 @@ public enum GraphQLLimits {
     /// Brackets (`{`, `[`, `(`) open at once in `query`: GraphQLSwift's
     /// parser recurses per level, and a thousand levels overflow its stack.
     static let maxNesting = 64
+    /// Object and list literals nested in `query` (an argument's or a
+    /// variable default's value): GraphQLSwift prints a refused literal into
+    /// its validation message at a cost that doubles with each level (depth
+    /// 54: a second; 63: minutes), so a deeper literal is refused unparsed.
+    static let maxLiteralNesting = 16
     /// Fields deep, through fragments (the introspection query GraphiQL and
     /// Apollo's code generators send is 13 deep).
     static let maxDepth = 24
@@ -32,6 +37,7 @@ public enum GraphQLLimits {
         let rows = [
             ("\(maxTokens) tokens", "lexical tokens in `query` (names, punctuation, strings, numbers)"),
             ("\(maxNesting) brackets", "`{`, `[` and `(` open at once in `query` (the parser recurses per level)"),
+            ("\(maxLiteralNesting) literal levels", "object and list literals nested in `query` (an argument's or a variable default's value)"),
             ("\(maxDepth) fields deep", "fields nested in the operation, through fragments"),
             ("\(maxFields) fields", "fields the operation selects, aliases and fragment spreads expanded"),
             ("\(maxDirectives) directives", "directives applied, fragment spreads expanded"),
@@ -48,6 +54,10 @@ public enum GraphQLLimits {
     /// reads as a string.
     static func lexicalProblem(_ query: String) -> String? {
         var depth = 0, tokens = 0
+        // Open brackets, true for a literal's (`{` after `:` or `=`, `[`, or inside a literal), and how many of those are open.
+        var opened: [Bool] = []
+        var literalDepth = 0
+        var previous: UInt8 = 0
         let bytes = Array(query.utf8)
         var index = 0
         func at(_ offset: Int) -> UInt8? { index + offset < bytes.count ? bytes[index + offset] : nil }
@@ -86,9 +96,18 @@ public enum GraphQLLimits {
             case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("):
                 depth += 1
                 if depth > maxNesting { return "the document nests deeper than \(maxNesting) brackets" }
+                let literal =
+                    byte != UInt8(ascii: "(")
+                    && (opened.last == true || byte == UInt8(ascii: "[") || previous == UInt8(ascii: ":") || previous == UInt8(ascii: "="))
+                opened.append(literal)
+                if literal {
+                    literalDepth += 1
+                    if literalDepth > maxLiteralNesting { return "a literal value nests deeper than \(maxLiteralNesting) levels" }
+                }
                 index += 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"):
                 depth -= 1
+                if opened.popLast() == true { literalDepth -= 1 }
                 index += 1
             default:
                 // A name or number is one token however long.
@@ -98,6 +117,7 @@ public enum GraphQLLimits {
                     index += 1
                 }
             }
+            previous = byte
             tokens += 1
             if tokens > maxTokens { return "the document has more than \(maxTokens) tokens" }
         }
