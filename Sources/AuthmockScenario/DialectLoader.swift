@@ -79,6 +79,7 @@ public enum DialectLoader {
         } catch {
             return .failure(.init(list: [ScenarioLoader.problem(yaml: error, file: file, text: text)]))
         }
+        if let bomb = ScenarioLoader.expansionProblem(node, file: file) { return .failure(.init(list: [bomb])) }
         let checker = SpecChecker(file: file)
         do throws(ScenarioError) {
             let value = try checker.check(node, .object(DialectFormat.dialect), "")
@@ -126,6 +127,7 @@ private struct DialectBuilder {
             alsoAccepts: signInEndpoint.alsoAccepts, username: signInObject["username"]?.string ?? "username",
             password: signInObject["password"]?.string ?? "password")
         for key in ["username", "password"] {
+            if let field = signInObject[key], let name = field.string { checkFieldName(name, at: field.mark, "sign_in.\(key)") }
             if let field = signInObject[key], signIn.encoding == .form, field.string?.contains(".") == true {
                 checker.found.add(checker.error(at: field.mark, "sign_in.\(key): a form has no nested fields; '\(field.string ?? "")' names one"))
             }
@@ -165,6 +167,14 @@ private struct DialectBuilder {
             tokens: try refreshObject["tokens"].map { v throws(ScenarioError) in try answerTemplate(v, "refresh.tokens") },
             unrotatedRefreshToken: refreshObject["unrotated_refresh_token"]?.string.flatMap(DialectDescription.UnrotatedRefreshToken.init(rawValue:)),
             via: via)
+        // The router takes `/a/`, `//a` and `/a` for one path: two spellings of one would trap at start.
+        if signIn.path != refresh.path, Self.routeKey(signIn.path) == Self.routeKey(refresh.path) {
+            checker.found.add(
+                checker.error(
+                    at: refreshValue.mark,
+                    "refresh.path: \(refresh.path) and sign_in.path \(signIn.path) are one path to the router (a trailing or doubled slash); write them alike or make them differ"
+                ))
+        }
         if signIn.method == refresh.method, signIn.path == refresh.path,
             signIn.match == refresh.match || signIn.match.isEmpty || refresh.match.isEmpty
         {
@@ -242,22 +252,31 @@ private struct DialectBuilder {
                 checker.found.add(checker.error(at: body.mark, "resources.body: must hold `{data}`, the resource's own answer, as a whole value"))
             }
         }
+        let jwt = try o["jwt"].map(jwtShape)
+        let jwks = jwt.flatMap { $0.issuerPath.isEmpty ? nil : $0.issuerPath + "/.well-known/jwks.json" }
         let description = DialectDescription(
             name: name, summary: o["summary"]?.string ?? "A dialect declared in \((file as NSString).lastPathComponent)",
             signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers), resources: resources,
-            jwt: try o["jwt"].map(jwtShape),
-            documents: try o["documents"].map { value throws(ScenarioError) in try documents(value, endpoints: [signIn.path, refresh.path]) })
+            jwt: jwt,
+            documents: try o["documents"].map { value throws(ScenarioError) in
+                try documents(value, served: [signIn.path, refresh.path] + (jwks.map { [$0] } ?? []))
+            })
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }
 
     /// `documents:`: paths of their own, each a template of the server's URL and issuer.
-    func documents(_ value: SpecValue, endpoints: [String]) throws(ScenarioError) -> [String: Template] {
+    /// `served`: the file's endpoints and its JWKS path.
+    func documents(_ value: SpecValue, served: [String]) throws(ScenarioError) -> [String: Template] {
         var out: [String: Template] = [:]
+        var taken = Set(served.map(Self.routeKey))
         for (path, body) in try value.object(checker, "documents") {
-            if !path.hasPrefix("/") || path.contains("?") || path.contains("#") {
-                checker.found.add(checker.error(at: body.mark, "documents: '\(path)' must be a path starting with '/'"))
-            } else if endpoints.contains(path) || Self.isShared(path) {
+            if !Self.isPlainPath(path) {
+                checker.found.add(
+                    checker.error(
+                        at: body.mark, "documents: '\(path)' must be a plain path starting with '/' (no query, fragment, space or control character)")
+                )
+            } else if !taken.insert(Self.routeKey(path)).inserted || Self.isShared(path) {
                 checker.found.add(
                     checker.error(at: body.mark, "documents: '\(path)' is served already (an endpoint of this file, or authmock's own)"))
             }
@@ -272,9 +291,14 @@ private struct DialectBuilder {
         let o = try value.object(checker, "jwt")
         var shape = DialectDescription.JWTShape(accessLeftOut: (o["access_left_out"]?.array ?? []).compactMap(\.string))
         if let pathValue = o["issuer_path"], let path = pathValue.string {
-            if !path.hasPrefix("/") || path.hasSuffix("/") || path.contains("?") || path.contains("#") || path.contains("//") {
+            if !Self.isPlainPath(path) || path.hasSuffix("/") || path.contains("//") {
                 checker.found.add(
                     checker.error(at: pathValue.mark, "jwt.issuer_path: '\(path)' must start with '/', not end with one, and be a plain path"))
+            } else if Self.isShared(path + "/.well-known/jwks.json") {
+                checker.found.add(
+                    checker.error(
+                        at: pathValue.mark,
+                        "jwt.issuer_path: '\(path)' would put the JWKS under a path authmock serves itself (/_authmock, /api/, /health, /metrics)"))
             }
             shape.issuerPath = path
         }
@@ -302,12 +326,28 @@ private struct DialectBuilder {
         return shape
     }
 
+    /// A path as the router matches it: runs of `/` are one, and a trailing
+    /// `/` is dropped (`//health/` is `/health`). Two paths of a dialect with
+    /// one key would be one route registered twice, which traps at start.
+    static func routeKey(_ path: String) -> String {
+        let key = "/" + path.split(separator: "/").joined(separator: "/")
+        return key
+    }
+
+    /// A path a route can be: it starts with `/`, holds no query or fragment,
+    /// no space or control character, and is under 2,048 bytes.
+    static func isPlainPath(_ path: String) -> Bool {
+        path.hasPrefix("/") && path.utf8.count <= 2048
+            && !path.unicodeScalars.contains { $0 == "?" || $0 == "#" || $0 == "%" || $0.value <= 0x20 || $0.value == 0x7F }
+    }
+
     /// Paths every dialect serves the same way.
     /// Whether every dialect serves `path` itself. The echo resources under
     /// `/api/` give way to a dialect's endpoints (SimpleJWT's `/api/token/`);
     /// `/api/me` and `/api/admin/` do not, as the built-in cases call them.
     static func isShared(_ path: String) -> Bool {
-        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        let path = routeKey(path)
+        let trimmed = path
         let echoed = trimmed.hasPrefix("/api/") && trimmed != "/api/me" && trimmed != "/api/admin" && !trimmed.hasPrefix("/api/admin/")
         return (RouteClassification.isResource(path: trimmed) && !echoed) || path == "/health" || path == "/metrics" || path.hasPrefix("/_authmock")
     }
@@ -321,10 +361,14 @@ private struct DialectBuilder {
         let o = try value.object(checker, what)
         let pathValue = try o.required("path", checker, at: value.mark)
         let path = try pathValue.string(checker, "\(what).path")
-        if !path.hasPrefix("/") || path.contains("?") || path.contains("*") || path.split(separator: "/").contains(where: { $0.hasPrefix(":") })
+        if !Self.isPlainPath(path) || path.contains("*") || path.split(separator: "/").contains(where: { $0.hasPrefix(":") })
             || path.contains("{")
         {
-            checker.found.add(checker.error(at: pathValue.mark, "\(what).path: '\(path)' must start with / and hold no query, wildcard or parameter"))
+            checker.found.add(
+                checker.error(
+                    at: pathValue.mark,
+                    "\(what).path: '\(path)' must be a plain path starting with / (no query, fragment, space, control character, wildcard or parameter)"
+                ))
         } else if Self.isShared(path) {
             checker.found.add(
                 checker.error(
@@ -363,6 +407,22 @@ private struct DialectBuilder {
         return tokens
     }
 
+    /// A body field's dotted name (`credentials.login`) names at most
+    /// `maxFieldDepth` levels, none empty: each level is an object a client
+    /// sends and the server reads (5,000 levels overflowed the stack).
+    func checkFieldName(_ name: String, at mark: Mark?, _ what: String) {
+        let levels = name.split(separator: ".", omittingEmptySubsequences: false)
+        if levels.count > Self.maxFieldDepth || levels.contains(where: \.isEmpty) || name.utf8.count > 256 {
+            checker.found.add(
+                checker.error(
+                    at: mark,
+                    "\(what): '\(name.prefix(40))\(name.count > 40 ? "…" : "")' must be at most \(Self.maxFieldDepth) dotted names, none empty, 256 bytes in all"
+                ))
+        }
+    }
+
+    static let maxFieldDepth = 16
+
     func location(
         _ value: SpecValue, _ path: String, encoding: DialectDescription.BodyEncoding
     ) throws(ScenarioError) -> DialectDescription.TokenLocation {
@@ -376,6 +436,7 @@ private struct DialectBuilder {
         }
         switch kind {
         case "field":
+            checkFieldName(name, at: o["field"]?.mark, "\(path).field")
             if encoding == .form, name.contains(".") {
                 checker.found.add(checker.error(at: o["field"]?.mark, "\(path).field: a form has no nested fields; '\(name)' names one"))
             }

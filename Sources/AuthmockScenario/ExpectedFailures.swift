@@ -18,6 +18,7 @@ public enum ExpectedFailures {
             throw ScenarioLoader.problem(yaml: error, file: path, text: text)
         }
         guard let node = composed else { return [:] }
+        if let bomb = ScenarioLoader.expansionProblem(node, file: path) { throw bomb }
         guard let mapping = node.mapping else {
             throw ScenarioError(
                 file: path, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1, message: "expected a mapping of case id to reason")

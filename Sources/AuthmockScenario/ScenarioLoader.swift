@@ -86,6 +86,7 @@ public enum ScenarioLoader {
         } catch {
             throw ScenarioError(file: file, line: 1, column: 1, message: "\(error)")
         }
+        if let bomb = Self.expansionProblem(node, file: file) { throw bomb }
         let checker = SpecChecker(file: file)
         let value = try checker.check(node, .object(ScenarioFormat.scenario), "")
         // Shape problems first, all of them; the model is built only from a sound tree.
@@ -125,6 +126,39 @@ public enum ScenarioLoader {
             throw checker.error(at: value.mark, "\(path): \(error.description)")
         }
         return settings
+    }
+
+    /// Values a file may expand to, aliases and merge keys counted each time
+    /// they repeat what they point at: scenario and dialect files hold a few
+    /// thousand, and 600 bytes of nested aliases expand to a million.
+    static let maxExpandedValues = 100_000
+
+    /// A file whose aliases or merge keys expand past `maxExpandedValues`
+    /// (a "billion laughs"), refused before anything walks it. Counts
+    /// without recursion and stops at the limit, so it costs at most that.
+    static func expansionProblem(_ root: Node, file: String) -> ScenarioError? {
+        var pending = [root]
+        var count = 0
+        while let node = pending.popLast() {
+            count += 1
+            if count > maxExpandedValues {
+                return ScenarioError(
+                    file: file, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1,
+                    message:
+                        "the file expands to more than \(maxExpandedValues) values: its YAML aliases (*name) or merge keys (<<) repeat what they point at too often; write the values out"
+                )
+            }
+            switch node {
+            case .mapping(let mapping):
+                for (key, value) in mapping {
+                    pending.append(key)
+                    pending.append(value)
+                }
+            case .sequence(let sequence): pending.append(contentsOf: sequence)
+            default: break
+            }
+        }
+        return nil
     }
 
     /// A YAML syntax problem at its place in the file.

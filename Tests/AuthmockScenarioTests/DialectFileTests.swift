@@ -130,7 +130,7 @@ struct DialectFileTests {
         Broken(
             name: "a path segment that is a route parameter",
             edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/:session") }, line: 10,
-            message: "must start with / and hold no query, wildcard or parameter"),
+            message: "must be a plain path starting with /"),
     ]
 
     /// The built-in dialects written as files (dialects/) are what the server
@@ -223,7 +223,7 @@ struct DialectFileTests {
         ("jwt", "  id_token_claims: {nonce: n}", "jwt.id_token_claims.nonce: authmock sets this claim itself"),
         ("jwt", "  access_claims: {who: \"{username}\"}", "'{username}' is not a placeholder here; expected {user} or {client_id}"),
         ("jwt", "  access_left_out: [exp]", "jwt.access_left_out[0]: 'exp' is not one of aud, nbf"),
-        ("documents", "  well-known: {a: 1}", "documents: 'well-known' must be a path starting with '/'"),
+        ("documents", "  well-known: {a: 1}", "documents: 'well-known' must be a plain path starting with '/'"),
         ("documents", "  /v2/session: {a: 1}", "documents: '/v2/session' is served already"),
         ("documents", "  /health: {a: 1}", "documents: '/health' is served already"),
         ("documents", "  /meta: {a: \"{access_token}\"}", "'{access_token}' is not a placeholder here"),

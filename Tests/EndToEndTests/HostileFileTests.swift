@@ -1,0 +1,83 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Files a user (or a fuzzer) hands authmock that used to hang or crash it:
+/// each gets its file:line error at once, through the real binary.
+@Suite(.timeLimit(.minutes(2)))
+struct HostileFileTests {
+    static func write(_ text: String, _ name: String) throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-hostile-\(UUID().uuidString)-\(name)")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    static func example() throws -> String { try runAuthmock(["dialects", "--example"]).stdout }
+
+    /// Nested aliases (600 bytes, a million values) and repeated merge keys:
+    /// `validate`, `serve --dialect` and a case file answer in well under a
+    /// second instead of running for minutes.
+    @Test func yamlBombsAreRefusedWithTheirPlace() throws {
+        var lists = [#"&a0 ["x","x","x","x","x","x","x","x","x","x"]"#]
+        for level in 1...6 { lists.append("&a\(level) [" + Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ",") + "]") }
+        var merges = [#"&m0 {a: "1", b: "2"}"#]
+        for level in 1...7 { merges.append("&m\(level) {<<: [" + Array(repeating: "*m\(level - 1)", count: 8).joined(separator: ", ") + "]}") }
+        let example = try Self.example()
+        for (name, junk) in [("aliases", lists), ("merges", merges)] {
+            let dialect = try Self.write(
+                example.replacingOccurrences(
+                    of: "      user: \"{user}\"", with: "      user: \"{user}\"\n      junk: [\(junk.joined(separator: ", "))]"),
+                "\(name).yaml")
+            defer { try? FileManager.default.removeItem(at: dialect) }
+            let started = ContinuousClock.now
+            let checked = try runAuthmock(["validate", dialect.path])
+            #expect(checked.status == 2 && checked.stdout.contains("expands to more than 100000 values"), "\(name): \(checked.stdout)")
+            let served = try runAuthmock(["serve", "--port", "0", "--dialect", dialect.path])
+            #expect(served.status == 2 && served.stderr.contains("expands to more than"), "\(name): \(served.stderr)")
+            #expect(ContinuousClock.now - started < .seconds(10), "\(name) took \(ContinuousClock.now - started)")
+        }
+        let scenario = try Self.write(
+            "junk: [\(lists.joined(separator: ", "))]\nid: \"b.1\"\nname: n\ndescription: d\nsteps: [{login: {}}, {request: {method: POST, path: /api/x, body: \"{}\", headers: {X-Junk: *a6}}}]\nexpect: {refreshes: 0}\n",
+            "case.yaml")
+        defer { try? FileManager.default.removeItem(at: scenario) }
+        let checked = try runAuthmock(["validate", scenario.path])
+        #expect(checked.status == 2 && checked.stdout.contains("expands to more than"), "\(checked.stdout)")
+    }
+
+    /// Paths the router takes for one (a trailing or doubled slash), or for
+    /// one of authmock's own, and field names too deep to build: `validate`
+    /// refuses them, so `serve` never starts with them (it trapped before).
+    @Test func dialectsThatWouldCrashServeAreRefused() throws {
+        let example = try Self.example()
+        let cases: [(String, String, String)] = [
+            (
+                "refresh path is the sign-in path plus a slash",
+                example.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/session/"),
+                "are one path to the router"
+            ),
+            ("/health/", example.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /health/"), "is served by authmock"),
+            ("//health", example.replacingOccurrences(of: "path: /v2/session/renew", with: "path: //health"), "is served by authmock"),
+            ("/metrics/", example.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /metrics/"), "is served by authmock"),
+            ("a path with a space", example.replacingOccurrences(of: "path: /v2/session/renew", with: "path: \"/v2/a b\""), "plain path"),
+            (
+                "a document at the JWKS path", example + "jwt: {issuer_path: /realms/x}\ndocuments:\n  /realms/x/.well-known/jwks.json: {a: b}\n",
+                "is served already"
+            ),
+            ("a JWKS under the control API", example + "jwt: {issuer_path: /_authmock/x}\n", "would put the JWKS under a path authmock serves"),
+            (
+                "5,000 dotted levels",
+                example.replacingOccurrences(
+                    of: "username: credentials.login", with: "username: " + Array(repeating: "a", count: 5000).joined(separator: ".")),
+                "at most 16 dotted names"
+            ),
+        ]
+        for (name, text, expected) in cases {
+            let file = try Self.write(text, "dialect.yaml")
+            defer { try? FileManager.default.removeItem(at: file) }
+            let checked = try runAuthmock(["validate", file.path])
+            #expect(checked.status == 2 && checked.stdout.contains(expected), "\(name): \(checked.stdout)")
+            let served = try runAuthmock(["serve", "--port", "0", "--dialect", file.path])
+            #expect(served.status == 2, "\(name): serve exited \(served.status): \(served.stderr.suffix(300))")
+        }
+    }
+}
