@@ -1,5 +1,6 @@
 public import AuthmockScenario
 import Foundation
+import Synchronization
 import Subprocess
 import SystemPackage
 
@@ -49,6 +50,9 @@ enum DriverProcess {
         let box = ResultBox<T>()
         do {
             _ = try await run(configuration, input: .inputWriter, output: .sequence, error: .sequence) { execution in
+                let group = execution.processIdentifier.value
+                LiveDrivers.started(group)
+                defer { LiveDrivers.ended(group) }
                 let writer = execution.standardInputWriter
                 let channel = DriverChannel { line in
                     do {
@@ -114,5 +118,54 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
     var stderr: String {
         get { lock.withLock { _stderr } }
         set { lock.withLock { _stderr = newValue } }
+    }
+}
+
+/// The process groups of the drivers running now. A run stopped by a signal
+/// (a CI job cancelled, a `timeout` wrapper) stops them before it exits:
+/// left behind, each would be re-parented to init and crash writing to the
+/// runner's closed pipe, sixty at a time.
+public enum LiveDrivers {
+    private struct State {
+        var groups = Set<pid_t>()
+        /// Set once a stop began: a driver that starts after it is killed at once.
+        var stopping = false
+    }
+    private static let state = Mutex(State())
+
+    static func started(_ group: pid_t) {
+        let stopping = state.withLock { state in
+            state.groups.insert(group)
+            return state.stopping
+        }
+        if stopping { kill(-group, SIGKILL) }
+    }
+
+    static func ended(_ group: pid_t) { _ = state.withLock { $0.groups.remove(group) } }
+
+    /// How many drivers run now.
+    public static var count: Int { state.withLock { $0.groups.count } }
+
+    /// SIGTERM to every driver's process group, then SIGKILL to the groups
+    /// still there after `grace` seconds; a driver started meanwhile is
+    /// killed as it starts. Returns how many were stopped.
+    @discardableResult
+    public static func stopAll(grace: Double = 2) -> Int {
+        let running = state.withLock { state in
+            state.stopping = true
+            return Array(state.groups)
+        }
+        for group in running { kill(-group, SIGTERM) }
+        let deadline = Date().addingTimeInterval(grace)
+        var left = running
+        while !left.isEmpty, Date() < deadline {
+            usleep(20_000)
+            left = left.filter { kill(-$0, 0) == 0 }
+        }
+        for group in left { kill(-group, SIGKILL) }
+        // Any that started while the others were asked to go.
+        let late = state.withLock { Array($0.groups.subtracting(running)) }
+        for group in late { kill(-group, SIGKILL) }
+        return running.count + late.count
     }
 }

@@ -147,6 +147,8 @@ public enum Driver {
         makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient
     ) async {
         let identity = DriverIdentity(name: name, version: version, profiles: profiles, capabilities: capabilities, renewalMargin: renewalMargin)
+        // A runner that went away closes the pipe: writing then fails (EPIPE) and the driver exits quietly, not by the signal.
+        signal(SIGPIPE, SIG_IGN)
         let output = LineWriter()
         let lines = AsyncStream<String> { continuation in
             Thread.detachNewThread {
@@ -189,7 +191,7 @@ public enum Driver {
 
     /// Free-form diagnostics: stderr is the driver's log.
     public static func log(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((text + "\n").utf8))
     }
 }
 
@@ -281,7 +283,14 @@ private final class LineWriter: Sendable {
     private let lock = NSLock()
 
     func send(_ line: String) {
-        lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        lock.withLock {
+            do {
+                try FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
+            } catch {
+                // Nobody reads the answers any more: the runner is gone. Exit as a driver whose stdin ended does.
+                exit(0)
+            }
+        }
     }
 }
 

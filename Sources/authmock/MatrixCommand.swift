@@ -29,6 +29,7 @@ struct MatrixCommand: AsyncParsableCommand {
     var reference: String = "reference"
 
     func run() async throws {
+        StopOnSignal.install()
         // The identity providers' built-in dialects run too, wherever a case
         // applies: their own SDKs' drivers speak only them (supabase-auth).
         let providers = Profiles.names.filter { !Profiles.isNamedInProtocol($0) }.compactMap(DialectLoader.builtin)

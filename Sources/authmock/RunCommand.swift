@@ -22,7 +22,8 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Replay scenarios against a client driver and judge what the client did.",
         discussion: """
             Each case gets a fresh in-process server and a fresh driver process. Exit status: 0 when nothing \
-            FAILed or ERRORed, 1 otherwise, 2 for bad usage or invalid scenario files.
+            FAILed or ERRORed, 1 otherwise, 2 for bad usage or invalid scenario files; stopped by a signal, it stops every \
+            driver it started and exits 128 + the signal's number.
             """
     )
 
@@ -72,6 +73,7 @@ struct RunCommand: AsyncParsableCommand {
         false
 
     func run() async throws {
+        StopOnSignal.install()
         let suite: SuiteSelection
         do {
             suite = try SuiteSelection.assemble(paths: paths, builtIn: builtIn)

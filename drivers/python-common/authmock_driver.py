@@ -8,6 +8,7 @@ concurrent calls on purpose), answers each id exactly once, and exits after
 ``shutdown``.
 """
 import json
+import os
 import sys
 import threading
 import traceback
@@ -17,8 +18,20 @@ _out = threading.Lock()
 
 def _send(message):
     with _out:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(json.dumps(message) + "\n")
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError):
+            # The runner is gone (its end of the pipe closed): exit quietly, as at the end of stdin.
+            _quit()
+
+
+def _quit():
+    """Leaves at once and without a traceback: nobody reads the answers any more."""
+    try:
+        sys.stdout = open(os.devnull, "w")
+    finally:
+        os._exit(0)
 
 
 def _answer(message_id, work):
@@ -67,6 +80,8 @@ def serve(name, version, profiles, make_client, capabilities=("url",), renewal_m
             threads[-1].start()
         else:
             _send({"id": message_id, "ok": False, "outcome": "unsupported", "message": f"unknown op {op}"})
+    # stdin ended without shutdown: the runner went away; the calls still running answer no one.
+    _quit()
 
 
 def outcome(status, body):

@@ -1,0 +1,65 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `authmock run` stopped by a signal (a cancelled CI job, a `timeout`
+/// wrapper) stops the drivers it started; a driver whose runner is gone
+/// exits quietly. Left behind, sixty drivers at once were re-parented to
+/// init and each crashed writing to the closed pipe, its crash handler
+/// loading two cores for minutes.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct StoppedRunTests {
+    /// The reference driver under a name of this test's own, so the
+    /// processes left can be counted without touching anyone else's.
+    static func uniqueDriver() throws -> (path: String, name: String) {
+        let name = "authmock-ref-\(UUID().uuidString.prefix(8))"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(name).path
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: try referenceDriver())
+        return (path, name)
+    }
+
+    static func running(_ name: String) throws -> Int {
+        let found = try runProcess("pgrep", ["-f", name])
+        return found.stdout.split(separator: "\n").count
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aStoppedRunStopsItsDrivers(signal: Int32) async throws {
+        let driver = try Self.uniqueDriver()
+        defer { try? FileManager.default.removeItem(atPath: driver.path) }
+        let process = Process()
+        process.executableURL = try authmockBinary()
+        // Clock variants wait seconds of real time: the drivers are all there when the signal comes.
+        process.arguments = ["run", "--driver", driver.path, "--case", "*-clock", "--jobs", "24"]
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while try Self.running(driver.name) < 8, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try Self.running(driver.name) >= 8, "the run started too few drivers to judge")
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 128 + signal, "exit status \(process.terminationStatus)")
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(said.contains("stopped by signal \(signal)"), "\(said)")
+        // Its drivers went with it (their process groups got SIGTERM, then SIGKILL).
+        let gone = Date().addingTimeInterval(5)
+        while try Self.running(driver.name) > 0, Date() < gone { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try Self.running(driver.name) == 0, "drivers left behind")
+    }
+
+    /// A driver whose runner vanished without a word: its stdin ends, or
+    /// its stdout's reader is gone. It exits 0, with no crash report.
+    @Test func aDriverWhoseRunnerIsGoneExitsQuietly() throws {
+        // The reader of its answers closes before the answer comes.
+        let script =
+            "exec 3>&1; (\(try referenceDriver()) <<'EOF' | head -c 0\n{\"id\":\"1\",\"op\":\"hello\",\"baseURL\":\"http://127.0.0.1:9\",\"profile\":\"oauth2\",\"clientId\":\"demo\",\"clientSecret\":\"demo-secret\"}\nEOF\n) ; echo \"status ${PIPESTATUS[0]}\""
+        let run = try runProcess("/bin/bash", ["-c", script])
+        #expect(run.stdout.contains("status 0"), "\(run.stdout) \(run.stderr)")
+        #expect(!run.stderr.contains("Fatal error") && !run.stderr.contains("Crash"), "\(run.stderr)")
+        // Its stdin ends without shutdown.
+        let ended = try runProcess("/bin/bash", ["-c", "\(try referenceDriver()) < /dev/null; echo \"status $?\""])
+        #expect(ended.stdout.contains("status 0"), "\(ended.stdout) \(ended.stderr)")
+    }
+}
