@@ -79,7 +79,7 @@ extension FaultRule {
             if [204, 304].contains(status), !(body ?? "").isEmpty {
                 throw ControlInputError(.invalidValue, "field '\(action.name("body"))': a \(status) answer has no body")
             }
-            if let framing = headers.keys.first(where: { ["content-length", "transfer-encoding"].contains($0.lowercased()) }) {
+            if let framing = ServerSetHeaders.first(in: headers.keys) {
                 throw ControlInputError(.invalidValue, "field '\(action.name("headers"))': \(framing) is set by the server from the body")
             }
             parsed = .respond(status: status, headers: headers, body: body)

@@ -87,3 +87,15 @@ public struct FaultRule: Sendable, Equatable {
         self.action = action
     }
 }
+
+/// Headers the server writes from the answer it frames: a fault rule's or a
+/// dialect's own would contradict the body (a `Content-Length` of another
+/// length) or the connection (RFC 9110 section 7.6.1: hop-by-hop fields).
+public enum ServerSetHeaders {
+    public static let names: Set<String> = [
+        "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "proxy-connection",
+    ]
+
+    /// The first of `headers` the server sets itself, if any.
+    public static func first(in headers: some Sequence<String>) -> String? { headers.first { names.contains($0.lowercased()) } }
+}

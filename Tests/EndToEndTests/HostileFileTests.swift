@@ -64,6 +64,25 @@ struct HostileFileTests {
                 "is served already"
             ),
             ("a JWKS under the control API", example + "jwt: {issuer_path: /_authmock/x}\n", "would put the JWKS under a path authmock serves"),
+            // Answers that would break HTTP framing, which fault rules already refuse.
+            (
+                "a declared Content-Length",
+                example.replacingOccurrences(
+                    of: "headers: {WWW-Authenticate: 'Bearer error=\"invalid_token\"'}",
+                    with: "headers: {WWW-Authenticate: 'Bearer error=\"invalid_token\"', Content-Length: '5'}"),
+                "Content-Length is set by the server"
+            ),
+            (
+                "Transfer-Encoding",
+                example.replacingOccurrences(
+                    of: "headers: {WWW-Authenticate: 'Bearer error=\"invalid_token\"'}", with: "headers: {Transfer-Encoding: chunked}"),
+                "Transfer-Encoding is set by the server"
+            ),
+            (
+                "a 204 token answer with a body",
+                example.replacingOccurrences(of: "tokens:\n  body:", with: "tokens:\n  status: 204\n  body:"),
+                "other than 204 and 205"
+            ),
             (
                 "5,000 dotted levels",
                 example.replacingOccurrences(
@@ -79,5 +98,18 @@ struct HostileFileTests {
             let served = try runAuthmock(["serve", "--port", "0", "--dialect", file.path])
             #expect(served.status == 2, "\(name): serve exited \(served.status): \(served.stderr.suffix(300))")
         }
+    }
+
+    /// Checks that were superlinear in what they read: a claim template of
+    /// 20,000 `{` took over 30 s to validate.
+    @Test func checksAreLinearInTheFile() throws {
+        let example = try Self.example()
+        let file = try Self.write(
+            example + "jwt:\n  access_claims:\n    tenant: \"" + String(repeating: "{", count: 20_000) + "\"\n", "claims.yaml")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let started = ContinuousClock.now
+        let checked = try runAuthmock(["validate", file.path])
+        #expect(checked.status == 0, "\(checked.stdout)")
+        #expect(ContinuousClock.now - started < .seconds(5), "validate took \(ContinuousClock.now - started)")
     }
 }
