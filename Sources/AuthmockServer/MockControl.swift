@@ -104,7 +104,10 @@ public struct MockControl: Sendable {
     /// `graceSeconds` (default `key_grace`) of the server clock.
     public func rotateKeys(graceSeconds: Double?) async throws(ControlInputError) -> KeysView {
         let grace = graceSeconds ?? Double(mock.authority.settings.keyRotationGraceSeconds)
-        guard grace >= 0, grace.isFinite else { throw ControlInputError(.invalidValue, "graceSeconds must be a finite number >= 0, got \(grace)") }
+        // The settings' largest number: a grace that no date can end (1e308) listed the year 506713.
+        guard grace >= 0, grace <= Double(ServerSetting.largestNumber) else {
+            throw ControlInputError(.invalidValue, "graceSeconds must be a number of seconds from 0 to \(ServerSetting.largestNumber), got \(grace)")
+        }
         // The keys are kept by the token store (shared by replicas): its failure is a 503.
         let rotated = try await stored { try await mock.authority.rotateKeys(grace: grace) }
         guard rotated != nil else {

@@ -20,7 +20,7 @@ import Synchronization
 /// only the database's answer says whether it happened.
 public final class PostgresDatabase: SQLDatabase {
     private let client: PostgresClient
-    private let configuration: PostgresClient.Configuration
+    let configuration: PostgresClient.Configuration
     private let sslmode: String
     private let runner: Task<Void, Never>
     private let logger: Logger
@@ -43,10 +43,12 @@ public final class PostgresDatabase: SQLDatabase {
     /// `defaultTimeout` when the URL names none.
     public init(url: String, logger: Logger, defaultTimeout: Double = 1) throws(TokenStoreError) {
         guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme ?? ""),
-            let host = parts.host, !host.isEmpty
+            let written = parts.host, !written.isEmpty
         else {
             throw TokenStoreError("\(url): expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
         }
+        // An IPv6 address is written in brackets (`@[::1]:5432`); the resolver takes it without them.
+        let host = written.hasPrefix("[") && written.hasSuffix("]") ? String(written.dropFirst().dropLast()) : written
         let database = parts.path.hasPrefix("/") ? String(parts.path.dropFirst()) : parts.path
         let query = { (name: String) in parts.queryItems?.first(where: { $0.name == name })?.value }
         self.name = StateLocation.withoutPassword(url)

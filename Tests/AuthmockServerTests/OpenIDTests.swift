@@ -122,6 +122,9 @@ struct OpenIDTests {
         try await TestServer.run(Self.options(.rs256) { $0.tokens.accessTTL = 7200 }) { server in
             let before = try await server.login(scope: "openid read")
             let oldKid = try Self.kid(before.access)
+            // A grace no date can end is refused, and rotates nothing.
+            let endless = try await server.control(.post, "/keys/rotate", #"{"graceSeconds": 1e308}"#)
+            #expect(endless.status == .badRequest && endless.text.contains("graceSeconds must be a number of seconds from 0"), "\(endless.text)")
             let rotated = try await server.control(.post, "/keys/rotate", #"{"graceSeconds": 600}"#)
             #expect(rotated.status == .ok)
             let listing = try rotated.json()
