@@ -427,6 +427,7 @@ private struct DialectBuilder {
     }
 
     static let maxFieldDepth = 16
+    static let maxTemplateDepth = 64
 
     /// The names between `{` and the next `}` in `text`, in one pass (a
     /// backtracking pattern took 10 s over 5,000 `{`).
@@ -465,6 +466,9 @@ private struct DialectBuilder {
         case "header":
             if HTTPField.Name(name) == nil {
                 checker.found.add(checker.error(at: o["header"]?.mark, "\(path).header: '\(name)' is not a header name"))
+            } else if ServerSetHeaders.names.contains(name.lowercased()) || name.lowercased() == "host" {
+                checker.found.add(
+                    checker.error(at: o["header"]?.mark, "\(path).header: \(name) frames or routes the request; a token cannot travel in it"))
             }
             return .header(name, scheme: o["scheme"]?.string)
         case "query":
@@ -506,7 +510,11 @@ private struct DialectBuilder {
 
     /// A YAML value as a template: strings are read for `{placeholder}`s,
     /// a problem reported where the string stands.
-    func template(_ value: SpecValue, _ path: String, allowed: [Placeholder]) throws(ScenarioError) -> Template {
+    func template(_ value: SpecValue, _ path: String, allowed: [Placeholder], depth: Int = 0) throws(ScenarioError) -> Template {
+        // Deeper than any backend's answer, and deeper than `dialects --json` (what drivers get in hello) can write.
+        guard depth <= Self.maxTemplateDepth else {
+            throw checker.error(at: value.mark, "\(path.prefix(80))…: an answer nests deeper than \(Self.maxTemplateDepth) levels")
+        }
         switch value {
         case .string(let text, let mark):
             do {
@@ -521,11 +529,13 @@ private struct DialectBuilder {
         case .null: return .value(.null)
         case .array(let items, _):
             var templates: [Template] = []
-            for (index, item) in items.enumerated() { templates.append(try template(item, "\(path)[\(index)]", allowed: allowed)) }
+            for (index, item) in items.enumerated() {
+                templates.append(try template(item, "\(path)[\(index)]", allowed: allowed, depth: depth + 1))
+            }
             return .array(templates)
         case .object(let members, _):
             var templates: [String: Template] = [:]
-            for (key, item) in members { templates[key] = try template(item, "\(path).\(key)", allowed: allowed) }
+            for (key, item) in members { templates[key] = try template(item, "\(path).\(key)", allowed: allowed, depth: depth + 1) }
             return .object(templates)
         }
     }

@@ -84,6 +84,18 @@ struct HostileFileTests {
                 "other than 204 and 205"
             ),
             (
+                "a refresh token in Content-Length",
+                example.replacingOccurrences(of: "refresh_token: {header: X-Refresh-Token}", with: "refresh_token: {header: Content-Length}"),
+                "frames or routes the request"
+            ),
+            (
+                "an answer 100 levels deep",
+                example.replacingOccurrences(
+                    of: "      user: \"{user}\"",
+                    with: "      user: \"{user}\"\n      deep: " + String(repeating: "[", count: 100) + String(repeating: "]", count: 100)),
+                "nests deeper than 64 levels"
+            ),
+            (
                 "5,000 dotted levels",
                 example.replacingOccurrences(
                     of: "username: credentials.login", with: "username: " + Array(repeating: "a", count: 5000).joined(separator: ".")),
