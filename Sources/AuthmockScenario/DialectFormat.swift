@@ -163,6 +163,10 @@ public enum DialectFormat {
                 Field("settings", .object(settings), "server settings this backend implies (lifetimes, rotation), as in a scenario's `server:`"),
                 Field("jwt", .object(jwt), "the backend's JWTs, where they differ from authmock's (Cognito's issuer path, claims and id token)"),
                 Field(
+                    "bearer_scheme", .string(oneOf: ["exact"]),
+                    "`exact`: the API takes only `Authorization: Bearer` as written, and `bearer` is no credential (Django REST framework SimpleJWT); by default any case"
+                ),
+                Field(
                     "documents", .map(.any),
                     "fixed JSON answers to GET, by path, with `{base_url}` and `{issuer}` (an OpenID Connect discovery document an SDK reads first)"),
             ])

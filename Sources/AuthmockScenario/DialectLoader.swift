@@ -261,7 +261,8 @@ private struct DialectBuilder {
             jwt: jwt,
             documents: try o["documents"].map { value throws(ScenarioError) in
                 try documents(value, served: [signIn.path, refresh.path] + (jwks.map { [$0] } ?? []))
-            })
+            },
+            bearerScheme: o["bearer_scheme"]?.string.flatMap(DialectDescription.BearerScheme.init(rawValue:)))
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }

@@ -22,14 +22,21 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// Fixed JSON answers to GET by path (an OpenID Connect discovery
     /// document where the backend's SDK reads one first); nil: none.
     public var documents: [String: Template]?
+    /// How the API reads `Authorization`'s scheme: `exact` takes only
+    /// `Bearer` as written (Django REST framework SimpleJWT's
+    /// `AUTH_HEADER_TYPES`: `bearer` is no credential); nil: any case (RFC 9110).
+    public var bearerScheme: BearerScheme?
+
+    public enum BearerScheme: String, Sendable, Codable, Equatable { case exact }
 
     enum CodingKeys: String, CodingKey {
         case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources, jwt, documents
+        case bearerScheme = "bearer_scheme"
     }
 
     public init(
         name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil,
-        jwt: JWTShape? = nil, documents: [String: Template]? = nil
+        jwt: JWTShape? = nil, documents: [String: Template]? = nil, bearerScheme: BearerScheme? = nil
     ) {
         self.name = name
         self.summary = summary
@@ -40,6 +47,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         self.resources = resources
         self.jwt = jwt
         self.documents = documents
+        self.bearerScheme = bearerScheme
     }
 
     /// A backend's JWTs (`jwt:`): Cognito's issuer is the user pool's URL,

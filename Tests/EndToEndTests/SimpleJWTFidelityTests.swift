@@ -91,12 +91,19 @@ import Testing
         let login = try await ask(Probe(name: "sign-in", path: "/api/token/", headers: json, body: signIn))
         let access = try #require(login["access"] as? String), refresh = try #require(login["refresh"] as? String)
         _ = try await ask(Probe(name: "wrong password", path: "/api/token/", headers: json, body: #"{"username": "alice", "password": "x"}"#))
+        // DRF's FormParser: a form-encoded sign-in and refresh are read as JSON ones are.
+        let form = [("Content-Type", "application/x-www-form-urlencoded")]
+        let formLogin = try await ask(Probe(name: "form sign-in", path: "/api/token/", headers: form, body: "username=alice&password=wonderland"))
+        let formRefresh = try #require(formLogin["refresh"] as? String)
+        _ = try await ask(Probe(name: "form refresh", path: "/api/token/refresh/", headers: form, body: "refresh=\(formRefresh)"))
         _ = try await ask(Probe(name: "no password", path: "/api/token/", headers: json, body: #"{"username": "alice"}"#, sameBody: false))
         _ = try await ask(Probe(name: "not JSON", path: "/api/token/", headers: json, body: "{bad", sameBody: false))
         _ = try await ask(
             Probe(name: "API with its access token", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer \(access)")], sameBody: false)
         )
         _ = try await ask(Probe(name: "API without a token", method: .GET, path: "/api/me"))
+        _ = try await ask(
+            Probe(name: "API with a lowercase bearer", method: .GET, path: "/api/me", headers: [("Authorization", "bearer \(access)")]))
         _ = try await ask(Probe(name: "API with garbage", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer garbage")]))
         _ = try await ask(Probe(name: "API with the refresh token", method: .GET, path: "/api/me", headers: [("Authorization", "Bearer \(refresh)")]))
         let expiredAccess = try await target.expiredAccess()

@@ -338,6 +338,12 @@ public struct DeclaredProfile: Profile {
         _ request: Request, context: AuthmockRequestContext, mock: Authmock
     ) async throws -> Result<ResourceAccess, Situation> {
         guard let resourceRefresh else {
+            // A backend that compares the scheme's bytes takes `bearer` for no credential at all.
+            if description.bearerScheme == .exact, let raw = request.headers[.authorization],
+                raw.split(separator: " ", maxSplits: 1).first.map({ $0 != "Bearer" && $0.lowercased() == "bearer" }) == true
+            {
+                return .failure(.noAccessToken(notBearer: true))
+            }
             return try await Resources.authorizeBearer(request, context: context, mock: mock).map { ResourceAccess(grant: $0) }
         }
         return try await resourceRefresh.authorize(request, context: context, mock: mock)
