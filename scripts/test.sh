@@ -29,9 +29,10 @@ pip_install() {
 
 # System packages the suite itself uses, installed only when missing: SQLite's
 # headers (GRDB, --state sqlite:), PostgreSQL (the --state postgres:// tests)
-# and PyYAML, which scripts/drivers.py needs to read the drivers' driver.yaml.
+# and PyYAML, which scripts/drivers.py needs to read the drivers' driver.yaml;
+# pgrep (procps) counts the drivers a stopped run leaves (StoppedRunTests).
 need_apt=()
-for pair in "git:git" "python3:python3" "curl:curl"; do
+for pair in "git:git" "python3:python3" "curl:curl" "pgrep:procps"; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
 [ -f /usr/include/sqlite3.h ] || need_apt+=(libsqlite3-dev)
