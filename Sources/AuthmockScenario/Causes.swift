@@ -122,7 +122,7 @@ struct Symptoms {
     /// Or the case expected a refused call to reach the application as an
     /// `http_error`, and the client refreshed more than allowed instead.
     var refreshedWhereNoneIsRight: Bool {
-        (failed[.refreshes] ?? []).contains { finding in (finding.measured ?? []).contains { $0.way == .over && $0.expected == "exactly 0" } }
+        (failed[.refreshes] ?? []).contains { finding in (finding.measured ?? []).contains { $0.way == .over && $0.max == 0 } }
             || shows(.over(.refreshes)) && shows(.under(.outcomes, OutcomeKind.httpError.rawValue))
     }
 

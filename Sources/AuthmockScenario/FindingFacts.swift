@@ -64,15 +64,18 @@ public struct Measured: Sendable, Codable, Equatable {
     public var saw: Int
     /// nil when the count was within what the case allowed.
     public var way: Way?
+    /// The most the case allowed, when it set a bound (0: none at all).
+    public var max: Int?
 
     /// What a finding failed for want of: no request (or call, or retry) it speaks of happened.
     public static let nothingToJudge = Measured(subject: "requests to judge", expected: "at least 1", saw: 0, way: .under)
 
-    public init(subject: String, expected: String, saw: Int, way: Way?) {
+    public init(subject: String, expected: String, saw: Int, way: Way?, max: Int? = nil) {
         self.subject = subject
         self.expected = expected
         self.saw = saw
         self.way = way
+        self.max = max
     }
 }
 
@@ -81,7 +84,7 @@ extension CountRange {
     func measure(_ subject: String, saw: Int) -> Measured {
         let way: Measured.Way? =
             if let max, saw > max { .over } else if let min, saw < min { .under } else { nil }
-        return Measured(subject: subject, expected: text, saw: saw, way: way)
+        return Measured(subject: subject, expected: text, saw: saw, way: way, max: max)
     }
 }
 

@@ -26,7 +26,7 @@ public enum RunReportPage {
     }
 
     public static func html(_ results: [CaseResult], run: Run) -> String {
-        let esc = SequenceDiagram.esc
+        let esc = Reports.escape
         let name = results.lazy.compactMap(\.driver).first.map { $0 + (results.lazy.compactMap(\.driverVersion).first.map { " \($0)" } ?? "") }
         var counts: [Verdict: Int] = [:]
         for result in results { counts[result.verdict, default: 0] += 1 }
@@ -88,7 +88,7 @@ public enum RunReportPage {
 
     /// One case run: verdict, cause, notes, findings, picture, journal.
     static func section(_ result: CaseResult, open: Bool) -> String {
-        let esc = SequenceDiagram.esc
+        let esc = Reports.escape
         var out =
             "<section class=\"case \(result.verdict.rawValue)\" id=\"\(anchor(result))\" data-verdict=\"\(result.verdict.rawValue)\">\n"
             + "<h3><span class=\"\(result.verdict.rawValue)\">\(result.verdict.rawValue)</span> \(esc(result.label)) \(esc(result.name)) "

@@ -155,8 +155,5 @@ public enum SequenceDiagram {
 
     static func f(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    static func esc(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-            .replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    static func esc(_ text: String) -> String { Reports.escape(text) }
 }

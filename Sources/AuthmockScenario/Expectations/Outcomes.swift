@@ -38,7 +38,7 @@ struct OutcomesExpectation: Expectation {
                 measured.append(Measured(subject: kind, expected: "all \(calls.count)", saw: matching.count, way: others.isEmpty ? nil : .under))
                 // Every other kind is in excess: none was allowed.
                 for (other, ended) in Dictionary(grouping: others, by: \.outcome).sorted(by: { $0.key < $1.key }) {
-                    measured.append(Measured(subject: other, expected: "exactly 0", saw: ended.count, way: .over))
+                    measured.append(Measured(subject: other, expected: "exactly 0", saw: ended.count, way: .over, max: 0))
                 }
             case .range(let range): measured.append(range.measure(kind, saw: matching.count))
             }
