@@ -74,11 +74,47 @@ public struct JournalEntry: Sendable, Codable, Equatable {
     public var presentsBearer: Bool { scheme == "Bearer" }
     /// The request carried an Authorization header of any scheme.
     public var presentsAuthorization: Bool { scheme != Self.noScheme }
-    /// The answer told the client its credentials were refused: a 401, or
-    /// `UNAUTHENTICATED` in a GraphQL body (`graphql_auth_errors: body`).
+    /// The answer told the client its credentials were refused: a 401,
+    /// `UNAUTHENTICATED` in a GraphQL body (`graphql_auth_errors: body`), or
+    /// the dialect's refusal of an access token sent with a 2xx status (a
+    /// backend that answers errors with HTTP 200 and a code).
     public var refusedCredentials: Bool {
         status == 401 || status == 200 && errorCode == Self.graphQLUnauthenticated
+            || answeredErrorIn2xx && situation.map(Self.credentialRefusals.contains) == true
     }
+
+    /// The answer said the token is good but not for this: a 403, or the
+    /// dialect's `insufficient_scope` sent with a 2xx status.
+    public var forbidden: Bool { status == 403 || answeredErrorIn2xx && situation == "insufficient_scope" }
+
+    /// The answer was an error: no answer (0), a status outside 2xx, or one
+    /// of the dialect's error answers sent with a 2xx status.
+    public var failed: Bool { !(200..<300).contains(status) || situation != nil }
+
+    /// One of the dialect's error answers, sent with a 2xx status: the error
+    /// is in the body's code only.
+    public var answeredErrorIn2xx: Bool { (200..<300).contains(status) && situation != nil }
+
+    /// A token-endpoint answer that refused what the request presented: a
+    /// 4xx other than 429 (which says "later"), credentials refused, or a
+    /// 2xx error answer other than the server's own failure. A 5xx, a 429 or
+    /// a reset refuses nothing.
+    public var refused: Bool {
+        guard !undelivered else { return false }
+        if answeredErrorIn2xx { return !Self.serverFailures.contains(situation ?? "") }
+        return (400..<500).contains(status) && status != 429 || refusedCredentials
+    }
+
+    /// The situations (docs/dialects.md's keys) that refuse an access token
+    /// at a resource; `insufficient_scope` is a 403's business, not a refusal
+    /// of the token. A test ties the list to the server's situations.
+    public static let credentialRefusals: Set<String> = [
+        "access_token_missing", "access_token_malformed", "access_token_wrong_algorithm", "access_token_bad_signature",
+        "access_token_wrong_audience", "access_token_wrong_issuer", "access_token_not_yet_valid", "access_token_expired",
+        "access_token_revoked", "refresh_token_as_access_token",
+    ]
+    /// Situations that are the server's failure, not a refusal: retrying may work.
+    public static let serverFailures: Set<String> = ["store_unavailable", "internal_error"]
     /// The GraphQL error code of a refused credential (`GraphQLAPIError.unauthenticated`).
     package static let graphQLUnauthenticated = "UNAUTHENTICATED"
     /// The Bearer token, when one was sent.
@@ -102,6 +138,11 @@ public struct JournalEntry: Sendable, Codable, Equatable {
     /// 0 when the connection was closed without an answer.
     public var status: Int
     public var errorCode: String?
+    /// Which of the dialect's error answers the server gave
+    /// (`access_token_expired`, `refresh_token_reused`: the keys of
+    /// docs/dialects.md), whatever its status; nil for a success, and for
+    /// oauth2's grant errors and GraphQL's, which `errorCode` names.
+    public var situation: String? = nil
     /// Tokens the answer handed out: access `jti` and refresh id.
     public var issuedAccess: String? {
         get { issuedAccessID?.text }
@@ -153,7 +194,7 @@ public struct JournalEntry: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case seq, virtualTime, realTime, method, path, host, kind, scheme, accessToken, refreshToken, grantType, call, operation
-        case mutationsApplied, bodyDigest = "bodySHA256", bodyBytes, status, errorCode
+        case mutationsApplied, bodyDigest = "bodySHA256", bodyBytes, status, errorCode, situation
         case issuedAccessID = "issuedAccess", issuedRefreshID = "issuedRefresh", fault, undelivered, durationMs
     }
 }

@@ -1488,7 +1488,7 @@ should:
             ##"""
 # yaml-language-server: $schema=../docs/scenario.schema.json
 id: "5.6"
-name: an envelope 401 whose code is not 40101 does not refresh
+name: a refusal whose code is not the expiry code does not refresh
 description: >
   The envelope dialect says why a token was refused in error.code, and its
   documentation gives the refresh signal as the code, not the status: 40101
@@ -1498,7 +1498,9 @@ description: >
   carries on with a session the backend ended; a correct one hands the 401
   to the application (or sends the user to sign in). Every other envelope
   401 in the suite carries 40101, so this is the case that tells the two
-  apart.
+  apart. It runs on every dialect that tells an expired token from other
+  refusals by code alone (supabase's PGRST303 and PGRST301, result-code's
+  HTTP 200 with 1001 and 1002, a file of your own).
 profile: envelope
 level: must
 steps:

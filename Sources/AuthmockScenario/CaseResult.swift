@@ -153,6 +153,8 @@ func describe(_ entry: JournalEntry, start: Date, labels: TokenLabels, faults: [
     }
     line += entry.status == 0 ? " -> no answer" : " -> \(entry.status)"
     if let code = entry.errorCode { line += " \(code)" }
+    // A 2xx says nothing of an error: the situation says which it was.
+    if entry.answeredErrorIn2xx, let situation = entry.situation { line += " (\(situation))" }
     if let access = entry.issuedAccess { line += " issued access \(labels.label(access))" }
     if let refresh = entry.issuedRefresh { line += " issued refresh \(labels.label(refresh))" }
     if let applied = entry.mutationsApplied { line += " applied \(applied)" }

@@ -52,7 +52,7 @@ struct Symptoms {
         guard let refusal = own.first(where: { $0.kind == .resource && $0.presentsBearer && $0.refusedCredentials && !$0.undelivered }) else {
             return false
         }
-        let toldDead = own.contains { $0.seq < refusal.seq && $0.kind == .refresh && Observation.refusesRefreshToken($0) }
+        let toldDead = own.contains { $0.seq < refusal.seq && $0.kind == .refresh && $0.refused }
         return !toldDead && !own.contains { $0.seq > refusal.seq && [.refresh, .login].contains($0.kind) && !observation.isSignInStep($0) }
     }
 
@@ -64,7 +64,7 @@ struct Symptoms {
     /// 5xx, a 429 or a reset.
     var signedOutUnrefused: Bool {
         observation.calls.contains { $0.outcome == OutcomeKind.reauthRequired.rawValue }
-            && !observation.refreshes.contains(where: Observation.refusesRefreshToken)
+            && !observation.refreshes.contains(where: \.refused)
     }
 
     /// A call ended in the client's own error, and no refresh request was
@@ -81,7 +81,7 @@ struct Symptoms {
 
     /// Own API requests that carried no Authorization at all after the client had signed in.
     var sentWithoutToken: Bool {
-        guard let signedIn = observation.entries.first(where: { $0.kind == .login && $0.status < 300 })?.seq else { return false }
+        guard let signedIn = observation.entries.first(where: { $0.kind == .login && !$0.failed })?.seq else { return false }
         return observation.resources.contains { $0.seq > signedIn && !$0.presentsAuthorization }
     }
 
@@ -95,7 +95,7 @@ struct Symptoms {
     /// sign-in), the client sent API calls with that login's dead token.
     var resentAfterRefusal: Bool {
         let own = observation.entries.filter { !Observation.isForeign($0) }
-        guard let refusal = own.first(where: { $0.kind == .refresh && Observation.refusesRefreshToken($0) }) else { return false }
+        guard let refusal = own.first(where: { $0.kind == .refresh && $0.refused }) else { return false }
         let heard = Observation.end(refusal)
         for entry in own where entry.seq > refusal.seq {
             if entry.kind == .login { return false }
@@ -109,7 +109,7 @@ struct Symptoms {
     /// refresh token it still had (RFC 6749 section 6: the old one stays).
     var droppedRefreshToken: Bool {
         signedOutUnrefused
-            && observation.refreshes.contains { $0.status < 300 && !$0.undelivered && $0.issuedAccess != nil && $0.issuedRefresh == nil }
+            && observation.refreshes.contains { !$0.failed && !$0.undelivered && $0.issuedAccess != nil && $0.issuedRefresh == nil }
     }
 
     /// A delivered answer carried an id token a fault rule forged.
@@ -153,7 +153,7 @@ struct Symptoms {
     var refreshedTwiceWithOneToken: Bool {
         let refreshes = observation.refreshes
         for (index, earlier) in refreshes.enumerated() {
-            guard let token = earlier.refreshToken?.id, earlier.status < 300, !earlier.undelivered, let issued = earlier.issuedRefresh,
+            guard let token = earlier.refreshToken?.id, !earlier.failed, !earlier.undelivered, let issued = earlier.issuedRefresh,
                 issued != token
             else { continue }
             let access = earlier.issuedAccess
@@ -170,11 +170,12 @@ struct Symptoms {
     /// An attempt of a call carried other bytes than the application's body.
     var alteredBody: Bool { !BodiesIntactExpectation.altered(observation).altered.isEmpty }
 
-    /// A refresh (or sign-in of the library's own) followed a 403 on the
-    /// API with no 401 between them: a new token does not cure a 403.
+    /// A refresh (or sign-in of the library's own) followed a 403 (or the
+    /// dialect's `insufficient_scope` in a 2xx) on the API with no refusal of
+    /// the token between them: a new token does not cure a 403.
     var refreshAfter403: Bool {
         let own = observation.entries.filter { !Observation.isForeign($0) }
-        for (index, entry) in own.enumerated() where entry.kind == .resource && entry.status == 403 && !entry.undelivered {
+        for (index, entry) in own.enumerated() where entry.kind == .resource && entry.forbidden && !entry.undelivered {
             for later in own[(index + 1)...] {
                 if later.kind == .resource && later.refusedCredentials { break }
                 if later.kind == .refresh || later.kind == .login && !observation.isSignInStep(later) { return true }

@@ -253,6 +253,7 @@ private struct DialectBuilder {
                 checker.found.add(checker.error(at: body.mark, "resources.body: must hold `{data}`, the resource's own answer, as a whole value"))
             }
         }
+        checkErrorsIn2xx(answers, at: answersValue, errorBody: errorBody, successes: [tokens.body] + (resources.map { [$0] } ?? []))
         let jwt = try o["jwt"].map(jwtShape)
         let jwks = jwt.flatMap { $0.issuerPath.isEmpty ? nil : $0.issuerPath + "/.well-known/jwks.json" }
         let description = DialectDescription(
@@ -482,8 +483,12 @@ private struct DialectBuilder {
     func declaredError(_ value: SpecValue, _ path: String) throws(ScenarioError) -> DialectDescription.DeclaredError {
         let o = try value.object(checker, path)
         let status = try o.required("status", checker, at: value.mark).integer(checker, "\(path).status")
-        if !(400...599).contains(status) {
-            checker.found.add(checker.error(at: o["status"]?.mark, "\(path).status: an error's status is 4xx or 5xx, got \(status)"))
+        // A 2xx error is a backend that answers errors with HTTP 200 and a code in the body.
+        if !(400...599).contains(status), !(200...299).contains(status) || [204, 205].contains(status) {
+            checker.found.add(
+                checker.error(
+                    at: o["status"]?.mark,
+                    "\(path).status: an error's status is 4xx or 5xx, or 2xx (not 204 or 205) with its code in the body, got \(status)"))
         }
         let codeValue = try o.required("code", checker, at: value.mark)
         let code: JSONValue = codeValue.integer.map(JSONValue.integer) ?? .string(codeValue.string ?? "")
@@ -491,6 +496,40 @@ private struct DialectBuilder {
             status: status, code: code, message: try o.required("message", checker, at: value.mark).string(checker, "\(path).message"),
             headers: try headers(o["headers"], "\(path).headers", allowed: Placeholder.error), detail: o["detail"]?.string, when: o["when"]?.string,
             body: try o["body"].map { value throws(ScenarioError) in try template(value, "\(path).body", allowed: Placeholder.error) })
+    }
+
+    /// An error answered with a 2xx status is told from a success by its
+    /// code alone: the code must stand where `errors.body` puts `{code}`, and
+    /// differ from what a success answer says there (`{"code": 0, ...}`).
+    func checkErrorsIn2xx(
+        _ answers: [String: DialectDescription.DeclaredError], at value: SpecValue, errorBody: Template, successes: [Template]
+    ) {
+        let in2xx = answers.filter { (200...299).contains($0.value.status) }
+        guard !in2xx.isEmpty else { return }
+        let marks = value.object?.mapValues(\.mark) ?? [:]
+        guard let path = errorBody.path(to: .code) else {
+            checker.found.add(
+                checker.error(
+                    at: value.mark,
+                    "errors.body: an error answered with a 2xx status needs `{code}` in errors.body, as a whole value, for a client to tell it from a success"
+                ))
+            return
+        }
+        for (key, answer) in in2xx.sorted(by: { $0.key < $1.key }) {
+            if answer.body != nil && answer.body?.path(to: .code) != path {
+                checker.found.add(
+                    checker.error(
+                        at: marks[key] ?? value.mark,
+                        "errors.answers.\(key).body: a 2xx error keeps `{code}` where errors.body has it (\(path.joined(separator: ".")))"))
+            }
+            if successes.contains(where: { $0.literal(at: path) == answer.code }) {
+                checker.found.add(
+                    checker.error(
+                        at: marks[key] ?? value.mark,
+                        "errors.answers.\(key).code: \(answer.code.text) is also what a success answer says at \(path.joined(separator: ".")); a client could not tell them apart"
+                    ))
+            }
+        }
     }
 
     func headers(_ value: SpecValue?, _ path: String, allowed: [Placeholder]) throws(ScenarioError) -> [String: Template] {

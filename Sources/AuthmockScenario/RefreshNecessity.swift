@@ -62,7 +62,7 @@ enum RefreshNecessity {
             }
             let held = issues.filter { $0.family == family && $0.deliveredAt < arrival }
             // 429 says "later", not "never": the session goes on.
-            if let refused = others.last(where: Observation.refusesRefreshToken),
+            if let refused = others.last(where: \.refused),
                 !held.contains(where: { $0.entry.seq > refused.seq })
             {
                 return RefreshJudgement(

@@ -435,8 +435,13 @@ extension Scenario {
     public func applies(to dialect: DialectDescription) -> Bool {
         // Without a refresh endpoint, header rotation's cases; else reissue's.
         if dialect.refresh.onResources { return profiles.contains(ProfileName.headerRotation.rawValue) }
-        guard profiles.contains(ProfileName.reissue.rawValue) else { return false }
-        return !dialect.signalsExpiryByCode || profiles.contains(ProfileName.envelope.rawValue)
+        // A dialect that tells an expired token from other refusals by code
+        // alone runs envelope's share of reissue's cases; one that tells them
+        // by status, reissue's. Envelope's own (5.6: a revoked token's code is
+        // no reason to refresh) where a revoked token's code is not the expired one's.
+        let envelope = profiles.contains(ProfileName.envelope.rawValue), reissue = profiles.contains(ProfileName.reissue.rawValue)
+        if dialect.signalsExpiryByCode { return envelope && (reissue || dialect.tellsRevokedFromExpiredByCode) }
+        return reissue
     }
 
     /// Whether the case's id matches `pattern`: `1.1`, or a glob (`3.*`, `1.?`).

@@ -1,3 +1,4 @@
+import AuthmockModel
 import Foundation
 
 /// A case run drawn as a time line (SVG, no script): one row for the token
@@ -104,6 +105,8 @@ public enum SequenceDiagram {
         var text = entry.kind == "refresh" ? "refresh " : entry.kind == "login" ? "sign-in " : ""
         text += entry.presented.map(\.label).joined(separator: "+")
         text += entry.status == 0 ? " ✕" : " \(entry.status)"
+        // A 2xx error is told by its code.
+        if entry.situation != nil, (200..<300).contains(entry.status), let code = entry.code { text += ":\(code)" }
         let issued = entry.issued.map(\.label).joined(separator: ",")
         if !issued.isEmpty { text += "→\(issued)" }
         if entry.fault != nil { text += " ⚡" }
@@ -116,13 +119,16 @@ public enum SequenceDiagram {
         let fill: String =
             if entry.status == 0 || !entry.delivered { "#e5e7eb" } else if (200..<300).contains(entry.status) && entry.code == nil {
                 superfluous ? "#fecaca" : "#bbf7d0"
-            } else if entry.status == 401 || entry.code == "UNAUTHENTICATED" { "#fed7aa" } else { "#fca5a5" }
+            } else if entry.status == 401 || entry.code == "UNAUTHENTICATED" || JournalEntry.credentialRefusals.contains(entry.situation ?? "") {
+                "#fed7aa"
+            } else { "#fca5a5" }
         let text = text(entry)
         let classes = ["req", entry.kind] + (flagged ? ["flagged"] : []) + (superfluous ? ["superfluous"] : [])
         var tip = "#\(entry.seq) +\(String(format: "%.3f", entry.at))s \(entry.method) \(entry.path)"
         for token in entry.presented { tip += " \(token.kind) \(token.label) \(token.state ?? "")" }
         tip += entry.status == 0 ? " -> no answer" : " -> \(entry.status)"
         if let code = entry.code { tip += " \(code)" }
+        if let situation = entry.situation { tip += " (\(situation))" }
         for token in entry.issued { tip += " issued \(token.kind) \(token.label)" }
         if let fault = entry.fault { tip += " (fault \(fault)\(entry.faultAction.map { ": \($0)" } ?? ""))" }
         if !entry.delivered { tip += " (not delivered)" }

@@ -119,6 +119,8 @@ public struct ReportedEntry: Sendable, Codable, Equatable {
     /// 0: the connection closed without an answer.
     public var status: Int
     public var code: String?
+    /// Which of the dialect's error answers it was (docs/dialects.md's keys); nil for a success.
+    public var situation: String?
     /// The fault rule that fired on it (its number in the case).
     public var fault: Int?
     /// What that rule did (`held 300 ms, then answered by the route`).
@@ -146,6 +148,7 @@ public struct ReportedEntry: Sendable, Codable, Equatable {
         }
         status = entry.status
         code = entry.errorCode
+        situation = entry.situation
         fault = entry.fault
         faultAction = entry.fault.flatMap { faults[$0] }
         delivered = !entry.undelivered

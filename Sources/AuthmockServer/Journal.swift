@@ -149,7 +149,9 @@ extension JournalEntry {
         // Summed in place: an array of the strings would be an allocation per request.
         func size(_ text: String?) -> Int { text?.heapBytes ?? 0 }
         var bytes = size(method) + size(path) + size(host) + size(scheme) + size(call)
-        bytes += size(operation) + size(grantType) + size(errorCode) + (issuedAccessID?.heapBytes ?? 0) + (issuedRefreshID?.heapBytes ?? 0)
+        bytes +=
+            size(operation) + size(grantType) + size(errorCode) + size(situation) + (issuedAccessID?.heapBytes ?? 0)
+            + (issuedRefreshID?.heapBytes ?? 0)
         return bytes + (bodyDigest?.heapBytes ?? 0) + (accessToken?.heapBytes ?? 0) + (refreshToken?.heapBytes ?? 0)
     }
 }

@@ -195,6 +195,7 @@ struct ObservationMiddleware: RouterMiddleware {
         entry.status = response.map { Int($0.status.code) } ?? 0
         let notes = context.notes.values
         entry.errorCode = notes.errorCode
+        entry.situation = notes.situation
         entry.issuedAccessID = notes.issued?.accessKey
         entry.issuedRefreshID = notes.issued?.refreshKey
         entry.mutationsApplied = notes.mutationsApplied

@@ -67,7 +67,8 @@ extension Profile {
 
     /// This dialect's answer to `situation`, its code noted for the journal and log.
     func fail(_ situation: Situation, context: AuthmockRequestContext) -> Response {
-        fail(answer(to: situation), context: context)
+        context.notes.situation = situation.key
+        return fail(answer(to: situation), context: context)
     }
 
     /// Builds the answer for a row of the dialect's own catalog (oauth2's

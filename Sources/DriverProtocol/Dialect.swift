@@ -317,6 +317,15 @@ extension DialectDescription {
     /// The answer an expired access token gets: by its own key, else its group's.
     public var expiredAnswer: DeclaredError? { errors.answers["access_token_expired"] ?? errors.answers["access_refused"] }
 
+    /// A revoked access token gets the expired answer's status with another
+    /// code: only the code says "do not refresh" (envelope's 40102).
+    public var tellsRevokedFromExpiredByCode: Bool {
+        guard let expired = expiredAnswer, let revoked = errors.answers["access_token_revoked"] ?? errors.answers["access_refused"] else {
+            return false
+        }
+        return revoked.status == expired.status && revoked.code != expired.code
+    }
+
     /// Whether a client must read the code to know its token expired: another
     /// refusal of an access token (revoked, forged, missing) shares the
     /// expired answer's status but not its code, as envelope's 40101 does.

@@ -141,6 +141,22 @@ public indirect enum Template: Sendable, Codable, Equatable {
         }
     }
 
+    /// The fixed value the template holds at `path` (a success answer's
+    /// `"code": 0`); nil where a placeholder or nothing stands there.
+    public func literal(at path: [String]) -> JSONValue? {
+        guard let first = path.first else {
+            if case .value(let value) = self { return value }
+            return nil
+        }
+        switch self {
+        case .object(let members): return members[first]?.literal(at: Array(path.dropFirst()))
+        case .array(let items):
+            guard let index = Int(first), items.indices.contains(index) else { return nil }
+            return items[index].literal(at: Array(path.dropFirst()))
+        default: return nil
+        }
+    }
+
     /// The template with each placeholder's value in place. A member that is
     /// a placeholder without a value (null) is left out, as backends leave out
     /// a refresh token they did not rotate.

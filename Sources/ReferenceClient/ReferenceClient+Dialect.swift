@@ -111,7 +111,21 @@ extension ReferenceClient {
     static func isExpirySignal(_ answer: Answer, dialect: DialectDescription) -> Bool {
         guard let expired = dialect.expiredAnswer else { return answer.status == 401 }
         guard answer.status == expired.status else { return false }
-        guard dialect.signalsExpiryByCode, let path = dialect.codePath else { return true }
+        // A 2xx is a success unless its code says otherwise.
+        let byCode = dialect.signalsExpiryByCode || (200..<300).contains(expired.status)
+        guard byCode, let path = dialect.codePath else { return true }
         return answer.jsonValue?.value(at: path) == expired.code
     }
+
+    /// The key of the dialect's error answer a 2xx answer is (a backend that
+    /// answers errors with HTTP 200 and a code in the body); nil for a success.
+    func errorIn2xx(_ answer: Answer) -> String? {
+        guard let dialect, (200..<300).contains(answer.status) else { return nil }
+        let candidates = dialect.errors.answers.filter { $0.value.status == answer.status }
+        guard !candidates.isEmpty, let path = dialect.codePath, let code = answer.jsonValue?.value(at: path) else { return nil }
+        return candidates.filter { $0.value.code == code }.map(\.key).min()
+    }
+
+    /// A 2xx answer that is none of the dialect's error answers.
+    func succeeded(_ answer: Answer) -> Bool { (200..<300).contains(answer.status) && errorIn2xx(answer) == nil }
 }

@@ -40,7 +40,7 @@ extension ReferenceClient {
                     body: json(["username": username, "password": password]))
             }
             let (access, refresh) = tokens(answer)
-            guard (200..<300).contains(answer.status), let access else {
+            guard succeeded(answer), let access else {
                 return ClientOutcome(kind: .httpError, status: answer.status, body: answer.body, message: "sign-in failed")
             }
             await store.signIn(access: access, refresh: refresh, lifetime: lifetime(answer))
@@ -122,7 +122,7 @@ extension ReferenceClient {
     /// What the application gets. A GraphQL answer with `errors` and no
     /// `data` is an error to it, whatever the status (the `graphql` capability).
     private func finish(_ answer: Answer, path: String) -> ClientOutcome {
-        let failed = !(200..<300).contains(answer.status) || Self.isGraphQL(path) && answer.graphQLFailed
+        let failed = !succeeded(answer) || Self.isGraphQL(path) && answer.graphQLFailed
         return ClientOutcome(kind: failed ? .httpError : .ok, status: answer.status, body: answer.body)
     }
 
@@ -196,6 +196,13 @@ extension ReferenceClient {
 
     /// The dialect's signal that the access token needs refreshing.
     func needsRefresh(_ answer: Answer, path: String) -> Bool {
+        // A dialect that answers errors with a 2xx says which by the code alone
+        // (a GraphQL answer's own errors, in the body of a 200 too, are read below).
+        if let dialect, let key = errorIn2xx(answer) {
+            guard ownsURL(path), !faults.contains(.refreshOnlyByExpiry) else { return false }
+            if key == "insufficient_scope" { return faults.contains(.refreshOn403) }
+            return Self.isExpirySignal(answer, dialect: dialect) || faults.contains(.refreshOnAny401)
+        }
         if Self.isGraphQL(path), (200..<300).contains(answer.status) {
             // GraphQL's convention: the token's refusal is in the body of a 200.
             if faults.contains(.statusOnlyGraphQL) { return false }
@@ -204,6 +211,8 @@ extension ReferenceClient {
         }
         // A declared dialect says which status an expired token gets (docs/dialects.md); the built-in ones use 401.
         let signal = dialect?.expiredAnswer?.status ?? 401
+        // A 2xx that is no error of the dialect's is a success, whatever its signal's status.
+        if (200..<300).contains(answer.status) { return false }
         if answer.status == 403, signal != 403 { return faults.contains(.refreshOn403) }
         guard answer.status == signal || answer.status == 401 else { return false }
         if faults.contains(.refreshOnlyByExpiry) { return false }

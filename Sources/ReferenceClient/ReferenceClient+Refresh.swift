@@ -43,7 +43,7 @@ extension ReferenceClient {
                 if Self.isGraphQL(call.path), answer.graphQLUnauthenticated, !faults.contains(.statusOnlyGraphQL) {
                     return (.rejected(status: answer.status, message: "refresh refused: \(answer.body.prefix(200))"), nil, nil, nil)
                 }
-                if (200..<300).contains(answer.status) {
+                if succeeded(answer) {
                     served.answer = answer
                     return (.refreshed, faults.contains(.ignoreRotatedHeader) ? nil : renewedAccessToken(in: answer), nil, nil)
                 }
@@ -70,6 +70,17 @@ extension ReferenceClient {
                     // Refreshes on the call itself, above.
                     return (.unavailable(status: nil, message: "header rotation has no refresh endpoint"), nil, nil, nil)
                 }
+            }
+            if let key = errorIn2xx(answer) {
+                // The dialect's error in a 2xx: a refusal, unless it is the server's own failure.
+                let message = "refresh answered \(key): \(answer.body.prefix(200))"
+                if ["store_unavailable", "internal_error"].contains(key) {
+                    return (.unavailable(status: answer.status, message: message), nil, nil, nil)
+                }
+                if faults.contains(.recursiveRefresh), depth < 20 {
+                    return await performRefresh(access: access, refresh: refresh, call: call, served: served, depth: depth + 1)
+                }
+                return (.rejected(status: answer.status, message: message), nil, nil, nil)
             }
             if (200..<300).contains(answer.status) {
                 let (newAccess, newRefresh) = tokens(answer)

@@ -250,3 +250,52 @@ import Testing
         #expect(missed.isEmpty, "faults a vendor dialect lets through: \(missed)")
     }
 }
+
+/// A backend that answers errors with HTTP 200 and a code in the body (the
+/// built-in `result-code` dialect) is judged as envelope is: the reference
+/// client, configured only from the description, passes every case that
+/// applies, meeting its expired token as a 200 with code 1001; and every
+/// fault envelope's column of the teeth matrix catches is caught there, with
+/// the cause the cause matrix names.
+@Suite(.serialized) struct ErrorsIn2xxRunTests {
+    @Test func theReferenceClientPassesThroughThe200WithCodePath() async throws {
+        let dialect = try #require(DialectLoader.builtin("result-code"))
+        let cases = try DeclaredDialectRunTests.cases(for: dialect)
+        #expect(cases.contains { $0.0.id == "1.1" } && cases.contains { $0.0.id == "5.1" } && cases.contains { $0.0.id == "2.1" })
+        let results = await ScenarioRunner.run(cases, options: DeclaredDialectRunTests.options(try referenceDriver(), dialect))
+        #expect(results.count == cases.count)
+        for result in results where result.verdict != .pass {
+            Issue.record("\(result.label) \(result.verdict.rawValue): \(result.failedFindings.map { "\($0.expectation): \($0.message)" })")
+        }
+        // The refusals came as 200s with the dialect's codes, and the client refreshed on them.
+        let entries = results.flatMap { $0.entries ?? [] }
+        #expect(entries.contains { $0.status == 200 && $0.code == "1001" && $0.situation == "access_token_expired" })
+        #expect(entries.contains { $0.status == 200 && $0.code == "1005" && $0.kind == "refresh" })
+        #expect(!entries.contains { ["resource", "refresh", "login"].contains($0.kind) && $0.fault == nil && $0.host == nil && $0.status >= 400 })
+    }
+
+    @Test func everyFaultEnvelopeCatchesIsCaughtWithItsCause() async throws {
+        let dialect = try #require(DialectLoader.builtin("result-code"))
+        let matrix = try TeethMatrix.load(path: TeethMatrixTests.matrixPath)
+        let cases = try DeclaredDialectRunTests.cases(for: dialect)
+        let checks: [DeclaredDialectRunTests.FaultCheck] = matrix.faults.compactMap { fault, cells in
+            let ids = Set(cells.fail.filter { $0.value.contains("envelope") }.keys)
+            let runs = cases.filter { ids.contains($0.0.id) }
+            #expect(runs.count == ids.count, "\(fault): envelope's cases \(ids.sorted()) do not all apply to result-code")
+            return runs.isEmpty ? nil : (fault, dialect, runs)
+        }
+        let missed = try await DeclaredDialectRunTests.missed(checks) { check, results in
+            let expected = matrix.faults.first { $0.name == check.fault }?.cells
+            return results.compactMap { result in
+                let causes = (result.causes ?? []).map(\.id)
+                guard result.verdict == .fail || result.verdict == .nonStrict else {
+                    return "\(check.fault) x \(result.label): \(result.verdict.rawValue), expected FAIL"
+                }
+                let want = expected?.expectedCause(result.id)
+                return causes == [want] ? nil : "\(check.fault) x \(result.label): causes \(causes), expected [\(want ?? "?")]"
+            }
+        }
+        #expect(checks.count >= 20, "only \(checks.count) faults are caught on envelope")
+        #expect(missed.isEmpty, "\(missed)")
+    }
+}

@@ -84,9 +84,23 @@ struct DialectFileTests {
             edit: { $0.replacingOccurrences(of: "{header: X-Refresh-Token}", with: "{header: X-Refresh-Token, cookie: rt}") }, line: 11,
             message: "give exactly one of field, header, cookie or query"),
         Broken(
-            name: "a success status as an error", edit: { $0.replacingOccurrences(of: "status: 400, code: 1000", with: "status: 200, code: 1000") },
+            name: "a redirect as an error", edit: { $0.replacingOccurrences(of: "status: 400, code: 1000", with: "status: 302, code: 1000") },
             line: 25,
-            message: "an error's status is 4xx or 5xx"),
+            message: "an error's status is 4xx or 5xx, or 2xx (not 204 or 205) with its code in the body, got 302"),
+        Broken(
+            name: "an error in a 2xx with no code in the body",
+            edit: {
+                $0.replacingOccurrences(of: "status: 400, code: 1000", with: "status: 200, code: 1000").replacingOccurrences(
+                    of: "problem: {code: \"{code}\", text: \"{message}\"}", with: "problem: {text: \"{message}\"}")
+            }, line: 25,
+            message: "errors.body: an error answered with a 2xx status needs `{code}` in errors.body"),
+        Broken(
+            name: "an error in a 2xx with a success's code",
+            edit: {
+                $0.replacingOccurrences(of: "status: 400, code: 1000", with: "status: 200, code: 1000").replacingOccurrences(
+                    of: "    ok: true\n", with: "    ok: true\n    problem: {code: 1000}\n")
+            }, line: 26,
+            message: "errors.answers.bad_request.code: 1000 is also what a success answer says at problem.code"),
         Broken(
             name: "a setting of the wrong type", edit: { $0.replacingOccurrences(of: "access_ttl: 900", with: "access_ttl: soon") }, line: 36,
             message: "settings.access_ttl: expected a whole number"),

@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockModel
 import AuthmockServer
 import Foundation
 import Testing
@@ -32,5 +33,17 @@ struct ErrorTableTests {
                 #expect(isDocumented, "\(name) answers \(situation) with the undocumented \(row.profile) row \(row.status) \(row.code)")
             }
         }
+    }
+
+    /// The journal judges a 2xx error by its situation: the refusals of a
+    /// token at a resource are the `access_refused` group but for
+    /// `insufficient_scope`, and the server's own failures are the two
+    /// situations a retry may cure.
+    @Test func theJournalsSituationListsAreTheServers() {
+        let refusals = Set(Situation.examples.filter { $0.group == "access_refused" }.map(\.key)).subtracting(["insufficient_scope"])
+        #expect(refusals == JournalEntry.credentialRefusals)
+        let keys = Set(Situation.answerKeys.map(\.key))
+        #expect(JournalEntry.serverFailures.isSubset(of: keys))
+        #expect(JournalEntry.serverFailures == [Situation.storeUnavailable.key, Situation.internalError.key])
     }
 }

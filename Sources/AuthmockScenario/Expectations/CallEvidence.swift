@@ -24,7 +24,7 @@ enum CallEvidence {
             let status = record.answer?.status
             let backed = refreshAnswers.contains { entry in
                 if let status { return entry.status == status && !entry.undelivered }
-                return entry.status == 0 || entry.undelivered || !(200..<300).contains(entry.status)
+                return entry.undelivered || entry.failed
             }
             if !backed {
                 problems.append(
@@ -40,7 +40,7 @@ enum CallEvidence {
                 // refresh's status by a driver that cannot say `refresh_failed` (the protocol allows it).
                 let renewalFailed =
                     record.outcome == OutcomeKind.httpError.rawValue
-                    && refreshAnswers.contains { $0.status == record.answer?.status && !$0.undelivered && !(200..<300).contains($0.status) }
+                    && refreshAnswers.contains { $0.status == record.answer?.status && !$0.undelivered && $0.failed }
                 if !renewalFailed { problems.append("\(record.call) ended \(record.outcome) but no request of it reached the server") }
                 continue
             }

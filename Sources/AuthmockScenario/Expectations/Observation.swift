@@ -85,13 +85,6 @@ struct Observation {
     /// What each of the case's fault rules does, by id: journal lines say it beside the rule's number.
     var faultActions: [Int: String] = [:]
 
-    /// A token-endpoint answer that reached the client and refused its
-    /// refresh token: a 4xx other than 429 (which says "later"), or
-    /// credentials refused. A 5xx, a 429 or a reset refuses nothing.
-    static func refusesRefreshToken(_ entry: JournalEntry) -> Bool {
-        !entry.undelivered && ((400..<500).contains(entry.status) && entry.status != 429 || entry.refusedCredentials)
-    }
-
     /// Whether `entry` arrived during one of the case's `login` steps.
     func isSignInStep(_ entry: JournalEntry) -> Bool { signInSteps.contains { $0.contains(entry.realTime) } }
     /// Access token -> when a request first presented it (the client had it then).
@@ -128,7 +121,7 @@ struct Observation {
     /// the driver had already reported the call the answer belonged to, or a
     /// request had already presented the token. nil: never delivered.
     func deliveredAt(_ entry: JournalEntry) -> Date? {
-        guard entry.status < 300, !entry.undelivered else { return nil }
+        guard !entry.failed, !entry.undelivered else { return nil }
         var when = Self.end(entry).addingTimeInterval(Self.deliveryMargin)
         if let call = call(of: entry), let answered = callAnswered[call] { when = min(when, answered) }
         if let jti = entry.issuedAccess, let used = firstUse[jti] { when = min(when, used) }

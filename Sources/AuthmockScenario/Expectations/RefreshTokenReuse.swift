@@ -15,17 +15,17 @@ struct RefreshTokenReuseExpectation: CountingExpectation {
     /// one request, and this one presented it too and got nothing for it.
     /// Judged from the answers, not from the state at arrival, so requests
     /// that raced the rotating one and every later one are all counted. Only
-    /// a refusal (a 4xx other than 429) is a reuse: a presentation that got
+    /// a refusal (a 4xx other than 429, or the dialect's refusal in a 2xx) is a reuse: a presentation that got
     /// no answer, a 5xx or a 429 (a fault, a busy server) spent nothing, and
     /// its retry is the client's right.
     static func reuses(in entries: [JournalEntry]) -> [JournalEntry] {
         var rotatedBy: [String: Int] = [:]
-        for entry in entries where entry.kind == .refresh && entry.status < 300 {
+        for entry in entries where entry.kind == .refresh && !entry.failed {
             if let id = entry.refreshToken?.id, let next = entry.issuedRefresh, next != id, rotatedBy[id] == nil { rotatedBy[id] = entry.seq }
         }
         return entries.filter { entry in
             guard entry.kind == .refresh, let id = entry.refreshToken?.id, let winner = rotatedBy[id], winner != entry.seq else { return false }
-            return entry.issuedAccess == nil && (400..<500).contains(entry.status) && entry.status != 429
+            return entry.issuedAccess == nil && entry.refused
         }
     }
 

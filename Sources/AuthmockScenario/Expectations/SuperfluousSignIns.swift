@@ -50,7 +50,7 @@ enum SuperfluousSignIns {
         // (or credentials refused), which reached the client before it signed in.
         let family = observation.tokens.refreshFamily[token]
         let refused = earlier.contains { entry in
-            guard entry.kind == .refresh, entry.seq > newest.seq, Observation.refusesRefreshToken(entry), Observation.end(entry) <= arrival else {
+            guard entry.kind == .refresh, entry.seq > newest.seq, entry.refused, Observation.end(entry) <= arrival else {
                 return false
             }
             let presented = entry.refreshToken?.id

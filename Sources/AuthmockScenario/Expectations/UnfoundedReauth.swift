@@ -17,7 +17,7 @@ struct UnfoundedReauthExpectation: CountingExpectation {
 
     func judge(_ observation: Observation) -> Judgement {
         let refusals = observation.entries.filter { entry in
-            entry.kind == .refresh && Observation.refusesRefreshToken(entry)
+            entry.kind == .refresh && entry.refused
         }
         let reauth = observation.calls.filter { $0.outcome == OutcomeKind.reauthRequired.rawValue }
         let unfounded = refusals.isEmpty ? reauth : []

@@ -1012,6 +1012,55 @@ errors:
             [:]
         ),
         (
+            "result-code",
+            ##"""
+# yaml-language-server: $schema=../docs/dialect.schema.json
+# The result-code dialect, built into authmock as this file (docs/profiles/result-code.md).
+# A backend that answers every application error with HTTP 200 and a code in
+# the body, {"code", "message", "result"}, as many Spring and Node backends
+# behind a `GeneralResponse` / `Result<T>` wrapper do: code 0 is success, and
+# a client must read the code of every 200 to know its token expired. Only
+# errors the web server makes itself (an unknown path, an oversize body) keep
+# their HTTP status.
+dialect: result-code
+summary: "HTTP 200 for every error, {code, message, result}: 1001 means the access token expired; refresh at POST /api/auth/refresh"
+sign_in:
+  path: /api/auth/login
+refresh:
+  path: /api/auth/refresh
+  refresh_token: {field: refreshToken}
+tokens:
+  body: {code: 0, message: ok, result: {accessToken: "{access_token}", refreshToken: "{refresh_token}", expiresIn: "{expires_in}"}}
+resources:
+  body: {code: 0, message: ok, result: "{data}"}
+errors:
+  body: {code: "{code}", message: "{message}", result: null}
+  answers:
+    bad_request:
+      {status: 200, code: 1400, message: Bad request, when: "a sign-in or refresh body that is malformed or lacks a field; the message names it"}
+    wrong_credentials:
+      {status: 200, code: 1000, message: Wrong username or password, when: "`POST /api/auth/login` with credentials that match no user"}
+    access_refused:
+      {status: 200, code: 1002, message: Invalid token, when: "an access token that is missing, forged, revoked or not this server's"}
+    access_token_expired:
+      status: 200
+      code: 1001
+      message: token expired
+      when: "a resource request with an expired access token: the only code a client should refresh on"
+    refresh_refused:
+      status: 200
+      code: 1005
+      message: Please sign in again
+      when: "`POST /api/auth/refresh` with a refresh token that is expired, revoked, reused or not this server's: sign in again"
+    insufficient_scope: {status: 200, code: 1003, message: Access denied, when: "the access token lacks the scope the resource needs"}
+
+"""##,
+            ##"""
+{"dialect":"result-code","errors":{"answers":{"access_refused":{"code":1002,"headers":{},"message":"Invalid token","status":200,"when":"an access token that is missing, forged, revoked or not this server's"},"access_token_expired":{"code":1001,"headers":{},"message":"token expired","status":200,"when":"a resource request with an expired access token: the only code a client should refresh on"},"bad_request":{"code":1400,"headers":{},"message":"Bad request","status":200,"when":"a sign-in or refresh body that is malformed or lacks a field; the message names it"},"insufficient_scope":{"code":1003,"headers":{},"message":"Access denied","status":200,"when":"the access token lacks the scope the resource needs"},"refresh_refused":{"code":1005,"headers":{},"message":"Please sign in again","status":200,"when":"`POST /api/auth/refresh` with a refresh token that is expired, revoked, reused or not this server's: sign in again"},"wrong_credentials":{"code":1000,"headers":{},"message":"Wrong username or password","status":200,"when":"`POST /api/auth/login` with credentials that match no user"}},"body":{"code":"{code}","message":"{message}","result":null}},"refresh":{"encoding":"json","match":{"body":{},"headers":{},"query":{}},"method":"POST","path":"/api/auth/refresh","refresh_token":{"field":"refreshToken"}},"resources":{"code":0,"message":"ok","result":"{data}"},"sign_in":{"encoding":"json","match":{"body":{},"headers":{},"query":{}},"method":"POST","password":"password","path":"/api/auth/login","username":"username"},"summary":"HTTP 200 for every error, {code, message, result}: 1001 means the access token expired; refresh at POST /api/auth/refresh","tokens":{"body":{"code":0,"message":"ok","result":{"accessToken":"{access_token}","expiresIn":"{expires_in}","refreshToken":"{refresh_token}"}},"headers":{},"status":200}}
+"""##,
+            [:]
+        ),
+        (
             "simplejwt",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json

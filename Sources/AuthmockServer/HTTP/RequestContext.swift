@@ -15,6 +15,7 @@ import Synchronization
 public final class RequestNotes: Sendable {
     struct Values: Sendable {
         var errorCode: String?
+        var situation: String?
         var entry: JournalEntry?
         var issued: IssuedTokens?
         var mutationsApplied: Int?
@@ -28,6 +29,12 @@ public final class RequestNotes: Sendable {
     var errorCode: String? {
         get { state.withLock { $0.errorCode } }
         set { state.withLock { $0.errorCode = newValue } }
+    }
+
+    /// The dialect's situation key of the error answered (`Profile.fail`).
+    var situation: String? {
+        get { state.withLock { $0.situation } }
+        set { state.withLock { $0.situation = newValue } }
     }
 
     /// Claims an `id-token` fault rule puts in this answer's id token.
