@@ -1693,9 +1693,11 @@ expect:
 id: "9.1"
 name: signing out while a refresh is in flight ends the session for good
 description: >
-  A call meets an expired token and the refresh goes out; the server holds
-  it for a second, and meanwhile the app signs the user out. Then the
-  refresh answer arrives with fresh tokens. A correct client drops them:
+  A call meets an expired token and the refresh goes out; the server
+  rotates the tokens at once but holds the answer for a second, and
+  meanwhile the app signs the user out (at the server too, where the
+  backend has a sign-out endpoint). Then the refresh answer arrives with
+  fresh tokens. A correct client drops them:
   no request carries a token after the sign-out (the call that waited ends
   reauth_required, the next call finds nobody signed in), and the late
   answer does not bring the session back. Needs the driver protocol's
@@ -1708,7 +1710,7 @@ steps:
   - advance_clock: 3601
   - fault:
       match: {kind: refresh}
-      action: {type: delay, ms: 1000}
+      action: {type: delay-response, ms: 1000}
   - request: {method: GET, path: /api/first, wait: false}
   - wait_for: {kind: refresh, count: 1}
   - logout: {}
@@ -1720,6 +1722,36 @@ expect:
   logins: 1
 # Also as 9.1-clock: the same by the client's own clock.
 clock_variant: {}
+
+"""##
+        ),
+        (
+            "9.2-sign-out-ends-the-login-at-the-server.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "9.2"
+name: signing out ends the login at the server too
+description: >
+  The app signs the user out. A client that only forgets its tokens leaves
+  the login alive at the backend: a refresh token copied off the device (a
+  backup, a log, a lost phone) keeps minting access tokens until it
+  expires, days later. Where the backend has a sign-out endpoint (oauth2's
+  RFC 7009 revocation, a dialect's `sign_out`: Supabase's /logout,
+  Keycloak's logout, Auth0's /oauth/revoke, SimpleJWT's blacklist,
+  Cognito's RevokeToken), a correct client calls it on sign-out with a
+  token of the login, and the server ends the login. Runs on oauth2 and on
+  every dialect that declares a sign-out; needs the driver protocol's
+  optional `logout` operation (a driver without it is SKIP).
+reports: [forcedotcom/SalesforceMobileSDK-Android#240, DuendeArchive/Support#584, logto-io/kotlin#251, auth0/auth0-auth-js#214]
+profiles: [oauth2]
+level: should
+steps:
+  - login: {}
+  - request: {method: GET, path: /api/items}
+  - logout: {}
+expect:
+  signed_out_at_server: true
+  requests_after_logout: 0
 
 """##
         ),
@@ -2016,6 +2048,10 @@ trust-jwt-exp:
   cause: refreshes-live-token
   fail:
     "1.6": [oauth2, envelope, reissue, renewal, header-rotation]
+sign-out-locally-only:
+  cause: signs-out-locally-only
+  fail:
+    "9.2": [oauth2]
 late-refresh-revives-session:
   cause: uses-session-after-sign-out
   fail:

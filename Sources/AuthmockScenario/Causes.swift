@@ -337,6 +337,11 @@ enum Causes {
             explains: [.any(.requestsAfterLogout), .over(.outcomes, ok), .under(.outcomes, reauth)],
             shows: { $0.shows(.over(.requestsAfterLogout)) }),
         Entry(
+            cause: Cause(
+                id: "signs-out-locally-only", title: "forgets its tokens on sign-out but never ends the login at the backend's sign-out endpoint"),
+            explains: [.any(.signedOutAtServer)],
+            shows: { $0.shows(.any(.signedOutAtServer)) }),
+        Entry(
             cause: unbounded,
             explains: [.over(.attemptsPerCall), .over(.maxRequests), .over(.refreshes)],
             shows: { $0.showsAny([.over(.attemptsPerCall), .over(.maxRequests)]) }),

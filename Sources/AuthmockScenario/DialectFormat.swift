@@ -146,6 +146,22 @@ public enum DialectFormat {
                             ], pathRequired: false)), required: true, "where the client exchanges its refresh token"),
                 Field("tokens", .object(tokens), required: true, "the answer to a sign-in or refresh that issued tokens"),
                 Field(
+                    "sign_out",
+                    .object(
+                        endpoint(
+                            "sign_out",
+                            [
+                                Field("refresh_token", .object(location), "where the refresh token that names the login travels"),
+                                Field(
+                                    "access_token", .object(location),
+                                    "where the access token that names the login travels (give this or `refresh_token`)"),
+                                Field("status", .integer(minimum: 200), "the answer's status: 204 (default), or another 2xx, with or without `body`"),
+                                Field("body", .any, "the answer's JSON body (`{}`); none by default"),
+                                Field("headers", .map(.string()), "headers the answer carries"),
+                            ])),
+                    "the backend's sign-out (token revocation) endpoint: the login the token names ends at the server, every token of it refused from then on"
+                ),
+                Field(
                     "errors",
                     .object(
                         ObjectSpec(

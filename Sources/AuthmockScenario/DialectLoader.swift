@@ -263,7 +263,8 @@ private struct DialectBuilder {
             documents: try o["documents"].map { value throws(ScenarioError) in
                 try documents(value, served: [signIn.path, refresh.path] + (jwks.map { [$0] } ?? []))
             },
-            bearerScheme: o["bearer_scheme"]?.string.flatMap(DialectDescription.BearerScheme.init(rawValue:)))
+            bearerScheme: o["bearer_scheme"]?.string.flatMap(DialectDescription.BearerScheme.init(rawValue:)),
+            signOut: try o["sign_out"].map { value throws(ScenarioError) in try signOut(value, signIn: signIn, refresh: refresh) })
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }
@@ -395,6 +396,49 @@ private struct DialectBuilder {
             }
         }
         return (o["method"]?.string ?? "POST", path, match, encoding, alsoAccepts)
+    }
+
+    /// `sign_out:`: an endpoint of its own, naming the login by one token.
+    func signOut(
+        _ value: SpecValue, signIn: DialectDescription.SignIn, refresh: DialectDescription.Refresh
+    ) throws(ScenarioError) -> DialectDescription.SignOut {
+        let o = try value.object(checker, "sign_out")
+        let endpoint = try endpoint(value, "sign_out")
+        if let also = o["also_accepts"] {
+            checker.found.add(checker.error(at: also.mark, "sign_out.also_accepts: a client signs out in one encoding, `encoding`"))
+        }
+        let refreshToken = try o["refresh_token"].map { v throws(ScenarioError) in
+            try location(v, "sign_out.refresh_token", encoding: endpoint.encoding)
+        }
+        let accessToken = try o["access_token"].map { v throws(ScenarioError) in try location(v, "sign_out.access_token", encoding: endpoint.encoding)
+        }
+        if (refreshToken == nil) == (accessToken == nil) {
+            checker.found.add(
+                checker.error(at: value.mark, "sign_out: give exactly one of refresh_token and access_token, the token that names the login"))
+        }
+        let status = o["status"]?.integer ?? 204
+        let body = try o["body"].map { v throws(ScenarioError) in try template(v, "sign_out.body", allowed: []) }
+        if !(200...299).contains(status) || body != nil && [204, 205].contains(status) {
+            checker.found.add(
+                checker.error(
+                    at: o["status"]?.mark ?? value.mark, "sign_out.status: a 2xx, and not 204 or 205 when the answer has a body; got \(status)"))
+        }
+        // Routes are one per method and path: another endpoint's, unless a `match` tells them apart.
+        for (name, method, path, match) in [
+            ("sign_in", signIn.method, signIn.path, signIn.match), ("refresh", refresh.method, refresh.path, refresh.match),
+        ]
+        where !path.isEmpty && Self.routeKey(path) == Self.routeKey(endpoint.path) {
+            if path != endpoint.path || method == endpoint.method && (match == endpoint.match || match.isEmpty || endpoint.match.isEmpty) {
+                checker.found.add(
+                    checker.error(
+                        at: value.mark,
+                        "sign_out: \(endpoint.method) \(endpoint.path) is the \(name) endpoint too; give it its own method or path, or each a `match` that tells them apart"
+                    ))
+            }
+        }
+        return .init(
+            method: endpoint.method, path: endpoint.path, match: endpoint.match, encoding: endpoint.encoding, refreshToken: refreshToken,
+            accessToken: accessToken, status: status, body: body, headers: try headers(o["headers"], "sign_out.headers", allowed: []))
     }
 
     /// A success answer (`tokens`, `refresh.tokens`): it must say the new access token.

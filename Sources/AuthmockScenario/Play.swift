@@ -27,6 +27,8 @@ struct Play: Sendable {
         var version: String?
         /// When the driver answered `logout` (the app had signed the user out).
         var signedOutAt: Date?
+        /// When the runner sent `logout`.
+        var signOutRequestedAt: Date?
         /// Each `login` step, from when it was sent to when the driver answered.
         var signInSteps: [ClosedRange<Date>] = []
         /// What the failed findings come from.
@@ -121,6 +123,7 @@ struct Play: Sendable {
             start: start,
             endpointPaths: Set(mock.profile.endpointPaths))
         observation.signedOutAt = outcome.signedOutAt
+        observation.signOutRequestedAt = outcome.signOutRequestedAt
         observation.signInSteps = outcome.signInSteps
         let scope = mock.profile.answer(to: .insufficientScope(required: ""))
         observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
@@ -228,6 +231,7 @@ struct Performance {
     }
 
     private mutating func signOut(step: Int) async throws -> Bool {
+        if outcome.signOutRequestedAt == nil { outcome.signOutRequestedAt = Date() }
         let answer = try await channel.answer(try await channel.post { .logout(id: $0) }, deadline: play.deadline)
         if answer.outcome == .unsupported {
             outcome.stop = .unsupported("the driver answered logout with unsupported (an optional operation: docs/driver-protocol.md)")

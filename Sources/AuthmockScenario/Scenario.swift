@@ -439,6 +439,8 @@ extension Scenario {
         // alone runs envelope's share of reissue's cases; one that tells them
         // by status, reissue's. Envelope's own (5.6: a revoked token's code is
         // no reason to refresh) where a revoked token's code is not the expired one's.
+        // A case about the sign-out endpoint runs wherever there is one.
+        if expect.items.contains(where: { $0 is SignedOutAtServerExpectation }) { return dialect.signOut != nil }
         let envelope = profiles.contains(ProfileName.envelope.rawValue), reissue = profiles.contains(ProfileName.reissue.rawValue)
         if dialect.signalsExpiryByCode { return envelope && (reissue || dialect.tellsRevokedFromExpiredByCode) }
         return reissue

@@ -26,18 +26,22 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// `Bearer` as written (Django REST framework SimpleJWT's
     /// `AUTH_HEADER_TYPES`: `bearer` is no credential); nil: any case (RFC 9110).
     public var bearerScheme: BearerScheme?
+    /// The backend's sign-out (token revocation) endpoint; nil: it has none,
+    /// and a client signs out by forgetting its tokens.
+    public var signOut: SignOut?
 
     public enum BearerScheme: String, Sendable, Codable, Equatable { case exact }
 
     enum CodingKeys: String, CodingKey {
         case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources, jwt, documents
-        case bearerScheme = "bearer_scheme"
+        case bearerScheme = "bearer_scheme", signOut = "sign_out"
     }
 
     public init(
         name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil,
-        jwt: JWTShape? = nil, documents: [String: Template]? = nil, bearerScheme: BearerScheme? = nil
+        jwt: JWTShape? = nil, documents: [String: Template]? = nil, bearerScheme: BearerScheme? = nil, signOut: SignOut? = nil
     ) {
+        self.signOut = signOut
         self.name = name
         self.summary = summary
         self.signIn = signIn
@@ -136,6 +140,59 @@ public struct DialectDescription: Sendable, Codable, Equatable {
             self.alsoAccepts = alsoAccepts
             self.username = username
             self.password = password
+        }
+    }
+
+    /// A sign-out endpoint: the request that names a login by one of its
+    /// tokens (the refresh token, or the access token) and ends it at the
+    /// server, so neither token works again (Supabase's `/logout`, Keycloak's
+    /// `/logout`, RFC 7009's `/oauth/revoke`).
+    public struct SignOut: Sendable, Codable, Equatable {
+        public var method: String
+        public var path: String
+        public var match: Match
+        public var encoding: BodyEncoding
+        /// Where the refresh token travels; nil: the access token names the login.
+        public var refreshToken: TokenLocation?
+        /// Where the access token travels, when it names the login.
+        public var accessToken: TokenLocation?
+        /// The answer's status (204, or 200 with `body`).
+        public var status: Int
+        /// The answer's JSON body; nil: none.
+        public var body: Template?
+        /// Headers the answer carries (Cognito's `Content-Type`).
+        public var headers: [String: Template]
+
+        enum CodingKeys: String, CodingKey {
+            case method, path, match, encoding, refreshToken = "refresh_token", accessToken = "access_token", status, body, headers
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            method = try c.decode(String.self, forKey: .method)
+            path = try c.decode(String.self, forKey: .path)
+            match = try c.decodeIfPresent(Match.self, forKey: .match) ?? Match()
+            encoding = try c.decodeIfPresent(BodyEncoding.self, forKey: .encoding) ?? .json
+            refreshToken = try c.decodeIfPresent(TokenLocation.self, forKey: .refreshToken)
+            accessToken = try c.decodeIfPresent(TokenLocation.self, forKey: .accessToken)
+            status = try c.decodeIfPresent(Int.self, forKey: .status) ?? 204
+            body = try c.decodeIfPresent(Template.self, forKey: .body)
+            headers = try c.decodeIfPresent([String: Template].self, forKey: .headers) ?? [:]
+        }
+
+        public init(
+            method: String, path: String, match: Match = Match(), encoding: BodyEncoding, refreshToken: TokenLocation?, accessToken: TokenLocation?,
+            status: Int, body: Template?, headers: [String: Template] = [:]
+        ) {
+            self.headers = headers
+            self.method = method
+            self.path = path
+            self.match = match
+            self.encoding = encoding
+            self.refreshToken = refreshToken
+            self.accessToken = accessToken
+            self.status = status
+            self.body = body
         }
     }
 

@@ -18,11 +18,26 @@ extension ReferenceClient {
     /// The dialect's refresh request: each token where the file says it travels.
     func declaredRefresh(_ dialect: DialectDescription, access: String?, refresh: String) async throws -> Answer {
         let endpoint = dialect.refresh
-        var fields: [(String, String)] = endpoint.match.body.sorted { $0.key < $1.key }
-        var headers: [(String, String)] = endpoint.match.headers.sorted { $0.key < $1.key }
+        let places = [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? ""), (endpoint.accessTokenCopy, access ?? "")]
+        return try await declaredRequest(endpoint.method, endpoint.path, endpoint.match, endpoint.encoding, places)
+    }
+
+    /// The dialect's sign-out request, with the token that names the login.
+    func declaredSignOut(_ signOut: DialectDescription.SignOut, access: String?, refresh: String?) async throws -> Answer {
+        let places = [(signOut.refreshToken, refresh ?? ""), (signOut.accessToken, access ?? "")]
+        return try await declaredRequest(signOut.method, signOut.path, signOut.match, signOut.encoding, places)
+    }
+
+    /// A request to one of the dialect's endpoints: what its `match` asks
+    /// for, and each token where the file says it travels.
+    private func declaredRequest(
+        _ method: String, _ path: String, _ match: DialectDescription.Match, _ encoding: DialectDescription.BodyEncoding,
+        _ places: [(DialectDescription.TokenLocation?, String)]
+    ) async throws -> Answer {
+        var fields: [(String, String)] = match.body.sorted { $0.key < $1.key }
+        var headers: [(String, String)] = match.headers.sorted { $0.key < $1.key }
         var cookies: [String] = []
         var query: [(String, String)] = []
-        let places = [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? ""), (endpoint.accessTokenCopy, access ?? "")]
         for (location, token) in places {
             switch location {
             case .field(let name)?: fields.append((name, token))
@@ -35,11 +50,11 @@ extension ReferenceClient {
         if !cookies.isEmpty { headers.append(("Cookie", cookies.joined(separator: "; "))) }
         var body: String? = nil
         if !fields.isEmpty {
-            let (typeHeader, encoded) = Self.encode(fields, endpoint.encoding)
+            let (typeHeader, encoded) = Self.encode(fields, encoding)
             headers += typeHeader
             body = encoded
         }
-        return try await send(endpoint.method, Self.target(endpoint.path, endpoint.match, tokens: query), headers: headers, body: body)
+        return try await send(method, Self.target(path, match, tokens: query), headers: headers, body: body)
     }
 
     /// The path with the query parameters the endpoint's `match` asks for, and any tokens that travel there.

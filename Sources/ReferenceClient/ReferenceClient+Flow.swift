@@ -50,11 +50,28 @@ extension ReferenceClient {
         }
     }
 
-    /// The app signs the user out. A refresh still out is left to finish;
+    /// The app signs the user out: the tokens are forgotten at once, and
+    /// where the backend has a sign-out endpoint (a dialect's `sign_out`,
+    /// oauth2's RFC 7009 `/oauth/revoke`) the login ends there too, so a
+    /// copied token is worth nothing. A refresh still out is left to finish;
     /// its answer is dropped (see `TokenStore.finish`).
     public func logout() async -> ClientOutcome {
+        let (access, refresh) = (await store.access, await store.refresh)
         await store.signOut()
         await openID.signOut()
+        // The bug: the tokens are forgotten here, and the server never hears of it.
+        guard !faults.contains(.signOutLocallyOnly), access != nil || refresh != nil else { return ClientOutcome(kind: .ok) }
+        do {
+            if let signOut = dialect?.signOut {
+                _ = try await declaredSignOut(signOut, access: access, refresh: refresh)
+            } else if dialect == nil, profile == .oauth2, let refresh {
+                _ = try await send(
+                    "POST", "/oauth/revoke", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
+                    body: Self.form([("token", refresh), ("token_type_hint", "refresh_token")]))
+            }
+        } catch {
+            // The user is signed out on this device whatever the server said.
+        }
         return ClientOutcome(kind: .ok)
     }
 

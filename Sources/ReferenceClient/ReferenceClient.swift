@@ -41,6 +41,9 @@ public enum ClientFault: String, Sendable, CaseIterable {
     /// `expires_in` counted from receipt: a server clock behind the device's
     /// makes every token look expired.
     case trustJWTExp = "trust-jwt-exp"
+    /// Forgets its tokens on sign-out without ending the login at the
+    /// server's sign-out endpoint: a copied refresh token keeps working.
+    case signOutLocallyOnly = "sign-out-locally-only"
     /// Adopts the answer of a refresh that was still out when the user signed out.
     case lateRefreshRevivesSession = "late-refresh-revives-session"
     /// Hands the one-shot body stream the first attempt already read to the retry (it sends nothing).

@@ -124,6 +124,12 @@ import Testing
         let expiredRefresh = try await target.expiredRefresh()
         _ = try await ask(
             Probe(name: "expired refresh token", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(expiredRefresh)"}"#))
+        // Signing out: TokenBlacklistView blacklists the refresh token (the dialect's `sign_out`).
+        let second = try await ask(Probe(name: "sign-in to sign out", path: "/api/token/", headers: json, body: signIn))
+        let leaving = try #require(second["refresh"] as? String)
+        _ = try await ask(Probe(name: "sign out", path: "/api/token/blacklist/", headers: json, body: #"{"refresh": "\#(leaving)"}"#))
+        _ = try await ask(
+            Probe(name: "refresh after the sign-out", path: "/api/token/refresh/", headers: json, body: #"{"refresh": "\#(leaving)"}"#))
         return (answers, probes)
     }
 

@@ -58,6 +58,7 @@ public enum ExpectationKinds {
         RetryAfterExpectation.self,
         RetriedWithNewTokenExpectation.self,
         RequestsAfterLogoutExpectation.self,
+        SignedOutAtServerExpectation.self,
         BodiesIntactExpectation.self,
         MutationsPerCallExpectation.self,
         ExpiredTokenUsesExpectation.self,

@@ -74,6 +74,8 @@ struct Observation {
     let labels: TokenLabels
     /// When the driver confirmed the app had signed the user out (`logout` step).
     var signedOutAt: Date?
+    /// When the runner asked the driver to sign out (its sign-out request may come before the answer).
+    var signOutRequestedAt: Date?
     /// The case's `login` steps, from the runner's message to the driver's
     /// answer: sign-ins the application asked for.
     var signInSteps: [ClosedRange<Date>] = []
@@ -118,12 +120,18 @@ struct Observation {
 
     /// When the client surely had an answer that handed it a token: 50 ms
     /// after the server finished it, or earlier where the journal proves it:
-    /// the driver had already reported the call the answer belonged to, or a
-    /// request had already presented the token. nil: never delivered.
+    /// the driver had already reported the call the answer belonged to, the
+    /// call's next attempt had started after it (a header rotation's answer
+    /// is the call's own: a retry comes after reading it), or a request had
+    /// already presented the token. nil: never delivered.
     func deliveredAt(_ entry: JournalEntry) -> Date? {
         guard !entry.failed, !entry.undelivered else { return nil }
-        var when = Self.end(entry).addingTimeInterval(Self.deliveryMargin)
-        if let call = call(of: entry), let answered = callAnswered[call] { when = min(when, answered) }
+        let end = Self.end(entry)
+        var when = end.addingTimeInterval(Self.deliveryMargin)
+        if let call = call(of: entry) {
+            if let answered = callAnswered[call] { when = min(when, answered) }
+            if let next = attempts(of: call).first(where: { $0.seq > entry.seq && $0.realTime >= end }) { when = min(when, next.realTime) }
+        }
         if let jti = entry.issuedAccess, let used = firstUse[jti] { when = min(when, used) }
         return when
     }

@@ -27,7 +27,7 @@ struct StaleTokenUsesExpectation: CountingExpectation {
         return observation.resources.filter { entry in
             guard let jti = entry.accessToken?.id, let family = family(jti), let mine = issueSeq[jti] else { return false }
             return issuesByFamily[family, default: []].contains { issue in
-                issue.seq > mine && (issue.deliveredAt.map { $0 < entry.realTime } ?? false)
+                issue.seq > mine && (issue.deliveredAt.map { $0 <= entry.realTime } ?? false)
             }
         }
     }

@@ -28,8 +28,8 @@ public struct DeclaredProfile: Profile {
     private let usesUser: Bool
     private let signIn: Endpoint
     private let refresh: Endpoint
-    /// The sign-in and refresh endpoints the file declares (no refresh
-    /// endpoint when the refresh token rides on resource requests).
+    /// The sign-in, refresh and sign-out endpoints the file declares (no
+    /// refresh endpoint when the refresh token rides on resource requests).
     private let endpoints: [Endpoint]
     /// Set when the refresh rides on resource requests (`refresh.via: resources`).
     private let resourceRefresh: ResourceRefresh?
@@ -106,7 +106,10 @@ public struct DeclaredProfile: Profile {
         self.refresh = Endpoint(
             kind: .refresh, method: refresh.method, path: refresh.path, encoding: refresh.encoding, alsoAccepts: refresh.alsoAccepts,
             match: refresh.match)
-        endpoints = refresh.onResources ? [self.signIn] : [self.signIn, self.refresh]
+        let signOut = description.signOut.map {
+            Endpoint(kind: .revoke, method: $0.method, path: $0.path, encoding: $0.encoding, match: $0.match)
+        }
+        endpoints = (refresh.onResources ? [self.signIn] : [self.signIn, self.refresh]) + (signOut.map { [$0] } ?? [])
         resourceRefresh = ResourceRefresh(refresh, options: options)
         signInAnswer = SuccessAnswer(description.tokens)
         refreshAnswer = SuccessAnswer(refresh.tokens ?? description.tokens)
@@ -159,6 +162,8 @@ public struct DeclaredProfile: Profile {
                         return .issued(issued, try await tokensAnswer(issued, refresh: true, keptRefreshToken: kept, mock: mock))
                     case .failure(let situation): return .plain(fail(situation, context: context))
                     }
+                case .revoke:
+                    return .plain(try await signOut(request, context: context, mock: mock))
                 default:
                     // The path and method of an endpoint, without what its `match` asks for.
                     return .plain(fail(.notFound(method: "\(request.method)", path: endpoint.path), context: context))
@@ -186,6 +191,37 @@ public struct DeclaredProfile: Profile {
                 }
             }
         }
+    }
+
+    /// The sign-out the file describes: the login the token names is
+    /// revoked, every token of it. An access token must be valid (the
+    /// backend authenticates the request with it: the dialect's refusal
+    /// otherwise); a refresh token the server does not know is answered as
+    /// a success, as RFC 7009 asks (nothing is left to revoke).
+    private func signOut(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
+        guard let signOut = description.signOut else { return fail(.internalError, context: context) }
+        if let location = signOut.refreshToken {
+            switch Self.token(at: location, request: request, context: context) {
+            case .failure(let situation): return fail(situation, context: context)
+            case .success(let token): try await mock.authority.revoke(token: token)
+            }
+        } else if let location = signOut.accessToken {
+            let token: String
+            switch Self.token(at: location, request: request, context: context) {
+            case .failure(.body(.missing)): return fail(.noAccessToken(notBearer: false), context: context)
+            case .failure(let situation): return fail(situation, context: context)
+            case .success(let value): token = value
+            }
+            switch try await mock.authority.verifyAccessToken(token) {
+            case .valid(let grant): _ = try await mock.authority.revoke(TokenSelector(family: grant.claims.sid))
+            case .invalid(let failure, _): return fail(.accessToken(failure), context: context)
+            }
+        }
+        let body = signOut.body.map { JSONResponse.bytes($0.render { _ in .null }) } ?? ByteBuffer()
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if signOut.body != nil { headers[.contentType] = "application/json" }
+        for (name, value) in signOut.headers { if let name = HTTPField.Name(name) { headers[name] = value.render { _ in .null }.text } }
+        return Response(status: .init(code: signOut.status), headers: headers, body: .init(byteBuffer: body))
     }
 
     /// The refresh the file describes: the refresh token from where it
@@ -303,14 +339,16 @@ public struct DeclaredProfile: Profile {
             onEndpointPath = true
             let parsed = Self.parse(body, endpoint.encoding(of: headers))
             guard endpoint.selects(query: query, headers: headers, body: parsed) else { continue }
-            guard endpoint.kind == .refresh else { return .init(kind: .login, body: parsed) }
-            let location = description.refresh.refreshToken
+            guard endpoint.kind != .login else { return .init(kind: .login, body: parsed) }
+            guard let location = endpoint.kind == .refresh ? description.refresh.refreshToken : description.signOut?.refreshToken else {
+                return .init(kind: endpoint.kind, body: parsed)
+            }
             let token: String? =
                 switch location {
                 case .field(let name): Self.field(name, in: parsed)
                 default: Self.tokenBesideBody(at: location, headers: headers, query: query)
                 }
-            return .init(kind: .refresh, refreshToken: token, body: parsed)
+            return .init(kind: endpoint.kind, refreshToken: token, body: parsed)
         }
         if onEndpointPath { return .init(kind: .other) }
         if method == .get, path == jwksPath || description.documents?[path] != nil { return .init(kind: .metadata) }

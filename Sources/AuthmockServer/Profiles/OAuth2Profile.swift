@@ -72,7 +72,11 @@ public struct OAuth2Profile: Profile {
             return route
         case OpenIDRoutes.jwks: return .init(kind: .metadata)
         case OpenIDRoutes.logout: return .init(kind: .revoke)
-        case "/oauth/revoke": return .init(kind: .revoke, body: .form(body))
+        case "/oauth/revoke":
+            // The token revoked is journaled as a presented refresh token (or an access token in its place).
+            let parsed = RequestBody.form(body)
+            let token = if case .form(.success(let form)) = parsed { form["token"] } else { String?.none }
+            return .init(kind: .revoke, refreshToken: token, body: parsed)
         case "/oauth/introspect": return .init(kind: .introspect, body: .form(body))
         default: return .shared(path: path)
         }

@@ -1,6 +1,6 @@
 """A real djangorestframework-simplejwt server, configured as its docs show
-(TokenObtainPairView, TokenRefreshView, JWTAuthentication, rotation with
-blacklist after rotation), for SimpleJWTFidelityTests to compare authmock's
+(TokenObtainPairView, TokenRefreshView, TokenBlacklistView, JWTAuthentication,
+rotation with blacklist after rotation), for SimpleJWTFidelityTests to compare authmock's
 simplejwt dialect with. Binds a free loopback port and prints one JSON line:
 the port, and an access and a refresh token the library itself made
 already expired (the real server's clock cannot be moved)."""
@@ -19,7 +19,7 @@ from django.urls import path  # noqa: E402
 from rest_framework.decorators import api_view, permission_classes  # noqa: E402
 from rest_framework.permissions import IsAuthenticated  # noqa: E402
 from rest_framework.response import Response  # noqa: E402
-from rest_framework_simplejwt.views import TokenObtainPairView, TokenRefreshView  # noqa: E402
+from rest_framework_simplejwt.views import TokenBlacklistView, TokenObtainPairView, TokenRefreshView  # noqa: E402
 
 
 @api_view(["GET"])
@@ -31,6 +31,7 @@ def me(request):
 urlpatterns = [
     path("api/token/", TokenObtainPairView.as_view()),
     path("api/token/refresh/", TokenRefreshView.as_view()),
+    path("api/token/blacklist/", TokenBlacklistView.as_view()),
     path("api/me", me),
 ]
 
