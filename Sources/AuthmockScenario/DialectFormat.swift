@@ -86,6 +86,10 @@ public enum DialectFormat {
                     "added to the server's URL in `iss` (`/us-east-1_authmock`: the user pool's URL); the JWKS is served at `iss` + `/.well-known/jwks.json` too"
                 ),
                 Field(
+                    "jwks_path", .string(),
+                    "where the JWKS is served, where the vendor publishes it elsewhere than under the issuer (Keycloak's `/realms/NAME/protocol/openid-connect/certs`)"
+                ),
+                Field(
                     "access_left_out", .array(.string(oneOf: ["aud", "nbf"])),
                     "standard claims access tokens leave out: `aud` (resources then do not require it) and `nbf` (Cognito's carry neither)"),
                 Field(

@@ -255,16 +255,23 @@ private struct DialectBuilder {
         }
         checkErrorsIn2xx(answers, at: answersValue, errorBody: errorBody, successes: [tokens.body] + (resources.map { [$0] } ?? []))
         let jwt = try o["jwt"].map(jwtShape)
-        let jwks = jwt.flatMap { $0.issuerPath.isEmpty ? nil : $0.issuerPath + "/.well-known/jwks.json" }
+        let jwks = jwt?.servedJWKSPath
+        let signOut = try o["sign_out"].map { value throws(ScenarioError) in try self.signOut(value, signIn: signIn, refresh: refresh) }
+        if let signOut, let jwks, signOut.method == "GET", Self.routeKey(jwks) == Self.routeKey(signOut.path) {
+            checker.found.add(checker.error(at: o["sign_out"]?.mark, "sign_out: GET \(signOut.path) is where the JWKS is served"))
+        }
+        if let jwks, Self.routeKey(jwks) == Self.routeKey(signIn.path) || Self.routeKey(jwks) == Self.routeKey(refresh.path) {
+            checker.found.add(checker.error(at: o["jwt"]?.mark, "jwt: the JWKS at \(jwks) would be the sign-in or refresh endpoint's path"))
+        }
         let description = DialectDescription(
             name: name, summary: o["summary"]?.string ?? "A dialect declared in \((file as NSString).lastPathComponent)",
             signIn: signIn, refresh: refresh, tokens: tokens, errors: .init(body: errorBody, answers: answers), resources: resources,
             jwt: jwt,
             documents: try o["documents"].map { value throws(ScenarioError) in
-                try documents(value, served: [signIn.path, refresh.path] + (jwks.map { [$0] } ?? []))
+                try documents(value, served: [signIn.path, refresh.path] + (signOut.map { [$0.path] } ?? []) + (jwks.map { [$0] } ?? []))
             },
             bearerScheme: o["bearer_scheme"]?.string.flatMap(DialectDescription.BearerScheme.init(rawValue:)),
-            signOut: try o["sign_out"].map { value throws(ScenarioError) in try signOut(value, signIn: signIn, refresh: refresh) })
+            signOut: signOut)
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }
@@ -305,6 +312,17 @@ private struct DialectBuilder {
                         "jwt.issuer_path: '\(path)' would put the JWKS under a path authmock serves itself (/_authmock, /api/, /health, /metrics)"))
             }
             shape.issuerPath = path
+        }
+        if let pathValue = o["jwks_path"], let path = pathValue.string {
+            if !Self.isPlainPath(path) || path.hasSuffix("/") || path.contains("//") {
+                checker.found.add(
+                    checker.error(at: pathValue.mark, "jwt.jwks_path: '\(path)' must start with '/', not end with one, and be a plain path"))
+            } else if Self.isShared(path) {
+                checker.found.add(
+                    checker.error(
+                        at: pathValue.mark, "jwt.jwks_path: '\(path)' is a path authmock serves itself (/_authmock, /api/, /health, /metrics)"))
+            }
+            shape.jwksPath = path
         }
         let reserved = [
             "access_claims": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "scope", "sid"],

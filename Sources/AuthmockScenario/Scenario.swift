@@ -35,6 +35,8 @@ public struct Scenario: Sendable {
     /// What is valid but cannot work as written (`validate` prints them):
     /// a fault rule that matches no request the runner sends.
     public var warnings: [ScenarioError] = []
+    /// Where each step stands in the file, for what is found later against a dialect.
+    var stepMarks: [(line: Int, column: Int)?] = []
     /// This case is a clock variant: its short token lifetimes are the client's to meet by its clock.
     public var isClockVariant = false
 }
@@ -444,6 +446,42 @@ extension Scenario {
         let envelope = profiles.contains(ProfileName.envelope.rawValue), reissue = profiles.contains(ProfileName.reissue.rawValue)
         if dialect.signalsExpiryByCode { return envelope && (reissue || dialect.tellsRevokedFromExpiredByCode) }
         return reissue
+    }
+
+    /// The case's fault rules that can never fire on `dialect` (`validate
+    /// --dialect`): a path prefix under none of the routes it serves, or a
+    /// route kind it has no request of (a sign-out where it has none, a
+    /// refresh endpoint where the refresh rides on resources).
+    public func warnings(on dialect: DialectDescription) -> [ScenarioError] {
+        let fixed =
+            [dialect.signIn.path, dialect.refresh.path, dialect.signOut?.path ?? ""].filter { !$0.isEmpty }
+            + Array((dialect.documents ?? [:]).keys) + ["/health", "/metrics", "/.well-known/jwks.json"]
+            + (dialect.jwt?.servedJWKSPath.map { [$0] } ?? [])
+        // Any path under these is served (the API, GraphQL).
+        let open = ["/api/", "/graphql"]
+        var kinds: Set<RouteKind> = [.login, .refresh, .resource, .health, .metadata, .other]
+        if dialect.signOut != nil { kinds.insert(.revoke) }
+        var found: [ScenarioError] = []
+        for (index, step) in steps.enumerated() {
+            guard case .fault(let rule) = step else { continue }
+            let mark = index < stepMarks.count ? stepMarks[index] : nil
+            func warn(_ message: String) {
+                found.append(ScenarioError(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, message: message))
+            }
+            if let prefix = rule.match.pathPrefix, !prefix.hasPrefix("//"),
+                !fixed.contains(where: { $0.hasPrefix(prefix) }) && !open.contains(where: { $0.hasPrefix(prefix) || prefix.hasPrefix($0) })
+            {
+                warn(
+                    "fault: match pathPrefix \(prefix) is under no path \(dialect.name) serves (\((fixed.prefix(3) + open).joined(separator: ", ")), ...), so this fault never fires there"
+                )
+            }
+            if let wanted = rule.match.kinds, wanted.isDisjoint(with: kinds) {
+                warn(
+                    "fault: match kind \(wanted.map(\.rawValue).sorted().joined(separator: ", ")) never arrives on \(dialect.name)\(wanted.contains(.revoke) ? " (it has no `sign_out`)" : ""), so this fault never fires there"
+                )
+            }
+        }
+        return found
     }
 
     /// Whether the case's id matches `pattern`: `1.1`, or a glob (`3.*`, `1.?`).

@@ -215,6 +215,7 @@ private struct Builder {
             reports: o["reports"]?.array?.compactMap(\.string) ?? [],
             timeout: o["timeout"]?.number ?? 20, file: file)
         scenario.clockVariant = clockVariant
+        scenario.stepMarks = (stepList.array ?? []).map { $0.mark.map { (line: $0.line, column: $0.column) } }
         for (step, node) in zip(steps, stepList.array ?? []) {
             guard case .fault(let rule) = step, let warning = Self.unmatchable(rule) else { continue }
             scenario.warnings.append(checker.error(at: node.mark, warning))

@@ -70,14 +70,24 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         /// Claims of the id token issued beside every access token, `{user}`
         /// and `{client_id}` replaced (nil: no id token).
         public var idTokenClaims: [String: String]?
+        /// Where the JWKS is served, where the vendor publishes it elsewhere
+        /// than `iss` + `/.well-known/jwks.json` (Keycloak's
+        /// `.../protocol/openid-connect/certs`); nil: there.
+        public var jwksPath: String?
+
+        /// The path the JWKS is served at: `jwks_path`, else under the issuer path; nil: only where every profile serves it.
+        public var servedJWKSPath: String? { jwksPath ?? (issuerPath.isEmpty ? nil : issuerPath + "/.well-known/jwks.json") }
 
         enum CodingKeys: String, CodingKey {
             case issuerPath = "issuer_path", accessLeftOut = "access_left_out", accessClaims = "access_claims", idTokenClaims = "id_token_claims"
+            case jwksPath = "jwks_path"
         }
 
         public init(
-            issuerPath: String = "", accessLeftOut: [String] = [], accessClaims: [String: String] = [:], idTokenClaims: [String: String]? = nil
+            issuerPath: String = "", accessLeftOut: [String] = [], accessClaims: [String: String] = [:], idTokenClaims: [String: String]? = nil,
+            jwksPath: String? = nil
         ) {
+            self.jwksPath = jwksPath
             self.issuerPath = issuerPath
             self.accessLeftOut = accessLeftOut
             self.accessClaims = accessClaims

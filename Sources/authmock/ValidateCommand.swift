@@ -1,19 +1,28 @@
 import ArgumentParser
 import AuthmockScenario
+import AuthmockServer
 import DriverProtocol
 import Foundation
 
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check scenario and dialect files without running them (file:line:column for every problem).")
+        abstract: "Check scenario and dialect files without running them (file:line:column for every problem).",
+        discussion: """
+            With dialects (--dialect FILE, or dialect files among the paths), each case is checked against \
+            them too: a profile it names that none declares is a problem, and a fault rule that can never \
+            fire on a dialect it runs on (a path it does not serve, a sign-out it does not have) a warning.
+            """)
 
     @Argument(help: "Case files, dialect files or directories (default: the built-in suite).") var paths: [String] = []
+
+    @Option(name: .customLong("dialect"), help: "A dialect file to check the cases against (repeatable).")
+    var dialectFiles: [String] = []
 
     func run() throws {
         var bad = 0
         var count = 0
-        if paths.isEmpty {
+        if paths.isEmpty && dialectFiles.isEmpty {
             let scenarios = try BuiltinSuite.scenarios()
             for scenario in scenarios {
                 print("ok      \(scenario.file)  \(scenario.id) \(scenario.name) [\(scenario.profiles.joined(separator: ", "))]")
@@ -21,32 +30,57 @@ struct ValidateCommand: ParsableCommand {
             print("\(scenarios.count) valid, 0 invalid (the built-in suite \(BuiltinSuite.version))")
             return
         }
+        var dialects: [String: LoadedDialect] = [:]
+        var scenarios: [Scenario] = []
         do {
-            for file in try ScenarioLoader.files(in: paths) {
+            let files = try ScenarioLoader.files(in: paths)
+            // Dialects first: the cases are checked against them.
+            for file in dialectFiles + files {
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8), DialectLoader.isDialect(text) else { continue }
                 count += 1
-                // A dialect file (docs/dialects.md) is checked as one; anything else as a case.
-                if let text = try? String(contentsOfFile: file, encoding: .utf8), DialectLoader.isDialect(text) {
-                    let problems = DialectLoader.problems(text, file: file)
-                    if problems.isEmpty, let dialect = try? DialectLoader.parse(text, file: file) {
-                        print("ok      \(file)  dialect \(dialect.description.name)")
-                    } else {
-                        bad += 1
-                        for problem in problems { print("invalid \(problem)") }
-                    }
-                    continue
-                }
-                let problems = ScenarioLoader.problems(file: file)
-                if problems.isEmpty, let scenario = try? ScenarioLoader.load(file: file) {
-                    print("ok      \(file)  \(scenario.id) \(scenario.name) [\(scenario.profiles.joined(separator: ", "))]")
-                    for warning in scenario.warnings { print("warning \(warning)") }
+                let problems = DialectLoader.problems(text, file: file)
+                if problems.isEmpty, let dialect = try? DialectLoader.parse(text, file: file) {
+                    print("ok      \(file)  dialect \(dialect.description.name)")
+                    dialects[dialect.description.name] = dialect
                 } else {
                     bad += 1
                     for problem in problems { print("invalid \(problem)") }
                 }
             }
+            for file in files {
+                if let text = try? String(contentsOfFile: file, encoding: .utf8), DialectLoader.isDialect(text) { continue }
+                count += 1
+                let problems = ScenarioLoader.problems(file: file)
+                guard problems.isEmpty, let scenario = try? ScenarioLoader.load(file: file) else {
+                    bad += 1
+                    for problem in problems { print("invalid \(problem)") }
+                    continue
+                }
+                scenarios.append(scenario)
+            }
         } catch let error as ScenarioError {
             print("invalid \(error)")
             throw ExitCode(RunExit.usage)
+        }
+        for scenario in scenarios {
+            let undeclared = dialects.isEmpty ? [] : scenario.profiles.filter { !Profiles.names.contains($0) && dialects[$0] == nil }
+            if !undeclared.isEmpty {
+                bad += 1
+                print(
+                    "invalid \(scenario.file): profile \(undeclared.map { "'\($0)'" }.joined(separator: ", ")) is no built-in profile and none of the given dialects (\(dialects.keys.sorted().joined(separator: ", "))); pass its file with --dialect"
+                )
+                continue
+            }
+            let declared = dialects.isEmpty ? [] : scenario.runs(onProfiles: [], dialects: dialects).filter { dialects[$0] != nil }
+            let on = dialects.isEmpty ? scenario.profiles : declared
+            print(
+                "ok      \(scenario.file)  \(scenario.id) \(scenario.name) [\(on.isEmpty ? "runs on none of the given dialects" : on.joined(separator: ", "))]"
+            )
+            for warning in scenario.warnings { print("warning \(warning)") }
+            for name in declared {
+                guard let dialect = dialects[name] else { continue }
+                for warning in scenario.warnings(on: dialect.description) { print("warning \(warning)") }
+            }
         }
         print("\(count - bad) valid, \(bad) invalid")
         if bad > 0 { throw ExitCode(RunExit.usage) }

@@ -119,6 +119,29 @@ struct DialectBinaryTests {
         #expect(
             undeclared.status == 2 && undeclared.stderr.contains("case acme.1 runs on 'acme', a dialect no --dialect FILE declares"), "\(undeclared)")
 
+        // validate --dialect: the cases against the dialect: where each runs, a fault that cannot fire there, a profile nobody declares.
+        try """
+        id: "acme.2"
+        name: a fault on a path Acme does not serve
+        description: The rule can never fire on acme.
+        profile: acme
+        steps:
+          - login: {}
+          - fault: {match: {pathPrefix: /v3/session}, action: {type: respond, status: 503}}
+          - request: {method: GET, path: /api/items}
+        expect:
+          outcomes: {ok: all}
+
+        """.write(to: cases.appendingPathComponent("acme-2.yaml"), atomically: true, encoding: .utf8)
+        let checked = try runAuthmock(["validate", "--dialect", file, cases.path])
+        #expect(checked.status == 0 && checked.stdout.contains("acme.1 concurrent calls on an expired Acme session renew it once [acme]"), "\(checked)")
+        #expect(checked.stdout.contains("acme-2.yaml:7:5: fault: match pathPrefix /v3/session is under no path acme serves"), "\(checked)")
+        let otherDialect = directory.appendingPathComponent("other.yaml").path
+        try example.stdout.replacingOccurrences(of: "dialect: acme", with: "dialect: other").write(toFile: otherDialect, atomically: true, encoding: .utf8)
+        let unnamed = try runAuthmock(["validate", "--dialect", otherDialect, cases.path])
+        #expect(unnamed.status == 2 && unnamed.stdout.contains("profile 'acme' is no built-in profile and none of the given dialects (other)"), "\(unnamed)")
+        try FileManager.default.removeItem(at: cases.appendingPathComponent("acme-2.yaml"))
+
         // init --dialect: the dialect beside a first case that runs on it, and next steps that pass it.
         let scaffold = directory.appendingPathComponent("scaffold").path
         let made = try runAuthmock(["init", "--dir", scaffold, "--dialect", file])

@@ -67,7 +67,8 @@ struct GraphQLLimitTests {
                 let took = ContinuousClock.now - started
                 #expect(response.status == .badRequest, "\(probe.name)")
                 #expect(try Self.code(response) == "GRAPHQL_LIMIT_EXCEEDED", "\(probe.name): \(String(buffer: response.body ?? ByteBuffer()))")
-                #expect(took < .seconds(2), "\(probe.name) took \(took)")
+                // Refused before any work: the probes cost minutes unbounded; 10 s leaves room for a loaded machine.
+                #expect(took < .seconds(10), "\(probe.name) took \(took)")
                 let health = try await client.get("/health")
                 #expect(health.status == .ok, "the server answers after \(probe.name)")
             }

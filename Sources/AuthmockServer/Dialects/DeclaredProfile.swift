@@ -361,8 +361,7 @@ public struct DeclaredProfile: Profile {
 
     /// The JWKS under the issuer's path (`jwt.issuer_path`), where clients of such a backend fetch it.
     var jwksPath: String? {
-        guard let path = description.jwt?.issuerPath, !path.isEmpty else { return nil }
-        return path + "/.well-known/jwks.json"
+        description.jwt?.servedJWKSPath
     }
 
     public var endpointPaths: [String] {
