@@ -134,12 +134,16 @@ struct DialectBinaryTests {
 
         """.write(to: cases.appendingPathComponent("acme-2.yaml"), atomically: true, encoding: .utf8)
         let checked = try runAuthmock(["validate", "--dialect", file, cases.path])
-        #expect(checked.status == 0 && checked.stdout.contains("acme.1 concurrent calls on an expired Acme session renew it once [acme]"), "\(checked)")
-        #expect(checked.stdout.contains("acme-2.yaml:7:5: fault: match pathPrefix /v3/session is under no path acme serves"), "\(checked)")
+        let runsOn = "acme.1 concurrent calls on an expired Acme session renew it once [acme]"
+        #expect(checked.status == 0 && checked.stdout.contains(runsOn), "\(checked)")
+        let cannotFire = "acme-2.yaml:7:5: fault: match pathPrefix /v3/session is under no path acme serves"
+        #expect(checked.stdout.contains(cannotFire), "\(checked)")
         let otherDialect = directory.appendingPathComponent("other.yaml").path
-        try example.stdout.replacingOccurrences(of: "dialect: acme", with: "dialect: other").write(toFile: otherDialect, atomically: true, encoding: .utf8)
+        let other = example.stdout.replacingOccurrences(of: "dialect: acme", with: "dialect: other")
+        try other.write(toFile: otherDialect, atomically: true, encoding: .utf8)
         let unnamed = try runAuthmock(["validate", "--dialect", otherDialect, cases.path])
-        #expect(unnamed.status == 2 && unnamed.stdout.contains("profile 'acme' is no built-in profile and none of the given dialects (other)"), "\(unnamed)")
+        let undeclaredProfile = "profile 'acme' is no built-in profile and none of the given dialects (other)"
+        #expect(unnamed.status == 2 && unnamed.stdout.contains(undeclaredProfile), "\(unnamed)")
         try FileManager.default.removeItem(at: cases.appendingPathComponent("acme-2.yaml"))
 
         // init --dialect: the dialect beside a first case that runs on it, and next steps that pass it.
