@@ -64,6 +64,21 @@ public final class FaultRules: Sendable {
 
     public func list() -> [Installed] { state.withLock { $0.rules } }
 
+    /// Whether rule `id` is still installed: a hold ends when its rule is removed.
+    func holds(_ id: Int) -> Bool { state.withLock { $0.rules.contains { $0.id == id } } }
+
+    /// Holds a request `milliseconds` (a `delay`, a `delay-response`), or
+    /// until its rule is removed (`DELETE /_authmock/faults`, a reset):
+    /// a test that clears its faults gets its requests back at once.
+    func hold(rule id: Int, milliseconds: Int) async throws {
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        while holds(id) {
+            let left = deadline - ContinuousClock.now
+            if left <= .zero { return }
+            try await Task.sleep(for: min(left, .milliseconds(20)))
+        }
+    }
+
     /// Removes every rule; returns how many there were.
     @discardableResult
     public func clear() -> Int {
@@ -84,8 +99,8 @@ public final class FaultRules: Sendable {
     }
 
     /// Waits until `count` requests have reached gather rule `id`, until no
-    /// new one has arrived for `quiet` milliseconds, or until `milliseconds`
-    /// after the first one arrived. A client that never sends them all at
+    /// new one has arrived for `quiet` milliseconds, until `milliseconds`
+    /// after the first one arrived, or until the rule is removed. A client that never sends them all at
     /// once (a connection pool smaller than the batch) is held one quiet
     /// period, not until the cap: holding it longer would let tokens issued
     /// meanwhile expire and blame the client for the suite's timing.
@@ -102,7 +117,7 @@ public final class FaultRules: Sendable {
         while true {
             let (arrived, latest) = state.withLock { ($0.gathered[id]?.count ?? 0, $0.gathered[id]?.latest ?? now) }
             let clock = ContinuousClock.now
-            if arrived >= count || clock >= deadline || clock >= latest + .milliseconds(quiet) { return }
+            if arrived >= count || clock >= deadline || clock >= latest + .milliseconds(quiet) || !holds(id) { return }
             try await Task.sleep(for: .milliseconds(2))
         }
     }

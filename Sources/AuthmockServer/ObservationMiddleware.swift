@@ -146,7 +146,7 @@ struct ObservationMiddleware: RouterMiddleware {
                 let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
                 return await answer(&entry, request, context, since: start, response, fault: fault.id)
             case .delay(let milliseconds):
-                try await Task.sleep(for: .milliseconds(milliseconds))
+                try await mock.faults.hold(rule: fault.id, milliseconds: milliseconds)
             case .idToken(let claims):
                 context.notes.idTokenClaims = claims
             case .gather(let count, let milliseconds, let quiet):
@@ -155,7 +155,7 @@ struct ObservationMiddleware: RouterMiddleware {
                 // The entry's duration includes the hold: it says when the client got the answer.
                 let response = await answer(
                     &entry, request, context, since: start, try await routed(request, context, next), fault: fault.id, heldMs: Double(milliseconds))
-                try await Task.sleep(for: .milliseconds(milliseconds))
+                try await mock.faults.hold(rule: fault.id, milliseconds: milliseconds)
                 return response
             case .closeConnection:
                 await record(&entry, request, context, since: start, nil, fault: fault.id, undelivered: true)

@@ -53,6 +53,26 @@ struct FaultAndJournalTests {
         }
     }
 
+    /// Removing the rules lets go of the requests they hold: a 30-s delay, a
+    /// held answer and a gather waiting for ten, cleared after 300 ms, answer at once.
+    @Test(arguments: [
+        #"{"type": "delay", "ms": 30000}"#, #"{"type": "delay-response", "ms": 30000}"#,
+        #"{"type": "gather", "count": 10, "ms": 30000, "quiet_ms": 30000}"#,
+    ])
+    func clearingTheRulesReleasesWhatTheyHold(action: String) async throws {
+        try await TestServer.run { server in
+            let installed = try await server.control(
+                .post, "/faults", #"{"match": {"method": "post", "pathPrefix": "/oauth/token"}, "action": \#(action)}"#)
+            #expect(installed.status == .created || installed.status == .ok, "\(installed.text)")
+            let start = ContinuousClock.now
+            async let pair = server.login()
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await server.control(.delete, "/faults").status == .ok)
+            #expect(!(try await pair).access.isEmpty)
+            #expect(ContinuousClock.now - start < .seconds(10), "the request was held \(ContinuousClock.now - start) after its rule was removed")
+        }
+    }
+
     @Test func delayFaultHoldsTheAnswer() async throws {
         try await TestServer.run { server in
             _ = try await server.control(
