@@ -298,13 +298,7 @@ struct DialectFileTests {
 
     /// The session docs/dialects.md walks through, against the served example.
     @Test func theExampleServesTheSessionTheDocsShow() async throws {
-        var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))
-        try DialectLoader.parse(DialectFormat.example, file: "acme.yaml").apply(to: &options)
-        let mock = try await Authmock(options: options)
-        var logger = Logger(label: "authmock-test")
-        logger.logLevel = .warning
-        let app = try AuthmockApplication.make(mock: mock, logger: logger)
-        try await app.test(.router) { client in
+        try await withDialectServed(try DialectLoader.parse(DialectFormat.example, file: "acme.yaml")) { mock, client in
             func send(
                 _ method: HTTPRequest.Method, _ path: String, _ headers: HTTPFields = [:], _ body: String? = nil
             ) async throws -> (Int, HTTPFields, [String: Any]) {
@@ -354,10 +348,10 @@ struct DialectFileTests {
             #expect(try await send(.post, "/v2/session/renew", [renewHeader: newRefresh]).0 == 403)
             let (noTokenStatus, _, noToken) = try await send(.post, "/v2/session/renew")
             #expect(noTokenStatus == 400 && problem(noToken).text == "Bad request: the X-Refresh-Token header")
+            // The journal knows the dialect's requests by kind, and the refresh token each presented.
+            let kinds = try await mock.journal.entries(JournalFilter()).entries.map(\.kind)
+            #expect(kinds.filter { $0 == .login }.count == 3)
+            #expect(kinds.filter { $0 == .refresh }.count == 4)
         }
-        // The journal knows the dialect's requests by kind, and the refresh token each presented.
-        let kinds = try await mock.journal.entries(JournalFilter()).entries.map(\.kind)
-        #expect(kinds.filter { $0 == .login }.count == 3)
-        #expect(kinds.filter { $0 == .refresh }.count == 4)
     }
 }

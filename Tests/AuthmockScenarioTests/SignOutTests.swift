@@ -26,13 +26,7 @@ struct SignOutTests {
         let dialect = try #require(DialectLoader.builtin(name))
         let description = dialect.description
         let signOut = try #require(description.signOut)
-        var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))
-        dialect.apply(to: &options)
-        let mock = try await Authmock(options: options)
-        var logger = Logger(label: "authmock-test")
-        logger.logLevel = .warning
-        let app = try AuthmockApplication.make(mock: mock, logger: logger)
-        try await app.test(.router) { client in
+        try await withDialectServed(dialect) { mock, client in
             func send(
                 _ method: String, _ path: String, _ match: DialectDescription.Match, _ encoding: DialectDescription.BodyEncoding,
                 _ places: [(DialectDescription.TokenLocation?, String)]

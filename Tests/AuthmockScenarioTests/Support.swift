@@ -1,5 +1,9 @@
+import AuthmockCore
 import AuthmockScenario
+import AuthmockServer
 import Foundation
+import HummingbirdTesting
+import Logging
 import TestSupport
 import Testing
 
@@ -32,4 +36,14 @@ func scenario(_ yaml: String, file: String = "test.yaml") throws -> Scenario {
 func runPython(_ script: String, _ arguments: String...) throws -> (status: Int32, output: String) {
     let run = try runProcess("python3", ["-c", script] + arguments, mergeOutput: true)
     return (run.status, run.stdout)
+}
+
+/// `dialect` served in process (no port, a fixed key): the mock, and a client of its routes.
+func withDialectServed(_ dialect: LoadedDialect, _ body: @Sendable (Authmock, any TestClientProtocol) async throws -> Void) async throws {
+    var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))
+    dialect.apply(to: &options)
+    let mock = try await Authmock(options: options)
+    var logger = Logger(label: "authmock-test")
+    logger.logLevel = .warning
+    try await AuthmockApplication.make(mock: mock, logger: logger).test(.router) { client in try await body(mock, client) }
 }

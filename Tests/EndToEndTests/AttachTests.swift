@@ -40,17 +40,17 @@ import Testing
         return verdicts
     }
 
-    @Test func theReferenceClientGetsTheSameVerdictsAttachedAsOverStdio() throws {
+    @Test func theReferenceClientGetsTheSameVerdictsAttachedAsOverStdio() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attach-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let stdio = directory.appendingPathComponent("stdio.json").path
         let attached = directory.appendingPathComponent("attach.json").path
-        let overStdio = try runAuthmock(["run", "--driver", try referenceDriver, "--json", stdio])
+        let overStdio = try await runAuthmock(["run", "--driver", try referenceDriver, "--json", stdio])
         #expect(overStdio.status == 0, "\(overStdio.stdout)\n\(overStdio.stderr)")
         // 32 connections: the runner's 32 jobs each take one (cases mostly wait, as over
         // stdio, where the default is 32 per core); {attach} is the printed URL.
-        let overAttach = try runAuthmock([
+        let overAttach = try await runAuthmock([
             "run", "--attach", "--listen", "127.0.0.1:0", "--attach-timeout", "60", "--json", attached, "--jobs", "32",
             "--launch", "\(try referenceDriver) --attach {attach} --connections 32",
         ])
@@ -65,9 +65,9 @@ import Testing
         #expect(differing.isEmpty, "\(differing.joined(separator: "\n"))")
     }
 
-    @Test func aClientThatDisconnectsMidCaseIsAnErrorAndTheNextCaseRunsAfterItReconnects() throws {
+    @Test func aClientThatDisconnectsMidCaseIsAnErrorAndTheNextCaseRunsAfterItReconnects() async throws {
         let client = Self.root.appendingPathComponent("Tests/EndToEndTests/Fixtures/flaky-attach-client.py").path
-        let result = try runAuthmock([
+        let result = try await runAuthmock([
             "run", "--attach", "--attach-timeout", "30", "--jobs", "1", "--case", "1.1", "--case", "2.1", "--profile", "oauth2",
             "--launch", "python3 \(client) {attach}",
         ])
@@ -137,9 +137,9 @@ import Testing
         #expect(client.stderr.contains("attached properly: 1000"), "the run ended by telling the client so: \(client.stderr)")
     }
 
-    @Test func withNoClientEveryCaseIsAnErrorThatSaysWhereToAttach() throws {
+    @Test func withNoClientEveryCaseIsAnErrorThatSaysWhereToAttach() async throws {
         let started = Date()
-        let result = try runAuthmock(["run", "--attach", "--attach-timeout", "1", "--case", "1.1", "--case", "2.1", "--profile", "oauth2"])
+        let result = try await runAuthmock(["run", "--attach", "--attach-timeout", "1", "--case", "1.1", "--case", "2.1", "--profile", "oauth2"])
         #expect(result.status == 1)
         #expect(result.stdout.contains("ERROR "), "\(result.stdout)")
         #expect(result.stdout.contains("no client attached to ws://127.0.0.1:"), "\(result.stdout)")
@@ -148,14 +148,14 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 20)
     }
 
-    @Test func listenAndPublicURLAreChecked() throws {
-        let listen = try runAuthmock(["run", "--attach", "--listen", "localhost"])
+    @Test func listenAndPublicURLAreChecked() async throws {
+        let listen = try await runAuthmock(["run", "--attach", "--listen", "localhost"])
         #expect(listen.status == 2)
         #expect(listen.stderr.contains("--listen takes HOST:PORT"), "\(listen.stderr)")
-        let publicURL = try runAuthmock(["run", "--attach", "--public-url", "http://10.0.2.2:8080"])
+        let publicURL = try await runAuthmock(["run", "--attach", "--public-url", "http://10.0.2.2:8080"])
         #expect(publicURL.status == 2)
         #expect(publicURL.stderr.contains("--public-url takes only a scheme and host"), "\(publicURL.stderr)")
-        let both = try runAuthmock(["run", "--attach", "--driver", "true"])
+        let both = try await runAuthmock(["run", "--attach", "--driver", "true"])
         #expect(both.status == 2, "\(both.stderr)")
     }
 
@@ -163,27 +163,37 @@ import Testing
     /// `chromium`; axios from Debian's `node-axios`), with their expected
     /// failures: both at once, a browser and a runner each, each page
     /// serving four cases at once (`?connections=4`: 91 s -> 48 s a recipe).
-    @Test func browserRecipesMatchTheirExpectedFailures() throws {
+    @Test func browserRecipesMatchTheirExpectedFailures() async throws {
         let chromium = "/usr/bin/chromium"
         try #require(FileManager.default.isExecutableFile(atPath: chromium), "scripts/test.sh installs chromium")
         let axios = "/usr/share/nodejs/axios/dist"
         try #require(FileManager.default.fileExists(atPath: "\(axios)/axios.min.js"), "scripts/test.sh installs node-axios")
         let recipes = ["fetch", "axios"]
-        let runs = Mutex([String: Result<(status: Int32, stdout: String, stderr: String), any Error>]())
-        DispatchQueue.concurrentPerform(iterations: recipes.count) { index in
-            let recipe = recipes[index]
-            let result = Result {
-                try runAuthmock([
-                    "run", "--attach", "--attach-timeout", "60", "--profile", "oauth2", "--assets", axios,
-                    "--expected-failures", Self.root.appendingPathComponent("drivers/browser/expected-failures-\(recipe).yaml").path,
-                    "--launch",
-                    "\(chromium) --headless=new --no-sandbox --disable-gpu --user-data-dir=$(mktemp -d) {page}\(recipe).html?connections=4",
-                ])
+        typealias Run = Result<(status: Int32, stdout: String, stderr: String), any Error>
+        // Both recipes at once, awaited (a blocking wait would hold a thread Swift concurrency needs).
+        var runs: [String: Run] = [:]
+        await withTaskGroup(of: (String, Run).self) { group in
+            for recipe in recipes {
+                group.addTask {
+                    do {
+                        return (
+                            recipe,
+                            .success(
+                                try await runAuthmock([
+                                    "run", "--attach", "--attach-timeout", "60", "--profile", "oauth2", "--assets", axios,
+                                    "--expected-failures",
+                                    Self.root.appendingPathComponent("drivers/browser/expected-failures-\(recipe).yaml").path,
+                                    "--launch",
+                                    "\(chromium) --headless=new --no-sandbox --disable-gpu --user-data-dir=$(mktemp -d) {page}\(recipe).html?connections=4",
+                                ]))
+                        )
+                    } catch { return (recipe, .failure(error)) }
+                }
             }
-            runs.withLock { $0[recipe] = result }
+            for await (recipe, run) in group { runs[recipe] = run }
         }
         for recipe in recipes {
-            let result = try #require(try runs.withLock { $0[recipe] }?.get())
+            let result = try #require(try runs[recipe]?.get())
             #expect(result.status == 0, "\(recipe): \(result.stdout)\n\(result.stderr)")
             #expect(result.stdout.contains(" 0 failed"), "\(recipe): \(result.stdout)")
             #expect(result.stdout.contains("HeadlessChrome"), "\(recipe): \(result.stdout)")

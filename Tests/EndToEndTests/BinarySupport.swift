@@ -24,10 +24,14 @@ struct BinaryError: Error, CustomStringConvertible {
 
 /// Runs the real binary to completion and returns its exit status and output.
 /// `directory`: where it runs (default: the test's own working directory).
+/// Waits on a thread of its own: a run of the suite takes minutes, and
+/// waiting on one of Swift concurrency's threads (two on a two-core
+/// machine) would stall every other test's async work meanwhile.
 func runAuthmock(
     _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil
-) throws -> (status: Int32, stdout: String, stderr: String) {
-    let run = try runProcess(try authmockBinary().path, arguments, environment: environment, directory: directory)
+) async throws -> (status: Int32, stdout: String, stderr: String) {
+    let binary = try authmockBinary().path
+    let run = try await runProcessOffThePool(binary, arguments, environment: environment, directory: directory)
     return (run.status, run.stdout, run.stderr)
 }
 

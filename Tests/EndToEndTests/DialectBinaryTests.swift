@@ -13,20 +13,20 @@ struct DialectBinaryTests {
     /// and sends drivers its description, and a misspelt profile is a usage
     /// error with a suggestion.
     @Test func aBuiltInDialectFileIsAProfileWithoutSwift() async throws {
-        let listed = try runAuthmock(["dialects"])
+        let listed = try await runAuthmock(["dialects"])
         #expect(listed.stdout.contains("simplejwt"), "\(listed.stdout)")
         let server = try ServingBinary(["--profile", "simplejwt"])
         #expect(server.banner.contains("rotation on") && server.banner.contains("/api/token/refresh/"), "\(server.banner)")
         #expect(server.interrupt().status == 0)
 
-        let run = try runAuthmock([
+        let run = try await runAuthmock([
             "run", "--verbose", "--driver", try referenceDriver(), "--profile", "simplejwt", "--case", "1.1", "--case", "3.1", "--case", "11.2",
             "--case", "2.3",
         ])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         for id in ["1.1", "3.1", "11.2", "2.3"] { #expect(run.stdout.contains("PASS       \(id) [simplejwt]"), "\(run.stdout)") }
 
-        let misspelt = try runAuthmock(["run", "--driver", try referenceDriver(), "--profile", "simplejw"])
+        let misspelt = try await runAuthmock(["run", "--driver", try referenceDriver(), "--profile", "simplejw"])
         #expect(misspelt.status == 2 && misspelt.stderr.contains("did you mean 'simplejwt'"), "\(misspelt)")
     }
 
@@ -66,10 +66,10 @@ struct DialectBinaryTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("acme.yaml").path
 
-        let example = try runAuthmock(["dialects", "--example"])
+        let example = try await runAuthmock(["dialects", "--example"])
         #expect(example.status == 0)
         try example.stdout.write(toFile: file, atomically: true, encoding: .utf8)
-        let valid = try runAuthmock(["validate", file])
+        let valid = try await runAuthmock(["validate", file])
         #expect(valid.status == 0 && valid.stdout.contains("ok      \(file)  dialect acme"), "\(valid)")
 
         // Served: the banner's curl lines are the dialect's, and its sign-in answers in its shape.
@@ -90,7 +90,7 @@ struct DialectBinaryTests {
         #expect(server.interrupt().status == 0)
 
         // The suite against it, a few cases for time's sake: every one PASSes.
-        let run = try runAuthmock([
+        let run = try await runAuthmock([
             "run", "--verbose", "--driver", try referenceDriver(), "--dialect", file, "--case", "1.1", "--case", "2.1", "--case", "3.1",
         ])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
@@ -113,9 +113,9 @@ struct DialectBinaryTests {
           outcomes: {ok: all}
 
         """.write(to: cases.appendingPathComponent("acme-1.yaml"), atomically: true, encoding: .utf8)
-        let own = try runAuthmock(["run", "--verbose", "--driver", try referenceDriver(), "--no-built-in", cases.path, "--dialect", file])
+        let own = try await runAuthmock(["run", "--verbose", "--driver", try referenceDriver(), "--no-built-in", cases.path, "--dialect", file])
         #expect(own.status == 0 && own.stdout.contains("PASS       acme.1 [acme]"), "\(own.stdout)\(own.stderr)")
-        let undeclared = try runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path])
+        let undeclared = try await runAuthmock(["run", "--driver", try referenceDriver(), "--no-built-in", cases.path])
         #expect(
             undeclared.status == 2 && undeclared.stderr.contains("case acme.1 runs on 'acme', a dialect no --dialect FILE declares"), "\(undeclared)")
 
@@ -133,7 +133,7 @@ struct DialectBinaryTests {
           outcomes: {ok: all}
 
         """.write(to: cases.appendingPathComponent("acme-2.yaml"), atomically: true, encoding: .utf8)
-        let checked = try runAuthmock(["validate", "--dialect", file, cases.path])
+        let checked = try await runAuthmock(["validate", "--dialect", file, cases.path])
         let runsOn = "acme.1 concurrent calls on an expired Acme session renew it once [acme]"
         #expect(checked.status == 0 && checked.stdout.contains(runsOn), "\(checked)")
         let cannotFire = "acme-2.yaml:7:5: fault: match pathPrefix /v3/session is under no path acme serves"
@@ -141,34 +141,34 @@ struct DialectBinaryTests {
         let otherDialect = directory.appendingPathComponent("other.yaml").path
         let other = example.stdout.replacingOccurrences(of: "dialect: acme", with: "dialect: other")
         try other.write(toFile: otherDialect, atomically: true, encoding: .utf8)
-        let unnamed = try runAuthmock(["validate", "--dialect", otherDialect, cases.path])
+        let unnamed = try await runAuthmock(["validate", "--dialect", otherDialect, cases.path])
         let undeclaredProfile = "profile 'acme' is no built-in profile and none of the given dialects (other)"
         #expect(unnamed.status == 2 && unnamed.stdout.contains(undeclaredProfile), "\(unnamed)")
         try FileManager.default.removeItem(at: cases.appendingPathComponent("acme-2.yaml"))
 
         // init --dialect: the dialect beside a first case that runs on it, and next steps that pass it.
         let scaffold = directory.appendingPathComponent("scaffold").path
-        let made = try runAuthmock(["init", "--dir", scaffold, "--dialect", file])
+        let made = try await runAuthmock(["init", "--dir", scaffold, "--dialect", file])
         #expect(made.status == 0, "\(made)")
         #expect(made.stdout.contains("authmock validate \(scaffold)/scenarios \(scaffold)/dialect.yaml"), "\(made.stdout)")
         #expect(made.stdout.contains("--dialect \(scaffold)/dialect.yaml"), "\(made.stdout)")
-        let scaffolded = try runAuthmock(["validate", "\(scaffold)/scenarios", "\(scaffold)/dialect.yaml"])
+        let scaffolded = try await runAuthmock(["validate", "\(scaffold)/scenarios", "\(scaffold)/dialect.yaml"])
         #expect(scaffolded.status == 0 && scaffolded.stdout.contains("100.1 my first case [acme]"), "\(scaffolded)")
-        let firstCase = try runAuthmock([
+        let firstCase = try await runAuthmock([
             "run", "--verbose", "\(scaffold)/scenarios", "--no-built-in", "--driver", try referenceDriver(), "--dialect", "\(scaffold)/dialect.yaml",
         ])
         #expect(firstCase.status == 0 && firstCase.stdout.contains("PASS       100.1 [acme]"), "\(firstCase.stdout)")
 
         // A broken file: exit 2 and the place, from validate, serve and run alike.
         try example.stdout.replacingOccurrences(of: "{access_token}", with: "{acess_token}").write(toFile: file, atomically: true, encoding: .utf8)
-        let invalid = try runAuthmock(["validate", file])
+        let invalid = try await runAuthmock(["validate", file])
         #expect(
             invalid.status == 2 && invalid.stdout.contains("\(file):16:15: tokens.body.session.access: '{acess_token}' is not a placeholder here"),
             "\(invalid)")
         #expect(invalid.stdout.contains("did you mean 'access_token'?"))
-        let refused = try runAuthmock(["serve", "--port", "0", "--dialect", file])
+        let refused = try await runAuthmock(["serve", "--port", "0", "--dialect", file])
         #expect(refused.status != 0 && refused.stderr.contains("\(file):16:15"), "\(refused)")
-        let refusedRun = try runAuthmock(["run", "--driver", try referenceDriver(), "--dialect", file])
+        let refusedRun = try await runAuthmock(["run", "--driver", try referenceDriver(), "--dialect", file])
         #expect(refusedRun.status == 2 && refusedRun.stderr.contains("\(file):16:15"), "\(refusedRun)")
     }
 }

@@ -12,17 +12,17 @@ struct HostileFileTests {
         return file
     }
 
-    static func example() throws -> String { try runAuthmock(["dialects", "--example"]).stdout }
+    static func example() async throws -> String { try await runAuthmock(["dialects", "--example"]).stdout }
 
     /// Nested aliases (600 bytes, a million values) and repeated merge keys:
     /// `validate`, `serve --dialect` and a case file answer in well under a
     /// second instead of running for minutes.
-    @Test func yamlBombsAreRefusedWithTheirPlace() throws {
+    @Test func yamlBombsAreRefusedWithTheirPlace() async throws {
         var lists = [#"&a0 ["x","x","x","x","x","x","x","x","x","x"]"#]
         for level in 1...6 { lists.append("&a\(level) [" + Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ",") + "]") }
         var merges = [#"&m0 {a: "1", b: "2"}"#]
         for level in 1...7 { merges.append("&m\(level) {<<: [" + Array(repeating: "*m\(level - 1)", count: 8).joined(separator: ", ") + "]}") }
-        let example = try Self.example()
+        let example = try await Self.example()
         for (name, junk) in [("aliases", lists), ("merges", merges)] {
             let dialect = try Self.write(
                 example.replacingOccurrences(
@@ -30,9 +30,9 @@ struct HostileFileTests {
                 "\(name).yaml")
             defer { try? FileManager.default.removeItem(at: dialect) }
             let started = ContinuousClock.now
-            let checked = try runAuthmock(["validate", dialect.path])
+            let checked = try await runAuthmock(["validate", dialect.path])
             #expect(checked.status == 2 && checked.stdout.contains("expands to more than 100000 values"), "\(name): \(checked.stdout)")
-            let served = try runAuthmock(["serve", "--port", "0", "--dialect", dialect.path])
+            let served = try await runAuthmock(["serve", "--port", "0", "--dialect", dialect.path])
             #expect(served.status == 2 && served.stderr.contains("expands to more than"), "\(name): \(served.stderr)")
             #expect(ContinuousClock.now - started < .seconds(10), "\(name) took \(ContinuousClock.now - started)")
         }
@@ -40,15 +40,15 @@ struct HostileFileTests {
             "junk: [\(lists.joined(separator: ", "))]\nid: \"b.1\"\nname: n\ndescription: d\nsteps: [{login: {}}, {request: {method: POST, path: /api/x, body: \"{}\", headers: {X-Junk: *a6}}}]\nexpect: {refreshes: 0}\n",
             "case.yaml")
         defer { try? FileManager.default.removeItem(at: scenario) }
-        let checked = try runAuthmock(["validate", scenario.path])
+        let checked = try await runAuthmock(["validate", scenario.path])
         #expect(checked.status == 2 && checked.stdout.contains("expands to more than"), "\(checked.stdout)")
     }
 
     /// Paths the router takes for one (a trailing or doubled slash), or for
     /// one of authmock's own, and field names too deep to build: `validate`
     /// refuses them, so `serve` never starts with them (it trapped before).
-    @Test func dialectsThatWouldCrashServeAreRefused() throws {
-        let example = try Self.example()
+    @Test func dialectsThatWouldCrashServeAreRefused() async throws {
+        let example = try await Self.example()
         let cases: [(String, String, String)] = [
             (
                 "refresh path is the sign-in path plus a slash",
@@ -105,22 +105,22 @@ struct HostileFileTests {
         for (name, text, expected) in cases {
             let file = try Self.write(text, "dialect.yaml")
             defer { try? FileManager.default.removeItem(at: file) }
-            let checked = try runAuthmock(["validate", file.path])
+            let checked = try await runAuthmock(["validate", file.path])
             #expect(checked.status == 2 && checked.stdout.contains(expected), "\(name): \(checked.stdout)")
-            let served = try runAuthmock(["serve", "--port", "0", "--dialect", file.path])
+            let served = try await runAuthmock(["serve", "--port", "0", "--dialect", file.path])
             #expect(served.status == 2, "\(name): serve exited \(served.status): \(served.stderr.suffix(300))")
         }
     }
 
     /// Checks that were superlinear in what they read: a claim template of
     /// 20,000 `{` took over 30 s to validate.
-    @Test func checksAreLinearInTheFile() throws {
-        let example = try Self.example()
+    @Test func checksAreLinearInTheFile() async throws {
+        let example = try await Self.example()
         let file = try Self.write(
             example + "jwt:\n  access_claims:\n    tenant: \"" + String(repeating: "{", count: 20_000) + "\"\n", "claims.yaml")
         defer { try? FileManager.default.removeItem(at: file) }
         let started = ContinuousClock.now
-        let checked = try runAuthmock(["validate", file.path])
+        let checked = try await runAuthmock(["validate", file.path])
         #expect(checked.status == 0, "\(checked.stdout)")
         #expect(ContinuousClock.now - started < .seconds(5), "validate took \(ContinuousClock.now - started)")
     }

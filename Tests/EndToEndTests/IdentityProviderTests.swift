@@ -66,10 +66,11 @@ struct IdentityProviderTests {
     /// identity provider's built-in dialect: one run over all of them, as a
     /// user would start it (their case runs wait on each other's holds
     /// rather than one dialect after another).
-    @Test func theReferenceClientPassesEveryCase() throws {
+    @Test func theReferenceClientPassesEveryCase() async throws {
         let profiles = ["simplejwt", "supabase", "keycloak", "auth0", "firebase", "passport", "cognito", "entra"]
         // 32 case runs at once, not 64: other suites run beside this one on two cores, and the clock variants' 2-s tokens need timely answers.
-        let run = try runAuthmock(["run", "--verbose", "--jobs", "32", "--driver", try referenceDriver()] + profiles.flatMap { ["--profile", $0] })
+        let run = try await runAuthmock(
+            ["run", "--verbose", "--jobs", "32", "--driver", try referenceDriver()] + profiles.flatMap { ["--profile", $0] })
         #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr)")
         #expect(run.stdout.contains(" 0 failed, 0 skipped"), "\(run.stdout.suffix(500))")
         for profile in profiles {

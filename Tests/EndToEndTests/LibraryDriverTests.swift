@@ -56,21 +56,24 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
     /// Three drivers at a time (20 drivers: 210 s -> 165 s): a run mostly waits
     /// on its cases, but its interpreters' starts are CPU, so more at once
     /// on two cores would only queue them.
-    @Test func everyDriverMatchesItsExpectedFailures() throws {
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 3
-        let runs = Mutex([String: Result<(status: Int32, stdout: String, stderr: String), any Error>]())
-        for driver in DriverManifest.runnable {
-            queue.addOperation {
-                let result = Result { try Self.run(driver) }
-                runs.withLock { $0[driver.name] = result }
+    @Test func everyDriverMatchesItsExpectedFailures() async throws {
+        typealias Run = Result<(status: Int32, stdout: String, stderr: String), any Error>
+        // Awaited, three at a time: a blocking wait here would hold one of Swift
+        // concurrency's two threads for minutes and stall every other suite.
+        var runs: [String: Run] = [:]
+        await withTaskGroup(of: (String, Run).self) { group in
+            for (index, driver) in DriverManifest.runnable.enumerated() {
+                if index >= 3, let (name, run) = await group.next() { runs[name] = run }
+                group.addTask {
+                    do { return (driver.name, .success(try await Self.run(driver))) } catch { return (driver.name, .failure(error)) }
+                }
             }
+            for await (name, run) in group { runs[name] = run }
         }
-        queue.waitUntilAllOperationsAreFinished()
         for driver in DriverManifest.runnable {
             let result: (status: Int32, stdout: String, stderr: String)
             do {
-                result = try #require(runs.withLock { $0[driver.name] }).get()
+                result = try #require(runs[driver.name]).get()
             } catch {
                 Issue.record("\(driver.name): \(error)")
                 continue
@@ -83,13 +86,13 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
 
     /// The built-in suite against one driver, with its expected failures, at
     /// `authmock run`'s default concurrency unless the driver says otherwise.
-    static func run(_ driver: DriverManifest) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func run(_ driver: DriverManifest) async throws -> (status: Int32, stdout: String, stderr: String) {
         let command = try driver.commandLine()
         let program = command.split(separator: " ").last.map(String.init) ?? command
         if program.hasPrefix("/") && !FileManager.default.fileExists(atPath: program) {
             throw BinaryError("\(program) is missing: scripts/test.sh builds it")
         }
-        return try runAuthmock(
+        return try await runAuthmock(
             [
                 "run", repositoryRoot.appendingPathComponent("scenarios").path, "--driver", command,
                 "--expected-failures", repositoryRoot.appendingPathComponent("drivers/\(driver.name)/expected-failures.yaml").path,

@@ -23,13 +23,13 @@ import Testing
     /// A client without single flight, on 1.1: the page's cause, its case's
     /// findings, and a time line where the refreshes side by side are
     /// outlined as the finding's evidence, each token by its own label.
-    @Test func aFailingRunIsDrawnWithItsCauseAndTokens() throws {
+    @Test func aFailingRunIsDrawnWithItsCauseAndTokens() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.chromium), "scripts/test.sh installs chromium")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-html-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let page = directory.appendingPathComponent("report.html")
-        let run = try runAuthmock([
+        let run = try await runAuthmock([
             "run", "--driver", "\(try referenceDriver()) --fault refresh-per-401", "--case", "1.1", "--case", "5.1", "--profile", "oauth2",
             "--html", page.path,
         ])
@@ -53,21 +53,21 @@ import Testing
     }
 
     /// `report merge --html` of one driver's shards is the same page.
-    @Test func mergedShardsGiveTheSamePage() throws {
+    @Test func mergedShardsGiveTheSamePage() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-html-merge-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         var parts: [String] = []
         for k in 1...2 {
             let part = directory.appendingPathComponent("part-\(k).json").path
-            _ = try runAuthmock([
+            _ = try await runAuthmock([
                 "run", "--driver", "\(try referenceDriver()) --fault refresh-per-401", "--case", "1.1", "--case", "1.2", "--profile", "oauth2",
                 "--shard", "\(k)/2", "--json", part,
             ])
             parts.append(part)
         }
         let page = directory.appendingPathComponent("merged.html")
-        let merge = try runAuthmock(["report", "merge"] + parts + ["--html", page.path])
+        let merge = try await runAuthmock(["report", "merge"] + parts + ["--html", page.path])
         #expect(merge.status == 1, "\(merge.stdout)\(merge.stderr)")
         let html = try String(contentsOf: page, encoding: .utf8)
         #expect(html.contains("id=\"case-1.1-oauth2\"") && html.contains("id=\"case-1.2-oauth2\""))

@@ -28,11 +28,11 @@ struct RunnerTruthTests {
         return file
     }
 
-    @Test func aDriverThatCannotStartStopsTheRunWithOneError() throws {
+    @Test func aDriverThatCannotStartStopsTheRunWithOneError() async throws {
         let started = Date()
         let script = try Self.writeDriver("import sys\nsys.stderr.write('ModuleNotFoundError: No module named httpx\\n')\nsys.exit(1)\n")
         defer { try? FileManager.default.removeItem(at: script) }
-        let result = try runAuthmock(["run", "--driver", "python3 \(script.path)"])
+        let result = try await runAuthmock(["run", "--driver", "python3 \(script.path)"])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(Date().timeIntervalSince(started) < 15)
         #expect(result.stdout.contains("the driver failed hello, so no case ran"), "\(result.stdout)")
@@ -41,19 +41,19 @@ struct RunnerTruthTests {
         #expect(result.stdout.contains("0 passed, 1 failed, 0 skipped"), "\(result.stdout)")
     }
 
-    @Test func aMisspeltProfileFailsTheRunWithADidYouMean() throws {
+    @Test func aMisspeltProfileFailsTheRunWithADidYouMean() async throws {
         let script = try Self.writeDriver(Self.helloOnlyDriver(profiles: #"["oauth"]"#))
         defer { try? FileManager.default.removeItem(at: script) }
-        let result = try runAuthmock(["run", "--driver", "python3 \(script.path)"])
+        let result = try await runAuthmock(["run", "--driver", "python3 \(script.path)"])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("did you mean 'oauth2'?"), "\(result.stdout)")
     }
 
     /// Every case SKIPped (here: the driver answers every call unsupported) judged nothing.
-    @Test func aRunInWhichEveryCaseSkippedIsNotGreenAndItsSkipsAreFolded() throws {
+    @Test func aRunInWhichEveryCaseSkippedIsNotGreenAndItsSkipsAreFolded() async throws {
         let script = try Self.writeDriver(Self.helloOnlyDriver(profiles: #"["oauth2"]"#))
         defer { try? FileManager.default.removeItem(at: script) }
-        let result = try runAuthmock(["run", "--driver", "python3 \(script.path)", "--case", "1.*", "--case", "5.1"])
+        let result = try await runAuthmock(["run", "--driver", "python3 \(script.path)", "--case", "1.*", "--case", "5.1"])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("nothing was judged"), "\(result.stdout)")
         // Folded: no SKIP progress line, one summary of the reasons.
@@ -65,7 +65,7 @@ struct RunnerTruthTests {
         let skipped = try #require(Int(skipRow.split(separator: " ").last ?? ""))
         #expect(result.stdout.contains("0 passed, 0 failed, \(skipped) skipped"), "\(result.stdout)")
 
-        let listed = try runAuthmock(["run", "--driver", "python3 \(script.path)", "--case", "5.1", "--show-skips"])
+        let listed = try await runAuthmock(["run", "--driver", "python3 \(script.path)", "--case", "5.1", "--show-skips"])
         #expect(listed.stdout.split(separator: "\n").contains { $0.hasPrefix("SKIP       5.1 [oauth2]") }, "\(listed.stdout)")
     }
 
@@ -73,30 +73,30 @@ struct RunnerTruthTests {
     /// the reference client, which trusts the certificate `hello` carries,
     /// passes the cases it passes over HTTP (the second host name of 8.2
     /// and the id tokens of 12.1 included).
-    @Test func runWithTLSServesEveryDriverOverHTTPS() throws {
-        let result = try runAuthmock([
+    @Test func runWithTLSServesEveryDriverOverHTTPS() async throws {
+        let result = try await runAuthmock([
             "run", "--tls", "--driver", try referenceDriver(), "--profile", "oauth2", "--case", "1.1", "--case", "8.2", "--case", "12.1",
         ])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("0 failed"), "\(result.stdout)")
     }
 
-    @Test func aTakenPortIsNamedWithTheWayOut() throws {
+    @Test func aTakenPortIsNamedWithTheWayOut() async throws {
         let server = try ServingBinary([])
-        let second = try runAuthmock(["serve", "--port", String(server.port)])
+        let second = try await runAuthmock(["serve", "--port", String(server.port)])
         #expect(second.status == 1)
         #expect(second.stderr.contains("127.0.0.1:\(server.port) is taken"), "\(second.stderr)")
         #expect(second.stderr.contains("--port 0"), "\(second.stderr)")
     }
 
-    @Test func ctlWithNoServerAsksWhetherOneIsRunning() throws {
-        let result = try runAuthmock(["ctl", "clock", "--url", "http://127.0.0.1:9"])
+    @Test func ctlWithNoServerAsksWhetherOneIsRunning() async throws {
+        let result = try await runAuthmock(["ctl", "clock", "--url", "http://127.0.0.1:9"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("is `authmock serve` running there?"), "\(result.stderr)")
     }
 
-    @Test func aSubcommandsUsageErrorShowsItsOwnUsage() throws {
-        let result = try runAuthmock(["run", "--driver", "x", "--level", "sometimes"])
+    @Test func aSubcommandsUsageErrorShowsItsOwnUsage() async throws {
+        let result = try await runAuthmock(["run", "--driver", "x", "--level", "sometimes"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("Usage: authmock run"), "\(result.stderr)")
     }

@@ -146,26 +146,26 @@ import Testing
         #expect(server.interrupt().status == 0)
     }
 
-    @Test func badSettingsExitWithAReason() throws {
-        let ttl = try runAuthmock(["serve", "--port", "0", "--access-ttl", "0"])
+    @Test func badSettingsExitWithAReason() async throws {
+        let ttl = try await runAuthmock(["serve", "--port", "0", "--access-ttl", "0"])
         #expect(ttl.status != 0)
         #expect(ttl.stderr.contains("--access-ttl must be at least 1, got 0"), "\(ttl.stderr)")
         // A lifetime no date can hold is refused at start, not trapped on at the first sign-in.
         for flag in ["--refresh-ttl", "--access-ttl"] {
-            let huge = try runAuthmock(["serve", "--port", "0", flag, String(Int64.max)])
+            let huge = try await runAuthmock(["serve", "--port", "0", flag, String(Int64.max)])
             #expect(huge.status != 0 && huge.stderr.contains("\(flag) must be at most 10000000000"), "\(huge.stderr)")
         }
         let dialect = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-huge-ttl-\(UUID().uuidString).yaml")
         defer { try? FileManager.default.removeItem(at: dialect) }
-        let example = try runAuthmock(["dialects", "--example"]).stdout
+        let example = try await runAuthmock(["dialects", "--example"]).stdout
         try example.replacingOccurrences(of: "refresh_ttl: 2592000", with: "refresh_ttl: \(Int64.max)").write(
             to: dialect, atomically: true, encoding: .utf8)
-        let checked = try runAuthmock(["validate", dialect.path])
+        let checked = try await runAuthmock(["validate", dialect.path])
         #expect(checked.status == 2 && checked.stdout.contains("must be at most"), "\(checked.stdout)")
-        let key = try runAuthmock(["serve", "--port", "0", "--signing-key", "short"])
+        let key = try await runAuthmock(["serve", "--port", "0", "--signing-key", "short"])
         #expect(key.status != 0)
         #expect(key.stderr.contains("at least 32 bytes"))
-        let profile = try runAuthmock(["serve", "--port", "0", "--profile", "nope"])
+        let profile = try await runAuthmock(["serve", "--port", "0", "--profile", "nope"])
         #expect(profile.status == 2)
         // The five the protocol names, then every other file in dialects/ by name.
         let five = ["oauth2", "envelope", "reissue", "renewal", "header-rotation"]
@@ -177,20 +177,20 @@ import Testing
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-\(UUID()).yaml")
         try "access_ttl: 60\nrefresh_tll: 5\n".write(to: config, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: config) }
-        let typo = try runAuthmock(["serve", "--port", "0", "--config", config.path])
+        let typo = try await runAuthmock(["serve", "--port", "0", "--config", config.path])
         #expect(typo.status != 0)
         #expect(typo.stderr.contains("\(config.path):2:1: unknown setting 'refresh_tll'"), "\(typo.stderr)")
     }
 
-    @Test func errorsCommandPrintsTheDocsPage() throws {
-        let result = try runAuthmock(["errors"])
+    @Test func errorsCommandPrintsTheDocsPage() async throws {
+        let result = try await runAuthmock(["errors"])
         #expect(result.status == 0)
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         #expect(result.stdout == (try String(contentsOf: root.appendingPathComponent("docs/errors.md"), encoding: .utf8)))
     }
 
-    @Test func helpExplainsEveryServeFlag() throws {
-        let help = try runAuthmock(["serve", "--help"]).stdout
+    @Test func helpExplainsEveryServeFlag() async throws {
+        let help = try await runAuthmock(["serve", "--help"]).stdout
         for flag in [
             "--host", "--port", "--profile", "--access-ttl", "--refresh-ttl", "--config", "--signing-key", "--signing-key-file", "--reuse-grace",
             "--rotate-refresh", "--max-body", "--log-level",
@@ -209,7 +209,7 @@ import Testing
             try await client.form("/oauth/token", "grant_type=password&username=alice&password=wonderland").json()["access_token"] as? String
         }
         let token = try #require(access)
-        let advance = try runAuthmock(["ctl", "advance", "301s"], environment: environment)
+        let advance = try await runAuthmock(["ctl", "advance", "301s"], environment: environment)
         #expect(advance.status == 0, "\(advance.stderr)")
         #expect(advance.stdout.contains(#""offsetSeconds" : 301"#), "\(advance.stdout)")
 
@@ -219,18 +219,18 @@ import Testing
         #expect(me.status == .unauthorized)
         #expect(me.headers[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
 
-        let table = try runAuthmock(["ctl", "journal", "--kind", "resource"], environment: environment)
+        let table = try await runAuthmock(["ctl", "journal", "--kind", "resource"], environment: environment)
         #expect(table.status == 0)
         #expect(table.stdout.contains("expired") && table.stdout.contains("invalid_token"), "\(table.stdout)")
-        let json = try runAuthmock(["ctl", "journal", "--kind", "resource", "--json"], environment: environment)
+        let json = try await runAuthmock(["ctl", "journal", "--kind", "resource", "--json"], environment: environment)
         let page = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let entry = try #require((page["entries"] as? [[String: Any]])?.first)
         #expect((entry["accessToken"] as? [String: Any])?["state"] as? String == "expired")
         #expect(entry["status"] as? Int == 401)
 
-        let count = try runAuthmock(["ctl", "journal", "count", "--kind", "token"], environment: environment)
+        let count = try await runAuthmock(["ctl", "journal", "count", "--kind", "token"], environment: environment)
         #expect(count.stdout.contains(#""count" : 1"#))
-        let bad = try runAuthmock(["ctl", "expire", "--kind", "acess"], environment: environment)
+        let bad = try await runAuthmock(["ctl", "expire", "--kind", "acess"], environment: environment)
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("must be one of access, refresh, all"), "\(bad.stderr)")
         #expect(server.interrupt().status == 0)
@@ -238,16 +238,16 @@ import Testing
 
     @Test func ctlNeedsTheAdminTokenWhenTheServerHasOne() async throws {
         let server = try ServingBinary(["--admin-token", "let-me-in"])
-        let denied = try runAuthmock(["ctl", "clock", "--url", server.baseURL])
+        let denied = try await runAuthmock(["ctl", "clock", "--url", server.baseURL])
         #expect(denied.status == 1)
         #expect(denied.stderr.contains("admin_token_required"))
-        let allowed = try runAuthmock(["ctl", "clock", "--url", server.baseURL], environment: ["AUTHMOCK_ADMIN_TOKEN": "let-me-in"])
+        let allowed = try await runAuthmock(["ctl", "clock", "--url", server.baseURL], environment: ["AUTHMOCK_ADMIN_TOKEN": "let-me-in"])
         #expect(allowed.status == 0, "\(allowed.stderr)")
         _ = server.interrupt()
     }
 
-    @Test func nonLoopbackServeWithoutAdminTokenRefusesToStart() throws {
-        let result = try runAuthmock(["serve", "--host", "0.0.0.0", "--port", "0"])
+    @Test func nonLoopbackServeWithoutAdminTokenRefusesToStart() async throws {
+        let result = try await runAuthmock(["serve", "--host", "0.0.0.0", "--port", "0"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("--admin-token"))
     }
@@ -281,7 +281,7 @@ struct EnvironmentConfigurationTests {
             #expect(login["expires_in"] as? Int == 7)
         }
         #expect(server.interrupt().status == 0)
-        let bad = try runAuthmock(["serve", "--port", "0"], environment: ["AUTHMOCK_ACCESS_TTL": "soon"])
+        let bad = try await runAuthmock(["serve", "--port", "0"], environment: ["AUTHMOCK_ACCESS_TTL": "soon"])
         #expect(bad.status != 0 && bad.stderr.contains("AUTHMOCK_ACCESS_TTL must be a whole number"))
     }
 }
@@ -319,10 +319,10 @@ struct TLSTests {
         #expect(!(try curl(["http://127.0.0.1:\(server.port)/health"]).output.contains("ok")))
     }
 
-    @Test func mismatchedTLSFlagsAreRefused() throws {
-        let result = try runAuthmock(["serve", "--port", "0", "--tls", "--tls-cert", "/nonexistent.crt"])
+    @Test func mismatchedTLSFlagsAreRefused() async throws {
+        let result = try await runAuthmock(["serve", "--port", "0", "--tls", "--tls-cert", "/nonexistent.crt"])
         #expect(result.status != 0 && result.stderr.contains("--tls-cert and --tls-key go together"), "\(result.stderr)")
-        let missing = try runAuthmock(["serve", "--port", "0", "--tls", "--tls-cert", "/nonexistent.crt", "--tls-key", "/nonexistent.key"])
+        let missing = try await runAuthmock(["serve", "--port", "0", "--tls", "--tls-cert", "/nonexistent.crt", "--tls-key", "/nonexistent.key"])
         #expect(missing.status != 0 && missing.stderr.contains("cannot read the certificate file"), "\(missing.stderr)")
     }
 }
@@ -340,10 +340,10 @@ extension JSONLogTests {
 /// Every server setting is declared once (ServerSetting.swift); the CLI's
 /// help, the flag parser and the docs' tables all come from that table.
 struct SettingsTableTests {
-    @Test func serveHelpListsEverySettingWithItsEnvironmentVariable() throws {
-        let help = try runAuthmock(["serve", "--help"])
+    @Test func serveHelpListsEverySettingWithItsEnvironmentVariable() async throws {
+        let help = try await runAuthmock(["serve", "--help"])
         #expect(help.status == 0)
-        let table = try runAuthmock(["settings"]).stdout
+        let table = try await runAuthmock(["settings"]).stdout
         let flags = table.matches(of: /\| `(--[a-z0-9-]+)` \| `(AUTHMOCK_[A-Z0-9_]+)` \|/).map { (String($0.output.1), String($0.output.2)) }
         #expect(flags.count >= 17, "\(table)")
         for (flag, variable) in flags {
@@ -352,8 +352,8 @@ struct SettingsTableTests {
         }
     }
 
-    @Test func theDocsTablesAreTheGeneratedOne() throws {
-        var table = try runAuthmock(["settings"]).stdout
+    @Test func theDocsTablesAreTheGeneratedOne() async throws {
+        var table = try await runAuthmock(["settings"]).stdout
         if table.hasSuffix("\n") { table.removeLast() }
         for page in ["README.md", "docs/configuration.md"] {
             let text = try String(contentsOf: repositoryRoot.appendingPathComponent(page), encoding: .utf8)
@@ -361,14 +361,14 @@ struct SettingsTableTests {
         }
     }
 
-    @Test func settingFlagsAreParsedFromTheTableWithClearErrors() throws {
-        let unknown = try runAuthmock(["serve", "--acces-ttl", "5"])
+    @Test func settingFlagsAreParsedFromTheTableWithClearErrors() async throws {
+        let unknown = try await runAuthmock(["serve", "--acces-ttl", "5"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("unknown option '--acces-ttl' (did you mean '--access-ttl'?)"), "\(unknown.stderr)")
-        let bad = try runAuthmock(["serve", "--access-ttl=0"])
+        let bad = try await runAuthmock(["serve", "--access-ttl=0"])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("--access-ttl must be at least 1, got 0"), "\(bad.stderr)")
-        let badEnvironment = try runAuthmock(["serve"], environment: ["AUTHMOCK_ROTATE_REFRESH": "maybe"])
+        let badEnvironment = try await runAuthmock(["serve"], environment: ["AUTHMOCK_ROTATE_REFRESH": "maybe"])
         #expect(badEnvironment.status == 2)
         #expect(badEnvironment.stderr.contains("AUTHMOCK_ROTATE_REFRESH must be true or false"), "\(badEnvironment.stderr)")
     }

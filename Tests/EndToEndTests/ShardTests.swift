@@ -9,8 +9,8 @@ import Testing
     }
 
     /// The reference client, with a client fault so that some cases FAIL and the merge has verdicts of every kind to keep.
-    static func run(_ extra: [String], json: URL) throws -> (status: Int32, stdout: String, stderr: String) {
-        try runAuthmock(
+    static func run(_ extra: [String], json: URL) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await runAuthmock(
             [
                 "run", "--driver", "\(try referenceDriver) --fault refresh-per-401", "--case", "1.*", "--case", "2.1", "--case", "6.*", "--case",
                 "11.1", "--jobs", "16", "--json", json.path,
@@ -30,18 +30,18 @@ import Testing
         return verdicts
     }
 
-    @Test func threeShardsMergedGiveTheVerdictsOfOneRun() throws {
+    @Test func threeShardsMergedGiveTheVerdictsOfOneRun() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-shards-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let whole = directory.appendingPathComponent("whole.json")
-        let unsharded = try Self.run([], json: whole)
+        let unsharded = try await Self.run([], json: whole)
         #expect(unsharded.status == 1, "the faulty client fails some cases: \(unsharded.stdout)")
         var parts: [URL] = []
         var sizes: [Int] = []
         for k in 1...3 {
             let part = directory.appendingPathComponent("shard-\(k).json")
-            let result = try Self.run(["--shard", "\(k)/3"], json: part)
+            let result = try await Self.run(["--shard", "\(k)/3"], json: part)
             #expect(result.stdout.contains("shard \(k)/3 of"), "\(result.stdout)")
             parts.append(part)
             sizes.append(try Self.verdicts(part).count)
@@ -50,7 +50,7 @@ import Testing
         #expect(sizes.reduce(0, +) == expected.count && sizes.max()! - sizes.min()! <= 1, "shards of \(sizes) for \(expected.count) case runs")
         let merged = directory.appendingPathComponent("merged.json"), junit = directory.appendingPathComponent("merged.xml")
         let html = directory.appendingPathComponent("matrix.html"), markdown = directory.appendingPathComponent("matrix.md")
-        let merge = try runAuthmock(
+        let merge = try await runAuthmock(
             ["report", "merge"] + parts.map(\.path) + [
                 "--json", merged.path, "--junit", junit.path, "--markdown", markdown.path, "--html", html.path,
             ])
@@ -68,20 +68,20 @@ import Testing
         #expect(page.contains("<h1>authmock run: ") && page.contains("id=\"case-"), "\(page.prefix(600))")
 
         // Each shard once: the same report twice is refused.
-        let twice = try runAuthmock(["report", "merge", parts[0].path, parts[0].path])
+        let twice = try await runAuthmock(["report", "merge", parts[0].path, parts[0].path])
         #expect(twice.status == 2 && twice.stderr.contains("also in"), "\(twice.stderr)")
     }
 
     /// `authmock matrix --measured`: a column from a saved report (a library
     /// measured where it builds), its verdicts as saved, marked as measured.
-    @Test func aSavedReportIsAMeasuredColumn() throws {
+    @Test func aSavedReportIsAMeasuredColumn() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-measured-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let saved = directory.appendingPathComponent("saved.json")
-        _ = try Self.run([], json: saved)
+        _ = try await Self.run([], json: saved)
         let markdown = directory.appendingPathComponent("m.md"), html = directory.appendingPathComponent("m.html")
-        let matrix = try runAuthmock(["matrix", "--measured", "faulty=\(saved.path)", "--markdown", markdown.path, "--html", html.path])
+        let matrix = try await runAuthmock(["matrix", "--measured", "faulty=\(saved.path)", "--markdown", markdown.path, "--html", html.path])
         #expect(matrix.status == 0, "\(matrix.stdout)\n\(matrix.stderr)")
         let page = try String(contentsOf: markdown, encoding: .utf8)
         #expect(page.contains("| faulty (measured) |") && page.contains("faulty from `\(saved.path)`"), "\(page.prefix(1_500))")
@@ -97,24 +97,24 @@ import Testing
         }
         #expect(try String(contentsOf: html, encoding: .utf8).contains("faulty (measured)"))
 
-        let unreadable = try runAuthmock([
+        let unreadable = try await runAuthmock([
             "matrix", "--measured", "x=\(directory.appendingPathComponent("none.json").path)", "--markdown", markdown.path,
         ])
         #expect(unreadable.status == 2 && unreadable.stderr.contains("--measured x:"), "\(unreadable.stderr)")
     }
 
     @Test(arguments: ["0/3", "4/3", "1/0", "2", "a/b"])
-    func badShardsAreUsageErrors(_ shard: String) throws {
-        let result = try runAuthmock(["run", "--driver", "true", "--shard", shard])
+    func badShardsAreUsageErrors(_ shard: String) async throws {
+        let result = try await runAuthmock(["run", "--driver", "true", "--shard", shard])
         #expect(result.status == 2)
         #expect(result.stderr.contains("--shard takes K/N"), "\(result.stderr)")
     }
 
-    @Test func aFileThatIsNotAReportIsAUsageError() throws {
+    @Test func aFileThatIsNotAReportIsAUsageError() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-report-\(UUID().uuidString).json")
         try Data("{\"hello\": 1}".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try runAuthmock(["report", "merge", file.path])
+        let result = try await runAuthmock(["report", "merge", file.path])
         #expect(result.status == 2)
         #expect(result.stderr.contains("not an authmock JSON report"), "\(result.stderr)")
     }

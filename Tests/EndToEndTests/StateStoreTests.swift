@@ -151,11 +151,11 @@ import Testing
         _ = envelope.interrupt()
     }
 
-    @Test func aBadStateSettingExitsWithAReason() throws {
-        let run = try runAuthmock(["serve", "--port", "0", "--state", "redis://x"])
+    @Test func aBadStateSettingExitsWithAReason() async throws {
+        let run = try await runAuthmock(["serve", "--port", "0", "--state", "redis://x"])
         #expect(run.status != 0)
         #expect(run.stderr.contains("--state must be memory, sqlite:PATH or postgres://"), "\(run.stderr)")
-        let unreachable = try runAuthmock(["serve", "--port", "0", "--state", "sqlite:/nonexistent-dir/x.db"])
+        let unreachable = try await runAuthmock(["serve", "--port", "0", "--state", "sqlite:/nonexistent-dir/x.db"])
         #expect(unreachable.status != 0)
         #expect(unreachable.stderr.contains("cannot open the database"), "\(unreachable.stderr)")
     }
@@ -163,18 +163,18 @@ import Testing
     /// A PostgreSQL that is not there: the reason within seconds (the pool
     /// used to retry quietly for 45-67 s), the password hidden, and no usage
     /// text (the command line was fine).
-    @Test func anUnreachableDatabaseIsAClearStartErrorInSeconds() throws {
+    @Test func anUnreachableDatabaseIsAClearStartErrorInSeconds() async throws {
         let started = Date()
-        let refused = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock:secret@127.0.0.1:1/authmock?sslmode=disable"])
+        let refused = try await runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock:secret@127.0.0.1:1/authmock?sslmode=disable"])
         #expect(Date().timeIntervalSince(started) < 10)
         #expect(refused.status == 1)
         #expect(
             refused.stderr.contains("postgres://authmock:***@127.0.0.1:1/authmock?sslmode=disable: cannot connect: 127.0.0.1:1: connection refused"),
             "\(refused.stderr)")
         #expect(!refused.stderr.contains("secret") && !refused.stderr.contains("Usage:"), "\(refused.stderr)")
-        let unknown = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock@no-such-host.invalid/authmock"])
+        let unknown = try await runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock@no-such-host.invalid/authmock"])
         #expect(unknown.status == 1 && unknown.stderr.contains("cannot connect: unknown host no-such-host.invalid"), "\(unknown.stderr)")
-        let timeout = try runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock@127.0.0.1/authmock?timeout=soon"])
+        let timeout = try await runAuthmock(["serve", "--port", "0", "--state", "postgres://authmock@127.0.0.1/authmock?timeout=soon"])
         #expect(
             timeout.status != 0 && timeout.stderr.contains("timeout must be a number of seconds from 0.05 to 3600, got soon"), "\(timeout.stderr)")
     }
@@ -183,7 +183,7 @@ import Testing
     /// half-copied): serve refuses it at start, naming the file and the
     /// value, where a NaN or 1e300 clock offset used to crash the first
     /// token request and an empty key list crashed the start.
-    @Test(.timeLimit(.minutes(1))) func corruptStoredStateIsAClearErrorNamingTheFile() throws {
+    @Test(.timeLimit(.minutes(1))) func corruptStoredStateIsAClearErrorNamingTheFile() async throws {
         let path = Self.temporaryDatabase()
         defer { Self.removeDatabase(path) }
         #expect(try ServingBinary(["--state", "sqlite:" + path, "--signing-alg", "ES256"]).interrupt().status == 0)
@@ -195,13 +195,13 @@ import Testing
         for (value, fragment) in [("NaN", "clock offset 'NaN'"), ("1e300", "clock offset '1e300'"), ("soon", "clock offset 'soon'")] {
             try edit(
                 "INSERT INTO authmock_meta (key, value) VALUES ('clock_offset', '\(value)') ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-            let run = try runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
+            let run = try await runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
             #expect(run.status != 0, "\(value): \(run.stderr)")
             #expect(run.stderr.contains("sqlite:" + path) && run.stderr.contains(fragment), "\(run.stderr)")
         }
         try edit("UPDATE authmock_meta SET value = '0' WHERE key = 'clock_offset'")
         try edit(#"UPDATE authmock_meta SET value = '{"algorithm": "ES256", "version": 1, "keys": []}' WHERE key = 'keys'"#)
-        let run = try runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
+        let run = try await runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
         #expect(run.status != 0, "\(run.stderr)")
         #expect(run.stderr.contains("sqlite:" + path) && run.stderr.contains("no current key"), "\(run.stderr)")
     }
@@ -211,8 +211,8 @@ import Testing
     /// 32 cases at once, a file each (18 s on two cores; 67 s at 6). The
     /// PostgreSQL run below stays at 6: its cases share one server, and at 32
     /// its queries outlast their deadline now and then (a 503, as an outage).
-    @Test func theBuiltInSuitePassesOnSQLite() throws {
-        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", "sqlite", "--jobs", "32"])
+    @Test func theBuiltInSuitePassesOnSQLite() async throws {
+        let run = try await runAuthmock(["run", "--driver", try referenceDriver(), "--state", "sqlite", "--jobs", "32"])
         #expect(run.status == 0, "\(run.stdout.suffix(2000))\n\(run.stderr)")
         #expect(run.stdout.contains(" passed, 0 failed, 0 skipped"))
     }
@@ -375,8 +375,8 @@ struct PostgresStateTests {
     /// At 12 case runs (3 of 3 green, 80 s -> 49 s): at 32 the shared
     /// server made queries outlast their deadline (a 503, judged as the
     /// client's) one run in four.
-    @Test func theBuiltInSuitePassesOnPostgres() throws {
-        let run = try runAuthmock(["run", "--driver", try referenceDriver(), "--state", url, "--jobs", "12"])
+    @Test func theBuiltInSuitePassesOnPostgres() async throws {
+        let run = try await runAuthmock(["run", "--driver", try referenceDriver(), "--state", url, "--jobs", "12"])
         #expect(run.status == 0, "\(run.stdout.suffix(2000))\n\(run.stderr)")
         #expect(run.stdout.contains(" passed, 0 failed, 0 skipped"))
     }

@@ -6,7 +6,7 @@ import Testing
 /// part of the built-in suite through the real `authmock` binary, from an
 /// empty directory (the suite travels inside the binary).
 struct WritingADriverTests {
-    @Test func thePythonExampleDriverWorks() throws {
+    @Test func thePythonExampleDriverWorks() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let page = try String(contentsOf: root.appendingPathComponent("docs/writing-a-driver.md"), encoding: .utf8)
         let block = try #require(page.firstMatch(of: /<!-- python-driver:begin -->\n```python\n([\s\S]*?)```\n<!-- python-driver:end -->/))
@@ -16,7 +16,7 @@ struct WritingADriverTests {
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
         try code.write(to: empty.appendingPathComponent("my_driver.py"), atomically: true, encoding: .utf8)
-        let result = try runAuthmock(
+        let result = try await runAuthmock(
             [
                 "run", "--driver", "python3 my_driver.py", "--json", "report.json",
                 "--profile", "oauth2", "--case", "1.1", "--case", "1.2", "--case", "2.1", "--case", "3.1", "--case", "5.1", "--case", "7.1", "--case",
@@ -40,16 +40,16 @@ struct WritingADriverTests {
 
 /// `authmock init`: what it writes validates, and its driver runs.
 struct InitTests {
-    @Test func scaffoldValidatesAndItsDriverRuns() throws {
+    @Test func scaffoldValidatesAndItsDriverRuns() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-init-\(UUID())")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let made = try runAuthmock(["init", "--dir", dir.path])
+        let made = try await runAuthmock(["init", "--dir", dir.path])
         #expect(made.status == 0, "\(made.stderr)")
-        let again = try runAuthmock(["init", "--dir", dir.path])
+        let again = try await runAuthmock(["init", "--dir", dir.path])
         #expect(again.status != 0 && again.stderr.contains("use --force"), "init must not overwrite silently")
 
-        let validate = try runAuthmock(["validate", dir.appendingPathComponent("scenarios").path])
+        let validate = try await runAuthmock(["validate", dir.appendingPathComponent("scenarios").path])
         #expect(validate.status == 0, "\(validate.stdout)")
         let scenario = try String(contentsOf: dir.appendingPathComponent("scenarios/my-first-case.yaml"), encoding: .utf8)
         #expect(scenario.hasPrefix("# yaml-language-server: $schema=../scenario.schema.json"))
@@ -61,7 +61,7 @@ struct InitTests {
         #expect(page.contains("```python\n" + driver + "```"), "init's Python driver and the documented one differ")
         let swift = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-init-swift-\(UUID())")
         defer { try? FileManager.default.removeItem(at: swift) }
-        #expect(try runAuthmock(["init", "--dir", swift.path, "--language", "swift"]).status == 0)
+        #expect(try await runAuthmock(["init", "--dir", swift.path, "--language", "swift"]).status == 0)
         #expect(FileManager.default.fileExists(atPath: swift.appendingPathComponent("driver/Sources/my-authmock-driver/main.swift").path))
         // The DriverKit dependency's path is relative to the driver's package and leads to this checkout.
         let manifest = try String(contentsOf: swift.appendingPathComponent("driver/Package.swift"), encoding: .utf8)
@@ -73,11 +73,11 @@ struct InitTests {
     /// Every command `init` prints works as printed in an empty directory (no
     /// checkout), and the template driver gets exactly what its
     /// expected-failures file says over the whole built-in suite.
-    @Test func initsNextStepsWorkInAnEmptyDirectoryAndTheTemplateMeetsItsExpectations() throws {
+    @Test func initsNextStepsWorkInAnEmptyDirectoryAndTheTemplateMeetsItsExpectations() async throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-first-hour-\(UUID())")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
-        let made = try runAuthmock(["init"], directory: empty)
+        let made = try await runAuthmock(["init"], directory: empty)
         #expect(made.status == 0, "\(made.stderr)")
         let next = made.stdout.components(separatedBy: "Next:\n").last?.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
         #expect(next.count == 2, "\(made.stdout)")
@@ -99,11 +99,11 @@ struct InitTests {
 
 /// `authmock cases` and `authmock validate` read the suite compiled into the binary.
 struct BuiltInSuiteBinaryTests {
-    @Test func casesListsTheBuiltInSuiteFromAnyDirectory() throws {
+    @Test func casesListsTheBuiltInSuiteFromAnyDirectory() async throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-cases-\(UUID())")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
-        let cases = try runAuthmock(["cases"], directory: empty)
+        let cases = try await runAuthmock(["cases"], directory: empty)
         #expect(cases.status == 0, "\(cases.stderr)")
         let lines = cases.stdout.split(separator: "\n")
         #expect(lines.first?.hasPrefix("id") == true && lines.first?.contains("level") == true)
@@ -112,10 +112,10 @@ struct BuiltInSuiteBinaryTests {
                 $0.hasPrefix("1.1 ") && $0.contains("must") && $0.contains("oauth2,envelope") && $0.contains("concurrent 401s refresh once")
             }, "\(cases.stdout)")
         #expect(cases.stdout.contains(/\d+ cases, \d+ case runs; built-in suite \d+\.\d+\.\d+\+[0-9a-f]{12}/), "\(cases.stdout)")
-        let validate = try runAuthmock(["validate"], directory: empty)
+        let validate = try await runAuthmock(["validate"], directory: empty)
         #expect(validate.status == 0 && validate.stdout.contains("0 invalid (the built-in suite"), "\(validate.stdout)")
         // A path that does not exist is still a usage error, with where.
-        let missing = try runAuthmock(["cases", "nope/"], directory: empty)
+        let missing = try await runAuthmock(["cases", "nope/"], directory: empty)
         #expect(missing.status == 2 && missing.stderr.contains("nope/:1:1: no such file or directory"), "\(missing.stderr)")
     }
 }

@@ -39,6 +39,19 @@ public func runProcess(
     return ProcessRun(status: process.terminationStatus, stdout: stdout, stderr: errors.text)
 }
 
+/// `runProcess` on a thread of its own, awaited: the cooperative pool's
+/// threads stay free while the child runs.
+public func runProcessOffThePool(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:], mergeOutput: Bool = false, directory: URL? = nil
+) async throws -> ProcessRun {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(
+                with: Result { try runProcess(executable, arguments, environment: environment, mergeOutput: mergeOutput, directory: directory) })
+        }.start()
+    }
+}
+
 private final class ErrorText: @unchecked Sendable {
     private let lock = NSLock()
     private var value = ""
