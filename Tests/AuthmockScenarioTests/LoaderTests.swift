@@ -186,7 +186,7 @@ struct SchemaTests {
 
     /// The built-in scenarios validate against the published schema with an
     /// independent validator (Python's jsonschema), so editors agree with the loader.
-    @Test func builtInScenariosValidateAgainstTheSchema() throws {
+    @Test func builtInScenariosValidateAgainstTheSchema() async throws {
         let script = """
             import json, sys, glob, yaml, jsonschema
             schema = json.load(open(sys.argv[1]))
@@ -199,7 +199,7 @@ struct SchemaTests {
                     print(path, error.message)
             sys.exit(1 if bad else 0)
             """
-        let (status, text) = try runPython(
+        let (status, text) = try await runPython(
             script, packageRoot.appendingPathComponent("docs/scenario.schema.json").path, packageRoot.appendingPathComponent("scenarios").path)
         #expect(status == 0, "\(text)")
     }

@@ -156,7 +156,7 @@ import Testing
         let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
         #expect((parsed?["summary"] as? [String: Int])?["FAIL"] == 1)
         #expect((parsed?["suite"] as? [String: Any])?["digests"] as? [String: String] != nil)
-        try expectValidReport(json)
+        try await expectValidReport(json)
         #expect(XMLParser(data: Data(junit.utf8)).parse(), "the JUnit report is not well-formed XML")
     }
 
@@ -344,11 +344,11 @@ import Testing
 
     /// The JSON report validates against the published schema, checked by an
     /// independent validator (Python's jsonschema).
-    func expectValidReport(_ json: String) throws {
+    func expectValidReport(_ json: String) async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID()).json")
         try json.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let (status, text) = try runPython(
+        let (status, text) = try await runPython(
             "import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))",
             packageRoot.appendingPathComponent("docs/report.schema.json").path, file.path)
         #expect(status == 0, "the JSON report does not match docs/report.schema.json: \(text.suffix(2000))")

@@ -33,8 +33,8 @@ func scenario(_ yaml: String, file: String = "test.yaml") throws -> Scenario {
 }
 
 /// Runs a Python snippet (`python3 -c`) with arguments; its exit status and output.
-func runPython(_ script: String, _ arguments: String...) throws -> (status: Int32, output: String) {
-    let run = try runProcess("python3", ["-c", script] + arguments, mergeOutput: true)
+func runPython(_ script: String, _ arguments: String...) async throws -> (status: Int32, output: String) {
+    let run = try await runProcess("python3", ["-c", script] + arguments, mergeOutput: true)
     return (run.status, run.stdout)
 }
 

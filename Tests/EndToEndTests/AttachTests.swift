@@ -111,13 +111,13 @@ import Testing
     /// 1002: protocol error, 1009: over the 4 MiB limit), the runner neither
     /// crashes nor gives up, and the client that then attaches properly gets
     /// every case run.
-    @Test func hostileFramesOfEverySizeAreRefusedAndTheRunGoesOn() throws {
+    @Test func hostileFramesOfEverySizeAreRefusedAndTheRunGoesOn() async throws {
         let fixture = Self.root.appendingPathComponent("Tests/EndToEndTests/Fixtures/frame-fuzz-attach-client.py").path
         let port = try freePort()
         let (run, output) = try Self.startAttachRun(port: port, timeout: 60)
-        for _ in 0..<100 where (try? RawConnection(port: port)) == nil { Thread.sleep(forTimeInterval: 0.1) }
+        for _ in 0..<100 where (try? RawConnection(port: port)) == nil { try await Task.sleep(for: .milliseconds(100)) }
         let started = Date()
-        let client = try runProcess("python3", [fixture, "ws://127.0.0.1:\(port)/attach", "7"])
+        let client = try await runProcess("python3", [fixture, "ws://127.0.0.1:\(port)/attach", "7"])
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         run.waitUntilExit()
         #expect(Date().timeIntervalSince(started) < 60, "\(text.suffix(1_000))")

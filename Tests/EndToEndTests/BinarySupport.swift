@@ -31,7 +31,7 @@ func runAuthmock(
     _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil
 ) async throws -> (status: Int32, stdout: String, stderr: String) {
     let binary = try authmockBinary().path
-    let run = try await runProcessOffThePool(binary, arguments, environment: environment, directory: directory)
+    let run = try await runProcess(binary, arguments, environment: environment, directory: directory)
     return (run.status, run.stdout, run.stderr)
 }
 

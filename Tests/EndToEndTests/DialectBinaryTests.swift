@@ -35,7 +35,7 @@ struct DialectBinaryTests {
     /// left out what the endpoint's `match` asks for reached no endpoint).
     /// (header-rotation has no refresh endpoint: its banner shows a resource request instead.)
     @Test(arguments: builtInDialectFiles.filter { $0 != "header-rotation" })
-    func theBannersCurlLinesSignInAndRefresh(profile: String) throws {
+    func theBannersCurlLinesSignInAndRefresh(profile: String) async throws {
         let server = try ServingBinary(["--profile", profile])
         defer { _ = server.interrupt() }
         let lines = server.banner.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -56,7 +56,7 @@ struct DialectBinaryTests {
             REFRESH_TOKEN=${tokens#* }
             \(refresh) -w '\\n%{http_code}'
             """
-        let run = try runProcess("/bin/sh", ["-c", script])
+        let run = try await runProcess("/bin/sh", ["-c", script])
         #expect(run.status == 0 && run.stdout.hasSuffix("\n200"), "\(profile): \(run.stdout)\(run.stderr)\n\(server.banner)")
     }
 

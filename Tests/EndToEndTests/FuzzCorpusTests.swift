@@ -7,12 +7,12 @@ import Testing
 /// normal build: every input returns (scripts/fuzz.sh does the fuzzing).
 struct FuzzCorpusTests {
     @Test(arguments: ["token", "body", "scenario", "graphql"])
-    func everyCorpusInputIsHandled(_ target: String) throws {
+    func everyCorpusInputIsHandled(_ target: String) async throws {
         let binary = try authmockBinary().deletingLastPathComponent().appendingPathComponent("authmock-fuzz")
         let corpus = repositoryRoot.appendingPathComponent("Tests/Fuzz/\(target)")
         let count = try FileManager.default.contentsOfDirectory(atPath: corpus.path).count
         #expect(count >= 5, "a seed corpus of a few inputs per target")
-        let run = try runProcess(binary.path, [target, corpus.path])
+        let run = try await runProcess(binary.path, [target, corpus.path])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         #expect(run.stdout.contains("\(target): \(count) inputs replayed"), "\(run.stdout)")
     }

@@ -91,11 +91,11 @@ struct IdentityProviderTests {
     /// both tokens against the pool's JWKS, renewing by its own clock
     /// (RequestsSrpAuth) and meeting each refusal as botocore's ClientError.
     @Test(arguments: [("keycloak", "python-keycloak"), ("auth0", "auth0-python"), ("firebase", "firebasil"), ("cognito", "pycognito")])
-    func theVendorSDKRecognisesEveryAnswer(profile: String, sdk: String) throws {
+    func theVendorSDKRecognisesEveryAnswer(profile: String, sdk: String) async throws {
         let server = try ServingBinary(["--profile", profile, "--log-level", "error"])
         defer { _ = server.interrupt() }
         let script = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/\(profile)-sdk-check.py").path
-        let check = try runProcess("python3", [script, "127.0.0.1:\(server.port)"])
+        let check = try await runProcess("python3", [script, "127.0.0.1:\(server.port)"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         #expect(check.stdout.contains("\(sdk) recognises every answer"), "\(check.stdout)")
     }
@@ -105,11 +105,11 @@ struct IdentityProviderTests {
     /// error types, answer members and token claims
     /// (Tests/EndToEndTests/Fixtures/cognito-moto-compare.py; where moto
     /// differs from AWS, docs/profiles/cognito.md says so).
-    @Test func theCognitoDialectAnswersAsMotoDoes() throws {
+    @Test func theCognitoDialectAnswersAsMotoDoes() async throws {
         let server = try ServingBinary(["--profile", "cognito", "--log-level", "error"])
         defer { _ = server.interrupt() }
         let script = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/cognito-moto-compare.py").path
-        let compare = try runProcess("python3", [script, "127.0.0.1:\(server.port)"])
+        let compare = try await runProcess("python3", [script, "127.0.0.1:\(server.port)"])
         #expect(compare.status == 0, "\(compare.stdout)\(compare.stderr)")
         #expect(compare.stdout.contains("authmock answers as moto does"), "\(compare.stdout)")
     }
@@ -119,7 +119,7 @@ struct IdentityProviderTests {
     /// (Tests/EndToEndTests/Fixtures/entra-sdk-check.py): discovery, a
     /// refresh token redeemed, its account from the id token, the cache, a
     /// forced renewal, and a revoked session as its AADSTS50173 error.
-    @Test func msalRedeemsRenewsAndRecognisesEveryAnswer() throws {
+    @Test func msalRedeemsRenewsAndRecognisesEveryAnswer() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("entra-tls-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try ServingBinary(["--profile", "entra", "--tls", "--tls-dir", directory.path, "--log-level", "error"])
@@ -127,7 +127,7 @@ struct IdentityProviderTests {
         let certificate = directory.appendingPathComponent("authmock-localhost.crt").path
         #expect(FileManager.default.fileExists(atPath: certificate), "--tls writes its certificate to --tls-dir")
         let script = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/entra-sdk-check.py").path
-        let check = try runProcess("python3", [script, "127.0.0.1:\(server.port)", certificate])
+        let check = try await runProcess("python3", [script, "127.0.0.1:\(server.port)", certificate])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         #expect(check.stdout.contains("msal recognises every answer"), "\(check.stdout)")
     }

@@ -124,7 +124,7 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
     }
 
     /// Every driver folder is declared, and drivers/README.md's table is the declarations'.
-    @Test func everyDriverIsDeclaredAndListed() throws {
+    @Test func everyDriverIsDeclaredAndListed() async throws {
         let drivers = repositoryRoot.appendingPathComponent("drivers")
         let folders = try FileManager.default.contentsOfDirectory(atPath: drivers.path).filter { name in
             var isDirectory: ObjCBool = false
@@ -133,7 +133,7 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
         }
         #expect(Set(folders) == Set(try DriverManifest.all().map(\.name)), "every folder in drivers/ but the *-common ones has a driver.yaml")
         #expect(DriverManifest.runnable.count >= 13)
-        let table = try runProcess("python3", [repositoryRoot.appendingPathComponent("scripts/drivers.py").path, "table"])
+        let table = try await runProcess("python3", [repositoryRoot.appendingPathComponent("scripts/drivers.py").path, "table"])
         #expect(table.status == 0, "\(table.stdout)")
         let readme = try String(contentsOf: drivers.appendingPathComponent("README.md"), encoding: .utf8)
         #expect(readme.contains(table.stdout.trimmingCharacters(in: .newlines)), "drivers/README.md is stale: run scripts/regen-docs.sh")

@@ -15,7 +15,7 @@ struct OpenIDClientTests {
         let server = try ServingBinary(["--signing-alg", algorithm, "--log-level", "error"])
         defer { _ = server.interrupt() }
         #expect(server.banner.contains("access tokens: \(algorithm)"))
-        let run = try runProcess("/usr/bin/env", ["python3", Self.client, server.baseURL, "--rotate"])
+        let run = try await runProcess("/usr/bin/env", ["python3", Self.client, server.baseURL, "--rotate"])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
         #expect(result["sub"] as? String == "alice" && result["email"] as? String == "alice@example.com")

@@ -4,14 +4,14 @@ import Testing
 
 /// README.md's curl walkthrough, run as written against the real binary.
 struct ReadmeWalkthroughTests {
-    @Test func walkthroughRunsAsDocumented() throws {
+    @Test func walkthroughRunsAsDocumented() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try #require(readme.firstMatch(of: /<!-- walkthrough:begin -->\n```sh\n([\s\S]*?)```\n<!-- walkthrough:end -->/))
         let server = try ServingBinary()
         defer { _ = server.interrupt() }
 
-        let run = try runProcess(
+        let run = try await runProcess(
             "/bin/bash", ["-euo", "pipefail", "-c", String(section.1)], environment: ["BASE": server.baseURL], mergeOutput: true)
         let output = run.stdout
 

@@ -10,10 +10,10 @@ import Testing
     static let chromium = "/usr/bin/chromium"
 
     /// The DOM Chromium builds from a page.
-    static func dom(_ page: URL) throws -> String {
+    static func dom(_ page: URL) async throws -> String {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-chromium-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: profile) }
-        let run = try runProcess(
+        let run = try await runProcess(
             chromium,
             ["--headless=new", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile.path)", "--dump-dom", page.absoluteString])
         #expect(run.status == 0, "\(run.stderr.suffix(2000))")
@@ -35,7 +35,7 @@ import Testing
         ])
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("report: \(page.path)"), "\(run.stdout)")
-        let dom = try Self.dom(page)
+        let dom = try await Self.dom(page)
         #expect(dom.contains("<h1>authmock run: authmock-reference"), "\(dom.prefix(800))")
         // Causes first, linked to the case run.
         #expect(dom.contains("data-cause=\"no-single-flight\""))

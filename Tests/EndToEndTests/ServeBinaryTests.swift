@@ -73,28 +73,29 @@ import Testing
     /// DNS rebinding: a page on evil.example whose name resolves to 127.0.0.1
     /// sends the same `Origin` and `Host`. Without an admin token the
     /// control API answers only this machine's names; with one, any name.
-    @Test func controlAPIRefusesAForeignHostNameWithoutAnAdminToken() throws {
-        func advance(_ server: ServingBinary, host: String, admin: String? = nil) throws -> String {
+    @Test func controlAPIRefusesAForeignHostNameWithoutAnAdminToken() async throws {
+        func advance(_ server: ServingBinary, host: String, admin: String? = nil) async throws -> String {
             let port = server.baseURL.split(separator: ":").last.map(String.init) ?? ""
             var arguments = [
                 "-s", "-o", "/dev/stderr", "-w", "%{http_code}", "-X", "POST", "-H", "Host: \(host):\(port)", "-H", "Origin: http://\(host):\(port)",
                 "-H", "Content-Type: application/json", "-d", #"{"seconds": 1}"#,
             ]
             if let admin { arguments += ["-H", "Authorization: Bearer \(admin)"] }
-            let run = try runProcess("curl", arguments + ["\(server.baseURL)/_authmock/clock/advance"])
+            let run = try await runProcess("curl", arguments + ["\(server.baseURL)/_authmock/clock/advance"])
             return run.stdout + " " + run.stderr
         }
         let open = try ServingBinary()
-        #expect(try advance(open, host: "evil.example").hasPrefix("403") == true)
-        #expect(try advance(open, host: "evil.example").contains("foreign_host"))
-        for own in ["localhost", "127.0.0.1", "app.localhost"] { #expect(try advance(open, host: own).hasPrefix("200"), "\(own)") }
+        #expect(try await advance(open, host: "evil.example").hasPrefix("403") == true)
+        #expect(try await advance(open, host: "evil.example").contains("foreign_host"))
+        for own in ["localhost", "127.0.0.1", "app.localhost"] { #expect(try await advance(open, host: own).hasPrefix("200"), "\(own)") }
         // The client-facing routes are not the control API: any name reaches them.
-        let health = try runProcess("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example", "\(open.baseURL)/health"])
+        let health = try await runProcess(
+            "curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example", "\(open.baseURL)/health"])
         #expect(health.stdout == "200")
         _ = open.interrupt()
         let guarded = try ServingBinary(["--admin-token", "an-admin-token"])
-        #expect(try advance(guarded, host: "evil.example", admin: "an-admin-token").hasPrefix("200"))
-        #expect(try advance(guarded, host: "evil.example").hasPrefix("401"))
+        #expect(try await advance(guarded, host: "evil.example", admin: "an-admin-token").hasPrefix("200"))
+        #expect(try await advance(guarded, host: "evil.example").hasPrefix("401"))
         _ = guarded.interrupt()
     }
 
@@ -289,12 +290,12 @@ struct EnvironmentConfigurationTests {
 /// HTTPS with a generated certificate, checked by a real client (curl) that
 /// trusts exactly that certificate.
 struct TLSTests {
-    func curl(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let run = try runProcess("curl", ["-sS"] + arguments, mergeOutput: true)
+    func curl(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let run = try await runProcess("curl", ["-sS"] + arguments, mergeOutput: true)
         return (run.status, run.stdout)
     }
 
-    @Test func generatedCertificateServesHTTPSToAClientThatTrustsIt() throws {
+    @Test func generatedCertificateServesHTTPSToAClientThatTrustsIt() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-tls-\(UUID())")
         defer { try? FileManager.default.removeItem(at: dir) }
         let server = try ServingBinary(["--tls", "--tls-dir", dir.path, "--tls-name", "10.0.2.2"])
@@ -303,20 +304,20 @@ struct TLSTests {
         #expect(server.banner.contains("listening on https://127.0.0.1:\(server.port)"))
         #expect(server.banner.contains(certificate), "the banner must print the certificate's path")
         for host in ["127.0.0.1", "localhost"] {
-            let health = try curl(["--cacert", certificate, "https://\(host):\(server.port)/health"])
+            let health = try await curl(["--cacert", certificate, "https://\(host):\(server.port)/health"])
             #expect(health.status == 0 && health.output.contains(#""status":"ok""#), "\(host): \(health.output)")
         }
-        let login = try curl([
+        let login = try await curl([
             "--cacert", certificate, "-u", "demo:demo-secret", "-d", "grant_type=password", "-d", "username=alice", "-d", "password=wonderland",
             "https://localhost:\(server.port)/oauth/token",
         ])
         #expect(login.output.contains("access_token"), "\(login.output)")
-        let metadata = try curl(["--cacert", certificate, "https://127.0.0.1:\(server.port)/.well-known/oauth-authorization-server"])
+        let metadata = try await curl(["--cacert", certificate, "https://127.0.0.1:\(server.port)/.well-known/oauth-authorization-server"])
         #expect(metadata.output.contains(#""issuer":"https://127.0.0.1:\#(server.port)""#), "\(metadata.output)")
         // Without trusting the certificate, verification fails: this is real TLS.
-        #expect(try curl(["https://127.0.0.1:\(server.port)/health"]).status != 0)
+        #expect(try await curl(["https://127.0.0.1:\(server.port)/health"]).status != 0)
         // And plain HTTP is not served on the TLS port.
-        #expect(!(try curl(["http://127.0.0.1:\(server.port)/health"]).output.contains("ok")))
+        #expect(!(try await curl(["http://127.0.0.1:\(server.port)/health"]).output.contains("ok")))
     }
 
     @Test func mismatchedTLSFlagsAreRefused() async throws {

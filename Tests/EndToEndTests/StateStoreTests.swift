@@ -187,20 +187,20 @@ import Testing
         let path = Self.temporaryDatabase()
         defer { Self.removeDatabase(path) }
         #expect(try ServingBinary(["--state", "sqlite:" + path, "--signing-alg", "ES256"]).interrupt().status == 0)
-        func edit(_ sql: String) throws {
-            let run = try runProcess(
+        func edit(_ sql: String) async throws {
+            let run = try await runProcess(
                 "python3", ["-c", "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.execute(sys.argv[2])\nc.commit()", path, sql])
             #expect(run.status == 0, "\(run.stderr)")
         }
         for (value, fragment) in [("NaN", "clock offset 'NaN'"), ("1e300", "clock offset '1e300'"), ("soon", "clock offset 'soon'")] {
-            try edit(
+            try await edit(
                 "INSERT INTO authmock_meta (key, value) VALUES ('clock_offset', '\(value)') ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             let run = try await runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
             #expect(run.status != 0, "\(value): \(run.stderr)")
             #expect(run.stderr.contains("sqlite:" + path) && run.stderr.contains(fragment), "\(run.stderr)")
         }
-        try edit("UPDATE authmock_meta SET value = '0' WHERE key = 'clock_offset'")
-        try edit(#"UPDATE authmock_meta SET value = '{"algorithm": "ES256", "version": 1, "keys": []}' WHERE key = 'keys'"#)
+        try await edit("UPDATE authmock_meta SET value = '0' WHERE key = 'clock_offset'")
+        try await edit(#"UPDATE authmock_meta SET value = '{"algorithm": "ES256", "version": 1, "keys": []}' WHERE key = 'keys'"#)
         let run = try await runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
         #expect(run.status != 0, "\(run.stderr)")
         #expect(run.stderr.contains("sqlite:" + path) && run.stderr.contains("no current key"), "\(run.stderr)")

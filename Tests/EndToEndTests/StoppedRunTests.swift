@@ -18,8 +18,8 @@ struct StoppedRunTests {
         return (path, name)
     }
 
-    static func running(_ name: String) throws -> Int {
-        let found = try runProcess("pgrep", ["-f", name])
+    static func running(_ name: String) async throws -> Int {
+        let found = try await runProcess("pgrep", ["-f", name])
         return found.stdout.split(separator: "\n").count
     }
 
@@ -36,8 +36,8 @@ struct StoppedRunTests {
         process.standardError = errors
         try process.run()
         let deadline = Date().addingTimeInterval(20)
-        while try Self.running(driver.name) < 8, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(try Self.running(driver.name) >= 8, "the run started too few drivers to judge")
+        while try await Self.running(driver.name) < 8, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try await Self.running(driver.name) >= 8, "the run started too few drivers to judge")
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         #expect(process.terminationStatus == 128 + signal, "exit status \(process.terminationStatus)")
@@ -45,21 +45,21 @@ struct StoppedRunTests {
         #expect(said.contains("stopped by signal \(signal)"), "\(said)")
         // Its drivers went with it (their process groups got SIGTERM, then SIGKILL).
         let gone = Date().addingTimeInterval(5)
-        while try Self.running(driver.name) > 0, Date() < gone { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(try Self.running(driver.name) == 0, "drivers left behind")
+        while try await Self.running(driver.name) > 0, Date() < gone { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try await Self.running(driver.name) == 0, "drivers left behind")
     }
 
     /// A driver whose runner vanished without a word: its stdin ends, or
     /// its stdout's reader is gone. It exits 0, with no crash report.
-    @Test func aDriverWhoseRunnerIsGoneExitsQuietly() throws {
+    @Test func aDriverWhoseRunnerIsGoneExitsQuietly() async throws {
         // The reader of its answers closes before the answer comes.
         let script =
             "exec 3>&1; (\(try referenceDriver()) <<'EOF' | head -c 0\n{\"id\":\"1\",\"op\":\"hello\",\"baseURL\":\"http://127.0.0.1:9\",\"profile\":\"oauth2\",\"clientId\":\"demo\",\"clientSecret\":\"demo-secret\"}\nEOF\n) ; echo \"status ${PIPESTATUS[0]}\""
-        let run = try runProcess("/bin/bash", ["-c", script])
+        let run = try await runProcess("/bin/bash", ["-c", script])
         #expect(run.stdout.contains("status 0"), "\(run.stdout) \(run.stderr)")
         #expect(!run.stderr.contains("Fatal error") && !run.stderr.contains("Crash"), "\(run.stderr)")
         // Its stdin ends without shutdown.
-        let ended = try runProcess("/bin/bash", ["-c", "\(try referenceDriver()) < /dev/null; echo \"status $?\""])
+        let ended = try await runProcess("/bin/bash", ["-c", "\(try referenceDriver()) < /dev/null; echo \"status $?\""])
         #expect(ended.stdout.contains("status 0"), "\(ended.stdout) \(ended.stderr)")
     }
 }

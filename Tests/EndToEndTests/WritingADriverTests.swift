@@ -85,7 +85,7 @@ struct InitTests {
         for command in next {
             #expect(command.hasPrefix("authmock "), "\(command)")
             let jobs = command.hasPrefix("authmock run") ? " --jobs 8" : ""
-            let run = try runProcess("/bin/sh", ["-c", binary + command.dropFirst("authmock".count) + jobs], directory: empty)
+            let run = try await runProcess("/bin/sh", ["-c", binary + command.dropFirst("authmock".count) + jobs], directory: empty)
             #expect(run.status == 0, "\(command)\n\(run.stdout)\(run.stderr)")
             if command.hasPrefix("authmock run") {
                 #expect(run.stdout.contains(" 0 failed"), "\(run.stdout)")

@@ -10,8 +10,23 @@ public struct ProcessRun: Sendable {
 
 /// Runs `executable` with `arguments` to completion. A bare program name is
 /// looked up on PATH (through /usr/bin/env). `mergeOutput` sends stderr into
-/// the same pipe as stdout, so the text keeps its order.
+/// the same pipe as stdout, so the text keeps its order. Waits on a thread
+/// of its own: a test waiting for a child on one of Swift concurrency's
+/// threads (two on a two-core machine) would stall every other test's
+/// async work (in-process servers, case runs) until the child ends.
 public func runProcess(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:], mergeOutput: Bool = false, directory: URL? = nil
+) async throws -> ProcessRun {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(
+                with: Result { try waitForProcess(executable, arguments, environment: environment, mergeOutput: mergeOutput, directory: directory) })
+        }.start()
+    }
+}
+
+/// `runProcess`, waiting on the calling thread.
+func waitForProcess(
     _ executable: String, _ arguments: [String], environment: [String: String] = [:], mergeOutput: Bool = false, directory: URL? = nil
 ) throws -> ProcessRun {
     let process = Process()
@@ -37,19 +52,6 @@ public func runProcess(
     process.waitUntilExit()
     while reader != nil && !errors.done { Thread.sleep(forTimeInterval: 0.005) }
     return ProcessRun(status: process.terminationStatus, stdout: stdout, stderr: errors.text)
-}
-
-/// `runProcess` on a thread of its own, awaited: the cooperative pool's
-/// threads stay free while the child runs.
-public func runProcessOffThePool(
-    _ executable: String, _ arguments: [String], environment: [String: String] = [:], mergeOutput: Bool = false, directory: URL? = nil
-) async throws -> ProcessRun {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread {
-            continuation.resume(
-                with: Result { try runProcess(executable, arguments, environment: environment, mergeOutput: mergeOutput, directory: directory) })
-        }.start()
-    }
 }
 
 private final class ErrorText: @unchecked Sendable {
