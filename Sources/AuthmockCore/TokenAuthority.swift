@@ -52,7 +52,12 @@ public final class TokenAuthority: Sendable {
             // replica's) keep its tokens valid; new ones are made only when none are.
             var kept = try await store.keptKeys()
             if kept?.algorithm != settings.signingAlgorithm { kept = try await store.adoptKeys(try KeyRing.newKeys(settings.signingAlgorithm)) }
-            self.keyRing = try await KeyRing(kept: kept!)
+            do {
+                self.keyRing = try await KeyRing(kept: kept!)
+            } catch {
+                // Said as a store problem: the caller names the store (`--state ...`).
+                throw TokenStoreError("the kept signing keys cannot be used (authmock_meta, key keys): \(error)")
+            }
         } else {
             self.keyRing = await KeyRing(hmac: signingKey)
         }

@@ -204,6 +204,13 @@ import Testing
         let run = try await runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
         #expect(run.status != 0, "\(run.stderr)")
         #expect(run.stderr.contains("sqlite:" + path) && run.stderr.contains("no current key"), "\(run.stderr)")
+        // A key that is no PEM at all: named as the stored keys, with the store (it said only "invalidPEMDocument").
+        try await edit(
+            #"UPDATE authmock_meta SET value = '{"algorithm": "ES256", "version": 1, "keys": [{"kid": "k1", "pem": "garbage"}]}' WHERE key = 'keys'"#)
+        let garbage = try await runAuthmock(["serve", "--port", "0", "--state", "sqlite:" + path, "--signing-alg", "ES256"])
+        #expect(garbage.status != 0, "\(garbage.stderr)")
+        #expect(
+            garbage.stderr.contains("--state sqlite:" + path) && garbage.stderr.contains("the kept signing keys cannot be used"), "\(garbage.stderr)")
     }
 
     /// The whole built-in suite, with the reference client, against case
