@@ -93,7 +93,7 @@ public enum SequenceDiagram {
             y += Double(lines[index]) * rowHeight
         }
         svg +=
-            "<text x=\"4\" y=\"14\" fill=\"#444\">box: token carried, status, →issued; green 2xx, orange 401, red error, grey no answer; "
+            "<text x=\"4\" y=\"14\" fill=\"#444\">box: token carried, status, →issued; green success, orange a refused token (a 401, or a dialect's code in a 200), red another error, grey no answer; "
             + "red outline: a failed finding; ⚡ fault</text>\n"
         return svg + "</svg>\n"
     }
