@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# A long run at full rate, to show memory stays bounded: MINUTES (default 10,
-# at most 120) of refresh grants with rotation, each wrk thread a client that
-# chains its own refresh tokens (one connection per thread, so it always
-# presents the token it was last given), beside GET /api/me. Samples the
-# server's RSS and the journal every 10 s, on 127.0.0.1, release build.
-# Short lifetimes (5 s access tokens from refreshes, 10 s retention) make
-# pruning visible within minutes; the sign-in token /api/me uses lasts.
-# ACCESS_TTL=3600 soaks with hour-long access tokens instead, a common
-# production setting: memory must follow logins, not tokens issued.
-# Usage: [ACCESS_TTL=seconds] bench/soak.sh [minutes]
+# A long run at full rate, to show memory follows logins, not refreshes:
+# MINUTES (default 10, at most 120) of refresh grants with rotation, each wrk
+# thread a client that chains its own refresh tokens (one connection per
+# thread, so it always presents the token it was last given), beside GET
+# /api/me. Production lifetimes by default: one-hour access tokens, 30-day
+# refresh tokens, the server's default retention (`prune_after` 60 s).
+# Samples the server's RSS and the journal every 10 s, on 127.0.0.1, release
+# build; at the end, a burst of sign-ins measures the bytes a live login
+# costs. ACCESS_TTL=5 PRUNE_AFTER=10 makes pruning visible within minutes.
+# Usage: [ACCESS_TTL=s] [REFRESH_TTL=s] [PRUNE_AFTER=s] bench/soak.sh [minutes]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES=${1:-10}
 [ "$MINUTES" -ge 1 ] && [ "$MINUTES" -le 120 ] || { echo "minutes: 1 to 120" >&2; exit 2; }
 CLIENTS=${CLIENTS:-8}
-ACCESS_TTL=${ACCESS_TTL:-5}
+ACCESS_TTL=${ACCESS_TTL:-3600}
+REFRESH_TTL=${REFRESH_TTL:-2592000}
+PRUNE_AFTER=${PRUNE_AFTER:-60}
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 
 # The container's build (docker/release-flags), as bench/run.sh measures.
@@ -29,7 +31,7 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 # started straight after the build wrote it maps more of its file per fault
 # (41 MB idle against 35.5 MB once read back).
 python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$AUTHMOCK"
-"$AUTHMOCK" serve --port "$PORT" --log-level warning --access-ttl "$ACCESS_TTL" --sign-in-access-ttl 86400 --prune-after 10 >/dev/null & pids+=($!)
+"$AUTHMOCK" serve --port "$PORT" --log-level warning --access-ttl "$ACCESS_TTL" --refresh-ttl "$REFRESH_TTL" --sign-in-access-ttl 86400 --prune-after "$PRUNE_AFTER" >/dev/null & pids+=($!)
 SERVER=$!
 until curl -sf -o /dev/null "http://127.0.0.1:$PORT/health"; do sleep 0.05; done
 BASE="http://127.0.0.1:$PORT"
@@ -60,7 +62,7 @@ DURATION=$((MINUTES * 60))
 wrk -t"$CLIENTS" -c"$CLIENTS" -d"${DURATION}s" -s "$work/chain.lua" "$BASE/oauth/token" > "$work/refresh.txt" & pids+=($!)
 wrk -t2 -c16 -d"${DURATION}s" -H "Authorization: Bearer $ACCESS" "$BASE/api/me" > "$work/me.txt" & pids+=($!)
 
-echo "soak: $MINUTES min, $CLIENTS refreshing clients + /api/me, access tokens of $ACCESS_TTL s, RSS every 10 s"
+echo "soak: $MINUTES min, $CLIENTS refreshing clients + /api/me, access tokens of $ACCESS_TTL s, refresh tokens of $REFRESH_TTL s, prune_after $PRUNE_AFTER s, RSS every 10 s"
 printf '%6s %9s %9s %13s %12s\n' "s" "RSS MB" "anon MB" "journal held" "journal KB"
 first_minute=""
 # Samples by the wall clock (a sample takes time of its own under load).
@@ -89,3 +91,18 @@ samples = [float(line) for line in open(sys.argv[3])]
 print(f"RSS after 1 min {first:.1f} MB, at the end {end:.1f} MB: {end / first:.2f}x (target <= 1.5x, and < 150 MB)")
 print(f"RSS over the run, min / median / max: {min(samples):.1f} / {statistics.median(samples):.1f} / {max(samples):.1f} MB")
 PY
+
+# Bytes per live login: RSS before and after 5 s of sign-ins (each a new
+# login with its refresh token and access token), the refresh load stopped.
+cat > "$work/signin.lua" <<'LUA'
+function request()
+  return wrk.format("POST", "/oauth/token", {["Content-Type"] = "application/x-www-form-urlencoded",
+    ["Authorization"] = "Basic ZGVtbzpkZW1vLXNlY3JldA=="}, "grant_type=password&username=alice&password=wonderland")
+end
+LUA
+before=$(awk '/^VmRSS/ {print $2}' "/proc/$SERVER/status")
+wrk -t2 -c8 -d5s -s "$work/signin.lua" "$BASE/oauth/token" > "$work/signin.txt"
+after=$(awk '/^VmRSS/ {print $2}' "/proc/$SERVER/status")
+logins=$(awk '/requests in/ {print $1}' "$work/signin.txt")
+live=$(curl -s "$BASE/_authmock/tokens" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["families"]))')
+echo "sign-ins: $logins new logins ($live live): RSS $((before / 1024)) -> $((after / 1024)) MB, $(( (after - before) * 1024 / logins )) bytes per live login"

@@ -70,17 +70,20 @@ public final class MemoryTokenStore: TokenStore {
     private func decide(_ exchange: RefreshExchange, mint: TokenMint) -> Result<Recorded, RefreshTokenFailure> {
         state.withLock { state in
             let now = exchange.now
-            guard let record = state.refreshByValue[exchange.value] else {
+            let record = state.refreshByValue[exchange.value]
+            let verdict: TokenRules.Exchange
+            if let record {
+                let successor = TokenRules.successorToRead(record, settings: mint.settings).flatMap { state.refreshByID[$0] }
+                verdict = TokenRules.exchange(
+                    record, family: state.families[record.familyID], successor: successor, exchange, settings: mint.settings)
+            } else {
                 let sealed = mint.seal.open(exchange.value)
-                let (failure, revoke) = TokenRules.failureOfUnrecorded(
-                    sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, at: now, settings: mint.settings)
-                if revoke, let sealed { state.revokeFamily(sealed.family, at: now) }
-                return .failure(failure)
+                verdict = TokenRules.exchangeUnrecorded(
+                    sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, exchange, settings: mint.settings)
             }
-            let successor = TokenRules.successorToRead(record, settings: mint.settings).flatMap { state.refreshByID[$0] }
-            switch TokenRules.exchange(record, family: state.families[record.familyID], successor: successor, exchange, settings: mint.settings) {
+            switch verdict {
             case .fail(let failure, let revoke):
-                if revoke { state.revokeFamily(record.familyID, at: now) }
+                if revoke, let family = record?.familyID ?? mint.seal.open(exchange.value)?.family { state.revokeFamily(family, at: now) }
                 return .failure(failure)
             case .successor(let family, let successor):
                 let access = mint.access(owner: family.owner, at: now)
@@ -92,9 +95,8 @@ public final class MemoryTokenStore: TokenStore {
                     next = mint.refresh(family: family.id, at: now)
                     state.insert(next!)
                 }
-                if retire {
-                    state.refreshByID[record.key]?.state = .rotated(at: now)
-                    state.refreshByID[record.key]?.successor = next?.key
+                if retire, let record {
+                    state.retire(record.key, successor: next?.key, at: now, keepingAll: mint.settings.pruneAfterSeconds == 0)
                 }
                 let access = mint.access(owner: family.owner, at: now)
                 state.admit(access)

@@ -91,6 +91,14 @@ extension SQLTokenStore {
                 "DELETE FROM authmock_refresh WHERE (state = 'rotated' AND state_at + ? <= ?) OR expires_at <= ? RETURNING id",
                 [.real(grace), horizon, horizon]
             ).count
+            // A login's rotated tokens beyond its newest `TokenRules.rotatedKept`, as the memory store drops them at rotation.
+            removed.refresh += try await tx.rows(
+                """
+                DELETE FROM authmock_refresh WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER \
+                (PARTITION BY family_id ORDER BY state_at DESC) AS n FROM authmock_refresh WHERE state = 'rotated') AS ranked WHERE n > ?) \
+                RETURNING id
+                """, [.integer(Int64(TokenRules.rotatedKept))]
+            ).count
             removed.families = try await tx.rows(
                 """
                 DELETE FROM authmock_families WHERE created_at <= ? \

@@ -281,19 +281,24 @@ public final class SQLTokenStore: TokenStore {
         try await transaction { tx in
             let now = exchange.now
             // The token's row first, then its login's: every path locks in this order.
-            guard let record = try await self.refresh(tx, value: exchange.value, lock: true) else {
+            let record = try await self.refresh(tx, value: exchange.value, lock: true)
+            let verdict: TokenRules.Exchange
+            let familyID: String?
+            if let record {
+                let family = try await self.family(tx, record.familyID, lock: true)
+                let successor =
+                    try await TokenRules.successorToRead(record, settings: mint.settings).asyncMap { try await self.refresh(tx, id: $0) } ?? nil
+                verdict = TokenRules.exchange(record, family: family, successor: successor, exchange, settings: mint.settings)
+                familyID = record.familyID
+            } else {
                 let sealed = mint.seal.open(exchange.value)
                 let family = try await sealed.asyncMap { try await self.family(tx, $0.family, lock: true) } ?? nil
-                let (failure, revoke) = TokenRules.failureOfUnrecorded(sealed: sealed, family: family, at: now, settings: mint.settings)
-                if revoke, let family { try await Self.revokeFamily(tx, family.id, at: now) }
-                return .failed(failure)
+                verdict = TokenRules.exchangeUnrecorded(sealed: sealed, family: family, exchange, settings: mint.settings)
+                familyID = family?.id
             }
-            let family = try await self.family(tx, record.familyID, lock: true)
-            let successor =
-                try await TokenRules.successorToRead(record, settings: mint.settings).asyncMap { try await self.refresh(tx, id: $0) } ?? nil
-            switch TokenRules.exchange(record, family: family, successor: successor, exchange, settings: mint.settings) {
+            switch verdict {
             case .fail(let failure, let revoke):
-                if revoke { try await Self.revokeFamily(tx, record.familyID, at: now) }
+                if revoke, let familyID { try await Self.revokeFamily(tx, familyID, at: now) }
                 return .failed(failure)
             case .successor(let family, let successor):
                 let access = try await SignedAccess.make(mint.access(owner: family.owner, at: now), sign)
@@ -305,7 +310,7 @@ public final class SQLTokenStore: TokenStore {
                     next = mint.refresh(family: family.id, at: now)
                     try await Self.insert(tx, next!)
                 }
-                if retire {
+                if retire, let record {
                     _ = try await tx.rows(
                         "UPDATE authmock_refresh SET state = 'rotated', state_at = ?, successor_id = ? WHERE id = ?",
                         [SQLValue(now), SQLValue(next?.id), .text(record.id)])

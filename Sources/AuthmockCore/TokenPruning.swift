@@ -10,9 +10,12 @@ import Foundation
 ///   the ledger itself once R has passed since the last `exp` of its tokens;
 ///   a token presented later is still `expired` (its family's revocation
 ///   is still seen through the `sid` claim while the family is kept);
-/// - a rotated refresh token record goes R after its grace window ended;
-///   presented later (unexpired), the server still knows it by its sealed
-///   family (below) and answers reuse and revokes the login, as before;
+/// - a rotated refresh token record goes R after its grace window ended,
+///   or at once when its login has `TokenRules.rotatedKept` newer rotated
+///   ones (so memory follows logins, not refreshes); presented later
+///   (unexpired), the server still knows it by its sealed family (below)
+///   and answers reuse and revokes the login, as before (or exchanges it,
+///   where rotated tokens stay valid);
 /// - any refresh token record goes R after it expired; presented later it
 ///   is `expired` (a rotated one too: no reuse revocation for a dead token);
 /// - a login (family) goes once none of its refresh records and no ledger
@@ -55,6 +58,7 @@ extension TokenState {
         removed.refresh = spent.count
         // A login with no refresh record and no access token left can change no answer any more.
         removed.families = families.removeEntries { !kept.contains($0.key) && accessLedgers[$0.key] == nil && $0.value.createdAt <= horizon }
+        rotatedByFamily.removeEntries { families[$0.key] == nil }
 
         removed.codes = codes.removeEntries { $0.value.expiresAt <= horizon }
         pruned.access += removed.access

@@ -98,6 +98,9 @@ struct TokenState: Sendable {
     var families: [String: FamilyRecord] = [:]
     var refreshByID: [TokenID: RefreshRecord] = [:]
     var refreshIDByValue: [String: TokenID] = [:]
+    /// Per login, its rotated refresh tokens still kept as records, oldest
+    /// first (at most `TokenRules.rotatedKept` while pruning is on).
+    var rotatedByFamily: [String: [TokenID]] = [:]
     /// Access tokens, by login (or client and subject): no record per token (`AccessLedger`).
     var accessLedgers: [String: AccessLedger] = [:]
     /// Records of tokens no ledger lists whose state their claims and cutoffs do not tell.
@@ -115,6 +118,27 @@ struct TokenState: Sendable {
     mutating func insert(_ record: RefreshRecord) {
         refreshByID[record.key] = record
         refreshIDByValue[record.value] = record.key
+    }
+
+    /// Marks `key` rotated (replaced by `successor`); with pruning on, the
+    /// login's oldest rotated record beyond `TokenRules.rotatedKept` goes,
+    /// its token judged from its seal from then on.
+    mutating func retire(_ key: TokenID, successor: TokenID?, at now: Date, keepingAll: Bool) {
+        guard var record = refreshByID[key] else { return }
+        record.state = .rotated(at: now)
+        record.successor = successor
+        refreshByID[key] = record
+        guard !keepingAll else { return }
+        rotatedByFamily[record.familyID, default: []].append(key)
+        guard let rotated = rotatedByFamily[record.familyID], rotated.count > TokenRules.rotatedKept else { return }
+        let oldest = rotated[0]
+        rotatedByFamily[record.familyID]?.removeFirst()
+        // One a control step revoked on its own since is kept: its record says so.
+        if let dropped = refreshByID[oldest], dropped.isRotated {
+            refreshByID[oldest] = nil
+            refreshIDByValue[dropped.value] = nil
+            pruned.refresh += 1
+        }
     }
 
     mutating func revokeFamily(_ id: String, at now: Date) {

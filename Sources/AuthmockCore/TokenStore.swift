@@ -215,18 +215,28 @@ enum TokenRules {
         return nil
     }
 
-    /// Why a refresh token with no record fails, judged from its seal as its
-    /// record would have judged it (TokenPruning.swift): an unexpired token of
-    /// a living login lost its record by rotation, so it is a reuse.
-    static func failureOfUnrecorded(
-        sealed: (family: String, expiresAt: Date)?, family: FamilyRecord?, at now: Date, settings: TokenSettings
-    ) -> (RefreshTokenFailure, revokeLogin: Bool) {
-        guard let sealed else { return (.unknown, false) }
-        guard let family else { return (sealed.expiresAt <= now ? .expired : .unknown, false) }
-        if family.revokedAt != nil { return (.revoked, false) }
-        if sealed.expiresAt <= now { return (.expired, false) }
-        return (.reused, settings.refreshReuse == .revokeLogin)
+    /// What using a refresh token with no record does, judged from its seal
+    /// as its record would have judged it (TokenPruning.swift): an unexpired
+    /// token of a living login lost its record by rotation, so it is a reuse,
+    /// or, where rotated tokens stay valid (`refresh_reuse: accept`), it is
+    /// exchanged as its record would have been.
+    static func exchangeUnrecorded(
+        sealed: (family: String, expiresAt: Date)?, family: FamilyRecord?, _ exchange: RefreshExchange, settings: TokenSettings
+    ) -> Exchange {
+        guard let sealed else { return .fail(.unknown, revokeLogin: false) }
+        guard let family else { return .fail(sealed.expiresAt <= exchange.now ? .expired : .unknown, revokeLogin: false) }
+        if family.revokedAt != nil { return .fail(.revoked, revokeLogin: false) }
+        if sealed.expiresAt <= exchange.now { return .fail(.expired, revokeLogin: false) }
+        guard settings.refreshReuse == .accept else { return .fail(.reused, revokeLogin: settings.refreshReuse == .revokeLogin) }
+        if let clientID = exchange.clientID, family.clientID != clientID { return .fail(.clientMismatch, revokeLogin: false) }
+        return .pass(family, retire: false)
     }
+
+    /// How many rotated refresh tokens a login keeps as records when pruning
+    /// is on (`prune_after` > 0): the newest, as `AccessLedger` keeps the
+    /// newest access tokens, so memory follows logins, not refreshes. An
+    /// older one is judged from its seal (`exchangeUnrecorded`).
+    static let rotatedKept = 32
 
     /// Why a code cannot be redeemed (other than having been used).
     static func failure(of code: AuthorizationCodeRecord, _ redemption: CodeRedemption) -> AuthorizationCodeFailure? {

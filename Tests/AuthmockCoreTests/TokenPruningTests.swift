@@ -1,4 +1,5 @@
 @testable import AuthmockCore
+import AuthmockStore
 import Foundation
 import Testing
 
@@ -91,6 +92,41 @@ struct TokenPruningTests {
         #expect(failure(try await authority.refresh("garbage", clientID: "demo")) == .unknown)
         let tampered = String(spent.dropLast()) + (spent.last == "A" ? "B" : "A")
         #expect(failure(try await authority.refresh(tampered, clientID: "demo")) == .unknown)
+    }
+
+    /// Memory follows logins, not refreshes (issue 57): with pruning on, a
+    /// login keeps its newest `rotatedKept` rotated refresh tokens as records
+    /// however fast it refreshes and however long they live, and an older
+    /// one gets the answer its record would have given: reuse (revoking the
+    /// login) under `revoke_login`, a new token pair under `accept`. The
+    /// database store drops the same records at its next pruning pass.
+    @Test(arguments: ["memory", "sqlite"]) func aLoginKeepsOnlyItsNewestRotatedTokens(store kind: String) async throws {
+        for policy in [RefreshReuse.revokeLogin, .accept] {
+            var settings = TokenSettings(accessTTL: 3600, refreshTTL: 30 * 86_400)
+            settings.refreshReuse = policy
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("rotated-kept-\(UUID()).db").path
+            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+            let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
+            let signedIn = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+            var chain = [try #require(signedIn.refreshToken)]
+            // 300 refreshes within one second of the server clock: no pass is due by time.
+            for _ in 0..<300 { chain.append(try #require(try await authority.refresh(chain.last!, clientID: "demo").get().refreshToken)) }
+            if kind == "sqlite" { _ = try await authority.prune() }
+            let kept = try await authority.snapshot().refresh
+            #expect(kept.count == TokenRules.rotatedKept + 1, "\(policy): \(kept.count) refresh records for one login")
+            #expect(Set(kept.map(\.id)).count == kept.count)
+            switch policy {
+            case .accept:
+                // Rotated tokens stay valid: the oldest, its record gone, still exchanges.
+                let again = try await authority.refresh(chain[0], clientID: "demo").get()
+                #expect(again.familyID == signedIn.familyID && again.refreshToken != nil)
+                #expect(try await authority.refresh(chain[0], clientID: "other") == .failure(.clientMismatch))
+            default:
+                #expect(try await authority.refresh(chain[0], clientID: "demo") == .failure(.reused))
+                #expect(try await authority.refresh(chain.last!, clientID: "demo") == .failure(.revoked), "the reuse revoked the login")
+            }
+        }
     }
 
     @Test func zeroRetentionKeepsEverything() async throws {
