@@ -1,5 +1,5 @@
 """What the real Django servers the fidelity tests start share: settings for
-a throwaway server, the user alice, and a quiet WSGI server on a free
+a throwaway server, the user alice, and a quiet threaded WSGI server on a free
 loopback port that prints its first line (the port and what the test needs)."""
 import json
 import os
@@ -35,7 +35,8 @@ def alice():
 
 def serve(started):
     """Serves until killed, after printing `started` with the port added."""
-    from wsgiref.simple_server import WSGIRequestHandler, make_server
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
     from django.core.wsgi import get_wsgi_application
 
@@ -43,6 +44,12 @@ def serve(started):
         def log_message(self, *args):
             pass
 
-    server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=Quiet)
+    # A thread per request, as production servers (gunicorn's threads, uWSGI) run Django:
+    # two requests at once meet inside the view, where the vendor's own locking (or
+    # the lack of it) decides what each gets.
+    class Threading(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+    server = make_server("127.0.0.1", 0, get_wsgi_application(), server_class=Threading, handler_class=Quiet)
     print(json.dumps({"port": server.server_port, **started}), flush=True)
     server.serve_forever()
