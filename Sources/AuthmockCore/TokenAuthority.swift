@@ -140,8 +140,12 @@ public final class TokenAuthority: Sendable {
     /// dialects without client authentication). On reuse of a rotated token
     /// past the grace window the whole family is revoked.
     /// `rotate` overrides the server setting (header rotation keeps its refresh token).
-    public func refresh(_ token: String, clientID: String?, rotate: Bool? = nil) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
-        let exchange = RefreshExchange(value: token, clientID: clientID, rotate: rotate ?? settings.rotateRefreshTokens, now: try await now())
+    /// `arrivedAt`: when the request arrived (server clock), for `concurrent_refresh`.
+    public func refresh(
+        _ token: String, clientID: String?, rotate: Bool? = nil, arrivedAt: Date? = nil
+    ) async throws -> Result<IssuedTokens, RefreshTokenFailure> {
+        let exchange = RefreshExchange(
+            value: token, clientID: clientID, rotate: rotate ?? settings.rotateRefreshTokens, now: try await now(), arrivedAt: arrivedAt)
         let outcome = try await store.exchange(exchange, mint: mint, sign: signer)
         switch outcome {
         case .failed(let failure): return .failure(failure)

@@ -20,6 +20,9 @@ public struct TokenSettings: Sendable, Equatable {
     public var refreshReuse: RefreshReuse = .revokeLogin
     /// What a rotated refresh token presented again gets while its successor is live.
     public var reusedParent: ReusedParent = .newChild
+    /// What a refresh gets when another refresh of the same token was decided
+    /// after it arrived (two at once): the reuse rules, or both succeed.
+    public var concurrentRefresh: ConcurrentRefresh = .serialized
     /// A refresh revokes the access tokens its login was issued before it
     /// (Laravel Passport: league/oauth2-server's refresh grant revokes the
     /// old access token), so a call still carrying one gets a 401.
@@ -92,6 +95,18 @@ public enum RefreshReuse: String, Sendable, CaseIterable {
     case reject
     /// Exchanged again: a rotated token stays valid until it expires.
     case accept
+}
+
+/// What the second of two refreshes of one token at once gets: the request
+/// arrived before the first was decided. Real backends differ by whether
+/// they lock between checking a token and retiring it.
+public enum ConcurrentRefresh: String, Sendable, CaseIterable {
+    /// Decided one after the other: the second meets a rotated token and the
+    /// reuse rules (`reuse_grace`, `reused_parent`, `refresh_reuse`) answer it.
+    case serialized
+    /// Both succeed, each with a new token pair, as a backend without a lock
+    /// does (SimpleJWT's blacklist check, league/oauth2-server's revocation).
+    case bothSucceed = "both_succeed"
 }
 
 /// What a rotated refresh token presented again gets while the token that

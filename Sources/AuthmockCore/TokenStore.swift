@@ -100,6 +100,15 @@ public struct RefreshExchange: Sendable {
     var clientID: String?
     var rotate: Bool
     var now: Date
+    /// When the request arrived (server clock); nil for callers outside HTTP.
+    var arrivedAt: Date? = nil
+
+    /// Whether this refresh arrived before `record` was rotated by another:
+    /// the two met at once, before the first was decided.
+    func overlaps(rotationOf record: RefreshRecord) -> Bool {
+        guard case .rotated(let at) = record.state, let arrivedAt else { return false }
+        return arrivedAt < at
+    }
 }
 
 public enum ExchangeOutcome: Sendable {
@@ -193,6 +202,14 @@ enum TokenRules {
             successor.state == .live, successor.expiresAt > exchange.now, exchange.clientID.map({ $0 == family.clientID }) ?? true
         {
             return .successor(family, successor)
+        }
+        // A backend with no lock between its check and its write (SimpleJWT's blacklist, league's revocation)
+        // lets a refresh that arrived before the rotation was decided through as if it had come first.
+        if settings.concurrentRefresh == .bothSucceed, exchange.overlaps(rotationOf: record), record.expiresAt > exchange.now,
+            let family, family.revokedAt == nil
+        {
+            if let clientID = exchange.clientID, family.clientID != clientID { return .fail(.clientMismatch, revokeLogin: false) }
+            return .pass(family, retire: false)
         }
         if let failure = failure(of: record, family: family, at: exchange.now, grace: settings.reuseGrace) {
             return .fail(failure, revokeLogin: failure == .reused && settings.refreshReuse == .revokeLogin)

@@ -162,6 +162,13 @@ extension ServerSetting {
             inScenarios: true
         ) { $0.tokens.reusedParent = ReusedParent(rawValue: $1.string) ?? .newChild },
         .init(
+            key: "concurrent_refresh", type: .choice(ConcurrentRefresh.allCases.map(\.rawValue)), defaultText: "serialized",
+            doc:
+                "two refreshes of one token at once (the second arrived before the first was decided): serialized (the second meets "
+                + "the reuse rules) or both_succeed (each gets a new pair: a backend without a lock, SimpleJWT, league/Passport)",
+            inScenarios: true
+        ) { $0.tokens.concurrentRefresh = ConcurrentRefresh(rawValue: $1.string) ?? .serialized },
+        .init(
             key: "refresh_revokes_access", type: .boolean, defaultText: "false",
             doc: "a refresh revokes the access tokens its login was issued before it: a call still carrying one gets a 401 (Laravel Passport)",
             inScenarios: true, backendTrait: true

@@ -285,6 +285,42 @@ struct TokenAuthorityTests {
         #expect(try await authority.refresh(third.refreshToken!, clientID: "demo") == .failure(.revoked), "the reuse revoked the login")
     }
 
+    /// `concurrent_refresh`: a refresh that arrived before another refresh of
+    /// its token was decided (two at once) gets a new pair of its own under
+    /// `both_succeed` (SimpleJWT, league/Passport: no lock between check and
+    /// write), in both kinds of store; under `serialized` the reuse rules
+    /// answer it; one that arrived after the rotation is a reuse either way.
+    @Test(arguments: ["memory", "sqlite"]) func twoRefreshesAtOnceBothSucceedWhereTheBackendHasNoLock(store kind: String) async throws {
+        for policy in ConcurrentRefresh.allCases {
+            var settings = TokenSettings(refreshTTL: 1000)
+            settings.refreshReuse = .reject
+            settings.concurrentRefresh = policy
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("concurrent-\(UUID()).db").path
+            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+            let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
+            let signedIn = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+            let token = try #require(signedIn.refreshToken)
+            let bothArrived = clock.now()
+            clock.advance(seconds: 0.01)
+            let first = try await authority.refresh(token, clientID: "demo", arrivedAt: bothArrived).get()
+            clock.advance(seconds: 0.01)
+            let second = try await authority.refresh(token, clientID: "demo", arrivedAt: bothArrived)
+            switch policy {
+            case .bothSucceed:
+                let pair = try second.get()
+                #expect(pair.refreshToken != first.refreshToken && pair.familyID == first.familyID)
+                #expect(try await authority.refresh(pair.refreshToken!, clientID: "demo").get().refreshToken != nil)
+                #expect(try await authority.refresh(token, clientID: "other", arrivedAt: bothArrived) == .failure(.clientMismatch))
+            case .serialized:
+                #expect(second == .failure(.reused))
+            }
+            // Arrived after the rotation was decided: the reuse rules, whatever the setting.
+            #expect(try await authority.refresh(token, clientID: "demo", arrivedAt: clock.now()) == .failure(.reused), "\(policy)")
+            #expect(try await authority.refresh(first.refreshToken!, clientID: "demo").get().familyID == signedIn.familyID)
+        }
+    }
+
     /// `refresh_revokes_access` (Laravel Passport): each refresh revokes the
     /// access tokens its login held before it, older than the ledger's
     /// recent records too, and no other login's; tokens issued after the one

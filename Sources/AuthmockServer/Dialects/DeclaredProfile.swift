@@ -256,7 +256,7 @@ public struct DeclaredProfile: Profile {
         } else if await mock.authority.signedClaims(token) != nil {
             return .failure(.accessTokenAsRefreshToken)
         }
-        return try await mock.authority.refresh(token, clientID: nil).map { ($0, token) }.mapError { .refreshToken($0) }
+        return try await mock.authority.refresh(token, clientID: nil, arrivedAt: context.arrivedAt).map { ($0, token) }.mapError { .refreshToken($0) }
     }
 
     /// A token from where the file says it travels; absent or empty is a missing field.

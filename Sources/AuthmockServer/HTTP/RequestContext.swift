@@ -1,3 +1,4 @@
+import Foundation
 import AuthmockCore
 import AuthmockModel
 public import Hummingbird
@@ -76,14 +77,18 @@ public struct AuthmockRequestContext: RequestContext {
     /// The Bearer token's verification, done once on arrival, so the route
     /// judges the token as it was when the request came in.
     var verification: AccessVerification? { arrival.verification }
+    /// When the request arrived, on the server's clock: a refresh that came
+    /// in before another refresh of its token was decided met it "at once"
+    /// (`concurrent_refresh`).
+    var arrivedAt: Date? { arrival.arrivedAt }
     /// All behind one reference, set once: every middleware and route
     /// closure copies the context, and a copy of the classified body and
     /// verified claims inline was a retain per field each time.
     private var arrival = ArrivalFacts.none
 
     /// What the observation middleware learned on arrival.
-    mutating func arrived(route: RouteClassification, credential: PresentedCredential, verification: AccessVerification?) {
-        arrival = ArrivalFacts(route: route, credential: credential, verification: verification)
+    mutating func arrived(route: RouteClassification, credential: PresentedCredential, verification: AccessVerification?, at time: Date) {
+        arrival = ArrivalFacts(route: route, credential: credential, verification: verification, arrivedAt: time)
     }
 
     public init(source: ApplicationRequestContextSource) {
@@ -97,12 +102,14 @@ private final class ArrivalFacts: Sendable {
     let route: RouteClassification
     let credential: PresentedCredential?
     let verification: AccessVerification?
+    let arrivedAt: Date?
 
-    init(route: RouteClassification, credential: PresentedCredential?, verification: AccessVerification?) {
+    init(route: RouteClassification, credential: PresentedCredential?, verification: AccessVerification?, arrivedAt: Date?) {
         self.route = route
         self.credential = credential
         self.verification = verification
+        self.arrivedAt = arrivedAt
     }
 
-    static let none = ArrivalFacts(route: RouteClassification(kind: .other), credential: nil, verification: nil)
+    static let none = ArrivalFacts(route: RouteClassification(kind: .other), credential: nil, verification: nil, arrivedAt: nil)
 }

@@ -168,7 +168,7 @@ public struct OAuth2Profile: Profile {
                 try await mock.authority.issueWithoutRefresh(subject: client.id, clientID: client.id, scope: scope), context: context, mock: mock)
         case "refresh_token":
             guard let refreshToken = form["refresh_token"] else { return .plain(fail(.body(.missing("refresh_token")), context: context)) }
-            switch try await mock.authority.refresh(refreshToken, clientID: client.id) {
+            switch try await mock.authority.refresh(refreshToken, clientID: client.id, arrivedAt: context.arrivedAt) {
             case .success(let issued): return try await success(issued, context: context, mock: mock)
             case .failure(let failure): return .plain(fail(.refreshToken(failure), context: context))
             }
