@@ -92,7 +92,7 @@ public final class MemoryTokenStore: TokenStore {
             case .pass(let family, let retire):
                 var next: RefreshRecord? = nil
                 if exchange.rotate {
-                    next = mint.refresh(family: family.id, at: now)
+                    next = mint.refresh(owner: family.owner, at: now)
                     state.insert(next!)
                 }
                 if retire, let record {

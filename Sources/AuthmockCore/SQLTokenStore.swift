@@ -307,7 +307,7 @@ public final class SQLTokenStore: TokenStore {
             case .pass(let family, let retire):
                 var next: RefreshRecord? = nil
                 if exchange.rotate {
-                    next = mint.refresh(family: family.id, at: now)
+                    next = mint.refresh(owner: family.owner, at: now)
                     try await Self.insert(tx, next!)
                 }
                 if retire, let record {

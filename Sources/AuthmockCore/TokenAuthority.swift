@@ -27,7 +27,7 @@ public final class TokenAuthority: Sendable {
     /// Tokens whose signature checked out, with their `jti` read.
     private let verifiedTokens = Mutex([TokenText: (claims: AccessTokenClaims, key: TokenID)]())
     private static let verifiedTokensLimit = 100_000
-    private let issuerBox: Mutex<String>
+    private let issuerName: IssuerName
     private let logger = Logger(label: "authmock.tokens")
     let seal: RefreshTokenSeal
     /// A pruning pass runs after this many token-issuing operations, and
@@ -44,8 +44,8 @@ public final class TokenAuthority: Sendable {
         self.clock = clock
         self.store = store
         self.memoryStore = store as? MemoryTokenStore
-        self.issuerBox = Mutex(settings.issuer + settings.jwtShape.issuerPath)
-        self.seal = RefreshTokenSeal(signingKey: signingKey)
+        self.issuerName = IssuerName(settings.issuer + settings.jwtShape.issuerPath)
+        self.seal = RefreshTokenSeal(signingKey: signingKey, jwtClaims: settings.jwtShape.refreshClaims, issuer: issuerName)
         self.mint = TokenMint(settings: settings, seal: seal)
         if settings.signingAlgorithm.isAsymmetric {
             // Key pairs kept by the store (an earlier run's, or another
@@ -66,11 +66,11 @@ public final class TokenAuthority: Sendable {
     /// `iss` of tokens issued from now on; starts as `settings.issuer` and is
     /// fixed once the server knows its real address (port 0). A dialect's
     /// `jwt.issuer_path` follows the address (Cognito's user pool URL).
-    public var issuer: String { issuerBox.withLock { $0 } }
+    public var issuer: String { issuerName.text }
 
     /// `base`: the server's URL; the dialect's issuer path is added to it.
     public func setIssuer(_ base: String) {
-        issuerBox.withLock { $0 = base + settings.jwtShape.issuerPath }
+        issuerName.text = base + settings.jwtShape.issuerPath
     }
 
     /// The server's time for a decision. A shared store keeps the clock

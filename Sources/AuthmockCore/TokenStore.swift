@@ -152,10 +152,10 @@ public struct TokenMint: Sendable {
         return FamilyRecord(id: id, owner: TokenOwner(familyID: id, subject: subject, clientID: clientID, scope: scope), createdAt: now)
     }
 
-    func refresh(family: String, at now: Date) -> RefreshRecord {
+    func refresh(owner: TokenOwner, at now: Date) -> RefreshRecord {
         let expiresAt = now.addingTimeInterval(Double(settings.refreshTTL))
         return RefreshRecord(
-            key: .randomRefreshID(), value: seal.make(family: family, expiresAt: expiresAt), familyID: family,
+            key: .randomRefreshID(), value: seal.token(owner: owner, issuedAt: now, expiresAt: expiresAt), familyID: owner.familyID ?? "",
             issuedAt: now, expiresAt: expiresAt, state: .live)
     }
 
@@ -169,7 +169,7 @@ public struct TokenMint: Sendable {
     func login(subject: String, clientID: String, scope: String, at now: Date) -> NewLogin {
         let family = family(subject: subject, clientID: clientID, scope: scope, at: now)
         return NewLogin(
-            family: family, refresh: refresh(family: family.id, at: now),
+            family: family, refresh: refresh(owner: family.owner, at: now),
             access: access(owner: family.owner, at: now, ttl: settings.signInAccessTTL ?? settings.accessTTL))
     }
 }

@@ -96,6 +96,10 @@ public enum DialectFormat {
                     "access_claims", .map(.string()),
                     "claims added to every access token (`token_use: access`); `{user}` and `{client_id}` are replaced"),
                 Field(
+                    "refresh_claims", .map(.string()),
+                    "given: refresh tokens are JWTs (HS512, as Keycloak's) with these claims added (`typ: Refresh`); `{user}` and `{client_id}` are replaced; without it they are opaque"
+                ),
+                Field(
                     "id_token_claims", .map(.string()),
                     "given: every sign-in and refresh also issues an id token (`{id_token}`, `aud` the client) with these claims added; `{user}` and `{client_id}` are replaced"
                 ),

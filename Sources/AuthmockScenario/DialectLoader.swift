@@ -327,8 +327,9 @@ private struct DialectBuilder {
         let reserved = [
             "access_claims": ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "scope", "sid"],
             "id_token_claims": ["iss", "sub", "aud", "exp", "iat", "jti", "auth_time", "nonce", "at_hash", "azp", "sid"],
+            "refresh_claims": ["iss", "sub", "aud", "exp", "iat", "jti", "azp", "sid", "scope"],
         ]
-        for key in ["access_claims", "id_token_claims"] {
+        for key in ["access_claims", "id_token_claims", "refresh_claims"] {
             guard let claimsValue = o[key] else { continue }
             var claims: [String: String] = [:]
             for (name, claim) in try claimsValue.object(checker, "jwt.\(key)") {
@@ -343,7 +344,11 @@ private struct DialectBuilder {
                 }
                 claims[name] = text
             }
-            if key == "access_claims" { shape.accessClaims = claims } else { shape.idTokenClaims = claims }
+            switch key {
+            case "access_claims": shape.accessClaims = claims
+            case "id_token_claims": shape.idTokenClaims = claims
+            default: shape.refreshClaims = claims
+            }
         }
         return shape
     }

@@ -74,20 +74,26 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         /// than `iss` + `/.well-known/jwks.json` (Keycloak's
         /// `.../protocol/openid-connect/certs`); nil: there.
         public var jwksPath: String?
+        /// Given: refresh tokens are JWTs (HS512 with a key of the server's
+        /// own, as Keycloak's are) carrying these claims beside `exp`, `iat`,
+        /// `jti`, `iss`, `aud`, `sub`, `sid`, `azp` and `scope`; `{user}` and
+        /// `{client_id}` are replaced. nil: opaque refresh tokens.
+        public var refreshClaims: [String: String]?
 
         /// The path the JWKS is served at: `jwks_path`, else under the issuer path; nil: only where every profile serves it.
         public var servedJWKSPath: String? { jwksPath ?? (issuerPath.isEmpty ? nil : issuerPath + "/.well-known/jwks.json") }
 
         enum CodingKeys: String, CodingKey {
             case issuerPath = "issuer_path", accessLeftOut = "access_left_out", accessClaims = "access_claims", idTokenClaims = "id_token_claims"
-            case jwksPath = "jwks_path"
+            case jwksPath = "jwks_path", refreshClaims = "refresh_claims"
         }
 
         public init(
             issuerPath: String = "", accessLeftOut: [String] = [], accessClaims: [String: String] = [:], idTokenClaims: [String: String]? = nil,
-            jwksPath: String? = nil
+            jwksPath: String? = nil, refreshClaims: [String: String]? = nil
         ) {
             self.jwksPath = jwksPath
+            self.refreshClaims = refreshClaims
             self.issuerPath = issuerPath
             self.accessLeftOut = accessLeftOut
             self.accessClaims = accessClaims

@@ -321,6 +321,44 @@ struct TokenAuthorityTests {
         }
     }
 
+    /// `jwt.refresh_claims` (Keycloak): refresh tokens are JWTs a client can
+    /// decode (`typ: Refresh`, `exp - iat` the lifetime), signed HS512 with a
+    /// key of the server's own; they work as opaque ones do, their seal (the
+    /// `jti`) still tells an unrecorded one, and a changed claim or signature
+    /// makes the token unknown.
+    @Test(arguments: ["memory", "sqlite"]) func refreshTokensAreJWTsWhereTheDialectSaysSo(store kind: String) async throws {
+        var settings = TokenSettings(refreshTTL: 1800)
+        settings.jwtShape.refreshClaims = ["typ": "Refresh", "azp": "{client_id}-app"]
+        settings.jwtShape.issuerPath = "/realms/authmock"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("refresh-jwt-\(UUID()).db").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+        let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
+        clock.advance(seconds: 0.6)
+        let signedIn = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
+        let token = try #require(signedIn.refreshToken)
+        let parts = token.split(separator: ".").map(String.init)
+        try #require(parts.count == 3)
+        let headerData = try #require(Data(base64URLEncoded: parts[0]))
+        let claimsData = try #require(Data(base64URLEncoded: parts[1]))
+        let header = try #require(try JSONSerialization.jsonObject(with: headerData) as? [String: Any])
+        let claims = try #require(try JSONSerialization.jsonObject(with: claimsData) as? [String: Any])
+        #expect(header["alg"] as? String == "HS512")
+        #expect(claims["typ"] as? String == "Refresh" && claims["azp"] as? String == "demo" && claims["sub"] as? String == "alice")
+        #expect((claims["exp"] as? Int ?? 0) - (claims["iat"] as? Int ?? 0) == 1800)
+        #expect((claims["iss"] as? String)?.hasSuffix("/realms/authmock") == true && claims["sid"] as? String == signedIn.familyID)
+        #expect(await authority.signedClaims(token) == nil, "no access token verifies as a refresh token's signature")
+
+        let next = try await authority.refresh(token, clientID: "demo").get()
+        #expect(next.refreshToken?.split(separator: ".").count == 3 && next.refreshToken != token)
+        #expect(try await authority.refresh(token, clientID: "demo") == .failure(.reused))
+        var forged = claims
+        forged["sub"] = "mallory"
+        let forgedPayload = try JSONSerialization.data(withJSONObject: forged).base64URLEncodedString()
+        #expect(try await authority.refresh([parts[0], forgedPayload, parts[2]].joined(separator: "."), clientID: "demo") == .failure(.unknown))
+        #expect(try await authority.refresh(parts[0] + "." + parts[1] + ".AAAA", clientID: "demo") == .failure(.unknown))
+    }
+
     /// `refresh_revokes_access` (Laravel Passport): each refresh revokes the
     /// access tokens its login held before it, older than the ledger's
     /// recent records too, and no other login's; tokens issued after the one

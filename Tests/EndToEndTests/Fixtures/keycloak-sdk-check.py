@@ -8,6 +8,7 @@ refresh_token: "Token is not active" / "Session not active" make it sign
 in again), and that a request with a stale token is retried after a
 refresh. Prints one line per check; exits 1 on the first that fails.
 """
+import base64
 import json
 import sys
 import urllib.request
@@ -34,6 +35,22 @@ openid = KeycloakOpenID(server_url=base, realm_name="authmock", client_id="authm
 token = openid.token("alice", "wonderland")
 check("the password grant answers an AccessTokenResponse",
       {"access_token", "expires_in", "refresh_expires_in", "refresh_token", "token_type"} <= token.keys(), token)
+
+def decode_like_keycloak_js(value):
+    """keycloak-js's decodeToken: three parts, the middle one base64url JSON (it throws on anything else)."""
+    parts = value.split(".")
+    if len(parts) != 3:
+        raise ValueError("Unable to decode token, payload not found.")
+    return json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+
+
+try:
+    claims = decode_like_keycloak_js(token["refresh_token"])
+except ValueError as error:
+    claims = {"error": str(error)}
+check("the refresh token is a JWT keycloak-js decodes: typ Refresh, exp - iat = refresh_expires_in, the realm's iss",
+      claims.get("typ") == "Refresh" and claims.get("exp", 0) - claims.get("iat", 0) == token["refresh_expires_in"]
+      and claims.get("iss", "").endswith("/realms/authmock") and claims.get("sub") == "alice", claims)
 try:
     openid.token("alice", "nope")
     check("a wrong password is refused", False)
