@@ -21,7 +21,7 @@ import Synchronization
 ///
 /// A token the store holds no record of is judged as its record would have
 /// been, from its claims and its `jti` (`TokenID.accessID`: its place in the
-/// issue order and the microseconds `exp` lost), exactly to the microsecond.
+/// issue order and the microseconds `iat` lost), exactly to the microsecond.
 struct AccessLedger: Sendable {
     static let recentLimit = 32
 
@@ -60,8 +60,8 @@ struct AccessLedger: Sendable {
     func record(key: TokenID, issuedAtSecond: Date, expSecond: Date, scope: String, subject: String) -> AccessRecord {
         let microseconds = key.issueMicroseconds ?? 0
         let issuedAt = issuedAtSecond.addingTimeInterval(Double(microseconds) / 1_000_000)
-        // `exp` is the issue time plus the lifetime, rounded up to a whole second.
-        let lifetime = expSecond.timeIntervalSince(issuedAtSecond) - (microseconds > 0 ? 1 : 0)
+        // `exp` is `iat` plus the lifetime (`AccessRecord.expClaim`).
+        let lifetime = expSecond.timeIntervalSince(issuedAtSecond)
         let owner =
             owner.familyID == nil && (owner.scope != scope || owner.subject != subject)
             ? TokenOwner(familyID: nil, subject: subject, clientID: owner.clientID, scope: scope) : owner
@@ -83,7 +83,7 @@ struct AccessLedger: Sendable {
     func derives(_ record: AccessRecord) -> Bool {
         let derived = self.record(
             key: record.key, issuedAtSecond: record.issuedAt.wholeSeconds(.down),
-            expSecond: record.issuedAt.addingTimeInterval(record.lifetime).wholeSeconds(.up),
+            expSecond: record.expClaim,
             scope: record.scope, subject: record.subject)
         return abs(derived.expiresAt.timeIntervalSince(record.expiresAt)) < 0.000_002 && (derived.revokedAt == nil) == (record.revokedAt == nil)
     }

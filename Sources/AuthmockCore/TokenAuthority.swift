@@ -221,7 +221,7 @@ public final class TokenAuthority: Sendable {
             let shape = settings.jwtShape
             let claims = AccessTokenClaims(
                 iss: .init(value: issuer), sub: .init(value: access.subject),
-                aud: shape.accessAudience ? .init(value: settings.audience) : nil, exp: .init(value: access.expiresAt.wholeSeconds(.up)),
+                aud: shape.accessAudience ? .init(value: settings.audience) : nil, exp: .init(value: access.expClaim),
                 iat: .init(value: access.issuedAt.wholeSeconds(.down)),
                 nbf: shape.accessNotBefore ? .init(value: access.issuedAt.wholeSeconds(.down)) : nil,
                 jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
@@ -260,7 +260,7 @@ public final class TokenAuthority: Sendable {
                 }
             }
             let idClaims = IDTokenClaims(
-                iss: issuer, sub: access.subject, aud: access.clientID, exp: access.expiresAt.wholeSeconds(.up),
+                iss: issuer, sub: access.subject, aud: access.clientID, exp: access.expClaim,
                 iat: access.issuedAt.wholeSeconds(.down), authTime: identity.signedInAt.wholeSeconds(.down), nonce: identity.nonce,
                 // A dialect's id token is its backend's: Cognito's InitiateAuth id tokens carry no at_hash.
                 atHash: dialectClaims == nil ? IDTokenClaims.accessTokenHash(jwt) : nil, sid: familyID, extra: extra)
@@ -309,7 +309,9 @@ public final class TokenAuthority: Sendable {
             }
             if record.revokedAt != nil || familyRevoked { return .revoked }
             if (claims.nbf?.value ?? claims.iat.value) > now || claims.iat.value > now { return .notYetValid }
-            if min(record.expiresAt, claims.exp.value) <= now { return .expired }
+            // The record's end, not `exp`: a whole second from `iat`, it may come up to a second sooner, and a
+            // client that counts `expires_in` from the answer must never meet a refusal it could not predict.
+            if record.expiresAt <= now { return .expired }
             return nil
         }()
         if let failure { return .invalid(failure, tokenID: jti) }

@@ -101,13 +101,13 @@ extension TokenID {
     /// microseconds of its issue time, beside 40 random bits. The in-memory
     /// store keeps no record per access token: a token it no longer lists is
     /// judged from its claims, and these two are what its claims lack (which
-    /// of a login's steps came after it, and its exact expiry: `exp` is
-    /// rounded up to a whole second).
+    /// of a login's steps came after it, and its exact issue time: `iat` is
+    /// a whole second, and the token lives its lifetime from the exact time).
     static func accessID(sequence: UInt64, issuedAt: Date) -> TokenID {
         var generator = SystemRandomNumberGenerator()
         let seconds = issuedAt.timeIntervalSince1970
         let fraction = seconds - seconds.rounded(.down)
-        // Zero only for a whole second: `exp` was rounded up exactly when this is not zero.
+        // Zero only for a whole second (then `iat` is the exact issue time).
         let microseconds = fraction > 0 ? UInt64(max(1, min(999_999, (fraction * 1_000_000).rounded(.down)))) : 0
         let high = (sequence & 0xFFFF_FFFF_FFFF) << 16 | 0x8000 | (generator.next() & 0xFFF)  // version 8
         let low = 0x8 << 60 | microseconds << 40 | (generator.next() & 0xFF_FFFF_FFFF)  // RFC 9562 variant

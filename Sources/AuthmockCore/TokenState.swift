@@ -75,6 +75,10 @@ public struct AccessRecord: Sendable {
     var revokedAt: Date?
     /// Last characters of the signed JWT, for listings.
     var tokenTail: String = ""
+
+    /// The JWT's `exp`: `iat` (the issue time's whole second) plus the
+    /// lifetime, so `exp - iat` is what `expires_in` said, as at the vendors.
+    var expClaim: Date { issuedAt.wholeSeconds(.down).addingTimeInterval(lifetime) }
 }
 
 public struct AuthorizationCodeRecord: Sendable {

@@ -321,6 +321,27 @@ struct TokenAuthorityTests {
         }
     }
 
+    /// `exp - iat` is the lifetime `expires_in` says, as at the vendors (it was
+    /// one second more: `iat` rounded down, `exp` up), for the access and the
+    /// id token; the server takes the token until its exact issue time plus
+    /// the lifetime, so a client counting `expires_in` meets no early refusal.
+    @Test func expMinusIatIsTheLifetime() async throws {
+        let authority = try await TokenAuthority(settings: TokenSettings(accessTTL: 300), signingKey: key, clock: clock)
+        clock.advance(seconds: 0.7 - clock.now().timeIntervalSince1970.truncatingRemainder(dividingBy: 1) + 1)
+        let issuedAt = clock.now()
+        let issued = try await authority.issue(subject: "alice", clientID: "demo", scope: "openid read")
+        let claims = try #require(await authority.signedClaims(issued.accessToken))
+        #expect(claims.exp.value.timeIntervalSince(claims.iat.value) == 300)
+        let idPayload = try #require(issued.idToken?.split(separator: ".").dropFirst().first.map(String.init))
+        let idData = try #require(Data(base64URLEncoded: idPayload))
+        let idClaims = try #require(try JSONSerialization.jsonObject(with: idData) as? [String: Any])
+        #expect((idClaims["exp"] as? Int ?? 0) - (idClaims["iat"] as? Int ?? 0) == 300)
+        clock.advance(seconds: issuedAt.addingTimeInterval(299.9).timeIntervalSince(clock.now()))
+        #expect(isValid(try await authority.verifyAccessToken(issued.accessToken)), "past exp, before its issue time plus the lifetime")
+        clock.advance(seconds: 0.2)
+        expectInvalid(try await authority.verifyAccessToken(issued.accessToken), .expired)
+    }
+
     /// `jwt.refresh_claims` (Keycloak): refresh tokens are JWTs a client can
     /// decode (`typ: Refresh`, `exp - iat` the lifetime), signed HS512 with a
     /// key of the server's own; they work as opaque ones do, their seal (the
