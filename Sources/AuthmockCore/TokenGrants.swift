@@ -1,4 +1,4 @@
-public import DriverProtocol
+import DriverProtocol
 public import Foundation
 import JWTKit
 

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One login: the chain of refresh tokens it rotated through and the access
 /// tokens they produced. Revoking it revokes all of them.

@@ -1,4 +1,4 @@
-public import AuthmockCore
+package import AuthmockCore
 public import Foundation
 
 /// What a request presented as a credential, and its state at arrival.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How the runner reaches the client under test, once per conversation (the
 /// run's `hello` probe, then each case): a child process per case over stdio

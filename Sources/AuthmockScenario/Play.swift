@@ -1,7 +1,7 @@
 import AuthmockModel
 import AuthmockServer
 import DriverProtocol
-public import Foundation
+import Foundation
 
 /// One case's steps against one driver conversation.
 struct Play: Sendable {

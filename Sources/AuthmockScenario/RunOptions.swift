@@ -1,5 +1,5 @@
 public import AuthmockServer
-public import Foundation
+import Foundation
 
 /// How `authmock run` runs the suite.
 public struct RunOptions: Sendable {

@@ -2,7 +2,7 @@ import AuthmockCore
 import AuthmockModel
 import AuthmockServer
 import DriverProtocol
-public import Foundation
+import Foundation
 
 extension ScenarioRunner {
     /// Claims for a finding's message: `sub=mallory, iss=...`, sorted.

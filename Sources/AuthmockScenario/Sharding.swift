@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `--shard K/N`: which case runs one of N CI machines takes. The runs are
 /// dealt out in suite order, one to each shard in turn, so every run lands

@@ -74,7 +74,7 @@ enum Resources {
         case .bearer(let value): token = value
         case .none:
             return .failure(.noAccessToken(notBearer: false))
-        case let other:
+        default:
             return .failure(.noAccessToken(notBearer: true))
         }
         return try await authorize(token: token, request: request, context: context, mock: mock)
@@ -93,7 +93,7 @@ enum Resources {
             verification = try await mock.authority.verifyAccessToken(token)
         }
         switch verification {
-        case .invalid(let failure, let jti):
+        case .invalid(let failure, _):
             if failure == .malformed, try await mock.authority.inspectRefreshToken(token) != nil { return .failure(.refreshTokenAsAccessToken) }
             return .failure(.accessToken(failure))
         case .valid(let grant):

@@ -27,18 +27,26 @@ public final class ServerMetrics: Sendable {
             switch key {
             case .requests(let kind, let status):
                 registry.makeCounter(
-                    name: "authmock_requests_total", labels: [("kind", kind.rawValue), ("status", String(status))],
-                    help: "Requests by route kind and answer status (0: no answer).")
+                    descriptor: .init(
+                        metricName: "authmock_requests", unitName: "total", helpText: "Requests by route kind and answer status (0: no answer)."),
+                    labels: [("kind", kind.rawValue), ("status", String(status))])
             case .issued(let access):
                 registry.makeCounter(
-                    name: "authmock_tokens_issued_total", labels: [("type", access ? "access" : "refresh")], help: "Tokens issued by type.")
+                    descriptor: .init(metricName: "authmock_tokens_issued", unitName: "total", helpText: "Tokens issued by type."),
+                    labels: [("type", access ? "access" : "refresh")])
             case .refreshes(let ok):
                 registry.makeCounter(
-                    name: "authmock_refreshes_total", labels: [("outcome", ok ? "ok" : "failed")], help: "Refresh requests by outcome.")
+                    descriptor: .init(metricName: "authmock_refreshes", unitName: "total", helpText: "Refresh requests by outcome."),
+                    labels: [("outcome", ok ? "ok" : "failed")])
             case .reuseDetections:
-                registry.makeCounter(name: "authmock_reuse_detections_total", help: "Rotated refresh tokens presented again (each revokes a login).")
+                registry.makeCounter(
+                    descriptor: .init(
+                        metricName: "authmock_reuse_detections", unitName: "total",
+                        helpText: "Rotated refresh tokens presented again (each revokes a login)."))
             case .faults(let rule):
-                registry.makeCounter(name: "authmock_faults_fired_total", labels: [("rule", String(rule))], help: "Fault rule firings by rule id.")
+                registry.makeCounter(
+                    descriptor: .init(metricName: "authmock_faults_fired", unitName: "total", helpText: "Fault rule firings by rule id."),
+                    labels: [("rule", String(rule))])
             }
         counters.withLock { $0[key] = made }
         return made

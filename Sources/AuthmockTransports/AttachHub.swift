@@ -1,6 +1,6 @@
 import AuthmockScenario
 import DriverProtocol
-public import Foundation
+import Foundation
 import NIOWebSocket
 import Synchronization
 import WSCore

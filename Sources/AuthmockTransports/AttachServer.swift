@@ -1,5 +1,5 @@
 import Foundation
-public import Hummingbird
+import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
@@ -101,7 +101,7 @@ public enum AttachServer {
             router: router,
             // Driver messages may be large (a body, evidence): frames up to
             // the 4 MiB a message may have, not WebSocket's 16 KiB default.
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(maxFrameSize: Self.maxMessageBytes)),
+            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: Self.maxMessageBytes))),
             configuration: .init(address: .hostname(options.listenHost, port: options.listenPort), serverName: "authmock-attach"),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? options.listenPort)

@@ -62,7 +62,7 @@ enum DriverProcess {
                         throw DriverFailure.exitedEarly(status: "its standard input is closed")
                     }
                 }
-                try await withThrowingTaskGroup(of: Void.self) { group in
+                await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for try await line in execution.standardOutput.strings() { await channel.received(line) }
                         await channel.ended(status: "its standard output closed")

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Any JSON value: a user's configured claims, the claims of an id token a
 /// driver reports (`idTokenClaims`).

@@ -1,5 +1,5 @@
 import Crypto
-public import DriverProtocol
+import DriverProtocol
 import Foundation
 import JWTKit
 import NIOHTTP1

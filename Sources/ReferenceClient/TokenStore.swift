@@ -113,7 +113,7 @@ actor TokenStore {
         let task = Task { await perform(access, refresh) }
         let completion = Task<RefreshResult, Never> {
             let (result, newAccess, newRefresh, lifetime) = await task.value
-            return await self.finish(
+            return self.finish(
                 result, access: newAccess, refresh: newRefresh, lifetime: lifetime, keepAbsentRefresh: keepAbsentRefresh, session: session,
                 acceptLate: acceptLateRefresh)
         }

@@ -186,7 +186,7 @@ struct DialectFileTests {
     /// `server:` still wins, as it does over any default.
     @Test func aBackendTraitFollowsTheDialectIntoCaseServers() throws {
         var options = RunOptions(driver: "unused")
-        for name in ["passport", "keycloak"] { options.dialects[name] = try #require(DialectLoader.builtin(name)) }
+        for name in ["passport", "keycloak"] { options.dialects[name] = DialectLoader.builtin(name) }
         let passport = ScenarioRunner.caseServerOptions(profile: "passport", options: options)
         #expect(passport.tokens.refreshRevokesAccess)
         #expect(passport.tokens.accessTTL == Scenario.caseAccessSeconds, "the file's year-long lifetime is not a case's")

@@ -49,7 +49,7 @@ struct OpenIDTests {
 
     @Test func anOpenIDSignInCarriesAnIDTokenAndARefreshKeepsItsIdentity() async throws {
         try await TestServer.run(Self.options()) { server in
-            let keys = try await JWTKeyCollection().add(hmac: HMACKey(from: String(repeating: "s", count: 32)), digestAlgorithm: .sha256)
+            let keys = await JWTKeyCollection().add(hmac: HMACKey(from: String(repeating: "s", count: 32)), digestAlgorithm: .sha256)
             #expect(try await server.login().json["id_token"] == nil, "no openid scope, no id token")
             let login = try await server.login(scope: "openid read")
             let idToken = try #require(login.json["id_token"] as? String)
@@ -108,7 +108,7 @@ struct OpenIDTests {
             #expect(try await server.get("/api/me", bearer: login.access).status == .ok)
 
             // Algorithm confusion: HS256 over the configured secret is not this server's algorithm now.
-            let hmac = try await JWTKeyCollection().add(hmac: HMACKey(from: String(repeating: "s", count: 32)), digestAlgorithm: .sha256)
+            let hmac = await JWTKeyCollection().add(hmac: HMACKey(from: String(repeating: "s", count: 32)), digestAlgorithm: .sha256)
             let claims = try await keys.verify(login.access, as: AccessTokenClaims.self)
             let forged = try await hmac.sign(claims, kid: JWKIdentifier(string: try #require(key["kid"] as? String)))
             let refused = try await server.get("/api/me", bearer: forged)

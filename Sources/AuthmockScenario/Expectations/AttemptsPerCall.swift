@@ -1,3 +1,4 @@
+import AuthmockModel
 /// `attempts_per_call`: requests to the API per application call.
 struct AttemptsPerCallExpectation: CountingExpectation {
     static let key = "attempts_per_call"

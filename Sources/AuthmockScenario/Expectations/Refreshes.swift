@@ -1,3 +1,4 @@
+import AuthmockModel
 /// `refreshes`: refresh requests the server saw. Since verdicts judge
 /// necessity (`superfluous_refreshes`), built-in cases use it as a loose
 /// loop guard or where the count itself is the point (0 for a 403).
