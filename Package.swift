@@ -203,7 +203,7 @@ let package = Package(
             name: "authmock-urlsession-driver",
             dependencies: ["DriverKit"],
             path: "drivers/swift-urlsession",
-            exclude: ["README.md", "expected-failures.yaml"]
+            exclude: ["README.md", "expected-failures.yaml", "driver.yaml"]
         ),
         // Thin CLI over the modules above.
         .executableTarget(

@@ -72,7 +72,13 @@ built_without_own_warnings() {
   local status="${PIPESTATUS[0]}"
   [ "$status" -eq 0 ] || { rm -f "$log"; return "$status"; }
   local own
-  own="$(grep -E ': warning: ' "$log" | grep -F "$PWD/" | grep -vF "$PWD/.build/" | sort -u || true)"
+  # A compiler warning names its file first; SwiftPM's "found N file(s) which are
+  # unhandled" names them on the lines after it.
+  own="$(awk -v root="$PWD/" -v deps="$PWD/.build/" '
+    index($0, ": warning: ") && index($0, root) == 1 && index($0, deps) != 1 { print; next }
+    /^warning: .*unhandled/ { pending = $0; next }
+    pending != "" && index($1, root) == 1 && index($1, deps) != 1 { print pending " " $1; next }
+    { pending = "" }' "$log" | sort -u)"
   rm -f "$log"
   if [ -n "$own" ]; then
     echo "the build printed $(wc -l <<< "$own") warning(s) from the project's own files:" >&2

@@ -157,7 +157,10 @@ public enum ScenarioRunner {
                 return failure
             }
         }
-        return answer ?? .failure(HelloFailure(reason: "the in-process server did not start", stderr: ""))
+        switch answer {
+        case .success(let hello): return hello
+        case .failure(let error): return .failure(HelloFailure(reason: "the in-process server did not start: \(error)", stderr: ""))
+        }
     }
 
     /// A case server's options before the scenario's own `server:` settings.
@@ -199,13 +202,18 @@ public enum ScenarioRunner {
             dialect: sendsDialect ? mock.options.dialect : nil, caCertificate: mock.options.tls?.certificatePEM)
     }
 
-    /// Runs `body` while `mock` serves in process; nil when it cannot start.
-    static func serving<T>(_ mock: Authmock, _ body: () async -> T) async -> T? {
+    /// Runs `body` while `mock` serves in process; the reason when it cannot start.
+    static func serving<T>(_ mock: Authmock, _ body: () async -> T) async -> Result<T, any Error> {
         // A case server's certificate was checked when its mock was made.
-        guard let running = try? await RunningMock.start(mock) else { return nil }
+        let running: RunningMock
+        do {
+            running = try await RunningMock.start(mock)
+        } catch {
+            return .failure(error)
+        }
         let value = await body()
         await running.stop()
-        return value
+        return .success(value)
     }
 
     public static func runCase(_ scenario: Scenario, profile: String, options: RunOptions) async -> CaseResult {
@@ -237,8 +245,8 @@ public enum ScenarioRunner {
             result.reason = "the scenario's server settings were refused: \(error)"
             return result
         }
-        if await serving(mock, { await converse(&result) }) == nil {
-            result.reason = "the in-process server did not start"
+        if case .failure(let error) = await serving(mock, { await converse(&result) }) {
+            result.reason = "the in-process server did not start: \(error)"
         }
         await CaseServerState.discard(mock)
         let elapsed = ContinuousClock.now - started

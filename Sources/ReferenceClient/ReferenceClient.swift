@@ -1,5 +1,6 @@
 public import DriverProtocol
 import AsyncHTTPClient
+import DriverKit
 import Foundation
 import NIOCore
 import NIOSSL
@@ -150,10 +151,17 @@ public final class ReferenceClient: Sendable {
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
         configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnectionsPerHost ?? 256)
         // A case served over HTTPS (`authmock run --tls`): its certificate is the only root trusted.
-        if let caCertificate, let roots = try? NIOSSLCertificate.fromPEMBytes(Array(caCertificate.utf8)), !roots.isEmpty {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates(roots)
-            configuration.tlsConfiguration = tls
+        if let caCertificate {
+            do {
+                let roots = try NIOSSLCertificate.fromPEMBytes(Array(caCertificate.utf8))
+                guard !roots.isEmpty else { throw NIOSSLError.failedToLoadCertificate }
+                var tls = TLSConfiguration.makeClientConfiguration()
+                tls.trustRoots = .certificates(roots)
+                configuration.tlsConfiguration = tls
+            } catch {
+                // Said, not dropped: every HTTPS call will then fail certificate checks, and this is why.
+                Driver.log("hello's ca_certificate is no PEM certificate, so no extra root is trusted: \(error)")
+            }
         }
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }

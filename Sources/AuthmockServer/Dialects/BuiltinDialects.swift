@@ -1,6 +1,7 @@
 public import AuthmockCore
 public import DriverProtocol
 import Foundation
+import Logging
 
 /// The built-in dialects written as dialect files (`dialects/*.yaml`): each
 /// served by `DeclaredProfile`, like a user's file. The files travel inside
@@ -27,12 +28,17 @@ public enum BuiltinDialects {
         descriptions[name]
     }
 
-    /// Decoded once; a file that does not decode is left out (and its
-    /// profile unknown), which BuiltinDialectTests catches before a release.
+    /// Decoded once; a file that does not decode is left out (its profile
+    /// then unknown) and logged with the reason: a build defect, which
+    /// BuiltinDialectTests catches before a release.
     private static let descriptions: [String: DialectDescription] = {
         var result: [String: DialectDescription] = [:]
         for file in files {
-            result[file.name] = try? JSONDecoder().decode(DialectDescription.self, from: Data(file.json.utf8))
+            do {
+                result[file.name] = try JSONDecoder().decode(DialectDescription.self, from: Data(file.json.utf8))
+            } catch {
+                Logger(label: "authmock.dialects").error("the built-in dialect \(file.name) does not decode, so it is not served: \(error)")
+            }
         }
         return result
     }()
