@@ -90,12 +90,14 @@ def main(argv):
             if os.path.isfile(os.path.join(ROOT, "drivers", name, "expected-failures.yaml")):
                 print("--expected-failures")
                 print(f"{name}=drivers/{name}/expected-failures.yaml")
-        # Columns from saved reports (`measured:` column name -> report in
-        # the driver's folder): libraries CI cannot build, measured by hand.
+        # Columns from saved reports (`measured:` column name -> a report in
+        # the driver's folder, or a list of reports of several runs):
+        # libraries CI cannot build, measured by hand.
         for name, m in drivers:
-            for column, report in (m.get("measured") or {}).items():
-                print("--measured")
-                print(f"{column}=drivers/{name}/{report}")
+            for column, reports in (m.get("measured") or {}).items():
+                for report in reports if isinstance(reports, list) else [reports]:
+                    print("--measured")
+                    print(f"{column}=drivers/{name}/{report}")
     elif command == "table":
         print("| driver | library | CI |\n| --- | --- | --- |")
         for name, m in drivers:

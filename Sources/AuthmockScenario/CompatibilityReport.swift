@@ -8,6 +8,10 @@ public enum CompatibilityReport {
     public struct Column: Sendable {
         public var name: String
         public var results: [CaseResult]
+        /// Further runs of the same driver (a column measured several times):
+        /// a case whose verdicts differ between runs is a race in the client,
+        /// shown as what it is ("FAIL 2 of 8"), not as one run's verdict.
+        public var otherRuns: [[CaseResult]] = []
         /// authmock's own reference client: shown, but not a library, so it
         /// does not keep a row that every library skips in view.
         public var isReference: Bool
@@ -20,19 +24,45 @@ public enum CompatibilityReport {
             self.isReference = isReference
             self.measured = measured
         }
-        /// The name as the page shows it: a measured column says so.
-        var title: String { measured == nil ? name : name + " (measured)" }
+        /// The name as the page shows it: a measured column says so, and how many runs a column has.
+        var title: String {
+            let runs = otherRuns.isEmpty ? "" : "\(otherRuns.count + 1) runs"
+            switch (measured != nil, runs.isEmpty) {
+            case (true, true): return name + " (measured)"
+            case (true, false): return name + " (measured, \(runs))"
+            case (false, false): return name + " (\(runs))"
+            case (false, true): return name
+            }
+        }
+        /// Every run's result of a case run, in run order.
+        func allResults(_ label: String) -> [CaseResult] {
+            ([results] + otherRuns).compactMap { run in run.first { $0.label == label } }
+        }
+        /// The case run's cell: its verdict, the same in every run, or how
+        /// often the worst of them happened ("FAIL 2 of 8").
+        func cell(_ label: String) -> String {
+            let verdicts = allResults(label).map(CompatibilityReport.cell)
+            guard let first = verdicts.first else { return "—" }
+            guard verdicts.contains(where: { $0 != first }) else { return first }
+            let worst = CompatibilityReport.severity.first { verdicts.contains($0) } ?? first
+            return "\(worst) \(verdicts.filter { $0 == worst }.count) of \(verdicts.count)"
+        }
         var library: String {
             let first = results.first { $0.driver != nil }
             return "\(first?.driver ?? name) \(first?.driverVersion ?? "")".trimmingCharacters(in: .whitespaces)
         }
-        func result(_ label: String) -> CaseResult? { results.first { $0.label == label } }
+        /// The result whose evidence the page shows: of a run with the worst verdict, when runs differ.
+        func result(_ label: String) -> CaseResult? {
+            let all = allResults(label)
+            let worst = CompatibilityReport.severity.first { verdict in all.contains { CompatibilityReport.cell($0) == verdict } }
+            return all.first { CompatibilityReport.cell($0) == worst } ?? all.first
+        }
 
-        /// "19/28": cases of `level` passed, of those applicable (not
-        /// skipped; a known failure is applicable and failed).
+        /// "19/28": cases of `level` passed (in every run), of those
+        /// applicable (not skipped; a known failure is applicable and failed).
         func passed(_ level: Scenario.Level) -> String {
             let applicable = results.filter { $0.level == level.rawValue && ($0.verdict != .skip || $0.knownFailure != nil) }
-            return "\(applicable.filter { $0.verdict == .pass }.count)/\(applicable.count)"
+            return "\(applicable.filter { cell($0.label) == "PASS" }.count)/\(applicable.count)"
         }
         /// "must 19/28, should 0/1"
         var summary: String { "must \(passed(.must)), should \(passed(.should))" }
@@ -45,6 +75,9 @@ public enum CompatibilityReport {
         if result.knownFailure != nil { return result.failedFindings.contains(where: \.isMust) ? "FAIL (known)" : "NON-STRICT (known)" }
         return result.verdict.rawValue
     }
+
+    /// Cell texts, worst first: what a case that did not always agree is shown as.
+    static let severity = ["ERROR", "FAIL", "FAIL (known)", "NON-STRICT", "NON-STRICT (known)", "SKIP", "PASS"]
 
     static func why(_ result: CaseResult) -> String? {
         switch result.verdict {
@@ -61,7 +94,7 @@ public enum CompatibilityReport {
         var labels: [String] = []
         for column in columns { for result in column.results where !labels.contains(result.label) { labels.append(result.label) } }
         let libraries = columns.filter { !$0.isReference }
-        let shown = labels.filter { label in libraries.isEmpty || libraries.contains { !["SKIP", "—"].contains(cell($0.result(label))) } }
+        let shown = labels.filter { label in libraries.isEmpty || libraries.contains { !["SKIP", "—"].contains($0.cell(label)) } }
         return (shown, labels.filter { !shown.contains($0) })
     }
 
@@ -94,7 +127,7 @@ public enum CompatibilityReport {
 
             """
         for column in columns {
-            let verdicts = column.results.map { cell($0) }
+            let verdicts = column.results.map { column.cell($0.label) }
             out += "| \(column.title) | \(column.results.first?.driverVersion ?? "?") | \(column.passed(.must)) | \(column.passed(.should)) | "
             out +=
                 "\(verdicts.filter { $0.hasPrefix("FAIL") || $0 == "ERROR" }.count) | \(verdicts.filter { $0 == "NON-STRICT" }.count) | \(verdicts.filter { $0 == "SKIP" }.count) |\n"
@@ -106,7 +139,7 @@ public enum CompatibilityReport {
                 text += "| \(label) | \(name(label, in: columns).replacingOccurrences(of: "|", with: "\\|")) | "
                 text +=
                     columns.map { column in
-                        let verdict = cell(column.result(label))
+                        let verdict = column.cell(label)
                         return ["PASS", "SKIP", "—"].contains(verdict) ? verdict : "[\(verdict)](\(htmlPage)#\(anchor(column, label)))"
                     }.joined(separator: " | ") + " |\n"
             }
@@ -120,7 +153,9 @@ public enum CompatibilityReport {
         }
         out += "\n## Why each failure fails\n"
         for column in columns {
-            let failures = column.results.filter { why($0) != nil && $0.verdict != .skip || $0.knownFailure != nil }
+            let failures = column.results.filter { result in
+                column.allResults(result.label).contains { why($0) != nil && $0.verdict != .skip || $0.knownFailure != nil }
+            }
             guard !failures.isEmpty else { continue }
             out += "\n### \(column.title)\n\n"
             // One line per client behaviour, then each case's own reason.
@@ -132,7 +167,9 @@ public enum CompatibilityReport {
                     + ".\n\n"
             }
             for result in failures {
-                out += "- **\(result.label)** \(cell(result)): \(why(result)!.replacingOccurrences(of: "|", with: "\\|"))\n"
+                let shown = column.result(result.label) ?? result
+                let reason = (why(shown) ?? why(result) ?? "").replacingOccurrences(of: "|", with: "\\|")
+                out += "- **\(result.label)** \(column.cell(result.label)): \(reason)\n"
             }
         }
         return out
@@ -146,6 +183,9 @@ public enum CompatibilityReport {
             " Columns marked (measured) were not run by this script: they are read from a saved JSON report of `authmock run` "
             + "(`authmock matrix --measured`), of a library CI cannot build; its driver's README says how it was measured: "
             + measured.map { "\($0.name) from \($0.measured!)" }.joined(separator: "; ") + "."
+            + (measured.contains { !$0.otherRuns.isEmpty }
+                ? " A column measured several times shows a case whose verdicts differed between runs as the worst of them and how often it happened (FAIL 2 of 8): a race in the client, not a verdict of one run."
+                : "")
     }
 
     /// Writes the Markdown and/or HTML page; the Markdown links to the HTML
@@ -204,8 +244,12 @@ public enum CompatibilityReport {
                         text += "<td>—</td>"
                         continue
                     }
-                    let verdict = cell(result)
+                    let verdict = column.cell(label)
                     var detail = ""
+                    let runs = column.allResults(label).map(cell)
+                    if Set(runs).count > 1 {
+                        detail += "<p>runs: \(esc(runs.joined(separator: ", "))); the evidence of a \(esc(cell(result))) run</p>"
+                    }
                     // The reason of a skip or an error, or the known failure's; a FAIL's findings follow.
                     if result.verdict != .fail && result.verdict != .nonStrict, let reason = why(result) { detail += "<p>\(esc(reason))</p>" }
                     for cause in result.causes ?? [] { detail += "<p>cause: <b>\(esc(cause.title))</b></p>" }
@@ -216,7 +260,7 @@ public enum CompatibilityReport {
                     if result.verdict != .pass { detail += SequenceDiagram.svg(result) }
                     detail += "<pre>\(esc(result.journal.joined(separator: "\n")))</pre>"
                     text +=
-                        "<td id=\"\(anchor(column, label))\" style=\"background:\(color[verdict] ?? "#fff")\"><details><summary>\(esc(verdict))</summary>\(detail)</details></td>"
+                        "<td id=\"\(anchor(column, label))\" style=\"background:\(color[verdict] ?? color[String(verdict.prefix { $0 != " " })] ?? "#fff")\"><details><summary>\(esc(verdict))</summary>\(detail)</details></td>"
                 }
                 text += "</tr>\n"
             }

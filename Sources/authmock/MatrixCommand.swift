@@ -18,15 +18,22 @@ struct MatrixCommand: AsyncParsableCommand {
     @Option(
         help: """
             NAME=REPORT: a column read from a saved JSON report (`authmock run --json`) instead of run here: a library \
-            this machine cannot build, measured elsewhere. Repeatable; after the --driver columns.
+            this machine cannot build, measured elsewhere. Repeatable; after the --driver columns. The same NAME again adds \
+            a run to its column: a case whose verdicts differ reads FAIL 2 of 8.
             """)
     var measured: [String] = []
     @Option(help: "Write the Markdown matrix here.") var markdown: String = "docs/compatibility.md"
     @Option(help: "Write the HTML matrix here.") var html: String = "docs/compatibility.html"
     @Option(help: "Cases run at once, per driver (default: 32 per core, as authmock run).") var jobs: Int = RunOptions.defaultJobs
+    @Option(help: "Runs of each --driver: a case whose verdicts differ between runs (a race in the client) reads FAIL 2 of 8.")
+    var runs: Int = 1
     @Option(
         help: "The driver NAME that is authmock's reference client, not a library: its column does not keep rows in view that every library skips.")
     var reference: String = "reference"
+
+    func validate() throws {
+        guard runs >= 1 else { throw ValidationError("--runs takes a number of runs, 1 or more, got \(runs)") }
+    }
 
     func run() async throws {
         StopOnSignal.install()
@@ -47,9 +54,14 @@ struct MatrixCommand: AsyncParsableCommand {
             print("running \(name): \(command)")
             var options = RunOptions(driver: command, jobs: jobs, expectedFailures: known[name] ?? [:])
             options.dialects = Dictionary(uniqueKeysWithValues: providers.map { ($0.description.name, $0) })
-            let results = await ScenarioRunner.run(cases, options: options)
-            print(Reports.summary(results, seconds: results.reduce(0) { $0 + $1.seconds }), terminator: "")
-            columns.append(.init(name: name, results: results, isReference: name == reference))
+            var column = CompatibilityReport.Column(name: name, results: [], isReference: name == reference)
+            for run in 1...max(1, runs) {
+                let results = await ScenarioRunner.run(cases, options: options)
+                if runs > 1 { print("run \(run) of \(runs): ", terminator: "") }
+                print(Reports.summary(results, seconds: results.reduce(0) { $0 + $1.seconds }), terminator: "")
+                if run == 1 { column.results = results } else { column.otherRuns.append(results) }
+            }
+            columns.append(column)
         }
         for entry in measured {
             let (name, path) = try split(entry, "--measured")
@@ -62,7 +74,13 @@ struct MatrixCommand: AsyncParsableCommand {
             // A report of another suite is shown, and says which it ran.
             let suite = report.suite.builtIn.map { $0 == BuiltinSuite.version ? "" : ", built-in suite \($0)" } ?? ""
             print("read \(name): \(report.cases.count) case runs from \(path)")
-            columns.append(.init(name: name, results: report.cases, measured: "`\(path)`\(suite)"))
+            // The same name again: another run of that column.
+            if let index = columns.firstIndex(where: { $0.name == name && $0.measured != nil }) {
+                columns[index].otherRuns.append(report.cases)
+                columns[index].measured! += ", `\(path)`\(suite)"
+            } else {
+                columns.append(.init(name: name, results: report.cases, measured: "`\(path)`\(suite)"))
+            }
         }
         try CompatibilityReport.write(columns, markdown: markdown, html: html)
         print("wrote \(markdown) and \(html)")

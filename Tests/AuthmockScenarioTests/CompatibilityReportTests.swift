@@ -68,3 +68,39 @@ struct CompatibilityReportTests {
         #expect(markdown.contains("- **1.1 [oauth2]** FAIL (known): no lock (lib.py L10)"))
     }
 }
+
+/// A column measured several times (issue 55): a case whose verdicts differ
+/// between runs is a race in the client and reads as one ("FAIL 2 of 8"),
+/// with a failing run's evidence; a case that always agreed reads as before.
+struct MultiRunColumnTests {
+    typealias R = CompatibilityReportTests
+
+    static func column(_ verdicts: [Verdict]) -> CompatibilityReport.Column {
+        var column = CompatibilityReport.Column(
+            name: "swift-moya-plugin-refresh", results: [R.result("3.3.1", "oauth2", verdicts[0]), R.result("1.1", "oauth2", .pass)],
+            measured: "`a.json`")
+        for verdict in verdicts.dropFirst() { column.otherRuns.append([R.result("3.3.1", "oauth2", verdict), R.result("1.1", "oauth2", .pass)]) }
+        return column
+    }
+
+    @Test func aCaseThatDifferedBetweenRunsShowsHowOftenItFailed() throws {
+        let column = Self.column([.pass, .fail, .pass, .pass, .fail, .pass, .pass, .pass])
+        #expect(column.cell("3.3.1 [oauth2]") == "FAIL 2 of 8")
+        #expect(column.cell("1.1 [oauth2]") == "PASS", "a case every run passed reads PASS")
+        #expect(column.result("3.3.1 [oauth2]")?.verdict == .fail, "the evidence shown is a failing run's")
+        #expect(column.title == "swift-moya-plugin-refresh (measured, 8 runs)")
+        #expect(column.summary == "must 1/2, should 0/0", "a case passes only when it passed in every run")
+        let markdown = CompatibilityReport.markdown([column])
+        #expect(markdown.contains("| 3.3.1 [oauth2] | case 3.3.1 name | [FAIL 2 of 8](compatibility.html#"))
+        #expect(markdown.contains("- **3.3.1 [oauth2]** FAIL 2 of 8: refreshes: saw 2"))
+        #expect(markdown.contains("FAIL 2 of 8): a race in the client"))
+        let html = CompatibilityReport.html([column])
+        #expect(
+            html.contains("<summary>FAIL 2 of 8</summary><p>runs: PASS, FAIL, PASS, PASS, FAIL, PASS, PASS, PASS; the evidence of a FAIL run</p>"))
+        #expect(html.contains("background:#f8d0d0\"><details><summary>FAIL 2 of 8"), "coloured as a FAIL")
+        // One run, or runs that agree: the verdict alone.
+        #expect(Self.column([.fail]).cell("3.3.1 [oauth2]") == "FAIL")
+        #expect(Self.column([.fail, .fail, .fail]).cell("3.3.1 [oauth2]") == "FAIL")
+        #expect(Self.column([.pass, .nonStrict]).cell("3.3.1 [oauth2]") == "NON-STRICT 1 of 2")
+    }
+}

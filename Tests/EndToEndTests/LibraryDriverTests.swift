@@ -16,8 +16,17 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
     var jobs: Int?
     /// The profile it runs on in the tests (nil: oauth2): a vendor SDK speaks only its vendor's.
     var profile: String?
-    /// Columns of the compatibility page read from saved reports: column name -> report, in the driver's folder.
-    var measured: [String: String]?
+    /// Columns of the compatibility page read from saved reports: column name -> a report, or the reports of
+    /// several runs, in the driver's folder.
+    var measured: [String: Reports]?
+
+    struct Reports: Decodable {
+        var paths: [String]
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let list = try? container.decode([String].self) { paths = list } else { paths = [try container.decode(String.self)] }
+        }
+    }
     var testDescription: String { name }
 
     enum CodingKeys: String, CodingKey { case library, command, product, jobs, profile, measured }
@@ -104,7 +113,9 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
     /// cannot build) is a report of that driver, and every case it did not
     /// pass is explained in an expected-failures entry (its knownFailure).
     @Test func everyMeasuredReportExplainsItsFailures() throws {
-        let declared = try DriverManifest.all().flatMap { driver in (driver.measured ?? [:]).map { (driver.name, $0.key, $0.value) } }
+        let declared = try DriverManifest.all().flatMap { driver in
+            (driver.measured ?? [:]).flatMap { column, reports in reports.paths.map { (driver.name, column, $0) } }
+        }
         #expect(!declared.isEmpty)
         for (driver, column, report) in declared {
             let file = repositoryRoot.appendingPathComponent("drivers/\(driver)/\(report)")

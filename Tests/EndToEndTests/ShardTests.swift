@@ -97,6 +97,14 @@ import Testing
         }
         #expect(try String(contentsOf: html, encoding: .utf8).contains("faulty (measured)"))
 
+        // The same name twice: one column of two runs (verdicts that agree read as before).
+        let twice = try await runAuthmock([
+            "matrix", "--measured", "faulty=\(saved.path)", "--measured", "faulty=\(saved.path)", "--markdown", markdown.path, "--html", html.path,
+        ])
+        #expect(twice.status == 0, "\(twice.stdout)\n\(twice.stderr)")
+        let twoRuns = try String(contentsOf: markdown, encoding: .utf8)
+        #expect(twoRuns.contains("| faulty (measured, 2 runs) |"), "\(twoRuns.prefix(1_500))")
+
         let unreadable = try await runAuthmock([
             "matrix", "--measured", "x=\(directory.appendingPathComponent("none.json").path)", "--markdown", markdown.path,
         ])
