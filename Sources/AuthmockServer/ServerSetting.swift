@@ -204,7 +204,10 @@ extension ServerSetting {
         ) { $0.idleTimeoutSeconds = $1.integer },
         .init(
             key: "request_read_timeout", type: .integer(minimum: 1), defaultText: "10",
-            doc: "seconds a request's head or body may stall (no bytes arriving) before the connection is closed", inScenarios: false
+            doc:
+                "seconds a request's head or body may stall (no bytes arriving), or an answer (the client reading none of it), "
+                + "before the connection is closed",
+            inScenarios: false
         ) { $0.requestReadTimeoutSeconds = $1.integer },
         .init(
             key: "drain", type: .integer(minimum: 0), defaultText: "10",

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Glibc
 import NIOCore
 import TestSupport
 import Testing
@@ -16,7 +17,7 @@ import Testing
     }
 
     @Test func stalledReadersOfALargeJournalDoNotPinMemory() async throws {
-        let server = try ServingBinary(["--log-level", "error"])
+        let server = try ServingBinary(["--log-level", "error", "--request-read-timeout", "2"])
         // About 24 MB of journal: 6,000 requests with a 4 KB path each.
         let path = "/" + String(repeating: "p", count: 4000)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -45,15 +46,25 @@ import Testing
 
         let before = try Self.residentMegabytes(server.process.processIdentifier)
         let stalled = try (0..<20).map { _ in try RawConnection(port: server.port) }
-        for connection in stalled { connection.send("GET /_authmock/journal HTTP/1.1\r\nHost: x\r\n\r\n") }
+        for connection in stalled { connection.send("GET /_authmock/journal HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n") }
         try await Task.sleep(for: .seconds(2))
         let during = try Self.residentMegabytes(server.process.processIdentifier)
         // Each copy of the answer is about 26 MB: 20 of them held were 500 MB and more.
         #expect(during - before < 120, "20 stalled readers took the server from \(before) MB to \(during) MB")
-        // The server still answers everyone else.
+        // The server still answers everyone else, at once.
+        let asked = ContinuousClock.now
         let health = try await server.withClient { try await $0.get("/health") }
         #expect(health.status == .ok)
-        for connection in stalled { close(connection.fd) }
+        #expect(ContinuousClock.now - asked < .seconds(2), "/health beside 20 stalled readers took \(ContinuousClock.now - asked)")
+        // An answer nobody reads for the read timeout (2 s here) ends its connection: reading
+        // afterwards finds what was sent before, cut off, then the close (it used to be held open forever).
+        try await Task.sleep(for: .seconds(4))
+        var quick = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(stalled[0].fd, SOL_SOCKET, SO_RCVTIMEO, &quick, socklen_t(MemoryLayout<timeval>.size))
+        let read = ContinuousClock.now
+        let text = stalled[0].readToEnd()
+        #expect(text.hasPrefix("HTTP/1.1 200") && !text.hasSuffix("}"), "\(text.count) bytes, ending \(text.suffix(40))")
+        #expect(ContinuousClock.now - read < .seconds(3), "the connection was still open: the whole answer took \(ContinuousClock.now - read)")
         _ = server.interrupt()
     }
 }

@@ -19,6 +19,13 @@ import NIOHTTPTypesHTTP1
 /// is left (as NIO's IdleStateHandler does). Scheduling and cancelling a
 /// timer on every request cost more than the rest of the handler chain.
 ///
+/// **Write deadline.** Closes a connection whose answer has not moved for
+/// `timeout`: the client reads nothing, the socket and NIO's buffer are
+/// full (the channel unwritable). A stalled reader of a long answer (the
+/// journal) would otherwise hold its connection, its task and a chunk of
+/// the answer forever. It costs nothing per request: only the channel's
+/// writability changes arm a timer.
+///
 /// **CONNECT.** A CONNECT asks for a proxy tunnel: the HTTP decoder hands
 /// over its head and then stops parsing, so the request never ends and its
 /// answer never completes. This ends the request right after its head (the
@@ -42,6 +49,9 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// When the owed request last made progress.
     @exclusivity(unchecked) private var lastProgress = NIODeadline.uptimeNanoseconds(0)
     @exclusivity(unchecked) private var tunnelAsked = false
+    /// Since when the channel has been unwritable (the client reads nothing), and the timer that checks it.
+    @exclusivity(unchecked) private var stalledSince: NIODeadline?
+    @exclusivity(unchecked) private var writeTimer: Scheduled<Void>?
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -99,6 +109,31 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stalledSince = nil
+        } else if stalledSince == nil {
+            stalledSince = .now()
+            if writeTimer == nil { armWrite(context, in: timeout) }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    private func armWrite(_ context: ChannelHandlerContext, in delay: TimeAmount) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        writeTimer = context.eventLoop.scheduleTask(in: delay) {
+            let (handler, context) = loopBound.value
+            handler.writeTimer = nil
+            guard let since = handler.stalledSince else { return }
+            let left = handler.timeout - (.now() - since)
+            if left > .zero {
+                handler.armWrite(context, in: left)
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
         stop()
     }
@@ -107,6 +142,9 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         owed = false
         timer?.cancel()
         timer = nil
+        stalledSince = nil
+        writeTimer?.cancel()
+        writeTimer = nil
     }
 
     private func progress(_ context: ChannelHandlerContext) {
