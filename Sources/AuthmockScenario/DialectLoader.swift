@@ -51,6 +51,32 @@ public enum DialectLoader {
         return try? parse(text, file: "dialects/\(name).yaml", builtin: true)
     }
 
+    /// A `--dialect` argument: a dialect file, or, where no file has that
+    /// name, a built-in dialect's (`--dialect supabase` serves the built-in,
+    /// as `--profile supabase` does). Neither: "no such file", with the
+    /// built-in names and a "did you mean".
+    public static func load(fileOrBuiltin argument: String) throws(ScenarioError) -> LoadedDialect {
+        if !FileManager.default.fileExists(atPath: argument), let builtin = builtin(argument) { return builtin }
+        do {
+            return try load(file: argument)
+        } catch {
+            guard !FileManager.default.fileExists(atPath: argument) else { throw error }
+            throw ScenarioError(
+                file: error.file, line: error.line, column: error.column,
+                message: error.message + "; nor is it a built-in dialect (\(BuiltinDialects.names.joined(separator: ", ")))"
+                    + Suggestion.hint(for: argument, in: BuiltinDialects.names))
+        }
+    }
+
+    /// A `--dialect` argument's text and the name to report it by: the file's, or a built-in dialect's.
+    public static func text(fileOrBuiltin argument: String) -> (text: String, file: String, builtin: Bool)? {
+        if !FileManager.default.fileExists(atPath: argument), let text = BuiltinDialects.file(argument) {
+            return (text, "dialects/\(argument).yaml (built in)", true)
+        }
+        guard case .success(let text) = ScenarioLoader.readText(argument) else { return nil }
+        return (text, argument, false)
+    }
+
     public static func load(file: String) throws(ScenarioError) -> LoadedDialect {
         try ScenarioLoader.readText(file).flatMap { parseAll($0, file: file) }.firstProblemThrown()
     }

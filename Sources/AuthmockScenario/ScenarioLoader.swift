@@ -52,9 +52,14 @@ public enum ScenarioLoader {
 
     /// A YAML file's text, for either format's loader.
     static func readText(_ file: String) -> Result<String, Problems> {
-        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-            return .failure(Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: "cannot read the file as UTF-8 text")]))
+        func problem(_ message: String) -> Result<String, Problems> {
+            .failure(Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: message)]))
         }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { return problem("no such file") }
+        guard !isDirectory.boolValue else { return problem("is a directory, not a file") }
+        guard let data = FileManager.default.contents(atPath: file) else { return problem("the file cannot be read (permissions?)") }
+        guard let text = String(data: data, encoding: .utf8) else { return problem("cannot read the file as UTF-8 text") }
         return .success(text)
     }
 

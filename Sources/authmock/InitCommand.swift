@@ -37,9 +37,9 @@ struct InitCommand: ParsableCommand {
         var declared: (name: String, text: String)? = nil
         if let dialect {
             do {
-                let loaded = try DialectLoader.load(file: dialect)
-                declared = (loaded.description.name, try String(contentsOfFile: dialect, encoding: .utf8))
-            } catch let error as ScenarioError {
+                let loaded = try DialectLoader.load(fileOrBuiltin: dialect)
+                declared = (loaded.description.name, DialectLoader.text(fileOrBuiltin: dialect)?.text ?? "")
+            } catch {
                 throw ValidationError("\(error) (authmock validate \(dialect) lists every problem)")
             }
         }

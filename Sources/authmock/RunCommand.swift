@@ -209,7 +209,7 @@ extension RunCommand {
         }
         for path in dialectFiles {
             do {
-                let loaded = try DialectLoader.load(file: path)
+                let loaded = try DialectLoader.load(fileOrBuiltin: path)
                 if let other = dialects[loaded.description.name] {
                     throw ValidationError("\(path) and \(other.file) both declare the dialect '\(loaded.description.name)'")
                 }

@@ -34,8 +34,10 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("admin-token"),
         help: "Bearer token the control API (/_authmock/) requires; mandatory off loopback. AUTHMOCK_ADMIN_TOKEN works too.") var adminToken: String?
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
-    @Option(help: "A dialect file describing your backend (docs/dialects.md), served instead of --profile. AUTHMOCK_DIALECT works too.") var dialect:
-        String?
+    @Option(
+        help:
+            "A dialect file describing your backend (docs/dialects.md), or a built-in dialect's name, served instead of --profile. AUTHMOCK_DIALECT works too."
+    ) var dialect: String?
     @Flag(help: "Serve HTTPS. Without --tls-cert/--tls-key a self-signed certificate for localhost and 127.0.0.1 is generated and its path printed.")
     var tls = false
     @Option(name: .customLong("tls-cert"), help: "PEM certificate (chain) for --tls.") var tlsCert: String?
@@ -168,7 +170,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let path = dialect ?? env("DIALECT") {
             if given.contains("profile") { throw ConfigError("--dialect and --profile go apart: a dialect file is served instead of a profile") }
             do {
-                try DialectLoader.load(file: path).apply(to: &options, except: given)
+                try DialectLoader.load(fileOrBuiltin: path).apply(to: &options, except: given)
             } catch {
                 throw ConfigError("\(error.description) (authmock validate \(path) lists every problem)")
             }

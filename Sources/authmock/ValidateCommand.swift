@@ -35,11 +35,27 @@ struct ValidateCommand: ParsableCommand {
         do {
             let files = try ScenarioLoader.files(in: paths)
             // Dialects first: the cases are checked against them.
-            for file in dialectFiles + files {
-                guard let text = try? String(contentsOfFile: file, encoding: .utf8), DialectLoader.isDialect(text) else { continue }
+            for argument in dialectFiles + files {
+                let given = dialectFiles.contains(argument)
+                guard let (text, file, builtin) = DialectLoader.text(fileOrBuiltin: argument) else {
+                    // A --dialect that names no file and no built-in dialect is a problem, not nothing to check.
+                    guard given else { continue }
+                    count += 1
+                    bad += 1
+                    do { _ = try DialectLoader.load(fileOrBuiltin: argument) } catch { print("invalid \(error)") }
+                    continue
+                }
+                guard DialectLoader.isDialect(text) else {
+                    if given {
+                        count += 1
+                        bad += 1
+                        print("invalid \(file):1:1: --dialect names a file that is no dialect file (it has no top-level `dialect:`)")
+                    }
+                    continue
+                }
                 count += 1
-                let problems = DialectLoader.problems(text, file: file)
-                if problems.isEmpty, let dialect = try? DialectLoader.parse(text, file: file) {
+                let problems = builtin ? [] : DialectLoader.problems(text, file: file)
+                if problems.isEmpty, let dialect = try? DialectLoader.parse(text, file: file, builtin: builtin) {
                     print("ok      \(file)  dialect \(dialect.description.name)")
                     dialects[dialect.description.name] = dialect
                 } else {

@@ -60,6 +60,25 @@ struct DialectBinaryTests {
         #expect(run.status == 0 && run.stdout.hasSuffix("\n200"), "\(profile): \(run.stdout)\(run.stderr)\n\(server.banner)")
     }
 
+    /// `--dialect NAME` where no file has that name is the built-in dialect
+    /// of the name (it answered "cannot read the file as UTF-8 text" for a
+    /// file that does not exist); a name that is neither says "no such
+    /// file" with the built-in names and a "did you mean", in serve and in
+    /// validate, which used to find nothing to check and exit 0.
+    @Test func aDialectByNameIsTheBuiltInOne() async throws {
+        let server = try ServingBinary(["--dialect", "supabase"])
+        #expect(server.banner.contains("dialect supabase"), "\(server.banner)")
+        _ = server.interrupt()
+        let typo = try await runAuthmock(["serve", "--port", "0", "--dialect", "supabse"])
+        #expect(typo.status == 2 && typo.stderr.contains("supabse:1:1: no such file") && typo.stderr.contains("did you mean 'supabase'"), "\(typo)")
+        let checked = try await runAuthmock(["validate", "--dialect", "supabse"])
+        #expect(checked.status != 0 && checked.stdout.contains("no such file"), "\(checked)")
+        let builtIn = try await runAuthmock([
+            "validate", "--dialect", "supabase", repositoryRoot.appendingPathComponent("scenarios/2.1-refresh-token-expired.yaml").path,
+        ])
+        #expect(builtIn.status == 0 && builtIn.stdout.contains("[supabase]"), "\(builtIn)")
+    }
+
     @Test func theDocsCommandsWorkAsPrinted() async throws {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("authmock-dialect-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
