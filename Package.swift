@@ -72,8 +72,10 @@ let package = Package(
         // (entries, presented tokens, route kinds), and the control API's
         // wire shapes (fault rules, answers, the strict input parser). No HTTP, no server.
         .target(name: "AuthmockModel", dependencies: ["AuthmockCore", "DriverProtocol"]),
-        // HTTP server: shared request plumbing plus one small file per profile.
+        // glibc's malloc_trim, for handing pruned memory back (MemoryReturn.swift).
         .target(name: "CSystemMemory"),
+        // HTTP server: shared request plumbing, oauth2's profile in Swift and every
+        // other dialect served from its description (DeclaredProfile), the control API.
         .target(
             name: "AuthmockServer",
             dependencies: [
@@ -210,10 +212,12 @@ let package = Package(
             name: "authmock",
             dependencies: [
                 "AuthmockCore",
+                "AuthmockModel",
                 "AuthmockServer",
                 "AuthmockControlClient",
                 "AuthmockScenario",
                 "AuthmockTransports",
+                "DriverProtocol",
                 // Databases for --state (serve's, and run's case servers through RunOptions.openState).
                 "AuthmockStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

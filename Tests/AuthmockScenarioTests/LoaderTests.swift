@@ -205,8 +205,69 @@ struct SchemaTests {
     }
 }
 
-/// ARCHITECTURE.md is a map: every file it names must exist.
+/// ARCHITECTURE.md is a map: every file it names must exist, and its module
+/// graph is the code's: what each target's sources import of the package's
+/// own modules is what Package.swift declares and what the page's graph says.
 struct ArchitecturePageTests {
+    /// Package.swift's targets: name, the own targets it depends on, and its sources' directory.
+    static func declaredTargets() throws -> [(name: String, dependencies: Set<String>, path: String, isTest: Bool)] {
+        let manifest = try String(contentsOf: packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var targets: [(String, Set<String>, String, Bool)] = []
+        for match in manifest.matches(of: /\.(target|executableTarget|testTarget)\(\s*name: "([^"]+)"/) {
+            let kind = String(match.output.1), name = String(match.output.2)
+            // The target's own text: up to the next target declaration.
+            let rest = manifest[match.range.upperBound...]
+            let end = rest.firstMatch(of: /\n        \.(target|executableTarget|testTarget)\(/)?.range.lowerBound ?? rest.endIndex
+            let body = rest[..<end].replacing(/\.product\([^)]*\)/, with: "")
+            var dependencies = Set<String>()
+            if let list = body.firstMatch(of: /dependencies: \[([^\]]*)\]/) {
+                dependencies = Set(list.output.1.matches(of: /"([^"]+)"/).map { String($0.output.1) })
+            }
+            let path =
+                body.firstMatch(of: /path: "([^"]+)"/).map { String($0.output.1) } ?? (kind == "testTarget" ? "Tests/\(name)" : "Sources/\(name)")
+            targets.append((name, dependencies, path, kind == "testTarget"))
+        }
+        return targets
+    }
+
+    /// The package's own modules a directory's Swift files import (top-level `import` lines only).
+    static func imports(in directory: String, of modules: Set<String>) throws -> Set<String> {
+        var found = Set<String>()
+        let root = packageRoot.appendingPathComponent(directory)
+        guard let files = FileManager.default.enumerator(atPath: root.path) else { return [] }
+        for case let file as String in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: /(?m)^(?:@\w+\s+)?(?:public |package |internal )?import (\w+)/)
+            where modules.contains(String(match.output.1)) {
+                found.insert(String(match.output.1))
+            }
+        }
+        return found
+    }
+
+    @Test func theModuleGraphIsTheCodes() throws {
+        let targets = try Self.declaredTargets().filter { !$0.isTest }
+        let modules = Set(targets.map(\.name))
+        #expect(modules.count > 12 && modules.contains("AuthmockCore") && modules.contains("authmock"))
+        let page = try String(contentsOf: packageRoot.appendingPathComponent("ARCHITECTURE.md"), encoding: .utf8)
+        // The checked graph: "| `Module` | `Imported`, `Imported` |" rows under "## Module graph".
+        let section = try #require(page.firstRange(of: "## Module graph").map { page[$0.upperBound...] })
+        var drawn: [String: Set<String>] = [:]
+        for row in section.matches(of: /(?m)^\| `([\w-]+)` \| ([^|]*)\|/) {
+            drawn[String(row.output.1)] = Set(row.output.2.matches(of: /`([\w-]+)`/).map { String($0.output.1) })
+        }
+        for target in targets {
+            let imported = try Self.imports(in: target.path, of: modules.subtracting([target.name]))
+            #expect(
+                imported == target.dependencies,
+                "\(target.name) imports \(imported.sorted()) but Package.swift declares \(target.dependencies.sorted())")
+            #expect(
+                drawn[target.name] == imported,
+                "ARCHITECTURE.md draws \(target.name) importing \(drawn[target.name]?.sorted() ?? []), the code \(imported.sorted())")
+        }
+        #expect(Set(drawn.keys) == modules, "ARCHITECTURE.md's graph lists \(drawn.keys.sorted()), the package \(modules.sorted())")
+    }
+
     @Test func everyFileItNamesExists() throws {
         let page = try String(contentsOf: packageRoot.appendingPathComponent("ARCHITECTURE.md"), encoding: .utf8)
         let paths = page.matches(of: /`((?:Sources|Tests|scripts|drivers|docs|scenarios|bench)\/[^` ]+)`/).map { String($0.output.1) }
