@@ -21,7 +21,7 @@ extension FaultRule {
     public static let fields = ["match", "times", "action"]
     public static let matchFields = ["method", "pathPrefix", "kind", "header"]
     /// The action types, as control API bodies and scenario files name them.
-    public static let actionTypes = ["respond", "delay", "delay-response", "gather", "close-connection", "drop-response", "id-token"]
+    public static let actionTypes = ["respond", "answer", "delay", "delay-response", "gather", "close-connection", "drop-response", "id-token"]
 
     public init(_ object: StrictObject) throws(ControlInputError) {
         try object.allow(Self.fields)
@@ -83,6 +83,12 @@ extension FaultRule {
                 throw ControlInputError(.invalidValue, "field '\(action.name("headers"))': \(framing) is set by the server from the body")
             }
             parsed = .respond(status: status, headers: headers, body: body)
+        case "answer":
+            // Which situations there are is the server's (AuthmockServer's `Situation`): it checks the name where a rule is installed or loaded.
+            try action.allow(["type", "situation"])
+            let situation = try action.required(try action.string("situation"), "situation")
+            guard !situation.isEmpty else { throw ControlInputError(.invalidValue, "field '\(action.name("situation"))' must name a situation") }
+            parsed = .answer(situation: situation)
         case "delay", "delay-response":
             try action.allow(["type", "ms"])
             let ms = try action.required(try action.int("ms"), "ms")
@@ -134,6 +140,7 @@ extension FaultRule: Codable {
         var type: String, status: Int? = nil, headers: [String: String]? = nil, body: String? = nil, ms: Int? = nil, count: Int? = nil
         var quiet_ms: Int? = nil
         var claims: [String: String]? = nil
+        var situation: String? = nil
     }
 
     public init(from decoder: any Decoder) throws {
@@ -164,6 +171,7 @@ extension FaultRule: Codable {
         let wire: WireAction =
             switch action {
             case .respond(let status, let headers, let body): WireAction(type: "respond", status: status, headers: headers, body: body)
+            case .answer(let situation): WireAction(type: "answer", situation: situation)
             case .delay(let ms): WireAction(type: "delay", ms: ms)
             case .delayResponse(let ms): WireAction(type: "delay-response", ms: ms)
             case .gather(let count, let ms, let quiet): WireAction(type: "gather", ms: ms, count: count, quiet_ms: quiet)

@@ -26,6 +26,11 @@ public struct FaultRule: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Answer this instead of the route (e.g. 503 with Retry-After, or 401 for a good token).
         case respond(status: Int, headers: [String: String], body: String?)
+        /// Answer as the served dialect answers `situation` (a key of a dialect
+        /// file's `errors.answers`: `access_token_expired`, ...), its status,
+        /// headers and body, instead of the route: one rule for every dialect,
+        /// whether it signals by status or by a code in a 200.
+        case answer(situation: String)
         /// Wait this long (real time), then answer normally.
         case delay(milliseconds: Int)
         /// Answer normally at once (tokens rotate now) but hold the answer
@@ -52,6 +57,7 @@ public struct FaultRule: Sendable, Equatable {
         public var did: String {
             switch self {
             case .respond(let status, _, _): "answered \(status) in the route's place"
+            case .answer(let situation): "answered as the dialect answers \(situation), in the route's place"
             case .delay(let milliseconds): "held \(milliseconds) ms, then answered by the route"
             case .delayResponse(let milliseconds): "answer held \(milliseconds) ms"
             case .closeConnection: "connection closed, no answer"

@@ -972,8 +972,9 @@ clock_variant:
 id: "2.4"
 name: a 401 that refreshing cannot cure is bounded
 description: >
-  The API answers 401 to every call, even with a freshly issued token (a
-  misconfigured gateway, a clock skew the client cannot fix). The rule is
+  The API says "token expired" to every call, even with a freshly issued
+  token (a misconfigured gateway, a clock skew the client cannot fix), in
+  the dialect's own words: a 401, an envelope's code, a code in a 200. The rule is
   that the client stops by itself: a small, bounded number of attempts,
   and the call ends with an outcome (the 401, or the login screen where
   the refresh itself is refused). A client that keeps refreshing and
@@ -982,17 +983,16 @@ description: >
   Alamofire's RefreshWindow (at most 5 refreshes in 30 s, then
   excessiveRefresh), is bounded but wasteful: NON-STRICT.
 reports: [square/okhttp#960]
-profiles: [oauth2, reissue, renewal, header-rotation]
+profiles: [oauth2, envelope, reissue, renewal, header-rotation]
 level: must
 steps:
   - login: {}
   - fault:
       match: {pathPrefix: /api/}
       times: unlimited
-      action:
-        type: respond
-        status: 401
-        headers: {WWW-Authenticate: 'Bearer realm="authmock", error="invalid_token"'}
+      # The dialect's own "this token expired": a 401 with its challenge, an
+      # envelope's 40101, a 200 with its code: what a client refreshes on.
+      action: {type: answer, situation: access_token_expired}
   - request: {method: GET, path: /api/items}
 expect:
   attempts_per_call: {min: 1, max: 10}
@@ -1794,7 +1794,7 @@ refresh-per-401:
 retry-forever:
   cause: unbounded
   fail:
-    "2.4": [oauth2, reissue, renewal]
+    "2.4": [oauth2, envelope, reissue, renewal]
 keep-first-refresh-token:
   cause: spent-refresh-token
   fail:
@@ -1821,7 +1821,7 @@ drop-call-header-on-retry:
     "2.3": [oauth2, envelope, reissue, renewal, header-rotation]
     "2.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "2.3.2": [oauth2, envelope, reissue, renewal, header-rotation]
-    "2.4": [oauth2, reissue, renewal, header-rotation]
+    "2.4": [oauth2, envelope, reissue, renewal, header-rotation]
     "3.1": [oauth2, envelope, reissue, renewal]
     "3.2": [oauth2, envelope, reissue, renewal]
     "3.3": [oauth2, envelope, reissue, renewal]

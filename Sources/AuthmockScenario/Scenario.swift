@@ -300,6 +300,9 @@ public enum ScenarioFormat {
                             Field("headers", .map(.string()), "respond: headers"),
                             Field("body", .string(), "respond: body"),
                             Field(
+                                "situation", .string(oneOf: Situation.answerableKeys),
+                                "answer: the situation whose answer the served dialect gives (access_token_expired, ...): its own status, headers and body"),
+                            Field(
                                 "ms", .integer(minimum: 0),
                                 "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
                             Field(

@@ -355,7 +355,7 @@ private struct Builder {
             return name == "expire" ? .expire(selector) : .revoke(selector)
         case "fault":
             do {
-                return .fault(try FaultRule(StrictObject(body.plainObject, path: "fault")))
+                return .fault(try FaultRule(StrictObject(body.plainObject, path: "fault")).checkedSituation())
             } catch {
                 throw checker.error(at: body.mark, error.message)
             }

@@ -46,7 +46,7 @@ enum ControlRoutes {
         case .faults:
             return JSONResponse.encode(control.faults().map(FaultRuleView.init))
         case .addFault:
-            return JSONResponse.encode(FaultRuleView(control.addFault(try FaultRule(try await input(request)))), status: .created)
+            return JSONResponse.encode(FaultRuleView(control.addFault(try FaultRule(try await input(request)).checkedSituation())), status: .created)
         case .clearFaults:
             return JSONResponse.encode(["removed": control.clearFaults()])
         case .journal:

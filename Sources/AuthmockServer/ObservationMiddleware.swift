@@ -145,6 +145,10 @@ struct ObservationMiddleware: RouterMiddleware {
                 for (name, value) in headers { if let name = HTTPField.Name(name) { fields[name] = value } }
                 let response = Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: text ?? "")))
                 return await answer(&entry, request, context, since: start, response, fault: fault.id)
+            case .answer(let key):
+                // Checked when the rule was installed or its case loaded; an unknown name answers as a bug would.
+                let response = mock.profile.fail(Situation.named(key) ?? .internalError, context: context)
+                return await answer(&entry, request, context, since: start, response, fault: fault.id)
             case .delay(let milliseconds):
                 try await mock.faults.hold(rule: fault.id, milliseconds: milliseconds)
             case .idToken(let claims):

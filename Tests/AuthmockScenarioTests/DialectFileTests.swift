@@ -355,3 +355,37 @@ struct DialectFileTests {
         }
     }
 }
+
+/// A fault rule's `answer` action: one rule ("this token expired") answered
+/// in each dialect's own words, so a case about the signal runs on every
+/// dialect, code-signalled ones too; the journal notes the situation, and a
+/// name no dialect answers is refused with a "did you mean".
+struct AnswerActionTests {
+    @Test(arguments: [("envelope", 401, "40101"), ("result-code", 200, "1001"), ("supabase", 401, "PGRST303")])
+    func aRuleAnswersAsTheDialectDoes(dialect: String, status: Int, code: String) async throws {
+        let loaded = try #require(DialectLoader.builtin(dialect))
+        try await withDialectServed(loaded) { mock, client in
+            let issued = try await mock.authority.issue(subject: "alice", clientID: "demo", scope: "read")
+            let rule = try FaultRule(StrictObject(["action": ["type": "answer", "situation": "access_token_expired"]])).checkedSituation()
+            _ = mock.control.addFault(rule)
+            let response = try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Bearer \(issued.accessToken)"])
+            #expect(Int(response.status.code) == status, "\(dialect): \(response.status)")
+            #expect(String(buffer: response.body).contains(code), "\(dialect): \(String(buffer: response.body))")
+            let entry = try #require(try await mock.control.journal().entries.last)
+            #expect(entry.situation == "access_token_expired" && entry.fault != nil, "\(entry)")
+        }
+    }
+
+    @Test func aSituationNoDialectAnswersIsRefused() throws {
+        let rule = try FaultRule(StrictObject(["action": ["type": "answer", "situation": "acess_token_expired"]]))
+        #expect(throws: ControlInputError.self) { try rule.checkedSituation() }
+        do {
+            _ = try rule.checkedSituation()
+        } catch {
+            #expect(error.message.contains("did you mean 'access_token_expired'"), "\(error.message)")
+        }
+        let yaml = "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - fault: {action: {type: answer, situation: nope}}\nexpect:\n  refreshes: 1\n"
+        let problems = ScenarioLoader.problems(yaml, file: "answer.yaml")
+        #expect(problems.first?.description.hasPrefix("answer.yaml:5:") == true && problems.first?.message.contains("situation") == true, "\(problems)")
+    }
+}

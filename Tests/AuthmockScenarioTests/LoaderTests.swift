@@ -292,6 +292,7 @@ struct ArchitecturePageTests {
         FaultRule(action: .delayResponse(milliseconds: 10)),
         FaultRule(action: .dropResponse),
         FaultRule(action: .idToken(claims: ["nonce": "other"])),
+        FaultRule(match: .init(kinds: [.resource]), times: nil, action: .answer(situation: "access_token_expired")),
     ])
     func aRuleAsTheControlAPIWritesItIsAStep(_ rule: FaultRule) throws {
         let json = String(decoding: try JSONEncoder().encode(rule), as: UTF8.self)

@@ -1,4 +1,5 @@
 public import AuthmockCore
+public import AuthmockModel
 public import DriverProtocol
 public import HTTPTypes
 
@@ -176,6 +177,18 @@ extension Situation {
         }
     }
 
+    /// The situation a dialect file's `errors.answers` key names (not a
+    /// group's key): what a fault rule's `answer` action answers as.
+    public static func named(_ key: String) -> Situation? {
+        examples.first { $0.key == key }
+    }
+
+    /// The situation keys a fault rule's `answer` may name.
+    public static var answerableKeys: [String] {
+        var seen = Set<String>()
+        return examples.map(\.key).filter { seen.insert($0).inserted }
+    }
+
     /// Every key and group a dialect file's `errors.answers` may name, with what it covers.
     public static let answerKeys: [(key: String, doc: String)] = [
         ("bad_request", "group: any body problem below (required unless each is named)"),
@@ -212,4 +225,19 @@ extension Situation {
         ("store_unavailable", "the `--state` database failed (default: the shared 503 row)"),
         ("internal_error", "a bug in authmock (default: the shared 500 row)"),
     ]
+}
+
+extension FaultRule {
+    /// The rule, when what it names is the server's to know: an `answer`
+    /// names a situation there is (its key in a dialect file's `errors.answers`).
+    public func checkedSituation() throws(ControlInputError) -> FaultRule {
+        if case .answer(let key) = action, Situation.named(key) == nil {
+            let keys = Situation.answerableKeys
+            throw ControlInputError(
+                .invalidValue,
+                "field 'action.situation' must be a situation a dialect answers (\(keys.joined(separator: ", "))); got '\(key)'\(Suggestion.hint(for: key, in: keys))"
+            )
+        }
+        return self
+    }
 }
