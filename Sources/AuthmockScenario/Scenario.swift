@@ -301,7 +301,8 @@ public enum ScenarioFormat {
                             Field("body", .string(), "respond: body"),
                             Field(
                                 "situation", .string(oneOf: Situation.answerableKeys),
-                                "answer: the situation whose answer the served dialect gives (access_token_expired, ...): its own status, headers and body"),
+                                "answer: the situation whose answer the served dialect gives (access_token_expired, ...): its own status, headers and body"
+                            ),
                             Field(
                                 "ms", .integer(minimum: 0),
                                 "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),

@@ -269,9 +269,8 @@ struct TokenAuthorityTests {
     @Test(arguments: ["memory", "sqlite"]) func aReusedParentGetsItsCurrentChild(store kind: String) async throws {
         var settings = TokenSettings(refreshTTL: 1000)
         settings.reusedParent = .currentChild
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reused-parent-\(UUID()).db").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+        let (store, path) = try await throwawayStore(kind)
+        defer { removeStore(path) }
         let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
         let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
         let second = try await authority.refresh(first.refreshToken!, clientID: "demo").get()
@@ -295,9 +294,8 @@ struct TokenAuthorityTests {
             var settings = TokenSettings(refreshTTL: 1000)
             settings.refreshReuse = .reject
             settings.concurrentRefresh = policy
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("concurrent-\(UUID()).db").path
-            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-            let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+            let (store, path) = try await throwawayStore(kind)
+            defer { removeStore(path) }
             let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
             let signedIn = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
             let token = try #require(signedIn.refreshToken)
@@ -351,9 +349,8 @@ struct TokenAuthorityTests {
         var settings = TokenSettings(refreshTTL: 1800)
         settings.jwtShape.refreshClaims = ["typ": "Refresh", "azp": "{client_id}-app"]
         settings.jwtShape.issuerPath = "/realms/authmock"
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("refresh-jwt-\(UUID()).db").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+        let (store, path) = try await throwawayStore(kind)
+        defer { removeStore(path) }
         let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
         clock.advance(seconds: 0.6)
         let signedIn = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
@@ -387,9 +384,8 @@ struct TokenAuthorityTests {
     @Test(arguments: ["memory", "sqlite"]) func aRefreshRevokesTheAccessTokensItReplaces(store kind: String) async throws {
         var settings = TokenSettings(rotateRefreshTokens: false)
         settings.refreshRevokesAccess = true
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("revokes-access-\(UUID()).db").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+        let (store, path) = try await throwawayStore(kind)
+        defer { removeStore(path) }
         let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
         let first = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
         let other = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
@@ -498,4 +494,18 @@ func base64URLDecode(_ text: String) throws -> Data {
 func base64URLEncode(_ data: Data) -> String {
     data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         .replacingOccurrences(of: "=", with: "")
+}
+
+/// A token store of `kind` for a test run against both: in memory, or SQLite
+/// in a throwaway file (its path, for `removeStore`; nil in memory).
+func throwawayStore(_ kind: String) async throws -> (any TokenStore, String?) {
+    guard kind == "sqlite" else { return (MemoryTokenStore(), nil) }
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-store-\(UUID()).db").path
+    return (try await SQLTokenStore(try SQLiteDatabase(path: path)), path)
+}
+
+/// Removes a throwaway SQLite store's files.
+func removeStore(_ path: String?) {
+    guard let path else { return }
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }

@@ -104,9 +104,8 @@ struct TokenPruningTests {
         for policy in [RefreshReuse.revokeLogin, .accept] {
             var settings = TokenSettings(accessTTL: 3600, refreshTTL: 30 * 86_400)
             settings.refreshReuse = policy
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("rotated-kept-\(UUID()).db").path
-            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-            let store: any TokenStore = kind == "memory" ? MemoryTokenStore() : try await SQLTokenStore(try SQLiteDatabase(path: path))
+            let (store, path) = try await throwawayStore(kind)
+            defer { removeStore(path) }
             let authority = try await TokenAuthority(settings: settings, signingKey: key, clock: clock, store: store)
             let signedIn = try await authority.issue(subject: "alice", clientID: "demo", scope: "read")
             var chain = [try #require(signedIn.refreshToken)]
