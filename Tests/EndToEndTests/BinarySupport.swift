@@ -155,6 +155,9 @@ final class FixtureServer: @unchecked Sendable {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        // A server that reads its stdin ends when it closes (a launcher between
+        // us and the interpreter kept SIGTERM from it): `stop`, or this process's end.
+        process.standardInput = input
         try process.run()
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
@@ -170,5 +173,10 @@ final class FixtureServer: @unchecked Sendable {
         self.started = started
     }
 
-    func stop() { process.terminate() }
+    private let input = Pipe()
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.terminate()
+    }
 }

@@ -3,7 +3,9 @@ a throwaway server, the user alice, and a quiet threaded WSGI server on a free
 loopback port that prints its first line (the port and what the test needs)."""
 import json
 import os
+import sys
 import tempfile
+import threading
 
 import django
 from django.conf import settings
@@ -52,4 +54,7 @@ def serve(started):
 
     server = make_server("127.0.0.1", 0, get_wsgi_application(), server_class=Threading, handler_class=Quiet)
     print(json.dumps({"port": server.server_port, **started}), flush=True)
+    # The test holds our stdin: when it closes (the test stopped us, or died), so do we.
+    # A signal alone did not reach this process through the interpreter's launcher.
+    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     server.serve_forever()
