@@ -53,13 +53,29 @@ struct StoppedRunTests {
     /// its stdout's reader is gone. It exits 0, with no crash report.
     @Test func aDriverWhoseRunnerIsGoneExitsQuietly() async throws {
         // The reader of its answers closes before the answer comes.
+        // PIPESTATUS[0] is the driver's own status (a subshell around the pipe would report head's).
         let script =
-            "exec 3>&1; (\(try referenceDriver()) <<'EOF' | head -c 0\n{\"id\":\"1\",\"op\":\"hello\",\"baseURL\":\"http://127.0.0.1:9\",\"profile\":\"oauth2\",\"clientId\":\"demo\",\"clientSecret\":\"demo-secret\"}\nEOF\n) ; echo \"status ${PIPESTATUS[0]}\""
+            "\(try referenceDriver()) <<'EOF' | head -c 0\n{\"id\":\"1\",\"op\":\"hello\",\"baseURL\":\"http://127.0.0.1:9\",\"profile\":\"oauth2\",\"clientId\":\"demo\",\"clientSecret\":\"demo-secret\"}\nEOF\necho \"status ${PIPESTATUS[0]}\""
         let run = try await runProcess("/bin/bash", ["-c", script])
         #expect(run.stdout.contains("status 0"), "\(run.stdout) \(run.stderr)")
         #expect(!run.stderr.contains("Fatal error") && !run.stderr.contains("Crash"), "\(run.stderr)")
         // Its stdin ends without shutdown.
         let ended = try await runProcess("/bin/bash", ["-c", "\(try referenceDriver()) < /dev/null; echo \"status $?\""])
         #expect(ended.stdout.contains("status 0"), "\(ended.stdout) \(ended.stderr)")
+    }
+
+    /// The same for the other languages' protocol loops (the Python helper,
+    /// Node's, Ruby's): Node's died on an unhandled EPIPE with a stack
+    /// trace, Ruby's by SIGPIPE.
+    @Test(arguments: ["python3 drivers/python-authlib/driver.py", "node drivers/node-axios/driver.js", "ruby drivers/ruby-oauth2/driver.rb"])
+    func anotherLanguagesDriverWhoseRunnerIsGoneExitsQuietly(command: String) async throws {
+        let hello = #"{"id":"1","op":"hello","baseURL":"http://127.0.0.1:9","profile":"oauth2","clientId":"demo","clientSecret":"demo-secret"}"#
+        // Two hellos a moment apart: the second answer meets the closed pipe whatever the first did.
+        let script =
+            "cd '\(repositoryRoot.path)' && { echo '\(hello)'; sleep 1; echo '\(hello)'; sleep 1; } | \(command) | head -c 0; echo \"status ${PIPESTATUS[1]}\""
+        let run = try await runProcess("/bin/bash", ["-c", script])
+        #expect(run.stdout.contains("status 0"), "\(command): \(run.stdout) \(run.stderr)")
+        #expect(
+            !run.stderr.contains("EPIPE") && !run.stderr.contains("Traceback") && !run.stderr.contains("Broken pipe"), "\(command): \(run.stderr)")
     }
 }

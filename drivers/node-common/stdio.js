@@ -8,6 +8,9 @@
 const readline = require("readline");
 
 exports.serve = function serve(driver) {
+  // The runner gone (its end of the pipe closed): leave quietly, as at the end
+  // of stdin, not with an unhandled EPIPE and a stack trace.
+  process.stdout.on("error", (error) => process.exit(error.code === "EPIPE" ? 0 : 1));
   const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
   const inFlight = new Set();
   let client = null;

@@ -65,7 +65,12 @@ end
 # The protocol: JSON lines on stdin and stdout, each call on its own thread
 # (the runner sends concurrent calls on purpose), each id answered once.
 out = Mutex.new
-send = ->(message) { out.synchronize { $stdout.write("#{JSON.generate(message)}\n"); $stdout.flush } }
+# The runner gone (its end of the pipe closed): leave quietly, as at the end of stdin.
+send = lambda do |message|
+  out.synchronize { $stdout.write("#{JSON.generate(message)}\n"); $stdout.flush }
+rescue Errno::EPIPE, IOError
+  exit!(0)
+end
 client = nil
 threads = []
 $stdin.each_line do |line|
