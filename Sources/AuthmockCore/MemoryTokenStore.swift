@@ -72,18 +72,21 @@ public final class MemoryTokenStore: TokenStore {
             let now = exchange.now
             let record = state.refreshByValue[exchange.value]
             let verdict: TokenRules.Exchange
+            let familyID: String?
             if let record {
                 let successor = TokenRules.successorToRead(record, settings: mint.settings).flatMap { state.refreshByID[$0] }
                 verdict = TokenRules.exchange(
                     record, family: state.families[record.familyID], successor: successor, exchange, settings: mint.settings)
+                familyID = record.familyID
             } else {
                 let sealed = mint.seal.open(exchange.value)
                 verdict = TokenRules.exchangeUnrecorded(
                     sealed: sealed, family: sealed.flatMap { state.families[$0.family] }, exchange, settings: mint.settings)
+                familyID = sealed?.family
             }
             switch verdict {
             case .fail(let failure, let revoke):
-                if revoke, let family = record?.familyID ?? mint.seal.open(exchange.value)?.family { state.revokeFamily(family, at: now) }
+                if revoke, let familyID { state.revokeFamily(familyID, at: now) }
                 return .failure(failure)
             case .successor(let family, let successor):
                 let access = mint.access(owner: family.owner, at: now)

@@ -208,15 +208,19 @@ enum TokenRules {
         if settings.concurrentRefresh == .bothSucceed, exchange.overlaps(rotationOf: record), record.expiresAt > exchange.now,
             let family, family.revokedAt == nil
         {
-            if let clientID = exchange.clientID, family.clientID != clientID { return .fail(.clientMismatch, revokeLogin: false) }
-            return .pass(family, retire: false)
+            return pass(family, exchange, retire: false)
         }
         if let failure = failure(of: record, family: family, at: exchange.now, grace: settings.reuseGrace) {
             return .fail(failure, revokeLogin: failure == .reused && settings.refreshReuse == .revokeLogin)
         }
         guard let family else { return .fail(.unknown, revokeLogin: false) }
+        return pass(family, exchange, retire: exchange.rotate && record.state == .live)
+    }
+
+    /// A refresh of `family` goes through, unless another client presents it.
+    static func pass(_ family: FamilyRecord, _ exchange: RefreshExchange, retire: Bool) -> Exchange {
         if let clientID = exchange.clientID, family.clientID != clientID { return .fail(.clientMismatch, revokeLogin: false) }
-        return .pass(family, retire: exchange.rotate && record.state == .live)
+        return .pass(family, retire: retire)
     }
 
     /// Why `record` cannot be exchanged now, or nil when it can.
@@ -245,8 +249,7 @@ enum TokenRules {
         if family.revokedAt != nil { return .fail(.revoked, revokeLogin: false) }
         if sealed.expiresAt <= exchange.now { return .fail(.expired, revokeLogin: false) }
         guard settings.refreshReuse == .accept else { return .fail(.reused, revokeLogin: settings.refreshReuse == .revokeLogin) }
-        if let clientID = exchange.clientID, family.clientID != clientID { return .fail(.clientMismatch, revokeLogin: false) }
-        return .pass(family, retire: false)
+        return pass(family, exchange, retire: false)
     }
 
     /// How many rotated refresh tokens a login keeps as records when pruning

@@ -56,25 +56,27 @@ public enum DialectLoader {
     /// as `--profile supabase` does). Neither: "no such file", with the
     /// built-in names and a "did you mean".
     public static func load(fileOrBuiltin argument: String) throws(ScenarioError) -> LoadedDialect {
-        if !FileManager.default.fileExists(atPath: argument), let builtin = builtin(argument) { return builtin }
-        do {
-            return try load(file: argument)
-        } catch {
-            guard !FileManager.default.fileExists(atPath: argument) else { throw error }
-            throw ScenarioError(
-                file: error.file, line: error.line, column: error.column,
-                message: error.message + "; nor is it a built-in dialect (\(BuiltinDialects.names.joined(separator: ", ")))"
-                    + Suggestion.hint(for: argument, in: BuiltinDialects.names))
-        }
+        let (text, file, builtin) = try text(fileOrBuiltin: argument).get()
+        return try parse(text, file: file, builtin: builtin)
     }
 
-    /// A `--dialect` argument's text and the name to report it by: the file's, or a built-in dialect's.
-    public static func text(fileOrBuiltin argument: String) -> (text: String, file: String, builtin: Bool)? {
-        if !FileManager.default.fileExists(atPath: argument), let text = BuiltinDialects.file(argument) {
-            return (text, "dialects/\(argument).yaml (built in)", true)
+    /// A `--dialect` argument's text and the name to report it by: the
+    /// file's, or a built-in dialect's where no file has the name.
+    public static func text(fileOrBuiltin argument: String) -> Result<(text: String, file: String, builtin: Bool), ScenarioError> {
+        let exists = FileManager.default.fileExists(atPath: argument)
+        if !exists, let text = BuiltinDialects.file(argument) { return .success((text, "dialects/\(argument).yaml (built in)", true)) }
+        switch ScenarioLoader.readText(argument) {
+        case .success(let text): return .success((text, argument, false))
+        case .failure(let problems):
+            var error = problems.list[0]
+            if !exists {
+                error = ScenarioError(
+                    file: error.file, line: error.line, column: error.column,
+                    message: error.message + "; nor is it a built-in dialect (\(BuiltinDialects.names.joined(separator: ", ")))"
+                        + Suggestion.hint(for: argument, in: BuiltinDialects.names))
+            }
+            return .failure(error)
         }
-        guard case .success(let text) = ScenarioLoader.readText(argument) else { return nil }
-        return (text, argument, false)
     }
 
     public static func load(file: String) throws(ScenarioError) -> LoadedDialect {

@@ -37,8 +37,8 @@ struct InitCommand: ParsableCommand {
         var declared: (name: String, text: String)? = nil
         if let dialect {
             do {
-                let loaded = try DialectLoader.load(fileOrBuiltin: dialect)
-                declared = (loaded.description.name, DialectLoader.text(fileOrBuiltin: dialect)?.text ?? "")
+                let found = try DialectLoader.text(fileOrBuiltin: dialect).get()
+                declared = (try DialectLoader.parse(found.text, file: found.file, builtin: found.builtin).description.name, found.text)
             } catch {
                 throw ValidationError("\(error) (authmock validate \(dialect) lists every problem)")
             }

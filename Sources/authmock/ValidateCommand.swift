@@ -37,12 +37,15 @@ struct ValidateCommand: ParsableCommand {
             // Dialects first: the cases are checked against them.
             for argument in dialectFiles + files {
                 let given = dialectFiles.contains(argument)
-                guard let (text, file, builtin) = DialectLoader.text(fileOrBuiltin: argument) else {
+                let text: String, file: String, builtin: Bool
+                switch DialectLoader.text(fileOrBuiltin: argument) {
+                case .success(let found): (text, file, builtin) = found
+                case .failure(let error):
                     // A --dialect that names no file and no built-in dialect is a problem, not nothing to check.
                     guard given else { continue }
                     count += 1
                     bad += 1
-                    do { _ = try DialectLoader.load(fileOrBuiltin: argument) } catch { print("invalid \(error)") }
+                    print("invalid \(error)")
                     continue
                 }
                 guard DialectLoader.isDialect(text) else {
