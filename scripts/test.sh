@@ -45,9 +45,8 @@ command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 
 # What the drivers in drivers/ need (their driver.yaml: Debian and PyPI
 # packages), and what the tests need from PyPI: an independent JSON Schema
 # validator for the scenario schema, schemathesis for the OpenAPI contract,
-# the real SimpleJWT server the simplejwt dialect is compared with, the
-# django-oauth-toolkit server whose token policy passport's is compared with,
-# moto's Cognito emulation the cognito dialect is compared with, and
+# the real servers scripts/fidelity.py compares the dialects with (SimpleJWT,
+# django-oauth-toolkit as oauth2 and as Passport's policy, moto's Cognito), and
 # python-keycloak, auth0-python, firebasil, pycognito and msal, the SDKs the
 # keycloak, auth0, firebase, cognito and entra dialects are checked with.
 read -r -a driver_apt <<< "$(python3 scripts/drivers.py debian)"

@@ -166,6 +166,10 @@ public enum DialectFormat {
                                 Field("status", .integer(minimum: 200), "the answer's status: 204 (default), or another 2xx, with or without `body`"),
                                 Field("body", .any, "the answer's JSON body (`{}`); none by default"),
                                 Field("headers", .map(.string()), "headers the answer carries"),
+                                Field(
+                                    "refuses_dead_token", .boolean,
+                                    "true: a refresh token that is no longer good (unknown, expired, revoked, rotated) gets the refresh refusal for why, as SimpleJWT's blacklist view does; false (default): a success, as RFC 7009 asks"
+                                ),
                             ])),
                     "the backend's sign-out (token revocation) endpoint: the login the token names ends at the server, every token of it refused from then on"
                 ),

@@ -489,7 +489,8 @@ private struct DialectBuilder {
         }
         return .init(
             method: endpoint.method, path: endpoint.path, match: endpoint.match, encoding: endpoint.encoding, refreshToken: refreshToken,
-            accessToken: accessToken, status: status, body: body, headers: try headers(o["headers"], "sign_out.headers", allowed: []))
+            accessToken: accessToken, status: status, body: body, headers: try headers(o["headers"], "sign_out.headers", allowed: []),
+            refusesDeadToken: o["refuses_dead_token"]?.boolean ?? false)
     }
 
     /// A success answer (`tokens`, `refresh.tokens`): it must say the new access token.

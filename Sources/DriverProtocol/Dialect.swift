@@ -178,9 +178,14 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var body: Template?
         /// Headers the answer carries (Cognito's `Content-Type`).
         public var headers: [String: Template]
+        /// True: a refresh token that is no longer good gets the refresh
+        /// refusal for why (SimpleJWT's blacklist view validates it first);
+        /// false: a success, as RFC 7009 asks.
+        public var refusesDeadToken: Bool
 
         enum CodingKeys: String, CodingKey {
             case method, path, match, encoding, refreshToken = "refresh_token", accessToken = "access_token", status, body, headers
+            case refusesDeadToken = "refuses_dead_token"
         }
 
         public init(from decoder: any Decoder) throws {
@@ -194,12 +199,29 @@ public struct DialectDescription: Sendable, Codable, Equatable {
             status = try c.decodeIfPresent(Int.self, forKey: .status) ?? 204
             body = try c.decodeIfPresent(Template.self, forKey: .body)
             headers = try c.decodeIfPresent([String: Template].self, forKey: .headers) ?? [:]
+            refusesDeadToken = try c.decodeIfPresent(Bool.self, forKey: .refusesDeadToken) ?? false
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(method, forKey: .method)
+            try c.encode(path, forKey: .path)
+            try c.encode(match, forKey: .match)
+            try c.encode(encoding, forKey: .encoding)
+            try c.encodeIfPresent(refreshToken, forKey: .refreshToken)
+            try c.encodeIfPresent(accessToken, forKey: .accessToken)
+            try c.encode(status, forKey: .status)
+            try c.encodeIfPresent(body, forKey: .body)
+            try c.encode(headers, forKey: .headers)
+            // Left out when false: a driver's dialect as before, and the embedded files unchanged.
+            if refusesDeadToken { try c.encode(true, forKey: .refusesDeadToken) }
         }
 
         public init(
             method: String, path: String, match: Match = Match(), encoding: BodyEncoding, refreshToken: TokenLocation?, accessToken: TokenLocation?,
-            status: Int, body: Template?, headers: [String: Template] = [:]
+            status: Int, body: Template?, headers: [String: Template] = [:], refusesDeadToken: Bool = false
         ) {
+            self.refusesDeadToken = refusesDeadToken
             self.headers = headers
             self.method = method
             self.path = path

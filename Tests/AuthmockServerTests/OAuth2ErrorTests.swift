@@ -245,7 +245,9 @@ let oauth2ErrorCases: [ErrorCase] = [
         try await server.get("/api/admin/users", bearer: try await server.login().access)
     },
     ErrorCase("unknown path", CommonError.notFound) { try await $0.send(.get, "/nowhere") },
-    ErrorCase("wrong method", CommonError.notFound) { try await $0.send(.delete, "/oauth/token") },
+    ErrorCase("wrong method", OAuth2Error.methodNotAllowed) { try await $0.send(.delete, "/oauth/token") },
+    ErrorCase("GET on the token endpoint", OAuth2Error.methodNotAllowed) { try await $0.send(.get, "/oauth/token") },
+    ErrorCase("wrong method elsewhere", CommonError.notFound) { try await $0.send(.delete, "/.well-known/openid-configuration") },
     ErrorCase("oversize body", CommonError.payloadTooLarge) {
         try await $0.form("/oauth/token", password + [("padding", String(repeating: "x", count: 70_000))])
     },
@@ -281,6 +283,7 @@ struct OAuth2ErrorTests {
             #expect(response.errorCode == row.code, "\(response.text)")
             #expect(response.errorDescription?.hasPrefix(row.message) == true, "\(response.text)")
             #expect(response.headers[.cacheControl] == "no-store")
+            if row.status == 405 { #expect(response.headers[.allow] == "POST") }
             if row.status == 401, row.code == "invalid_client" {
                 let basic = response.headers[.wwwAuthenticate]
                 #expect((basic?.hasPrefix("Basic") ?? false) == (row == OAuth2Error.invalidClientBasic.row))

@@ -100,20 +100,6 @@ struct IdentityProviderTests {
         #expect(check.stdout.contains("\(sdk) recognises every answer"), "\(check.stdout)")
     }
 
-    /// `--profile cognito` beside moto's Cognito emulation (its server from
-    /// PyPI): the same unsigned JSON 1.1 requests get the same statuses,
-    /// error types, answer members and token claims
-    /// (Tests/EndToEndTests/Fixtures/cognito-moto-compare.py; where moto
-    /// differs from AWS, docs/profiles/cognito.md says so).
-    @Test func theCognitoDialectAnswersAsMotoDoes() async throws {
-        let server = try ServingBinary(["--profile", "cognito", "--log-level", "error"])
-        defer { _ = server.interrupt() }
-        let script = repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/cognito-moto-compare.py").path
-        let compare = try await runProcess("python3", [script, "127.0.0.1:\(server.port)"])
-        #expect(compare.status == 0, "\(compare.stdout)\(compare.stderr)")
-        #expect(compare.stdout.contains("authmock answers as moto does"), "\(compare.stdout)")
-    }
-
     /// `--profile entra --tls`: MSAL for Python, unchanged, with this server
     /// as its authority, trusting the certificate authmock generated
     /// (Tests/EndToEndTests/Fixtures/entra-sdk-check.py): discovery, a

@@ -197,13 +197,21 @@ public struct DeclaredProfile: Profile {
     /// revoked, every token of it. An access token must be valid (the
     /// backend authenticates the request with it: the dialect's refusal
     /// otherwise); a refresh token the server does not know is answered as
-    /// a success, as RFC 7009 asks (nothing is left to revoke).
+    /// a success, as RFC 7009 asks (nothing is left to revoke), unless the
+    /// file says the backend refuses it (`refuses_dead_token`).
     private func signOut(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Response {
         guard let signOut = description.signOut else { return fail(.internalError, context: context) }
         if let location = signOut.refreshToken {
             switch Self.token(at: location, request: request, context: context) {
             case .failure(let situation): return fail(situation, context: context)
-            case .success(let token): try await mock.authority.revoke(token: token)
+            case .success(let token):
+                if signOut.refusesDeadToken {
+                    guard let info = try await mock.authority.inspectRefreshToken(token) else {
+                        return fail(.refreshToken(.unknown), context: context)
+                    }
+                    if let failure = info.failure { return fail(.refreshToken(failure), context: context) }
+                }
+                try await mock.authority.revoke(token: token)
             }
         } else if let location = signOut.accessToken {
             let token: String

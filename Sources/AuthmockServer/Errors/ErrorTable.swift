@@ -72,7 +72,7 @@ public enum CommonError: ErrorCatalog {
 /// The standards profile: RFC 6749 token endpoint errors, RFC 6750 resource errors.
 public enum OAuth2Error: ErrorCatalog {
     // Token, revocation and introspection endpoints.
-    case missingParameter, repeatedParameter, malformedBody, unsupportedContentType, multipleClientAuth
+    case missingParameter, repeatedParameter, malformedBody, unsupportedContentType, multipleClientAuth, methodNotAllowed
     case invalidClientBasic, invalidClient
     case wrongCredentials
     case refresh(RefreshTokenFailure)
@@ -92,7 +92,7 @@ public enum OAuth2Error: ErrorCatalog {
 
     public static var allCases: [OAuth2Error] {
         [
-            .missingParameter, .repeatedParameter, .malformedBody, .unsupportedContentType, .multipleClientAuth,
+            .missingParameter, .repeatedParameter, .malformedBody, .unsupportedContentType, .multipleClientAuth, .methodNotAllowed,
             .invalidClientBasic, .invalidClient, .wrongCredentials,
         ]
             + RefreshTokenFailure.allCases.map { .refresh($0) }
@@ -125,6 +125,12 @@ public enum OAuth2Error: ErrorCatalog {
             make(
                 400, "invalid_request", "Client used more than one authentication method",
                 when: "both HTTP Basic and `client_secret` in the body (RFC 6749 section 2.3)")
+        case .methodNotAllowed:
+            make(
+                405, "invalid_request", "The endpoint takes POST",
+                when:
+                    "a token, revocation or introspection endpoint asked with another method (RFC 6749 section 3.2); the answer carries `Allow: POST`"
+            )
         case .invalidClientBasic:
             make(
                 401, "invalid_client", "Client authentication failed",

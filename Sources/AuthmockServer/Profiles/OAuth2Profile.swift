@@ -42,6 +42,14 @@ public struct OAuth2Profile: Profile {
         tokenRoute("/oauth/introspect", routes: routes, mock: mock) { token in
             introspection(try await mock.authority.introspect(token: token), issuer: mock.authority.issuer)
         }
+        // The POST-only endpoints asked with another method: 405 with `Allow`, as servers answer, not "no such endpoint".
+        for path in ["/oauth/token", "/oauth/revoke", "/oauth/introspect"] {
+            for method in [HTTPRequest.Method.get, .put, .patch, .delete] {
+                routes.on(path, method: method) { request, context in
+                    fail(.methodNotAllowed(method: "\(request.method)", path: path), context: context)
+                }
+            }
+        }
     }
 
     /// RFC 7009 and RFC 7662 endpoints: an authenticated client's form with a `token`.
@@ -113,7 +121,9 @@ public struct OAuth2Profile: Profile {
             return ErrorAnswer(error, detail: detail, headers: [.wwwAuthenticate: challenge])
         }
         switch situation {
-        case .notFound, .methodNotAllowed, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
+        // Servers answer 405 on a token endpoint asked with GET (RFC 6749 section 3.2: it takes POST).
+        case .methodNotAllowed: return ErrorAnswer(OAuth2Error.methodNotAllowed, detail: situation.detail, headers: [.allow: "POST"])
+        case .notFound, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
         case .body(.missing): return ErrorAnswer(OAuth2Error.missingParameter, detail: situation.detail)
         case .body: return ErrorAnswer(OAuth2Error.malformedBody)
         case .wrongCredentials: return ErrorAnswer(OAuth2Error.wrongCredentials)

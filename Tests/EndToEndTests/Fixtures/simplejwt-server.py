@@ -1,7 +1,7 @@
 """A real djangorestframework-simplejwt server, configured as its docs show
 (TokenObtainPairView, TokenRefreshView, TokenBlacklistView, JWTAuthentication,
-rotation with blacklist after rotation), for SimpleJWTFidelityTests to compare authmock's
-simplejwt dialect with. Binds a free loopback port and prints one JSON line:
+rotation with blacklist after rotation), for scripts/fidelity.py and
+SimpleJWTFidelityTests to compare authmock's simplejwt dialect with. Binds a free loopback port and prints one JSON line:
 the port, and an access and a refresh token the library itself made
 already expired (the real server's clock cannot be moved)."""
 import datetime
