@@ -388,10 +388,8 @@ VENDORS = {
                    "has no placeholder keys, so authmock says it in `detail` (docs/profiles/simplejwt.md)",
                    probes=("sign-in, no password", "refresh, no token")),
             Accept("body", "as the members above", probes=("sign-in, no password", "refresh, no token")),
-            Accept("status", "not modelled yet: DRF refuses a body whose Content-Type no parser takes (415 `Unsupported media type`); "
-                   "authmock reads any body as the endpoint's encoding (issue 56)", probes=("sign-in, text/plain",)),
-            Accept("members", "as the status above", probes=("sign-in, text/plain",)),
-            Accept("body", "as the status above", probes=("sign-in, text/plain",)),
+            Accept("body", "DRF's 415 quotes the request's type (`Unsupported media type \"text/plain\" in request.`); a dialect "
+                   "file's message is fixed text", probes=("sign-in, text/plain",)),
             Accept("body", "DRF's message quotes the parser's or the method's words (`JSON parse error - Expecting property name "
                    "...`, `Expected a dictionary, but got list.`, `Method \"GET\" not allowed.`); authmock's says the same without "
                    "them", probes=("sign-in, not JSON", "refresh, a list for a body", "refresh, GET")),

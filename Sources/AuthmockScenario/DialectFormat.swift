@@ -195,6 +195,10 @@ public enum DialectFormat {
                     "`exact`: the API takes only `Authorization: Bearer` as written, and `bearer` is no credential (Django REST framework SimpleJWT); by default any case"
                 ),
                 Field(
+                    "other_content_types", .string(oneOf: DialectDescription.OtherContentTypes.allCases.map(\.rawValue)),
+                    "a body whose `Content-Type` is neither the endpoint's `encoding` nor its `also_accepts` (or, with a body, none): `read` (default) reads it as `encoding`, as GoTrue does; `refuse` answers `unsupported_media_type`, as Django REST framework does (415)"
+                ),
+                Field(
                     "documents", .map(.any),
                     "fixed JSON answers to GET, by path, with `{base_url}` and `{issuer}` (an OpenID Connect discovery document an SDK reads first)"),
             ])

@@ -261,8 +261,11 @@ private struct DialectBuilder {
             answers[key] = try declaredError(answer, "errors.answers.\(key)")
         }
         // Every situation a client can meet needs an answer: its own, or its group's.
+        // A body in a type the endpoint does not read is one only where the file refuses it.
+        let refuses = o["other_content_types"]?.string == DialectDescription.OtherContentTypes.refuse.rawValue
         var missing: [String] = []
         for situation in Situation.examples where situation.group != nil || situation == .wrongCredentials {
+            if case .body(.unsupportedMediaType) = situation, !refuses { continue }
             if answers[situation.key] == nil, situation.group.flatMap({ answers[$0] }) == nil, !missing.contains(situation.key) {
                 missing.append(situation.key)
             }
@@ -299,7 +302,8 @@ private struct DialectBuilder {
                 try documents(value, served: [signIn.path, refresh.path] + (signOut.map { [$0.path] } ?? []) + (jwks.map { [$0] } ?? []))
             },
             bearerScheme: o["bearer_scheme"]?.string.flatMap(DialectDescription.BearerScheme.init(rawValue:)),
-            signOut: signOut)
+            signOut: signOut,
+            otherContentTypes: o["other_content_types"]?.string.flatMap(DialectDescription.OtherContentTypes.init(rawValue:)))
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }

@@ -29,18 +29,30 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// The backend's sign-out (token revocation) endpoint; nil: it has none,
     /// and a client signs out by forgetting its tokens.
     public var signOut: SignOut?
+    /// What the backend does with a body whose `Content-Type` is neither an
+    /// endpoint's `encoding` nor its `also_accepts`; nil: reads it as `encoding`.
+    public var otherContentTypes: OtherContentTypes?
 
     public enum BearerScheme: String, Sendable, Codable, Equatable { case exact }
 
+    public enum OtherContentTypes: String, Sendable, Codable, Equatable, CaseIterable {
+        /// Read as the endpoint's encoding (GoTrue decodes any body as JSON).
+        case read
+        /// Refused: the `unsupported_media_type` answer (Django REST framework's 415).
+        case refuse
+    }
+
     enum CodingKeys: String, CodingKey {
         case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources, jwt, documents
-        case bearerScheme = "bearer_scheme", signOut = "sign_out"
+        case bearerScheme = "bearer_scheme", signOut = "sign_out", otherContentTypes = "other_content_types"
     }
 
     public init(
         name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil,
-        jwt: JWTShape? = nil, documents: [String: Template]? = nil, bearerScheme: BearerScheme? = nil, signOut: SignOut? = nil
+        jwt: JWTShape? = nil, documents: [String: Template]? = nil, bearerScheme: BearerScheme? = nil, signOut: SignOut? = nil,
+        otherContentTypes: OtherContentTypes? = nil
     ) {
+        self.otherContentTypes = otherContentTypes
         self.signOut = signOut
         self.name = name
         self.summary = summary

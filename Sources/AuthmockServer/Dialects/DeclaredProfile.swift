@@ -345,7 +345,9 @@ public struct DeclaredProfile: Profile {
         var onEndpointPath = false
         for endpoint in endpoints where method == endpoint.method && path == endpoint.path {
             onEndpointPath = true
-            let parsed = Self.parse(body, endpoint.encoding(of: headers))
+            let parsed =
+                refusedMediaType(headers, body: body, endpoint: endpoint).map { RequestBody.json(.failure($0)) }
+                ?? Self.parse(body, endpoint.encoding(of: headers))
             guard endpoint.selects(query: query, headers: headers, body: parsed) else { continue }
             guard endpoint.kind != .login else { return .init(kind: .login, body: parsed) }
             guard let location = endpoint.kind == .refresh ? description.refresh.refreshToken : description.signOut?.refreshToken else {
@@ -408,6 +410,19 @@ public struct DeclaredProfile: Profile {
         }
     }
 
+    /// Under `other_content_types: refuse`, a body in a type the endpoint
+    /// does not read (none counts, when there is a body): every field read
+    /// from it then fails with this problem, answered `unsupported_media_type`.
+    private func refusedMediaType(_ headers: HTTPFields, body: ByteBuffer, endpoint: Endpoint) -> JSONFields.Problem? {
+        guard description.otherContentTypes == .refuse else { return nil }
+        let type = headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard let type else { return body.readableBytes > 0 ? .unsupportedMediaType("none") : nil }
+        let read = [endpoint.encoding] + (endpoint.alsoAccepts.map { [$0] } ?? [])
+        let named: DialectDescription.BodyEncoding? =
+            type == "application/x-www-form-urlencoded" ? .form : type == "application/json" ? .json : nil
+        return named.map(read.contains) == true ? nil : .unsupportedMediaType(type)
+    }
+
     private static func parse(_ body: ByteBuffer, _ encoding: DialectDescription.BodyEncoding) -> RequestBody {
         switch encoding {
         case .json: .json(body)
@@ -429,6 +444,11 @@ public struct DeclaredProfile: Profile {
         }
         // A method the endpoint does not take is answered as an unknown route unless named.
         if case .methodNotAllowed = situation, let declared = answers["not_found"] {
+            return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, body: declared.body)
+        }
+        // A body in a type no endpoint reads, in a file that does not refuse
+        // such bodies (only a fault's `answer` meets it there): a body it cannot read.
+        if case .body(.unsupportedMediaType) = situation, let declared = answers["body_malformed"] {
             return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, body: declared.body)
         }
         // The loader refuses a file that leaves a situation of a group

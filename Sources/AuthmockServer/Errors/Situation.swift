@@ -109,6 +109,7 @@ extension Situation {
         case .body(.notAnObject): "the body must be a JSON object"
         case .body(.missing(let name)): name
         case .body(.wrongType(let name)): "\(name) must be a string"
+        case .body(.unsupportedMediaType(let type)): type
         case .insufficientScope(let scope): "needs \(scope)"
         case .accessTokenMismatch(.notOurs): "the access token is not signed by this server"
         case .accessTokenMismatch(.bearerDiffers): "the two copies of the access token differ"
@@ -125,6 +126,7 @@ extension Situation {
             .notFound(method: "GET", path: "/nowhere"), .methodNotAllowed(method: "GET", path: "/auth/login"),
             .malformedFraming("bad chunk size"), .payloadTooLarge("limit 65536 bytes"), .storeUnavailable, .internalError,
             .body(.malformed), .body(.notAnObject), .body(.missing("refreshToken")), .body(.wrongType("refreshToken")),
+            .body(.unsupportedMediaType("text/plain")),
             .wrongCredentials, .accessTokenAsRefreshToken, .bearerMissing,
             .accessTokenMismatch(.notOurs), .accessTokenMismatch(.otherLogin), .accessTokenMismatch(.bearerDiffers),
             .noAccessToken(notBearer: false), .noAccessToken(notBearer: true), .refreshTokenAsAccessToken,
@@ -150,6 +152,7 @@ extension Situation {
         case .body(.notAnObject): "body_not_an_object"
         case .body(.missing): "field_missing"
         case .body(.wrongType): "field_wrong_type"
+        case .body(.unsupportedMediaType): "unsupported_media_type"
         case .wrongCredentials: "wrong_credentials"
         case .refreshToken(.clientMismatch): "refresh_token_of_another_client"
         case .refreshToken(let failure): "refresh_token_\(failure.rawValue)"
@@ -196,6 +199,7 @@ extension Situation {
         ("body_not_an_object", "a JSON body that is not an object"),
         ("field_missing", "a required field or parameter is absent or empty; the message names it"),
         ("field_wrong_type", "a field that is not a string"),
+        ("unsupported_media_type", "a body whose `Content-Type` the endpoint does not read, under `other_content_types: refuse`"),
         ("wrong_credentials", "sign-in with a username and password that match no user (required)"),
         ("refresh_refused", "group: any refused refresh below (required unless each is named)"),
         ("refresh_token_unknown", "a refresh token this server never issued"),

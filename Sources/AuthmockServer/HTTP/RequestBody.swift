@@ -42,6 +42,8 @@ public struct JSONFields: Sendable {
         case notAnObject
         case missing(String)
         case wrongType(String)
+        /// A `Content-Type` the endpoint does not read (`other_content_types: refuse`): the type, or "none".
+        case unsupportedMediaType(String)
     }
 
     static func parse(_ bytes: ByteBuffer) -> Result<JSONFields, Problem> {
