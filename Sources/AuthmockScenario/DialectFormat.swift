@@ -195,6 +195,10 @@ public enum DialectFormat {
                     "`exact`: the API takes only `Authorization: Bearer` as written, and `bearer` is no credential (Django REST framework SimpleJWT); by default any case"
                 ),
                 Field(
+                    "client_id", .string(),
+                    "the body field of sign-in and refresh requests that names the app client (Cognito's `ClientId`, a form's `client_id`): tokens go to that client, an unknown one is refused (`client_unknown`), and a refresh token presented by another client is refused (`refresh_token_of_another_client`); without it the backend names none, and tokens go to the first configured client"
+                ),
+                Field(
                     "other_content_types", .string(oneOf: DialectDescription.OtherContentTypes.allCases.map(\.rawValue)),
                     "a body whose `Content-Type` is neither the endpoint's `encoding` nor its `also_accepts` (or, with a body, none): `read` (default) reads it as `encoding`, as GoTrue does; `refuse` answers `unsupported_media_type`, as Django REST framework does (415)"
                 ),

@@ -264,8 +264,10 @@ private struct DialectBuilder {
         // A body in a type the endpoint does not read is one only where the file refuses it.
         let refuses = o["other_content_types"]?.string == DialectDescription.OtherContentTypes.refuse.rawValue
         var missing: [String] = []
-        for situation in Situation.examples where situation.group != nil || situation == .wrongCredentials {
+        for situation in Situation.examples where situation.group != nil || situation == .wrongCredentials || situation.key == "client_unknown" {
             if case .body(.unsupportedMediaType) = situation, !refuses { continue }
+            // An unknown client is one only where the file names the field.
+            if case .unknownClient = situation, o["client_id"] == nil { continue }
             if answers[situation.key] == nil, situation.group.flatMap({ answers[$0] }) == nil, !missing.contains(situation.key) {
                 missing.append(situation.key)
             }
@@ -303,7 +305,8 @@ private struct DialectBuilder {
             },
             bearerScheme: o["bearer_scheme"]?.string.flatMap(DialectDescription.BearerScheme.init(rawValue:)),
             signOut: signOut,
-            otherContentTypes: o["other_content_types"]?.string.flatMap(DialectDescription.OtherContentTypes.init(rawValue:)))
+            otherContentTypes: o["other_content_types"]?.string.flatMap(DialectDescription.OtherContentTypes.init(rawValue:)),
+            clientID: o["client_id"]?.string)
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }

@@ -32,6 +32,11 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// What the backend does with a body whose `Content-Type` is neither an
     /// endpoint's `encoding` nor its `also_accepts`; nil: reads it as `encoding`.
     public var otherContentTypes: OtherContentTypes?
+    /// The body field of sign-in and refresh requests that names the app
+    /// client (Cognito's `ClientId`): tokens go to that client, one the
+    /// server does not know is refused. nil: the backend names none, and
+    /// tokens go to the first configured client.
+    public var clientID: String?
 
     public enum BearerScheme: String, Sendable, Codable, Equatable { case exact }
 
@@ -44,14 +49,15 @@ public struct DialectDescription: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources, jwt, documents
-        case bearerScheme = "bearer_scheme", signOut = "sign_out", otherContentTypes = "other_content_types"
+        case bearerScheme = "bearer_scheme", signOut = "sign_out", otherContentTypes = "other_content_types", clientID = "client_id"
     }
 
     public init(
         name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil,
         jwt: JWTShape? = nil, documents: [String: Template]? = nil, bearerScheme: BearerScheme? = nil, signOut: SignOut? = nil,
-        otherContentTypes: OtherContentTypes? = nil
+        otherContentTypes: OtherContentTypes? = nil, clientID: String? = nil
     ) {
+        self.clientID = clientID
         self.otherContentTypes = otherContentTypes
         self.signOut = signOut
         self.name = name

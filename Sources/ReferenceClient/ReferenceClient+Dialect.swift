@@ -9,7 +9,8 @@ extension ReferenceClient {
     /// The dialect's sign-in request for `username` and `password`.
     func declaredSignIn(_ dialect: DialectDescription, username: String, password: String) async throws -> Answer {
         let signIn = dialect.signIn
-        let fields = [(signIn.username, username), (signIn.password, password)] + signIn.match.body.sorted { $0.key < $1.key }
+        let client = dialect.clientID.map { [($0, clientID)] } ?? []
+        let fields = [(signIn.username, username), (signIn.password, password)] + client + signIn.match.body.sorted { $0.key < $1.key }
         let (headers, body) = Self.encode(fields, signIn.encoding)
         return try await send(
             signIn.method, Self.target(signIn.path, signIn.match), headers: headers + signIn.match.headers.sorted { $0.key < $1.key }, body: body)
@@ -18,7 +19,8 @@ extension ReferenceClient {
     /// The dialect's refresh request: each token where the file says it travels.
     func declaredRefresh(_ dialect: DialectDescription, access: String?, refresh: String) async throws -> Answer {
         let endpoint = dialect.refresh
-        let places = [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? ""), (endpoint.accessTokenCopy, access ?? "")]
+        let client = dialect.clientID.map { [(DialectDescription.TokenLocation.field($0), clientID)] } ?? []
+        let places = [(endpoint.refreshToken, refresh), (endpoint.accessToken, access ?? ""), (endpoint.accessTokenCopy, access ?? "")] + client
         return try await declaredRequest(endpoint.method, endpoint.path, endpoint.match, endpoint.encoding, places)
     }
 

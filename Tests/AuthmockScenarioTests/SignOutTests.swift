@@ -63,9 +63,11 @@ struct SignOutTests {
                 return text
             }
             let signIn = description.signIn
+            // A backend that names its app client (`client_id`) is told it in each sign-in and refresh.
+            let naming: [(DialectDescription.TokenLocation?, String)] = description.clientID.map { [(.field($0), "demo")] } ?? []
             let signedIn = try await send(
                 signIn.method, signIn.path, signIn.match, signIn.encoding,
-                [(.field(signIn.username), "alice"), (.field(signIn.password), "wonderland")])
+                [(.field(signIn.username), "alice"), (.field(signIn.password), "wonderland")] + naming)
             #expect(signedIn.status == description.tokens.status, "\(name): sign-in answered \(signedIn.status)")
             let access = try #require(value(.accessToken, signedIn.json), "\(name): no access token in \(String(describing: signedIn.json))")
             let refresh = try #require(value(.refreshToken, signedIn.json), "\(name): no refresh token")
@@ -77,7 +79,8 @@ struct SignOutTests {
 
             let endpoint = description.refresh
             let refreshed = try await send(
-                endpoint.method, endpoint.path, endpoint.match, endpoint.encoding, [(endpoint.refreshToken, refresh), (endpoint.accessToken, access)])
+                endpoint.method, endpoint.path, endpoint.match, endpoint.encoding,
+                [(endpoint.refreshToken, refresh), (endpoint.accessToken, access)] + naming)
             let refused = description.errors.answers["refresh_token_revoked"] ?? description.errors.answers["refresh_refused"]
             #expect(refreshed.status == refused?.status, "\(name): a signed-out refresh token got \(refreshed.status)")
             let api = try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Bearer \(access)"])

@@ -151,7 +151,7 @@ public struct DeclaredProfile: Profile {
             routes.issuing(endpoint.method, endpoint.path) { request, context in
                 switch context.route.kind {
                 case .login:
-                    switch try await DialectRequests.login(context: context, mock: mock, fields: fields) {
+                    switch try await DialectRequests.login(context: context, mock: mock, fields: fields, clientField: description.clientID) {
                     case .issued(let issued): return .issued(issued, try await tokensAnswer(issued, refresh: false, mock: mock))
                     case .refused(let situation): return .plain(fail(situation, context: context))
                     }
@@ -240,6 +240,14 @@ public struct DeclaredProfile: Profile {
         _ request: Request, context: AuthmockRequestContext, mock: Authmock
     ) async throws -> Result<(IssuedTokens, String), Situation> {
         let refresh = description.refresh
+        // The client first, as Cognito checks it before the token.
+        var clientID: String? = nil
+        if let field = description.clientID {
+            switch DialectRequests.client(named: field, context: context, mock: mock) {
+            case .failure(let situation): return .failure(situation)
+            case .success(let client): clientID = client.id
+            }
+        }
         let accessPlaces = [refresh.accessTokenCopy, refresh.accessToken].compactMap { $0 }.sorted { !$0.isBodyField && $1.isBodyField }
         var copies: [String] = []
         for location in accessPlaces {
@@ -264,7 +272,9 @@ public struct DeclaredProfile: Profile {
         } else if await mock.authority.signedClaims(token) != nil {
             return .failure(.accessTokenAsRefreshToken)
         }
-        return try await mock.authority.refresh(token, clientID: nil, arrivedAt: context.arrivedAt).map { ($0, token) }.mapError { .refreshToken($0) }
+        return try await mock.authority.refresh(token, clientID: clientID, arrivedAt: context.arrivedAt).map { ($0, token) }.mapError {
+            .refreshToken($0)
+        }
     }
 
     /// A token from where the file says it travels; absent or empty is a missing field.
@@ -444,6 +454,10 @@ public struct DeclaredProfile: Profile {
         }
         // A method the endpoint does not take is answered as an unknown route unless named.
         if case .methodNotAllowed = situation, let declared = answers["not_found"] {
+            return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, body: declared.body)
+        }
+        // A client the file cannot name (no `client_id`; only a fault's `answer` meets it): as wrong credentials.
+        if case .unknownClient = situation, let declared = answers["wrong_credentials"] {
             return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, body: declared.body)
         }
         // A body in a type no endpoint reads, in a file that does not refuse

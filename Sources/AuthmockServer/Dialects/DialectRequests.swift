@@ -32,6 +32,14 @@ enum DialectRequests {
         mock.directory.clients.first ?? Directory.defaultClient
     }
 
+    /// The configured client the request's `field` names (a dialect's `client_id`).
+    static func client(named field: String, context: AuthmockRequestContext, mock: Authmock) -> Result<Client, Situation> {
+        fields(context, [field]).mapError { .body($0) }.flatMap { values in
+            let id = values[field] ?? ""
+            return mock.directory.clients.first { $0.id == id }.map { .success($0) } ?? .failure(.unknownClient(id))
+        }
+    }
+
     enum LoginOutcome {
         case issued(IssuedTokens)
         /// A body problem, or wrong credentials.
@@ -40,10 +48,18 @@ enum DialectRequests {
 
     /// A sign-in with the dialect's user name and password fields: a new login (family).
     static func login(
-        context: AuthmockRequestContext, mock: Authmock, fields names: (username: String, password: String)
+        context: AuthmockRequestContext, mock: Authmock, fields names: (username: String, password: String), clientField: String? = nil
     ) async throws
         -> LoginOutcome
     {
+        // A backend that names its clients checks the client first (Cognito: ResourceNotFoundException).
+        var named: Client? = nil
+        if let clientField {
+            switch Self.client(named: clientField, context: context, mock: mock) {
+            case .failure(let situation): return .refused(situation)
+            case .success(let client): named = client
+            }
+        }
         switch fields(context, [names.username, names.password]) {
         case .failure(let problem): return .refused(.body(problem))
         case .success(let fields):
@@ -52,9 +68,10 @@ enum DialectRequests {
             else {
                 return .refused(.wrongCredentials)
             }
-            let client = client(mock)
+            let issuedTo = named ?? Self.client(mock)
             return .issued(
-                try await mock.authority.issue(subject: user.username, clientID: client.id, scope: client.defaultScopes.joined(separator: " ")))
+                try await mock.authority.issue(
+                    subject: user.username, clientID: issuedTo.id, scope: issuedTo.defaultScopes.joined(separator: " ")))
         }
     }
 }

@@ -30,6 +30,8 @@ public enum Situation: Error, Sendable, Equatable {
 
     // Sign-in.
     case wrongCredentials
+    /// A sign-in or refresh naming a client the server does not know (a dialect's `client_id` field).
+    case unknownClient(String)
 
     // Refresh, at a refresh endpoint or (header rotation) on a resource.
     case refreshToken(RefreshTokenFailure)
@@ -111,6 +113,7 @@ extension Situation {
         case .body(.wrongType(let name)): "\(name) must be a string"
         case .body(.unsupportedMediaType(let type)): type
         case .insufficientScope(let scope): "needs \(scope)"
+        case .unknownClient(let id): id
         case .accessTokenMismatch(.notOurs): "the access token is not signed by this server"
         case .accessTokenMismatch(.bearerDiffers): "the two copies of the access token differ"
         default: nil
@@ -127,7 +130,7 @@ extension Situation {
             .malformedFraming("bad chunk size"), .payloadTooLarge("limit 65536 bytes"), .storeUnavailable, .internalError,
             .body(.malformed), .body(.notAnObject), .body(.missing("refreshToken")), .body(.wrongType("refreshToken")),
             .body(.unsupportedMediaType("text/plain")),
-            .wrongCredentials, .accessTokenAsRefreshToken, .bearerMissing,
+            .wrongCredentials, .unknownClient("nobody"), .accessTokenAsRefreshToken, .bearerMissing,
             .accessTokenMismatch(.notOurs), .accessTokenMismatch(.otherLogin), .accessTokenMismatch(.bearerDiffers),
             .noAccessToken(notBearer: false), .noAccessToken(notBearer: true), .refreshTokenAsAccessToken,
             .insufficientScope(required: "write"),
@@ -154,6 +157,7 @@ extension Situation {
         case .body(.wrongType): "field_wrong_type"
         case .body(.unsupportedMediaType): "unsupported_media_type"
         case .wrongCredentials: "wrong_credentials"
+        case .unknownClient: "client_unknown"
         case .refreshToken(.clientMismatch): "refresh_token_of_another_client"
         case .refreshToken(let failure): "refresh_token_\(failure.rawValue)"
         case .accessTokenAsRefreshToken: "access_token_as_refresh_token"
@@ -174,7 +178,7 @@ extension Situation {
         switch self {
         case .notFound, .methodNotAllowed, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: nil
         case .body: "bad_request"
-        case .wrongCredentials: nil
+        case .wrongCredentials, .unknownClient: nil
         case .refreshToken, .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: "refresh_refused"
         case .noAccessToken, .accessToken, .refreshTokenAsAccessToken, .insufficientScope: "access_refused"
         }
@@ -201,6 +205,10 @@ extension Situation {
         ("field_wrong_type", "a field that is not a string"),
         ("unsupported_media_type", "a body whose `Content-Type` the endpoint does not read, under `other_content_types: refuse`"),
         ("wrong_credentials", "sign-in with a username and password that match no user (required)"),
+        (
+            "client_unknown",
+            "a sign-in or refresh naming a client the server does not know (required where the file names `client_id`; else as wrong_credentials)"
+        ),
         ("refresh_refused", "group: any refused refresh below (required unless each is named)"),
         ("refresh_token_unknown", "a refresh token this server never issued"),
         ("refresh_token_expired", "a refresh token past its lifetime"),
