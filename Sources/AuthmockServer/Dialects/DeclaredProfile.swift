@@ -452,17 +452,19 @@ public struct DeclaredProfile: Profile {
             let status = situation.group == "refresh_refused" ? refreshFailureStatus : nil
             return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, status: status, body: declared.body)
         }
-        // A method the endpoint does not take is answered as an unknown route unless named.
-        if case .methodNotAllowed = situation, let declared = answers["not_found"] {
-            return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, body: declared.body)
-        }
-        // A client the file cannot name (no `client_id`; only a fault's `answer` meets it): as wrong credentials.
-        if case .unknownClient = situation, let declared = answers["wrong_credentials"] {
-            return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, body: declared.body)
-        }
-        // A body in a type no endpoint reads, in a file that does not refuse
-        // such bodies (only a fault's `answer` meets it there): a body it cannot read.
-        if case .body(.unsupportedMediaType) = situation, let declared = answers["body_malformed"] {
+        // Situations a file need not name, answered as one it does: a method
+        // the endpoint does not take as an unknown route; an unknown client
+        // (a file without `client_id`) as wrong credentials; a body in a type
+        // it does not refuse as one it cannot read (only a fault's `answer`
+        // meets the last two there).
+        let standIn: String? =
+            switch situation {
+            case .methodNotAllowed: "not_found"
+            case .unknownClient: "wrong_credentials"
+            case .body(.unsupportedMediaType): "body_malformed"
+            default: nil
+            }
+        if let standIn, let declared = answers[standIn] {
             return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, body: declared.body)
         }
         // The loader refuses a file that leaves a situation of a group
@@ -495,7 +497,9 @@ public struct DeclaredProfile: Profile {
     public func startupHints(baseURL: String, directory: Directory) -> [String] {
         let user = directory.users.first ?? Directory.defaultUser
         let names = description.signIn
-        var refreshFields: [(String, String)] = []
+        // A backend that names its app client is told the first configured one.
+        let client = description.clientID.map { [($0, (directory.clients.first ?? Directory.defaultClient).id)] } ?? []
+        var refreshFields: [(String, String)] = client
         var refreshHeaders: [String] = []
         var refreshQuery: [(String, String)] = []
         let places = [
@@ -513,7 +517,9 @@ public struct DeclaredProfile: Profile {
         }
         let signingIn = [
             "Sign in:",
-            "  " + Self.curl(signIn, fields: [(names.username, user.username), (names.password, user.password)], headers: [], baseURL: baseURL),
+            "  "
+                + Self.curl(
+                    signIn, fields: [(names.username, user.username), (names.password, user.password)] + client, headers: [], baseURL: baseURL),
             "Call the API:",
             "  curl -s -H \"Authorization: Bearer $ACCESS_TOKEN\" \(baseURL)/api/me",
         ]
