@@ -40,7 +40,7 @@ public struct LoadedDialect: Sendable {
 public enum DialectLoader {
     /// Whether YAML text is a dialect file rather than a case: its top-level `dialect:` key.
     public static func isDialect(_ text: String) -> Bool {
-        guard let node = try? Yams.compose(yaml: text), case .mapping(let mapping) = node else { return false }
+        guard let node = try? ScenarioLoader.compose(text, file: ""), case .mapping(let mapping) = node else { return false }
         return mapping.keys.contains { $0.string == "dialect" }
     }
 
@@ -100,11 +100,13 @@ public enum DialectLoader {
     static func parseAll(_ text: String, file: String, builtin: Bool = false) -> Result<LoadedDialect, ScenarioLoader.Problems> {
         let node: Node
         do {
-            guard let composed = try Yams.compose(yaml: text) else {
+            guard let composed = try ScenarioLoader.compose(text, file: file) else {
                 return .failure(
                     .init(list: [ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected a dialect mapping")]))
             }
             node = composed
+        } catch let bomb as ScenarioError {
+            return .failure(.init(list: [bomb]))
         } catch {
             return .failure(.init(list: [ScenarioLoader.problem(yaml: error, file: file, text: text)]))
         }

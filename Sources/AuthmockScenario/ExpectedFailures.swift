@@ -12,7 +12,9 @@ public enum ExpectedFailures {
         }
         let composed: Node?
         do {
-            composed = try Yams.compose(yaml: text)
+            composed = try ScenarioLoader.compose(text, file: path)
+        } catch let bomb as ScenarioError {
+            throw bomb
         } catch {
             // A syntax error at its place, as a scenario file's.
             throw ScenarioLoader.problem(yaml: error, file: path, text: text)

@@ -80,7 +80,7 @@ public enum ScenarioLoader {
     private static func parseFirst(_ text: String, file: String) throws -> Scenario {
         let node: Node
         do {
-            guard let composed = try Yams.compose(yaml: text) else {
+            guard let composed = try compose(text, file: file) else {
                 throw ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected a scenario mapping")
             }
             node = composed
@@ -164,6 +164,22 @@ public enum ScenarioLoader {
             }
         }
         return nil
+    }
+
+    /// The same bound on the text, before the parser expands anything.
+    public static func textExpansionProblem(_ text: String, file: String) -> ScenarioError? {
+        guard let line = YAMLExpansion.lineBeyond(maxExpandedValues, in: text) else { return nil }
+        return ScenarioError(
+            file: file, line: line, column: 1,
+            message:
+                "the file expands to more than \(maxExpandedValues) values: its YAML aliases (*name) or merge keys (<<) repeat what they point at too often; write the values out"
+        )
+    }
+
+    /// YAML text composed, refused first if its aliases expand past the bound.
+    static func compose(_ text: String, file: String) throws -> Node? {
+        if let bomb = textExpansionProblem(text, file: file) { throw bomb }
+        return try Yams.compose(yaml: text)
     }
 
     /// A YAML syntax problem at its place in the file.

@@ -1,4 +1,5 @@
 import AuthmockCore
+import AuthmockScenario
 import AuthmockServer
 import Foundation
 import Yams
@@ -23,6 +24,7 @@ struct ConfigFile {
         }
         let node: Node?
         do {
+            if let bomb = ScenarioLoader.textExpansionProblem(text, file: path) { throw ConfigError("\(bomb)") }
             node = try Yams.compose(yaml: text)
         } catch let error as YamlError {
             throw ConfigError("\(path): \(error)")
