@@ -78,10 +78,27 @@ public struct DeclaredProfile: Profile {
         /// The encoding a request's body is read in: `also_accepts` when its
         /// `Content-Type` names that one, else the endpoint's own.
         func encoding(of headers: HTTPFields) -> DialectDescription.BodyEncoding {
-            guard let alsoAccepts, let type = headers[.contentType]?.lowercased() else { return encoding }
-            let named: DialectDescription.BodyEncoding? =
-                type.hasPrefix("application/x-www-form-urlencoded") ? .form : type.hasPrefix("application/json") ? .json : nil
-            return named == alsoAccepts ? alsoAccepts : encoding
+            guard let alsoAccepts, let type = Self.mediaType(headers) else { return encoding }
+            return Self.encoding(named: type) == alsoAccepts ? alsoAccepts : encoding
+        }
+
+        /// Whether this endpoint reads a body of `type` (its `encoding` or `also_accepts`).
+        func reads(_ type: String) -> Bool {
+            guard let named = Self.encoding(named: type) else { return false }
+            return named == encoding || named == alsoAccepts
+        }
+
+        /// `Content-Type` without its parameters, lowercased; nil when absent.
+        static func mediaType(_ headers: HTTPFields) -> String? {
+            headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        }
+
+        static func encoding(named type: String) -> DialectDescription.BodyEncoding? {
+            switch type {
+            case "application/x-www-form-urlencoded": .form
+            case "application/json": .json
+            default: nil
+            }
         }
 
         /// Whether a request on this endpoint's method and path carries what its `match` asks for.
@@ -425,12 +442,8 @@ public struct DeclaredProfile: Profile {
     /// from it then fails with this problem, answered `unsupported_media_type`.
     private func refusedMediaType(_ headers: HTTPFields, body: ByteBuffer, endpoint: Endpoint) -> JSONFields.Problem? {
         guard description.otherContentTypes == .refuse else { return nil }
-        let type = headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard let type else { return body.readableBytes > 0 ? .unsupportedMediaType("none") : nil }
-        let read = [endpoint.encoding] + (endpoint.alsoAccepts.map { [$0] } ?? [])
-        let named: DialectDescription.BodyEncoding? =
-            type == "application/x-www-form-urlencoded" ? .form : type == "application/json" ? .json : nil
-        return named.map(read.contains) == true ? nil : .unsupportedMediaType(type)
+        guard let type = Endpoint.mediaType(headers) else { return body.readableBytes > 0 ? .unsupportedMediaType("none") : nil }
+        return endpoint.reads(type) ? nil : .unsupportedMediaType(type)
     }
 
     private static func parse(_ body: ByteBuffer, _ encoding: DialectDescription.BodyEncoding) -> RequestBody {
