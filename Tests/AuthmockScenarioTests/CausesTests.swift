@@ -49,6 +49,26 @@ struct CausesTests {
         #expect(causes.map(\.id) == ["no-single-flight"])
     }
 
+    /// A client that waits for the refresh and ignores the token it brings:
+    /// its retries leave a few milliseconds after the refresh's answer, before
+    /// the driver has reported anything, which the stale-use count's 50 ms of
+    /// slack does not yet call stale. A retry with the very token refused,
+    /// sent after the newer token's answer ended, is (11.1.1 under CI load).
+    @Test func aRetryWithTheRefusedTokenAfterTheRefreshEndedIsStale() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 301
+        t.add(0.010, .resource, call: "c1", access: "A1", status: 401)
+        t.add(0.011, .resource, call: "c2", access: "A1", status: 401)
+        t.add(0.020, .refresh, path: "/oauth/token", refresh: "r1", status: 200, ms: 300, issues: ("A2", 300), issuesRefresh: "r2")
+        t.add(0.323, .resource, call: "c2", access: "A1", status: 401)
+        t.call("c2", sent: 0.005, answered: 0.4, outcome: "http_error", status: 401)
+        let failed = Self.failed("outcomes", "retried_with_new_token")
+        #expect(Causes.diagnose(t.observation, failed: failed).map(\.id) == ["stale-token"])
+        // A retry that left before the refresh's answer ended is not (yet) stale.
+        t.entries[3].realTime = EvaluatorTests.start.addingTimeInterval(0.318)
+        #expect(!Causes.diagnose(t.observation, failed: failed).map(\.id).contains("stale-token"))
+    }
+
     /// A POST whose client failed before sending anything (its refresh broke
     /// inside the library): the body check fails for want of a request, and
     /// that is not a retry that lost the body (Net::OAuth2 on 7.1-clock).
