@@ -199,6 +199,10 @@ public enum DialectFormat {
                     "the body field of sign-in and refresh requests that names the app client (Cognito's `ClientId`, a form's `client_id`): tokens go to that client, an unknown one is refused (`client_unknown`), and a refresh token presented by another client is refused (`refresh_token_of_another_client`); without it the backend names none, and tokens go to the first configured client"
                 ),
                 Field(
+                    "refresh_on", .string(oneOf: DialectDescription.RefreshSignal.allCases.map(\.rawValue)),
+                    "what tells a client its access token needs refreshing: `status`, any answer of `access_token_expired`'s status (a revoked token's 401 too: refresh, and sign in again only if the refresh is refused); `code`, only that answer's code (another code of the same status means sign in again, as envelope's 40102); by default `code` where another refusal of an access token shares that status with another code, else `status`"
+                ),
+                Field(
                     "other_content_types", .string(oneOf: DialectDescription.OtherContentTypes.allCases.map(\.rawValue)),
                     "a body whose `Content-Type` is neither the endpoint's `encoding` nor its `also_accepts` (or, with a body, none): `read` (default) reads it as `encoding`, as GoTrue does; `refuse` answers `unsupported_media_type`, as Django REST framework does (415)"
                 ),

@@ -308,7 +308,8 @@ private struct DialectBuilder {
             bearerScheme: o["bearer_scheme"]?.string.flatMap(DialectDescription.BearerScheme.init(rawValue:)),
             signOut: signOut,
             otherContentTypes: o["other_content_types"]?.string.flatMap(DialectDescription.OtherContentTypes.init(rawValue:)),
-            clientID: o["client_id"]?.string)
+            clientID: o["client_id"]?.string,
+            refreshOn: o["refresh_on"]?.string.flatMap(DialectDescription.RefreshSignal.init(rawValue:)))
         return LoadedDialect(
             description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }

@@ -37,14 +37,16 @@ public struct DriverInfo: Sendable, Equatable {
     }
 
     /// Why this driver cannot run the case in this profile, or nil. A
-    /// declared dialect is spoken by a driver that names it, or by one that
-    /// configures its client from `hello` (the `dialect` capability).
+    /// dialect is spoken by a driver that names it, or, for every dialect
+    /// but oauth2 (the one without a description), by one that configures
+    /// its client from `hello` (the `dialect` capability). A driver that
+    /// lists no profiles is taken to speak the ones the protocol names.
     public func cannotRun(_ scenario: Scenario, profile: String) -> String? {
-        let declared = !Profiles.isNamedInProtocol(profile)
-        if declared, !capabilities.contains(Capability.dialect), !(profiles ?? []).contains(profile) {
+        let described = profile != ProfileName.oauth2.rawValue && capabilities.contains(Capability.dialect)
+        if !Profiles.isNamedInProtocol(profile), !described, !(profiles ?? []).contains(profile) {
             return "the driver does not speak the declared dialect \(profile) (it neither lists it nor has the `dialect` capability)"
         }
-        if !declared, let profiles, !profiles.contains(profile) {
+        if !described, let profiles, !profiles.contains(profile) {
             return "the driver does not speak \(profile) (it lists \(profiles.joined(separator: ", ")))"
         }
         if scenario.callsAnotherHost && !capabilities.contains(Capability.url) {

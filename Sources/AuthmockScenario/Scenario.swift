@@ -433,23 +433,22 @@ public enum ScenarioFormat {
 
 extension Scenario {
     /// Whether the case runs on a declared dialect (`authmock run --dialect`):
-    /// a declared dialect that refreshes at an endpoint and signals an
-    /// expired token by its answer, as reissue does, runs reissue's cases;
-    /// one that tells an expired token from other refusals only by the code,
-    /// as envelope does, runs those envelope runs too; one without a refresh
-    /// endpoint (`via: resources`) runs header-rotation's.
+    /// where it runs on a built-in dialect like it. One without a refresh
+    /// endpoint (`via: resources`) runs the cases of one without; one that
+    /// refreshes at an endpoint on a status signal, those of one that does
+    /// (reissue's); one whose signal is the code, those that run on both a
+    /// code-signalled built-in and a status-signalled one, and the
+    /// code-signalled built-in's own (5.6: a revoked token's code is no
+    /// reason to refresh) where its revoked token's code is not the
+    /// expired one's. A case about the sign-out endpoint runs wherever there is one.
     public func applies(to dialect: DialectDescription) -> Bool {
-        // Without a refresh endpoint, header rotation's cases; else reissue's.
-        if dialect.refresh.onResources { return profiles.contains(ProfileName.headerRotation.rawValue) }
-        // A dialect that tells an expired token from other refusals by code
-        // alone runs envelope's share of reissue's cases; one that tells them
-        // by status, reissue's. Envelope's own (5.6: a revoked token's code is
-        // no reason to refresh) where a revoked token's code is not the expired one's.
-        // A case about the sign-out endpoint runs wherever there is one.
+        let like = profiles.compactMap(BuiltinDialects.description)
+        if dialect.refresh.onResources { return like.contains { $0.refresh.onResources } }
         if expect.items.contains(where: { $0 is SignedOutAtServerExpectation }) { return dialect.signOut != nil }
-        let envelope = profiles.contains(ProfileName.envelope.rawValue), reissue = profiles.contains(ProfileName.reissue.rawValue)
-        if dialect.signalsExpiryByCode { return envelope && (reissue || dialect.tellsRevokedFromExpiredByCode) }
-        return reissue
+        let atEndpoint = like.filter { !$0.refresh.onResources }
+        let byStatus = atEndpoint.contains { !$0.signalsExpiryByCode }, byCode = atEndpoint.contains(where: \.signalsExpiryByCode)
+        if dialect.signalsExpiryByCode { return byCode && (byStatus || dialect.tellsRevokedFromExpiredByCode) }
+        return byStatus
     }
 
     /// The case's fault rules that can never fire on `dialect` (`validate

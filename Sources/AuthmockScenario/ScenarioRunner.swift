@@ -192,14 +192,18 @@ public enum ScenarioRunner {
     }
 
     /// `driver`: what the driver said of itself, nil before it has (the
-    /// probe, an attached client). A declared dialect's description goes to a
-    /// driver with the `dialect` capability, and to an attached client, whose
-    /// capabilities arrive in the answer to this very message.
+    /// probe, an attached client). The dialect's description (a declared
+    /// one's, or a built-in file's: every dialect but oauth2 has one) goes to
+    /// a driver with the `dialect` capability, and wherever the capabilities
+    /// are not known yet: the probe, and an attached client, whose
+    /// capabilities arrive in the answer to this very message (a driver
+    /// without the capability ignores it).
     static func hello(id: String, mock: Authmock, profile: String, client: Client, driver: DriverInfo?, attached: Bool) -> RunnerMessage {
-        let sendsDialect = driver?.capabilities.contains(Capability.dialect) ?? attached
+        let sendsDialect = attached || (driver?.capabilities.contains(Capability.dialect) ?? true)
         return .hello(
             id: id, baseURL: mock.baseURL, profile: profile, clientID: client.id, clientSecret: client.secret ?? "",
-            dialect: sendsDialect ? mock.options.dialect : nil, caCertificate: mock.options.tls?.certificatePEM)
+            dialect: sendsDialect ? mock.options.dialect ?? BuiltinDialects.description(profile) : nil,
+            caCertificate: mock.options.tls?.certificatePEM)
     }
 
     /// Runs `body` while `mock` serves in process; the reason when it cannot start.

@@ -37,6 +37,18 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// server does not know is refused. nil: the backend names none, and
     /// tokens go to the first configured client.
     public var clientID: String?
+    /// What tells a client its access token needs refreshing: any answer of
+    /// the expired answer's status, or only its code. nil: the code where
+    /// another refusal of an access token shares that status, else the status
+    /// (`signalsExpiryByCode`).
+    public var refreshOn: RefreshSignal?
+
+    public enum RefreshSignal: String, Sendable, Codable, Equatable, CaseIterable {
+        /// Any answer of the expired answer's status (reissue: a revoked token's 401 too).
+        case status
+        /// Only the expired answer's code (envelope: 40101, not 40102).
+        case code
+    }
 
     public enum BearerScheme: String, Sendable, Codable, Equatable { case exact }
 
@@ -50,13 +62,15 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case name = "dialect", summary, signIn = "sign_in", refresh, tokens, errors, resources, jwt, documents
         case bearerScheme = "bearer_scheme", signOut = "sign_out", otherContentTypes = "other_content_types", clientID = "client_id"
+        case refreshOn = "refresh_on"
     }
 
     public init(
         name: String, summary: String, signIn: SignIn, refresh: Refresh, tokens: AnswerTemplate, errors: Errors, resources: Template? = nil,
         jwt: JWTShape? = nil, documents: [String: Template]? = nil, bearerScheme: BearerScheme? = nil, signOut: SignOut? = nil,
-        otherContentTypes: OtherContentTypes? = nil, clientID: String? = nil
+        otherContentTypes: OtherContentTypes? = nil, clientID: String? = nil, refreshOn: RefreshSignal? = nil
     ) {
+        self.refreshOn = refreshOn
         self.clientID = clientID
         self.otherContentTypes = otherContentTypes
         self.signOut = signOut
@@ -439,10 +453,12 @@ extension DialectDescription {
         return revoked.status == expired.status && revoked.code != expired.code
     }
 
-    /// Whether a client must read the code to know its token expired: another
-    /// refusal of an access token (revoked, forged, missing) shares the
-    /// expired answer's status but not its code, as envelope's 40101 does.
+    /// Whether a client must read the code to know its token expired: the
+    /// file says so (`refresh_on`), or else another refusal of an access
+    /// token (revoked, forged, missing) shares the expired answer's status
+    /// but not its code, as envelope's 40101 does.
     public var signalsExpiryByCode: Bool {
+        if let refreshOn { return refreshOn == .code }
         guard let expired = expiredAnswer else { return false }
         let others = ["access_token_revoked", "access_token_bad_signature", "access_token_malformed", "access_token_missing"]
         return others.contains { key in

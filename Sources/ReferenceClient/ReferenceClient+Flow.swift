@@ -21,7 +21,7 @@ extension ReferenceClient {
     /// `openID`: sign in as an OpenID Connect client (`loginWithOpenID`).
     public func login(username: String, password: String, openID: Bool = false) async -> ClientOutcome {
         if openID {
-            guard profile == .oauth2, dialect == nil else {
+            guard dialect == nil else {
                 return ClientOutcome(kind: .unsupported, message: "OpenID Connect is served by the oauth2 profile")
             }
             return await loginWithOpenID(username: username)
@@ -30,14 +30,10 @@ extension ReferenceClient {
             let answer: Answer
             if let dialect {
                 answer = try await declaredSignIn(dialect, username: username, password: password)
-            } else if profile == .oauth2 {
+            } else {
                 answer = try await send(
                     "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
                     body: Self.form([("grant_type", "password"), ("username", username), ("password", password)]))
-            } else {
-                answer = try await send(
-                    "POST", "/auth/login", headers: [("Content-Type", "application/json")],
-                    body: json(["username": username, "password": password]))
             }
             let (access, refresh) = tokens(answer)
             guard succeeded(answer), let access else {
@@ -64,7 +60,7 @@ extension ReferenceClient {
         do {
             if let signOut = dialect?.signOut {
                 _ = try await declaredSignOut(signOut, access: access, refresh: refresh)
-            } else if dialect == nil, profile == .oauth2, let refresh {
+            } else if dialect == nil, let refresh {
                 _ = try await send(
                     "POST", "/oauth/revoke", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
                     body: Self.form([("token", refresh), ("token_type_hint", "refresh_token")]))
@@ -183,7 +179,7 @@ extension ReferenceClient {
     }
 
     /// Whether the refresh token rides on resource requests (header rotation).
-    var refreshesOnResources: Bool { dialect.map(\.refresh.onResources) ?? (profile == .headerRotation) }
+    var refreshesOnResources: Bool { dialect?.refresh.onResources ?? false }
 
     /// The response headers a renewed access token may come in: the dialect's,
     /// and `X-Access-Token` (what the `rotation_header` setting is often set to).
@@ -226,7 +222,7 @@ extension ReferenceClient {
             if faults.contains(.refreshOnAnyGraphQLError) { return !answer.graphQLErrorCodes.isEmpty }
             return answer.graphQLUnauthenticated && !faults.contains(.refreshOnlyByExpiry)
         }
-        // A declared dialect says which status an expired token gets (docs/dialects.md); the built-in ones use 401.
+        // A dialect says which status an expired token gets (docs/dialects.md); oauth2 uses 401.
         let signal = dialect?.expiredAnswer?.status ?? 401
         // A 2xx that is no error of the dialect's is a success, whatever its signal's status.
         if (200..<300).contains(answer.status) { return false }
@@ -237,21 +233,12 @@ extension ReferenceClient {
         // Another server's 401 is not about our token.
         if !ownsURL(path) { return faults.contains(.refreshOnAny401) }
         if let dialect { return Self.isExpirySignal(answer, dialect: dialect) || faults.contains(.refreshOnAny401) }
-        switch profile {
-        case .envelope:
-            // Only 40101 means "expired, refresh"; 40102/40103 mean sign in again.
-            let code = (answer.json?["error"] as? [String: Any])?["code"] as? Int
-            return code == 40101 || faults.contains(.refreshOnAny401)
-        case .oauth2:
-            // Challenges in other schemes only (Basic) are not ours to refresh;
-            // a Bearer challenge anywhere in the header (RFC 9110 allows several) is.
-            var schemes = Self.challengeSchemes(answer.headers["WWW-Authenticate"])
-            if faults.contains(.firstChallengeOnly) { schemes = Array(schemes.prefix(1)) }
-            if !schemes.isEmpty, !schemes.contains("bearer") { return faults.contains(.refreshOnAny401) }
-            return true
-        default:
-            return true
-        }
+        // OAuth 2.0: challenges in other schemes only (Basic) are not ours to
+        // refresh; a Bearer challenge anywhere in the header (RFC 9110 allows several) is.
+        var schemes = Self.challengeSchemes(answer.headers["WWW-Authenticate"])
+        if faults.contains(.firstChallengeOnly) { schemes = Array(schemes.prefix(1)) }
+        if !schemes.isEmpty, !schemes.contains("bearer") { return faults.contains(.refreshOnAny401) }
+        return true
     }
 
     /// The auth schemes of `WWW-Authenticate` fields, lowercased, in order

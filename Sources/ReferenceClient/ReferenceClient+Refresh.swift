@@ -50,26 +50,9 @@ extension ReferenceClient {
             } else if let dialect {
                 answer = try await declaredRefresh(dialect, access: access, refresh: refresh)
             } else {
-                switch profile {
-                case .oauth2:
-                    answer = try await send(
-                        "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
-                        body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
-                case .envelope:
-                    answer = try await send(
-                        "POST", "/auth/refresh", headers: [("Content-Type", "application/json")], body: json(["refreshToken": refresh]))
-                case .reissue:
-                    answer = try await send(
-                        "POST", "/auth/reissue", headers: [("Content-Type", "application/json")],
-                        body: json(["accessToken": access ?? "", "refreshToken": refresh]))
-                case .renewal:
-                    answer = try await send(
-                        "POST", "/auth/refresh", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(access ?? "")")],
-                        body: json(["accessToken": access ?? "", "refreshToken": refresh]))
-                case .headerRotation:
-                    // Refreshes on the call itself, above.
-                    return (.unavailable(status: nil, message: "header rotation has no refresh endpoint"), nil, nil, nil)
-                }
+                answer = try await send(
+                    "POST", "/oauth/token", headers: [basic, ("Content-Type", "application/x-www-form-urlencoded")],
+                    body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refresh)]))
             }
             if let key = errorIn2xx(answer) {
                 // The dialect's error in a 2xx: a refusal, unless it is the server's own failure.

@@ -1,6 +1,6 @@
 public import DriverProtocol
 import AsyncHTTPClient
-import DriverKit
+public import DriverKit
 import Foundation
 import NIOCore
 import NIOSSL
@@ -103,7 +103,7 @@ struct Answer: Sendable {
     }
 }
 
-/// A token-refresh client done right, for every authmock profile: one
+/// A token-refresh client done right, for every authmock dialect: one
 /// refresh for any number of concurrent 401s, a late 401 retried without a
 /// second refresh, one retry per call, `reauth_required` once the refresh is
 /// refused, rotated refresh tokens kept, header-rotated access tokens adopted
@@ -113,9 +113,9 @@ struct Answer: Sendable {
 /// async API arrived late, while AsyncHTTPClient is what server-side Swift uses.
 public final class ReferenceClient: Sendable {
     public let baseURL: String
-    public let profile: ProfileName
-    /// A declared dialect's description (`hello`'s `dialect`): the client
-    /// signs in, refreshes and reads answers where it says.
+    /// The dialect's description (`hello`'s `dialect`): the client signs in,
+    /// refreshes and reads answers where it says. nil: OAuth 2.0 (RFC 6749),
+    /// the one dialect with no description, which the client knows by itself.
     let dialect: DialectDescription?
     let clientID: String
     let clientSecret: String
@@ -132,13 +132,11 @@ public final class ReferenceClient: Sendable {
     /// effect unlimited); 6 is URLSession's HTTPMaximumConnectionsPerHost, so
     /// calls beyond it queue for a connection as they do in an iOS app.
     public init(
-        baseURL: String, profile: String, clientID: String, clientSecret: String, faults: Set<ClientFault> = [],
+        baseURL: String, clientID: String, clientSecret: String, faults: Set<ClientFault> = [],
         maxConnectionsPerHost: Int? = nil, proactive: ProactiveRefresh = .early, dialect: DialectDescription? = nil,
         caCertificate: String? = nil
     ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        // A declared dialect refreshes at an endpoint, signalled by a status, as reissue does.
-        self.profile = ProfileName(rawValue: profile) ?? (dialect == nil ? .oauth2 : .reissue)
         self.dialect = dialect
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -166,7 +164,16 @@ public final class ReferenceClient: Sendable {
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    public static let profiles = ProfileName.names
+    /// The dialect the client speaks by name (hello's `profiles`); every
+    /// other comes as a description (the `dialect` capability).
+    public static let profiles = [ProfileName.oauth2.rawValue]
+
+    /// Why the client cannot speak the case server's dialect from `hello`, or nil.
+    public static func cannotSpeak(_ hello: Hello) -> String? {
+        guard hello.dialect == nil, hello.profile != ProfileName.oauth2.rawValue else { return nil }
+        return
+            "the dialect \(hello.profile) came without its description in hello; this client speaks oauth2 by name and any other dialect from its description"
+    }
 
     /// Closes the connection pool; the client is not used after this.
     public func close() async {

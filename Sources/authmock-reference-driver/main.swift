@@ -65,10 +65,12 @@ let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: 
 let identity = DriverIdentity(
     name: name, version: "0.1.0", profiles: ReferenceClient.profiles,
     capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc, Capability.dialect])
-@Sendable func makeClient(_ hello: Hello) -> any DriverClient {
-    ReferenceDriver(
+struct CannotSpeak: Error, CustomStringConvertible { let description: String }
+@Sendable func makeClient(_ hello: Hello) throws -> any DriverClient {
+    if let reason = ReferenceClient.cannotSpeak(hello) { throw CannotSpeak(description: reason) }
+    return ReferenceDriver(
         client: ReferenceClient(
-            baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
+            baseURL: hello.baseURL, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: chosenFaults,
             maxConnectionsPerHost: chosenPool, proactive: chosenProactive, dialect: hello.dialect, caCertificate: hello.caCertificate))
 }
 if let attachURL {

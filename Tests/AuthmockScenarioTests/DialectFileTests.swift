@@ -39,6 +39,24 @@ struct DialectFileTests {
         #expect(try JSONDecoder().decode(DialectDescription.self, from: data) == description)
     }
 
+    /// `refresh_on` says which signal a client refreshes on, where the
+    /// answers alone would say otherwise: Acme's codes tell an expired token
+    /// from a revoked one, so by default only the code means refresh and
+    /// envelope's cases run; `status` makes any 401 the signal, as reissue's
+    /// file says, and reissue's cases (6.2: a revoked token is refreshed) run.
+    @Test func refreshOnSaysWhichSignalAndSoWhichCasesRun() throws {
+        let cases = Dictionary(try builtInCases().map { ($0.0.id, $0.0) }, uniquingKeysWith: { first, _ in first })
+        let revokedRefreshed = try #require(cases["6.2"]), otherCodeNotRefreshed = try #require(cases["5.6"])
+        let byDefault = try DialectLoader.parse(DialectFormat.example, file: "acme.yaml").description
+        #expect(byDefault.refreshOn == nil && byDefault.signalsExpiryByCode)
+        #expect(!revokedRefreshed.applies(to: byDefault) && otherCodeNotRefreshed.applies(to: byDefault))
+        let byStatus = try DialectLoader.parse(DialectFormat.example + "\nrefresh_on: status\n", file: "acme.yaml").description
+        #expect(byStatus.refreshOn == .status && !byStatus.signalsExpiryByCode)
+        #expect(revokedRefreshed.applies(to: byStatus) && !otherCodeNotRefreshed.applies(to: byStatus))
+        #expect(DialectLoader.builtin("reissue")?.description.refreshOn == .status)
+        #expect(DialectLoader.builtin("envelope")?.description.signalsExpiryByCode == true)
+    }
+
     struct Broken: Sendable, CustomTestStringConvertible {
         let name: String
         let edit: @Sendable (String) -> String

@@ -31,12 +31,12 @@ import Testing
         }
     }
 
-    func runFake(_ python: String, scenario yaml: String = simple) async throws -> CaseResult {
+    func runFake(_ python: String, scenario yaml: String = simple, profile: String = "oauth2") async throws -> CaseResult {
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("fake-driver-\(UUID()).py")
         try python.write(to: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: script) }
         let parsed = try scenario(yaml)
-        return await ScenarioRunner.runCase(parsed, profile: "oauth2", options: RunOptions(driver: "python3 \(script.path)", jobs: 1))
+        return await ScenarioRunner.runCase(parsed, profile: profile, options: RunOptions(driver: "python3 \(script.path)", jobs: 1))
     }
 
     static let helloThen = """
@@ -89,6 +89,31 @@ import Testing
                 + "\nfor line in sys.stdin:\n    m = json.loads(line)\n    send({'id': m['id'], 'ok': True})\n    if m['op'] == 'shutdown': break\n")
         #expect(result.verdict == .skip)
         #expect(result.reason?.contains("does not speak oauth2") == true)
+    }
+
+    /// Every dialect but oauth2 is a file, and its description reaches a
+    /// driver with the `dialect` capability, built in or not: a driver that
+    /// names only oauth2 runs envelope's case from it; oauth2's hello carries none.
+    @Test(arguments: ["oauth2", "envelope"])
+    func everyDialectButOAuth2ReachesADriverAsItsDescription(profile: String) async throws {
+        let record = FileManager.default.temporaryDirectory.appendingPathComponent("hello-\(UUID()).txt")
+        defer { try? FileManager.default.removeItem(at: record) }
+        let driver = """
+            import json, sys
+            hello = json.loads(sys.stdin.readline())
+            open("\(record.path)", "w").write(str((hello.get("dialect") or {}).get("refresh_on")))
+            sys.stdout.write(json.dumps({"id": hello["id"], "ok": True, "driver": "fake", "version": "0", "profiles": ["oauth2"], "capabilities": ["dialect"]}) + "\\n")
+            sys.stdout.flush()
+            for line in sys.stdin:
+                m = json.loads(line)
+                sys.stdout.write(json.dumps({"id": m["id"], "ok": True, "outcome": "ok", "status": 200}) + "\\n"); sys.stdout.flush()
+                if m["op"] == "shutdown": break
+            """
+        let result = try await runFake(
+            driver, scenario: Self.simple.replacingOccurrences(of: "profile: oauth2", with: "profiles: [oauth2, envelope]"), profile: profile)
+        #expect(result.verdict != .skip, "\(result.reason ?? "")")
+        // envelope's file says its signal is the code (`refresh_on: code`).
+        #expect(try String(contentsOf: record, encoding: .utf8) == (profile == "oauth2" ? "None" : "code"))
     }
 
     /// A case that signs out is SKIP for a driver without the `logout`

@@ -15,7 +15,7 @@ private func reference(_ faults: Set<ClientFault> = []) -> ClientUnderTest {
     ) { hello in
         ReferenceDriver(
             client: ReferenceClient(
-                baseURL: hello.baseURL, profile: hello.profile, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: faults))
+                baseURL: hello.baseURL, clientID: hello.clientID, clientSecret: hello.clientSecret, faults: faults))
     }
 }
 
@@ -140,7 +140,7 @@ private struct SilentClient: DriverClient {
     @Test func aMockStartsSteersAndStops() async throws {
         let mock = try await MockServer.start { $0.tokens.accessTTL = 60 }
         let client = ReferenceClient(
-            baseURL: mock.baseURL, profile: "oauth2", clientID: mock.control.client.id, clientSecret: mock.control.client.secret ?? "")
+            baseURL: mock.baseURL, clientID: mock.control.client.id, clientSecret: mock.control.client.secret ?? "")
         #expect(await client.login(username: "alice", password: "wonderland").kind == .ok)
         #expect(await client.request(method: "GET", path: "/api/me", headers: [:], body: nil).status == 200)
         _ = try await mock.control.advanceClock(seconds: 120)

@@ -44,6 +44,17 @@ public enum CommonError: ErrorCatalog {
 
     public static let profile = "all"
 
+    /// The situation a dialect file names to answer this itself (`errors.answers`).
+    var situationKey: String {
+        switch self {
+        case .notFound: Situation.notFound(method: "", path: "").key
+        case .malformedFraming: Situation.malformedFraming("").key
+        case .payloadTooLarge: Situation.payloadTooLarge("").key
+        case .storeUnavailable: Situation.storeUnavailable.key
+        case .internalError: Situation.internalError.key
+        }
+    }
+
     public var row: ErrorRow {
         switch self {
         case .notFound: make(404, "not_found", "No such endpoint", when: "the path matches no route of the running profile")
@@ -408,18 +419,6 @@ public enum ErrorTable {
 
     public static var all: [ErrorRow] { catalogs.flatMap(\.rows) }
 
-    /// Which catalogs a client of each profile can meet, in the order its page lists them.
-    static let includes: [String: [String]] = [
-        ProfileName.oauth2.rawValue: [OAuth2Error.profile, OAuth2LaxError.profile, CommonError.profile, GraphQLAPIError.profile],
-        // A dialect file's own rows, and the shared ones it does not answer itself.
-        ProfileName.envelope.rawValue: [ProfileName.envelope.rawValue, GraphQLAPIError.profile],
-        ProfileName.reissue.rawValue: [ProfileName.reissue.rawValue, CommonError.profile, GraphQLAPIError.profile],
-        ProfileName.renewal.rawValue: [ProfileName.renewal.rawValue, CommonError.profile, GraphQLAPIError.profile],
-        ProfileName.headerRotation.rawValue: [ProfileName.headerRotation.rawValue, CommonError.profile, GraphQLAPIError.profile],
-        // docs/graphql.md
-        GraphQLAPIError.profile: [GraphQLAPIError.profile],
-    ]
-
     /// The Markdown page `authmock errors` prints and `docs/errors.md` holds.
     public static func markdown() -> String {
         var out = """
@@ -429,8 +428,9 @@ public enum ErrorTable {
             from the table in `Sources/AuthmockServer/Errors/ErrorTable.swift`; do not edit by hand \
             (a test fails when this page and the code differ).
 
-            Rows under **all** are answered by the `oauth2`, `reissue`, `renewal` and \
-            `header-rotation` profiles (`envelope` has its own codes for them); rows under \
+            Rows under **all** are answered by `oauth2`, and by every dialect file that \
+            does not answer the situation itself (`not_found`, `malformed_framing`, \
+            `payload_too_large`, `store_unavailable`, `internal_error`); rows under \
             **graphql** by the GraphQL endpoint of every profile (docs/graphql.md); rows \
             under **control** by the control API of every profile.
 
@@ -441,12 +441,18 @@ public enum ErrorTable {
         return out
     }
 
-    /// The rows a client of `profile` can meet, nil for an unknown profile.
+    /// The rows a client of `profile` can meet, in the order its page lists
+    /// them; nil for an unknown profile. A dialect file: its own rows, the
+    /// shared ones for the situations it does not answer itself, GraphQL's.
     public static func rows(forProfile profile: String) -> [ErrorRow]? {
-        // Any other built-in file: its rows, the shared ones it may fall back to, GraphQL's.
-        let other = BuiltinDialects.description(profile).map { _ in [profile, CommonError.profile, GraphQLAPIError.profile] }
-        guard let names = includes[profile] ?? other else { return nil }
-        return names.flatMap { name in all.filter { $0.profile == name } }
+        let graphQL = GraphQLAPIError.allCases.map(\.row)
+        if profile == OAuth2Error.profile {
+            return OAuth2Error.allCases.map(\.row) + OAuth2LaxError.allCases.map(\.row) + CommonError.allCases.map(\.row) + graphQL
+        }
+        if profile == GraphQLAPIError.profile { return graphQL }
+        guard let dialect = BuiltinDialects.description(profile) else { return nil }
+        let shared = CommonError.allCases.filter { dialect.errors.answers[$0.situationKey] == nil }.map(\.row)
+        return dialect.documentedRows + shared + graphQL
     }
 
     /// A Markdown table of `rows`, as embedded in each profile's page.
