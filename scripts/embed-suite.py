@@ -5,13 +5,15 @@ drivers/browser/) as Swift strings, so they travel inside the authmock binary
 (no resource bundle to lose beside a statically linked executable).
 BuiltinSuiteTests fails until this has been run after either changes;
 scripts/regen-docs.sh runs it too."""
+import json
 import os
+import re
 import sys
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-def embed(source, suffixes, out, type_name):
+def embed(source, suffixes, out, type_name, extra=""):
     directory = os.path.join(root, source)
     names = sorted(n for n in os.listdir(directory) if n.endswith(suffixes))
     parts = [
@@ -29,11 +31,39 @@ def embed(source, suffixes, out, type_name):
         if not text.endswith("\n"):
             sys.exit(f"{source}/{name}: must end with a newline")
         parts.append(f'        (\n            "{name}",\n            ##"""\n{text}\n"""##\n        ),\n')
-    parts.append("    ]\n}\n")
+    parts.append("    ]\n" + extra + "}\n")
     with open(os.path.join(root, out), "w", encoding="utf-8", newline="") as handle:
         handle.write("".join(parts))
     print(f"embedded {len(names)} files from {source}/")
 
 
-embed("scenarios", (".yaml", ".yml"), "Sources/AuthmockScenario/BuiltinSuite+Files.swift", "BuiltinSuite")
+def case_profiles(source):
+    """The dialects the built-in cases are written for (each file's
+    top-level `profile:` or `profiles: [...]`), in the order the files first
+    name them: the names a driver may know a dialect by without its
+    description. BuiltinSuiteTests checks them against the parsed suite."""
+    directory = os.path.join(root, source)
+    seen = []
+    for name in sorted(n for n in os.listdir(directory) if n.endswith((".yaml", ".yml")) and not n.startswith("_")):
+        with open(os.path.join(directory, name), encoding="utf-8") as handle:
+            for line in handle:
+                match = re.match(r"^profiles?:\s*\[?([^\]#]*)\]?", line)
+                if match:
+                    for profile in (p.strip().strip('"') for p in match.group(1).split(",")):
+                        if profile and profile not in seen:
+                            seen.append(profile)
+                    break
+    return seen
+
+
+embed(
+    "scenarios", (".yaml", ".yml"), "Sources/AuthmockScenario/BuiltinSuite+Files.swift", "BuiltinSuite",
+    extra=(
+        "    /// The dialects the built-in cases are written for (their `profiles`), in\n"
+        "    /// the order the files first name them: a driver may know these by name,\n"
+        "    /// and one that lists no profiles is taken to speak them. Every other\n"
+        "    /// dialect (a vendor's, a team's) runs where a case applies to it.\n"
+        f"    public static let caseProfiles: [String] = {json.dumps(case_profiles('scenarios'))}\n"
+    ),
+)
 embed("drivers/browser", (".html", ".js"), "Sources/AuthmockTransports/BrowserClient+Files.swift", "BrowserClient")

@@ -42,8 +42,8 @@ public struct DriverInfo: Sendable, Equatable {
     /// its client from `hello` (the `dialect` capability). A driver that
     /// lists no profiles is taken to speak the ones the protocol names.
     public func cannotRun(_ scenario: Scenario, profile: String) -> String? {
-        let described = profile != ProfileName.oauth2.rawValue && capabilities.contains(Capability.dialect)
-        if !Profiles.isNamedInProtocol(profile), !described, !(profiles ?? []).contains(profile) {
+        let described = profile != ProfileName.oauth2 && capabilities.contains(Capability.dialect)
+        if !BuiltinSuite.caseProfiles.contains(profile), !described, !(profiles ?? []).contains(profile) {
             return "the driver does not speak the declared dialect \(profile) (it neither lists it nor has the `dialect` capability)"
         }
         if !described, let profiles, !profiles.contains(profile) {

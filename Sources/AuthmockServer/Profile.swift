@@ -122,18 +122,11 @@ public enum OAuth2ErrorStyle: String, Sendable, CaseIterable {
 /// The dialects `--profile` accepts: `oauth2`, written in Swift, and every
 /// built-in dialect file (`dialects/`), so a new file needs no Swift.
 public enum Profiles {
-    /// The five the driver protocol names first (`ProfileName`), then the other built-in files.
-    public static let names = ProfileName.names + BuiltinDialects.names.filter { ProfileName(rawValue: $0) == nil }
-
-    /// Whether a driver knows `name` by its name alone: one of the five the
-    /// driver protocol names. Any other dialect, built in or a user's,
-    /// reaches a driver as a description in `hello` (the `dialect` capability).
-    public static func isNamedInProtocol(_ name: String) -> Bool {
-        ProfileName(rawValue: name) != nil
-    }
+    /// oauth2, then every built-in file by name.
+    public static let names = [ProfileName.oauth2] + BuiltinDialects.names.filter { $0 != ProfileName.oauth2 }
 
     public static func make(_ name: String, options: ProfileOptions) -> (any Profile)? {
-        if name == ProfileName.oauth2.rawValue { return OAuth2Profile(errors: options.oauth2Errors) }
+        if name == ProfileName.oauth2 { return OAuth2Profile(errors: options.oauth2Errors) }
         return BuiltinDialects.description(name).map { DeclaredProfile($0, options: options) }
     }
 }

@@ -76,7 +76,7 @@ public enum AuthmockSuite {
             let loaded = try DialectLoader.load(file: file)
             dialects[loaded.description.name] = loaded
         }
-        for name in client.identity.profiles where !Profiles.isNamedInProtocol(name) && dialects[name] == nil {
+        for name in client.identity.profiles where !BuiltinSuite.caseProfiles.contains(name) && dialects[name] == nil {
             guard let loaded = DialectLoader.builtin(name) else {
                 throw SuiteError(
                     "the client speaks '\(name)', which is neither a built-in dialect (\(Profiles.names.joined(separator: ", "))) nor declared in dialectFiles"

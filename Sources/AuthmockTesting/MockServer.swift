@@ -13,7 +13,7 @@ public enum MockServer {
     /// before it starts. Call `stop()` on it when done, or use `with`.
     public static func start(dialect: String = "oauth2", configure: (inout ServerOptions) throws -> Void = { _ in }) async throws -> RunningMock {
         var options = ServerOptions(host: "127.0.0.1", port: 0)
-        if Profiles.isNamedInProtocol(dialect) {
+        if dialect == ProfileName.oauth2 {
             options.profile = dialect
         } else if let loaded = DialectLoader.builtin(dialect) {
             loaded.apply(to: &options)

@@ -245,14 +245,11 @@ public struct DriverMessage: Sendable, Codable, Equatable {
     }
 }
 
-/// The server dialects: what `hello` names in `profile` and `profiles`, what
-/// `authmock serve --profile` accepts, and what scenario files list.
-public enum ProfileName: String, Sendable, Codable, CaseIterable {
-    case oauth2
-    case envelope
-    case reissue
-    case renewal
-    case headerRotation = "header-rotation"
-
-    public static var names: [String] { allCases.map(\.rawValue) }
+/// The server dialects, as `hello` names them in `profile` and `profiles`,
+/// `authmock serve --profile` takes them and scenario files list them. One
+/// is known by code, OAuth 2.0 (RFC 6749); every other is a dialect file
+/// (`dialects/`, or a team's own), which reaches a driver as its
+/// description (`hello`'s `dialect`).
+public enum ProfileName {
+    public static let oauth2 = "oauth2"
 }

@@ -118,7 +118,7 @@ struct RunCommand: AsyncParsableCommand {
         // With --dialect the built-in profiles run only when --profile names them.
         let filtered = chosen.flatMap { scenario in scenario.runs(onProfiles: profile, dialects: dialects).map { (scenario, $0) } }
         let undeclared = chosen.flatMap { scenario in
-            scenario.profiles.filter { !Profiles.isNamedInProtocol($0) && dialects[$0] == nil }.map {
+            scenario.profiles.filter { !BuiltinSuite.caseProfiles.contains($0) && dialects[$0] == nil }.map {
                 "\(scenario.file): case \(scenario.id) runs on '\($0)'"
             }
         }
@@ -204,7 +204,7 @@ extension RunCommand {
     /// know only by description, where --profile or a chosen case names them.
     func loadDialects(namedIn chosen: [Scenario]) throws -> [String: LoadedDialect] {
         var dialects: [String: LoadedDialect] = [:]
-        for name in Set(profile + chosen.flatMap(\.profiles)) where !Profiles.isNamedInProtocol(name) {
+        for name in Set(profile + chosen.flatMap(\.profiles)) where !BuiltinSuite.caseProfiles.contains(name) {
             if let builtin = DialectLoader.builtin(name) { dialects[name] = builtin }
         }
         for path in dialectFiles {

@@ -41,7 +41,7 @@ struct OpenAPITests {
 
     /// What a profile's router serves: HEAD beside GET is implied, and the
     /// control API's catch-all (its 404 in the control shape) is not an operation.
-    static func served(_ profile: ProfileName) async throws -> Set<Operation> {
+    static func served(_ profile: CaseProfile) async throws -> Set<Operation> {
         var options = ServerOptions(signingKey: .random())
         options.profile = profile.rawValue
         let router = AuthmockApplication.router(for: try await Authmock(options: options))
@@ -51,8 +51,8 @@ struct OpenAPITests {
         }
     }
 
-    @Test(arguments: ProfileName.allCases)
-    func theDocumentAndTheRoutesAgree(_ profile: ProfileName) async throws {
+    @Test(arguments: CaseProfile.allCases)
+    func theDocumentAndTheRoutesAgree(_ profile: CaseProfile) async throws {
         let documented = try Self.operations().filter { !Self.everywhere.isDisjoint(with: $0.tags) || $0.tags.contains(profile.rawValue) }.map(
             \.operation)
         let served = try await Self.served(profile)
@@ -71,7 +71,7 @@ struct OpenAPITests {
     }
 
     @Test func everyTagIsAProfileOrAGroup() throws {
-        let known = Self.everywhere.union(ProfileName.allCases.map(\.rawValue))
+        let known = Self.everywhere.union(CaseProfile.allCases.map(\.rawValue))
         for (operation, tags) in try Self.operations() {
             #expect(!tags.isEmpty && Set(tags).isSubset(of: known), "\(operation): \(tags)")
         }

@@ -11,7 +11,7 @@ import Testing
 /// the client's too, and the mock's own endpoints are not.
 @Suite struct RequestPipelineTests {
     /// How each profile signs in and refreshes once, on its own wire.
-    static func signInAndRefresh(_ profile: ProfileName, _ server: TestServer) async throws {
+    static func signInAndRefresh(_ profile: CaseProfile, _ server: TestServer) async throws {
         switch profile {
         case .oauth2:
             let pair = try await server.login()
@@ -36,14 +36,14 @@ import Testing
         }
     }
 
-    @Test(arguments: ProfileName.allCases)
-    func everyIssuedTokenIsJournaled(_ profile: ProfileName) async throws {
+    @Test(arguments: CaseProfile.allCases)
+    func everyIssuedTokenIsJournaled(_ profile: CaseProfile) async throws {
         var options = ServerOptions(signingKey: .random())
         options.profile = profile.rawValue
         try await TestServer.run(options) { server in try await Self.checkIssuedTokens(profile, server) }
     }
 
-    static func checkIssuedTokens(_ profile: ProfileName, _ server: TestServer) async throws {
+    static func checkIssuedTokens(_ profile: CaseProfile, _ server: TestServer) async throws {
         try await signInAndRefresh(profile, server)
         let entries = try await server.journal()
         #expect(entries.map { $0["kind"] as? String } == ["login", "refresh"])
@@ -85,8 +85,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ProfileName.allCases)
-    func unroutedRequestsAreTheClients(_ profile: ProfileName) async throws {
+    @Test(arguments: CaseProfile.allCases)
+    func unroutedRequestsAreTheClients(_ profile: CaseProfile) async throws {
         var options = ServerOptions(signingKey: .random())
         options.profile = profile.rawValue
         try await TestServer.run(options) { server in

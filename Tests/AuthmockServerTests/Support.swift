@@ -117,3 +117,13 @@ extension TestServer {
         return try #require(page["entries"] as? [[String: Any]])
     }
 }
+
+/// The dialects the built-in cases are written for, each with a wire of its
+/// own the tests below speak (the server itself knows only oauth2 by name).
+enum CaseProfile: String, CaseIterable, Sendable {
+    case oauth2
+    case envelope
+    case reissue
+    case renewal
+    case headerRotation = "header-rotation"
+}

@@ -99,7 +99,7 @@ public enum OAuth2Error: ErrorCatalog {
     case resourceToken(AccessTokenFailure)
     case insufficientScope
 
-    public static let profile = ProfileName.oauth2.rawValue
+    public static let profile = ProfileName.oauth2
 
     public static var allCases: [OAuth2Error] {
         [
