@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates every generated part of docs/ from the code: the error
-# reference and the error table in each profile page, the scenario schema,
+# reference and the error table in each profile page, the scenario and driver protocol schemas,
 # the cases page, and the settings tables. Tests fail until this has been
 # run after the code they come from changes.
 set -euo pipefail
@@ -41,6 +41,7 @@ swift build --product authmock >/dev/null
 "$bin" dialects --schema > docs/dialect.schema.json
 "$bin" errors > docs/errors.md
 "$bin" schema > docs/scenario.schema.json
+"$bin" schema --driver-protocol > docs/driver-protocol.schema.json
 "$bin" cases --markdown > docs/cases.md
 
 # Replaces the <!-- NAME:begin --> ... <!-- NAME:end --> block of FILE with TEXT.

@@ -91,6 +91,9 @@ public struct CaseResult: Sendable, Codable {
     /// What the driver said it wraps, from its `hello` answer.
     public var driver: String?
     public var driverVersion: String?
+    /// The driver's `hello` answer as it sent it (up to 2,000 characters):
+    /// what a driver's author checks against docs/driver-protocol.schema.json.
+    public var driverHello: String?
     /// SHA-256 of the scenario file the case came from.
     public var digest: String?
     /// The driver's expected-failures file lists this case and it did fail:

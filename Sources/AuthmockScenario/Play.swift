@@ -25,6 +25,8 @@ struct Play: Sendable {
         var stop: Stop?
         var driver: String?
         var version: String?
+        /// The driver's `hello` answer, as it sent it.
+        var hello: String?
         /// When the driver answered `logout` (the app had signed the user out).
         var signedOutAt: Date?
         /// When the runner sent `logout`.
@@ -156,6 +158,7 @@ struct Performance {
         guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
         outcome.driver = greeting.fields["driver"]
         outcome.version = greeting.fields["version"]
+        outcome.hello = greeting.line
         let info = DriverInfo(name: outcome.driver, version: outcome.version, profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
         if let reason = info.cannotRun(play.scenario, profile: play.profile) {
             outcome.stop = .unsupported(reason)

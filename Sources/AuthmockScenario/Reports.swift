@@ -174,6 +174,7 @@ public enum Reports {
             var driver: String
             var driverName: String?
             var driverVersion: String?
+            var driverHello: String?
             var seconds: Double
             var summary: [String: Int]
             /// Failed case runs grouped by the client behaviour they come from.
@@ -194,7 +195,8 @@ public enum Reports {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let report = Report(
             suite: Suite(builtIn: suite, digests: digests), driver: driver, driverName: results.lazy.compactMap(\.driver).first,
-            driverVersion: results.lazy.compactMap(\.driverVersion).first, seconds: seconds, summary: summary,
+            driverVersion: results.lazy.compactMap(\.driverVersion).first, driverHello: results.lazy.compactMap(\.driverHello).first,
+            seconds: seconds, summary: summary,
             causes: Causes.groups(results).map { CauseGroup(id: $0.cause.id, title: $0.cause.title, caseRuns: $0.labels) }, cases: results)
         let data = (try? encoder.encode(report)) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"

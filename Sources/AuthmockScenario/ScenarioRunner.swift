@@ -286,6 +286,7 @@ public enum ScenarioRunner {
                 result.signedOut = outcome.signedOutAt.map { ($0.timeIntervalSince(wallStart) * 1000).rounded() / 1000 }
                 result.driver = outcome.driver
                 result.driverVersion = outcome.version
+                result.driverHello = outcome.hello
                 switch outcome.stop {
                 case .unsupported(let reason):
                     result.verdict = .skip

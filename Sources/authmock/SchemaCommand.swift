@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthmockScenario
+import DriverProtocol
 
 struct SchemaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -8,7 +9,15 @@ struct SchemaCommand: ParsableCommand {
 
     @Flag(help: "Print the table of expectation kinds instead (docs/scenarios.md#expectations).") var expectations = false
 
+    @Flag(help: "Print the JSON Schema of the driver protocol's messages instead (docs/driver-protocol.schema.json).")
+    var driverProtocol = false
+
+    func validate() throws {
+        if expectations && driverProtocol { throw ValidationError("--expectations and --driver-protocol print different things: give one") }
+    }
+
     func run() {
-        print(expectations ? ExpectationKinds.markdownTable() : ScenarioFormat.jsonSchema(), terminator: "")
+        let text = expectations ? ExpectationKinds.markdownTable() : driverProtocol ? ProtocolSchema.jsonSchema() : ScenarioFormat.jsonSchema()
+        print(text, terminator: "")
     }
 }

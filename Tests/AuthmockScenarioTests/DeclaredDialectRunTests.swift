@@ -245,11 +245,18 @@ import Testing
                 }
             }
         }
-        let missed = try await Self.missed(checks) { check, results in
+        @Sendable func misses(_ check: FaultCheck, _ results: [CaseResult]) -> [String] {
             let caught = results.contains { $0.verdict == .fail || $0.verdict == .nonStrict }
             let errors = results.filter { $0.verdict == .error }.map { "\(check.fault) x \($0.label): ERROR \($0.reason ?? "")" }
             return errors + (caught ? [] : ["\(check.fault) on \(check.dialect.description.name): no case caught it (\(results.count) run)"])
         }
+        // As in the matrix, a fault whose catch needs an unloaded machine runs
+        // after the others, by itself (CI met no-late-401-check's 1.2 on
+        // cognito passing beside thirty other clients).
+        let alone = checks.filter { TeethMatrixTests.alone.contains($0.fault) }
+        let missed =
+            try await Self.missed(checks.filter { !TeethMatrixTests.alone.contains($0.fault) }, misses: misses)
+            + Self.missed(alone, atOnce: 1, misses: misses)
         #expect(checks.count >= 20, "only \(checks.count) faults are caught on a vendor dialect")
         #expect(Set(checks.map(\.dialect.description.name)).count == vendors.count, "every vendor dialect meets a fault")
         #expect(missed.isEmpty, "faults a vendor dialect lets through: \(missed)")

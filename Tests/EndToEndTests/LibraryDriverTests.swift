@@ -59,7 +59,9 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
 }
 
 /// The drivers for real client libraries run through the whole suite with
-/// their expected-failures files: nothing new fails and nothing errors.
+/// their expected-failures files: nothing new fails and nothing errors, and
+/// each one's `hello` answer (the JSON report's `driverHello`) is a valid
+/// one of docs/driver-protocol.schema.json.
 /// scripts/test.sh installs what each driver.yaml names and runs its build.
 @Suite(.serialized) struct LibraryDriverTests {
     /// Three drivers at a time (20 drivers: 210 s -> 165 s): a run mostly waits
@@ -91,6 +93,25 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
             // "failed" counts FAIL and ERROR.
             #expect(result.stdout.contains(" 0 failed"), "\(driver.name): \(result.stdout)")
         }
+        // Every driver's hello, checked by an independent validator (jsonschema).
+        var hellos: [String] = []
+        for driver in DriverManifest.runnable {
+            let report = try? JSONSerialization.jsonObject(with: Data(contentsOf: Self.reportFile(driver))) as? [String: Any]
+            guard let hello = report?["driverHello"] as? String else {
+                Issue.record("\(driver.name): its JSON report has no driverHello")
+                continue
+            }
+            hellos.append(hello)
+        }
+        let check = try await runProcess(
+            "python3", [repositoryRoot.appendingPathComponent("scripts/protocol-check.py").path, "lines"],
+            stdin: hellos.joined(separator: "\n") + "\n", mergeOutput: true)
+        #expect(check.status == 0, "a driver's hello is no valid helloAnswer:\n\(check.stdout)")
+    }
+
+    /// Where a driver's run writes its JSON report.
+    static func reportFile(_ driver: DriverManifest) -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("authmock-library-\(driver.name).json")
     }
 
     /// The built-in suite against one driver, with its expected failures, at
@@ -105,7 +126,7 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
             [
                 "run", repositoryRoot.appendingPathComponent("scenarios").path, "--driver", command,
                 "--expected-failures", repositoryRoot.appendingPathComponent("drivers/\(driver.name)/expected-failures.yaml").path,
-                "--profile", driver.profile ?? "oauth2",
+                "--profile", driver.profile ?? "oauth2", "--json", reportFile(driver).path,
             ] + (driver.jobs.map { ["--jobs", String($0)] } ?? []))
     }
 
