@@ -71,24 +71,20 @@ public enum AuthmockSuite {
         for client: ClientUnderTest, files: [String] = [], dialectFiles: [String] = [], builtIn: Bool = true, ids: [String] = []
     ) throws -> [AuthmockCase] {
         let suite = try SuiteSelection.assemble(paths: files, builtIn: builtIn)
-        var dialects: [String: LoadedDialect] = [:]
+        let profiles = client.identity.profiles
+        var selection = CaseSelection(ids: ids, profiles: profiles, dialects: CaseSelection.builtinDialects(named: profiles))
         for file in dialectFiles {
             let loaded = try DialectLoader.load(file: file)
-            dialects[loaded.description.name] = loaded
+            selection.dialects[loaded.description.name] = loaded
         }
-        for name in client.identity.profiles where !BuiltinSuite.caseProfiles.contains(name) && dialects[name] == nil {
-            guard let loaded = DialectLoader.builtin(name) else {
-                throw SuiteError(
-                    "the client speaks '\(name)', which is neither a built-in dialect (\(Profiles.names.joined(separator: ", "))) nor declared in dialectFiles"
-                )
-            }
-            dialects[name] = loaded
+        if let name = profiles.first(where: { !BuiltinSuite.caseProfiles.contains($0) && selection.dialects[$0] == nil }) {
+            throw SuiteError(
+                "the client speaks '\(name)', which is neither a built-in dialect (\(Profiles.names.joined(separator: ", "))) nor declared in dialectFiles"
+            )
         }
         let info = client.driverInfo
-        return suite.scenarios.filter { scenario in ids.isEmpty || ids.contains { scenario.hasID(matching: $0) } }.flatMap { scenario in
-            scenario.runs(onProfiles: client.identity.profiles, dialects: dialects)
-                .filter { info.cannotRun(scenario, profile: $0) == nil }
-                .map { AuthmockCase(scenario: scenario, profile: $0, dialect: dialects[$0]) }
+        return selection.runs(suite.scenarios).filter { info.cannotRun($0.0, profile: $0.1) == nil }.map { scenario, profile in
+            AuthmockCase(scenario: scenario, profile: profile, dialect: selection.dialects[profile])
         }
     }
 

@@ -106,23 +106,18 @@ struct RunCommand: AsyncParsableCommand {
             part = nil
         }
         let scenarios = suite.scenarios
-        let chosen = scenarios.filter { scenario in
-            (cases.isEmpty || cases.contains { scenario.hasID(matching: $0) }) && (level == nil || scenario.level.rawValue == level)
-        }
-        let dialects = try loadDialects(namedIn: chosen)
+        var selection = CaseSelection(ids: cases, level: level, profiles: profile)
+        selection.dialects = try loadDialects(namedIn: selection.chosen(scenarios))
+        let dialects = selection.dialects
         if let unknown = profile.first(where: { !Profiles.names.contains($0) && dialects[$0] == nil }) {
             throw ValidationError(
                 "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE"
             )
         }
         // With --dialect the built-in profiles run only when --profile names them.
-        let filtered = chosen.flatMap { scenario in scenario.runs(onProfiles: profile, dialects: dialects).map { (scenario, $0) } }
-        let undeclared = chosen.flatMap { scenario in
-            scenario.profiles.filter { !BuiltinSuite.caseProfiles.contains($0) && dialects[$0] == nil }.map {
-                "\(scenario.file): case \(scenario.id) runs on '\($0)'"
-            }
-        }
-        if let first = undeclared.first {
+        let filtered = selection.runs(scenarios)
+        if let (scenario, name) = selection.undeclared(scenarios).first {
+            let first = "\(scenario.file): case \(scenario.id) runs on '\(name)'"
             let names = dialects.keys.sorted()
             let known = names.isEmpty ? "no --dialect was given" : "--dialect declares \(names.joined(separator: ", "))"
             FileHandle.standardError.write(Data("\(first), a dialect no --dialect FILE declares (\(known))\n".utf8))
@@ -203,10 +198,7 @@ extension RunCommand {
     /// The `--dialect` files, and the built-in dialect files that drivers
     /// know only by description, where --profile or a chosen case names them.
     func loadDialects(namedIn chosen: [Scenario]) throws -> [String: LoadedDialect] {
-        var dialects: [String: LoadedDialect] = [:]
-        for name in Set(profile + chosen.flatMap(\.profiles)) where !BuiltinSuite.caseProfiles.contains(name) {
-            if let builtin = DialectLoader.builtin(name) { dialects[name] = builtin }
-        }
+        var dialects = CaseSelection.builtinDialects(named: profile + chosen.flatMap(\.profiles))
         for path in dialectFiles {
             do {
                 let loaded = try DialectLoader.load(fileOrBuiltin: path)
