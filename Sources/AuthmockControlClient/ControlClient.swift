@@ -10,7 +10,7 @@ import NIOHTTP1
 /// machine (`authmock serve`, a container): what `MockControl` is in-process,
 /// as WireMock's `HttpAdminClient` is to its `Admin`. `authmock ctl` sends
 /// through it. Each method is one `ControlOperation`.
-public struct ControlClient: Sendable {
+public struct ControlClient: MockSteering {
     /// The server's base URL, e.g. `http://127.0.0.1:8080`.
     public var baseURL: String
     /// Sent as `Authorization: Bearer` when the server requires one (`--admin-token`).

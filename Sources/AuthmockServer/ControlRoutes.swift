@@ -44,9 +44,9 @@ enum ControlRoutes {
             try body.allow(["graceSeconds"])
             return JSONResponse.encode(try await control.rotateKeys(graceSeconds: try body.double("graceSeconds")), encoder: ControlWire.encoder)
         case .faults:
-            return JSONResponse.encode(control.faults().map(FaultRuleView.init))
+            return JSONResponse.encode(control.faults())
         case .addFault:
-            return JSONResponse.encode(FaultRuleView(control.addFault(try FaultRule(try await input(request)).checkedSituation())), status: .created)
+            return JSONResponse.encode(control.addFault(try FaultRule(try await input(request)).checkedSituation()), status: .created)
         case .clearFaults:
             return JSONResponse.encode(["removed": control.clearFaults()])
         case .journal:

@@ -4,8 +4,9 @@ import Foundation
 
 /// The control core: what a test can make the mock do and read back. The
 /// HTTP control API (`ControlRoutes`) and the scenario runner both call
-/// these, so there is one implementation of each operation.
-public struct MockControl: Sendable {
+/// these, so there is one implementation of each operation; its answers are
+/// the control API's (`MockSteering`, which `ControlClient` speaks too).
+public struct MockControl: MockSteering {
     // The answers' types are the control API's wire shapes (AuthmockModel); these names stay for existing callers.
     public typealias ClockReading = AuthmockModel.ClockReading
     public typealias KeysView = AuthmockModel.KeysView
@@ -66,13 +67,16 @@ public struct MockControl: Sendable {
     public func tokens() async throws(ControlInputError) -> TokenSnapshot { try await stored { try await mock.authority.snapshot() } }
 
     @discardableResult
-    public func addFault(_ rule: FaultRule) -> FaultRules.Installed { mock.faults.add(rule) }
-    public func faults() -> [FaultRules.Installed] { mock.faults.list() }
+    public func addFault(_ rule: FaultRule) -> FaultRuleView { FaultRuleView(mock.faults.add(rule)) }
+    public func faults() -> [FaultRuleView] { mock.faults.list().map(FaultRuleView.init) }
     @discardableResult
     public func clearFaults() -> Int { mock.faults.clear() }
 
-    public func journal(_ filter: JournalFilter = JournalFilter()) async throws(ControlInputError) -> (entries: [JournalEntry], dropped: Int) {
-        try await stored("journal") { try await mock.journal.entries(filter) }
+    /// A page of the journal as `GET /_authmock/journal` answers it.
+    public func journal(_ filter: JournalFilter = JournalFilter()) async throws(ControlInputError) -> ControlWire.JournalPage {
+        let (entries, dropped) = try await stored("journal") { try await mock.journal.entries(filter) }
+        let usage = try await journalUsage()
+        return ControlWire.JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq, held: usage.entries, heldBytes: usage.bytes)
     }
 
     public func journalCount(_ filter: JournalFilter = JournalFilter()) async throws(ControlInputError) -> Int {

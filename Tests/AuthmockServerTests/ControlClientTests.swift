@@ -21,32 +21,47 @@ import Testing
 
     @Test func everyOperationAnswersTyped() async throws {
         try await live { server, control in
-            #expect(try await control.advanceClock(seconds: 61).offsetSeconds == 61)
-            #expect(try await control.setClock(offsetSeconds: -5).offsetSeconds == -5)
-            #expect(try await control.clock().offsetSeconds == -5)
-            _ = try await server.login()
-            let snapshot = try await control.tokens()
-            #expect(snapshot.families.count == 1 && snapshot.access.count == 1)
+            try await Self.steer(control, signIn: { _ = try await server.login() })
+            // A rule as written in the control API's JSON.
             let rule = try await control.addFault(json: #"{"match": {"kind": "refresh"}, "times": 2, "action": {"type": "respond", "status": 503}}"#)
             #expect(rule.rule == FaultRule(match: .init(kinds: [.refresh]), times: 2, action: .respond(status: 503, headers: [:], body: nil)))
-            let typed = try await control.addFault(
-                FaultRule(match: .init(method: "POST", header: ("X-Trace", nil)), times: nil, action: .dropResponse))
-            #expect(typed.rule.times == nil && typed.rule.match.header?.name == "X-Trace" && typed.id == rule.id + 1)
-            #expect(try await control.clearFaults() == 2)
-            let closing = try await control.addFault(json: #"{"action": {"type": "close-connection"}}"#)
-            #expect(try await control.faults().map(\.id) == [closing.id])
             #expect(try await control.clearFaults() == 1)
-            let logins = try await control.journal(JournalFilter(kinds: [.login]))
-            #expect(logins.entries.map(\.status) == [200])
-            #expect(try await control.journalCount(JournalFilter(kinds: [.login], since: logins.entries[0].seq)) == 0)
-            #expect(try await control.expire(TokenSelector(kind: .access)).access == 1)
-            #expect(try await control.revoke(TokenSelector(kind: .refresh)).refresh == 1)
-            #expect(try await control.keys().algorithm == "HS256")
-            _ = try await control.prune()
-            try await control.reset()
-            #expect(try await control.tokens().families.isEmpty)
-            #expect(try await control.clock().offsetSeconds == 0)
         }
+    }
+
+    /// One helper, written against `MockSteering`, steers a mock in this
+    /// process (`MockControl`) and one over HTTP (`ControlClient`) alike.
+    @Test func theSameHelperSteersAMockInThisProcess() async throws {
+        try await TestServer.run(ServerOptions(port: 0, signingKey: .random())) { server in
+            try await Self.steer(server.mock.control, signIn: { _ = try await server.login() })
+        }
+    }
+
+    /// Every operation of `MockSteering`, with the answers a mock gives it.
+    static func steer(_ control: some MockSteering, signIn: () async throws -> Void) async throws {
+        #expect(try await control.advanceClock(seconds: 61).offsetSeconds == 61)
+        #expect(try await control.setClock(offsetSeconds: -5).offsetSeconds == -5)
+        #expect(try await control.clock().offsetSeconds == -5)
+        try await signIn()
+        let snapshot = try await control.tokens()
+        #expect(snapshot.families.count == 1 && snapshot.access.count == 1)
+        let first = try await control.addFault(
+            FaultRule(match: .init(kinds: [.refresh]), times: 2, action: .respond(status: 503, headers: [:], body: nil)))
+        let typed = try await control.addFault(
+            FaultRule(match: .init(method: "POST", header: ("X-Trace", nil)), times: nil, action: .dropResponse))
+        #expect(typed.rule.times == nil && typed.rule.match.header?.name == "X-Trace" && typed.id == first.id + 1 && !typed.exhausted)
+        #expect(try await control.faults().map(\.id) == [first.id, typed.id])
+        #expect(try await control.clearFaults() == 2)
+        let logins = try await control.journal(JournalFilter(kinds: [.login]))
+        #expect(logins.entries.map(\.status) == [200] && logins.last == logins.entries.last?.seq && (logins.held ?? 0) >= 1)
+        #expect(try await control.journalCount(JournalFilter(kinds: [.login], since: logins.entries[0].seq)) == 0)
+        #expect(try await control.expire(TokenSelector(kind: .access)).access == 1)
+        #expect(try await control.revoke(TokenSelector(kind: .refresh)).refresh == 1)
+        #expect(try await control.keys().algorithm == "HS256")
+        _ = try await control.prune()
+        try await control.reset()
+        #expect(try await control.tokens().families.isEmpty)
+        #expect(try await control.clock().offsetSeconds == 0)
     }
 
     @Test func refusalsCarryTheServersAnswer() async throws {

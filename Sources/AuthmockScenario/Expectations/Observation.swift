@@ -223,7 +223,7 @@ struct Observation {
 
 extension Observation {
     /// What the case's fault rules do, so the journal names the act beside the number.
-    mutating func noteFaults(_ installed: [FaultRules.Installed]) {
+    mutating func noteFaults(_ installed: [FaultRuleView]) {
         for fault in installed {
             faultActions[fault.id] = fault.rule.action.did
             if case .idToken = fault.rule.action { idTokenFaults.insert(fault.id) }
