@@ -455,9 +455,6 @@ VENDORS = {
             Accept("code", "AWS checks the parameters first: `Missing required parameter ...` is InvalidParameterException "
                    "(amazon-cognito-identity-js issue 130 quotes AWS's answer); moto tries the sign-in, or looks the client up",
                    probes=("sign-in, no password", "refresh, no token")),
-            Accept("status", "not modelled: a request at `/` that matches neither InitiateAuth flow is 404 `not_found`; AWS answers 400 "
-                   "InvalidParameterException for an AuthFlow it does not know", probes=("sign-in, an unknown flow",)),
-            Accept("code", "as the status above", probes=("sign-in, an unknown flow",)),
         ],
     },
 }

@@ -183,7 +183,7 @@ public struct DeclaredProfile: Profile {
                     return .plain(try await signOut(request, context: context, mock: mock))
                 default:
                     // The path and method of an endpoint, without what its `match` asks for.
-                    return .plain(fail(.notFound(method: "\(request.method)", path: endpoint.path), context: context))
+                    return .plain(fail(.requestUnmatched(method: "\(request.method)", path: endpoint.path), context: context))
                 }
             }
         }
@@ -466,13 +466,14 @@ public struct DeclaredProfile: Profile {
             return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, status: status, body: declared.body)
         }
         // Situations a file need not name, answered as one it does: a method
-        // the endpoint does not take as an unknown route; an unknown client
+        // the endpoint does not take, or a request its `match` fits no
+        // endpoint of, as an unknown route; an unknown client
         // (a file without `client_id`) as wrong credentials; a body in a type
         // it does not refuse as one it cannot read (only a fault's `answer`
         // meets the last two there).
         let standIn: String? =
             switch situation {
-            case .methodNotAllowed: "not_found"
+            case .methodNotAllowed, .requestUnmatched: "not_found"
             case .unknownClient: "wrong_credentials"
             case .body(.unsupportedMediaType): "body_malformed"
             default: nil

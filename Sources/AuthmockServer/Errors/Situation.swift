@@ -16,6 +16,9 @@ public enum Situation: Error, Sendable, Equatable {
     case notFound(method: String, path: String)
     /// A dialect's own endpoint called with a method it does not take.
     case methodNotAllowed(method: String, path: String)
+    /// A request at a dialect's endpoint's method and path that its `match`
+    /// fits no endpoint of (another grant type, an `AuthFlow` it does not know).
+    case requestUnmatched(method: String, path: String)
     /// A chunked body with broken framing, or an unknown `Transfer-Encoding`.
     case malformedFraming(String)
     /// The body is over `--max-body`; the text says by how much.
@@ -92,7 +95,7 @@ extension Situation {
     /// envelope answers alike.
     var commonAnswer: ErrorAnswer {
         switch self {
-        case .notFound, .methodNotAllowed: ErrorAnswer(CommonError.notFound, detail: detail)
+        case .notFound, .methodNotAllowed, .requestUnmatched: ErrorAnswer(CommonError.notFound, detail: detail)
         case .malformedFraming: ErrorAnswer(CommonError.malformedFraming, detail: detail)
         case .payloadTooLarge: ErrorAnswer(CommonError.payloadTooLarge, detail: detail)
         case .storeUnavailable: ErrorAnswer(CommonError.storeUnavailable)
@@ -105,7 +108,7 @@ extension Situation {
     /// which field a body lacks, the scope a token lacks.
     var detail: String? {
         switch self {
-        case .notFound(let method, let path), .methodNotAllowed(let method, let path): "\(method) \(path)"
+        case .notFound(let method, let path), .methodNotAllowed(let method, let path), .requestUnmatched(let method, let path): "\(method) \(path)"
         case .malformedFraming(let text), .payloadTooLarge(let text): text
         case .body(.malformed): nil
         case .body(.notAnObject): "the body must be a JSON object"
@@ -127,6 +130,7 @@ extension Situation {
     public static var examples: [Situation] {
         [
             .notFound(method: "GET", path: "/nowhere"), .methodNotAllowed(method: "GET", path: "/auth/login"),
+            .requestUnmatched(method: "POST", path: "/"),
             .malformedFraming("bad chunk size"), .payloadTooLarge("limit 65536 bytes"), .storeUnavailable, .internalError,
             .body(.malformed), .body(.notAnObject), .body(.missing("refreshToken")), .body(.wrongType("refreshToken")),
             .body(.unsupportedMediaType("text/plain")),
@@ -147,6 +151,7 @@ extension Situation {
         switch self {
         case .notFound: "not_found"
         case .methodNotAllowed: "method_not_allowed"
+        case .requestUnmatched: "request_unmatched"
         case .malformedFraming: "malformed_framing"
         case .payloadTooLarge: "payload_too_large"
         case .storeUnavailable: "store_unavailable"
@@ -176,7 +181,7 @@ extension Situation {
     /// answers (`CommonError`) unless the file names them.
     public var group: String? {
         switch self {
-        case .notFound, .methodNotAllowed, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: nil
+        case .notFound, .methodNotAllowed, .requestUnmatched, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: nil
         case .body: "bad_request"
         case .wrongCredentials, .unknownClient: nil
         case .refreshToken, .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: "refresh_refused"
@@ -232,6 +237,10 @@ extension Situation {
         ("insufficient_scope", "the token lacks the scope the resource needs"),
         ("not_found", "no route serves the path (default: the shared `not_found` row, 404)"),
         ("method_not_allowed", "a sign-in or refresh path with another method (default: as not_found)"),
+        (
+            "request_unmatched",
+            "a request at a sign-in or refresh endpoint's method and path whose `match` fits none there: another grant type or flow (default: as not_found)"
+        ),
         ("malformed_framing", "broken chunked framing (default: the shared 400 row)"),
         ("payload_too_large", "a body over `--max-body` (default: the shared 413 row)"),
         ("store_unavailable", "the `--state` database failed (default: the shared 503 row)"),

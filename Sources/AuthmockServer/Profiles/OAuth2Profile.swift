@@ -123,7 +123,7 @@ public struct OAuth2Profile: Profile {
         switch situation {
         // Servers answer 405 on a token endpoint asked with GET (RFC 6749 section 3.2: it takes POST).
         case .methodNotAllowed: return ErrorAnswer(OAuth2Error.methodNotAllowed, detail: situation.detail, headers: [.allow: "POST"])
-        case .notFound, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
+        case .notFound, .requestUnmatched, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
         case .body(.missing): return ErrorAnswer(OAuth2Error.missingParameter, detail: situation.detail)
         case .body: return ErrorAnswer(OAuth2Error.malformedBody)
         case .wrongCredentials: return ErrorAnswer(OAuth2Error.wrongCredentials)
