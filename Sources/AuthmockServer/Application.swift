@@ -59,9 +59,14 @@ public enum AuthmockApplication {
         // and inside one (RequestGuard, which also ends a CONNECT), so no stalled client holds a
         // socket, or shutdown, forever.
         let options = mock.options
+        let unparsable = mock.profile.answer(to: .malformedFraming("the request line or headers cannot be parsed"))
+        let unparsableHead = HTTPResponse(status: .init(code: unparsable.status), headerFields: JSONResponse.fields(unparsable.headers))
+        let unparsableBody = mock.profile.errorBody(unparsable)
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [RequestGuard(timeout: .seconds(Int64(options.requestReadTimeoutSeconds)))],
+                additionalChannelHandlers: [
+                    RequestGuard(timeout: .seconds(Int64(options.requestReadTimeoutSeconds)), unparsable: (unparsableHead, unparsableBody))
+                ],
                 idleTimeout: .seconds(Int64(options.idleTimeoutSeconds))))
         let server: HTTPServerBuilder = try mock.tlsConfiguration.map { try .tls(http1, tlsConfiguration: $0) } ?? http1
         return Application(

@@ -22,8 +22,8 @@ public protocol Profile: Sendable {
     /// What a request is for, read before it is handled (for faults and the
     /// journal), with its body parsed the way the route will read it.
     func classify(method: HTTPRequest.Method, path: String, query: String?, headers: HTTPFields, body: ByteBuffer) -> RouteClassification
-    /// Encodes a documented error the way this dialect's backends do (its status is the row's).
-    func errorResponse(_ answer: ErrorAnswer) -> Response
+    /// The JSON body of a documented error, the way this dialect's backends write it.
+    func errorBody(_ answer: ErrorAnswer) -> ByteBuffer
     /// This dialect's documented answer to a situation (`Errors/Situation.swift`).
     func answer(to situation: Situation) -> ErrorAnswer
     /// The bytes of a successful JSON answer (the envelope dialect wraps it).
@@ -75,6 +75,11 @@ extension Profile {
     /// grant-specific errors), its code noted for the journal and log.
     func fail(_ error: some ErrorCatalog, detail: String? = nil, headers: HTTPFields = [:], context: AuthmockRequestContext) -> Response {
         fail(ErrorAnswer(error, detail: detail, headers: headers), context: context)
+    }
+
+    /// A documented error as this dialect's backends answer it (its status is the row's).
+    func errorResponse(_ answer: ErrorAnswer) -> Response {
+        JSONResponse.response(errorBody(answer), status: .init(code: answer.row.status), headers: answer.headers)
     }
 
     func fail(_ answer: ErrorAnswer, context: AuthmockRequestContext) -> Response {

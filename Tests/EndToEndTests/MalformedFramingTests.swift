@@ -32,4 +32,25 @@ struct MalformedFramingTests {
         #expect(exit.status == 0)
         #expect(!exit.stderr.contains("internal error"), "\(exit.stderr)")
     }
+
+    /// A request line or header block the decoder refuses gets the
+    /// dialect's malformed_framing answer in its shape (cognito's file leaves
+    /// it to the shared row, in its `__type` body), with its length,
+    /// and the connection closes (it was a bare 400 with no body); the
+    /// server answers the next connection as before.
+    @Test(arguments: [("oauth2", "\"invalid_request\""), ("envelope", "40008"), ("cognito", "\"__type\":\"invalid_request\"")])
+    func anUnparsableHeadIsTheDialectsDocumented400(profile: String, code: String) throws {
+        let server = try ServingBinary(["--profile", profile])
+        for head in ["GARBAGE\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\nA header without a colon\r\n\r\n"] {
+            let answer = try Self.exchange(head, port: server.port)
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
+            #expect(answer.contains(code) && answer.lowercased().contains("connection: close"), "\(answer)")
+            let parts = answer.components(separatedBy: "\r\n\r\n")
+            let length = parts.first?.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            #expect(length.map { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } == parts.dropFirst().joined().utf8.count)
+        }
+        let health = try Self.exchange("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", port: server.port)
+        #expect(health.hasPrefix("HTTP/1.1 200"), "\(health)")
+        #expect(server.interrupt().status == 0)
+    }
 }

@@ -492,7 +492,7 @@ public struct DeclaredProfile: Profile {
         return resourceWrapper?.render(data, as: .data) ?? data
     }
 
-    public func errorResponse(_ answer: ErrorAnswer) -> Response {
+    public func errorBody(_ answer: ErrorAnswer) -> ByteBuffer {
         let row = answer.row
         var message = row.message
         if let detail = answer.detail { message += ": \(detail)" }
@@ -505,7 +505,7 @@ public struct DeclaredProfile: Profile {
             default: .null
             }
         }
-        return JSONResponse.encode(body, status: .init(code: row.status), headers: answer.headers)
+        return JSONResponse.bytes(body)
     }
 
     public func startupHints(baseURL: String, directory: Directory) -> [String] {

@@ -60,9 +60,9 @@ public enum CommonError: ErrorCatalog {
         case .notFound: make(404, "not_found", "No such endpoint", when: "the path matches no route of the running profile")
         case .malformedFraming:
             make(
-                400, "invalid_request", "Malformed HTTP request body framing",
+                400, "invalid_request", "Malformed HTTP request framing",
                 when:
-                    "a chunked body with a bad chunk size or chunks not ended by CRLF, or a `Transfer-Encoding` other than `chunked`; the connection closes after the answer"
+                    "a request line or headers that cannot be parsed, a chunked body with a bad chunk size or chunks not ended by CRLF, or a `Transfer-Encoding` other than `chunked`; the connection closes after the answer"
             )
         case .payloadTooLarge:
             make(

@@ -241,7 +241,7 @@ extension Situation {
             "request_unmatched",
             "a request at a sign-in or refresh endpoint's method and path whose `match` fits none there: another grant type or flow (default: as not_found)"
         ),
-        ("malformed_framing", "broken chunked framing (default: the shared 400 row)"),
+        ("malformed_framing", "a request head that cannot be parsed, or broken chunked framing (default: the shared 400 row)"),
         ("payload_too_large", "a body over `--max-body` (default: the shared 413 row)"),
         ("store_unavailable", "the `--state` database failed (default: the shared 503 row)"),
         ("internal_error", "a bug in authmock (default: the shared 500 row)"),

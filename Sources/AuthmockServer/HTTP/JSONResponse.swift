@@ -25,14 +25,19 @@ enum JSONResponse {
 
     /// A JSON answer around already encoded bytes.
     static func response(_ body: ByteBuffer, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        Response(status: status, headers: fields(headers), body: ResponseBody(byteBuffer: body))
+    }
+
+    /// A JSON answer's header fields: `headers`, and the JSON type and no caching where they say none.
+    static func fields(_ headers: HTTPFields) -> HTTPFields {
         // Most answers add nothing: they share one set of fields (copy on write).
-        guard !headers.isEmpty else { return Response(status: status, headers: plainHeaders, body: ResponseBody(byteBuffer: body)) }
+        guard !headers.isEmpty else { return plainHeaders }
         var headers = headers
         // A dialect may name its own JSON media type (Cognito's application/x-amz-json-1.1).
         if headers[.contentType] == nil { headers[.contentType] = "application/json" }
         headers[.cacheControl] = "no-store"
         if headers[.pragma] == nil { headers[.pragma] = "no-cache" }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
+        return headers
     }
 
     private static let plainHeaders: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store", .pragma: "no-cache"]

@@ -31,7 +31,14 @@ import NIOHTTPTypesHTTP1
 /// answer never completes. This ends the request right after its head (the
 /// router then answers it like any unrouted request, in the profile's
 /// shape, journaled), and closes the connection after the answer: nothing
-/// after a CONNECT head is HTTP the server should read.
+/// after a CONNECT head is HTTP the server should read. (NIO's encoder sends
+/// no body in any answer to a CONNECT, RFC 9110's rule for a 2xx one.)
+///
+/// **A head that cannot be parsed.** A request line or header block the
+/// HTTP decoder refuses gets the dialect's `malformed_framing` answer, in
+/// its shape, and the connection closes (Hummingbird's own is a bare 400).
+/// A decoder error inside a request (its body's framing) is left to the
+/// route reading it, which answers the same way and journals it.
 final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -52,9 +59,32 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Since when the channel has been unwritable (the client reads nothing), and the timer that checks it.
     @exclusivity(unchecked) private var stalledSince: NIODeadline?
     @exclusivity(unchecked) private var writeTimer: Scheduled<Void>?
+    /// Between a request's head and its end, and between an answer's head and its end.
+    @exclusivity(unchecked) private var inRequest = false
+    @exclusivity(unchecked) private var answering = false
+    /// The answer to a request head that cannot be parsed.
+    private let unparsable: HTTPResponse
+    private let unparsableBody: ByteBuffer
 
-    init(timeout: TimeAmount) {
+    /// `unparsable`: the dialect's answer to a request head that cannot be parsed, and its body.
+    init(timeout: TimeAmount, unparsable: (head: HTTPResponse, body: ByteBuffer)) {
         self.timeout = timeout
+        var head = unparsable.head
+        head.headerFields[.connection] = "close"
+        head.headerFields[.contentLength] = String(unparsable.body.readableBytes)
+        self.unparsable = head
+        self.unparsableBody = unparsable.body
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError, !inRequest, !answering, !tunnelAsked else { return context.fireErrorCaught(error) }
+        // Nothing after an unparsable head can be framed: answer, then close.
+        tunnelAsked = true
+        owed = false
+        context.write(wrapOutboundOut(.head(unparsable)), promise: nil)
+        context.write(wrapOutboundOut(.body(unparsableBody)), promise: nil)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.close(promise: nil) }
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -77,6 +107,7 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             progress(context)
+            inRequest = true
             if head.method == .connect {
                 tunnelAsked = true
                 owed = false
@@ -85,12 +116,19 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
         case .body: progress(context)
-        case .end: owed = false
+        case .end:
+            owed = false
+            inRequest = false
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head: answering = true
+        case .end: answering = false
+        case .body: break
+        }
         guard tunnelAsked else { return context.write(data, promise: promise) }
         switch unwrapOutboundIn(data) {
         case .head(var head):

@@ -92,12 +92,10 @@ public struct OAuth2Profile: Profile {
 
     // MARK: Encodings
 
-    public func errorResponse(_ answer: ErrorAnswer) -> Response {
+    public func errorBody(_ answer: ErrorAnswer) -> ByteBuffer {
         var description = answer.row.message
         if let detail = answer.detail { description += ": \(detail)" }
-        return JSONResponse.encode(
-            ["error": answer.row.code, "error_description": description],
-            status: .init(code: answer.row.status), headers: answer.headers)
+        return JSONResponse.bytes(["error": answer.row.code, "error_description": description])
     }
 
     /// RFC 6750 section 3 for resources: a challenge without `error` when no
