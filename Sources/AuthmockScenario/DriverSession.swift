@@ -9,7 +9,9 @@ public struct DriverAnswer: Sendable {
     public var outcome: OutcomeKind?
     public var status: Int?
     public var message: String?
-    public var fields: [String: String]
+    /// hello: what the driver wraps, and the library's version.
+    public var driver: String? = nil
+    public var version: String? = nil
     /// hello: the dialects the driver's library can talk to.
     public var profiles: [String]?
     /// hello: optional protocol extensions the driver implements (e.g. `url`).
@@ -106,39 +108,54 @@ public actor DriverChannel {
     public func received(_ line: String) {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else {
-            return fail(.notJSON(line: trimmed))
-        }
-        guard let id = object["id"] as? String else { return fail(.badAnswer(line: trimmed, problem: "no string id")) }
-        guard sentOps[id] != nil else { return fail(.badAnswer(line: trimmed, problem: "id \(id) was never sent")) }
-        guard answered[id] == nil else { return fail(.badAnswer(line: trimmed, problem: "id \(id) answered twice")) }
-        guard object["ok"] is Bool else { return fail(.badAnswer(line: trimmed, problem: "no boolean ok")) }
-        if let outcome = object["outcome"] as? String, OutcomeKind(rawValue: outcome) == nil {
-            return fail(.badAnswer(line: trimmed, problem: "outcome must be one of \(OutcomeKind.allCases.map(\.rawValue).joined(separator: ", "))"))
-        }
+        // One decode into the protocol's type; what it stumbled on says which rule the line broke.
         let decoded: DriverMessage
         do {
             decoded = try JSONDecoder().decode(DriverMessage.self, from: Data(trimmed.utf8))
+        } catch let error as DecodingError {
+            return fail(Self.problem(error, line: trimmed))
         } catch {
-            return fail(
-                .badAnswer(
-                    line: trimmed,
-                    problem:
-                        "a field has the wrong type (status and renewalMargin are numbers, profiles and capabilities are lists of strings, idTokenClaims an object)"
-                ))
+            return fail(.notJSON(line: trimmed))
         }
+        let id = decoded.id
+        guard sentOps[id] != nil else { return fail(.badAnswer(line: trimmed, problem: "id \(id) was never sent")) }
+        guard answered[id] == nil else { return fail(.badAnswer(line: trimmed, problem: "id \(id) answered twice")) }
         if let margin = decoded.renewalMargin, !(margin.isFinite && margin >= 0 && margin <= 3600) {
             return fail(.badAnswer(line: trimmed, problem: "renewalMargin must be a number of seconds from 0 to 3600"))
         }
-        var fields: [String: String] = [:]
-        for (key, value) in object where value is String { fields[key] = value as? String }
         let answer = DriverAnswer(
             id: id, ok: decoded.ok, outcome: decoded.outcome, status: decoded.status,
-            message: decoded.message.map { Self.shortened($0, to: 500) }, fields: fields, profiles: decoded.profiles,
+            message: decoded.message.map { Self.shortened($0, to: 500) }, driver: decoded.driver, version: decoded.version,
+            profiles: decoded.profiles,
             capabilities: decoded.capabilities, renewalMargin: decoded.renewalMargin, idTokenClaims: decoded.idTokenClaims,
             line: Self.shortened(trimmed, to: 2_000), receivedAt: Date())
         answered[id] = answer
         waiting.removeValue(forKey: id)?.resume(returning: answer)
+    }
+
+    /// Which rule of the protocol a line that did not decode broke: not a
+    /// JSON object at all, no string `id`, no boolean `ok`, an `outcome` the
+    /// protocol does not have, or another member of the wrong type.
+    static func problem(_ error: DecodingError, line: String) -> DriverFailure {
+        let path: [any CodingKey]
+        switch error {
+        case .keyNotFound(let key, let context): path = context.codingPath + [key]
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): path = context.codingPath
+        @unknown default: path = []
+        }
+        switch path.first?.stringValue {
+        case nil: return .notJSON(line: line)
+        case "id": return .badAnswer(line: line, problem: "no string id")
+        case "ok": return .badAnswer(line: line, problem: "no boolean ok")
+        case "outcome":
+            return .badAnswer(line: line, problem: "outcome must be one of \(OutcomeKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        default:
+            return .badAnswer(
+                line: line,
+                problem:
+                    "a field has the wrong type (status and renewalMargin are numbers, profiles and capabilities are lists of strings, idTokenClaims an object)"
+            )
+        }
     }
 
     /// A driver's text as evidence: a message of megabytes (a body it

@@ -156,8 +156,8 @@ struct Performance {
     mutating func greet(_ hello: @Sendable (String) -> RunnerMessage) async throws -> Bool {
         let greeting = try await channel.answer(try await channel.post(hello), deadline: play.deadline)
         guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
-        outcome.driver = greeting.fields["driver"]
-        outcome.version = greeting.fields["version"]
+        outcome.driver = greeting.driver
+        outcome.version = greeting.version
         outcome.hello = greeting.line
         let info = DriverInfo(name: outcome.driver, version: outcome.version, profiles: greeting.profiles, capabilities: greeting.capabilities ?? [])
         if let reason = info.cannotRun(play.scenario, profile: play.profile) {

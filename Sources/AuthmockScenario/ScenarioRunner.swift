@@ -144,7 +144,7 @@ public enum ScenarioRunner {
                 _ = try? await channel.answer(shutdownID, deadline: .now + .seconds(3))
                 guard greeting.ok else { throw DriverFailure.badAnswer(line: greeting.line, problem: "hello was refused") }
                 return DriverInfo(
-                    name: greeting.fields["driver"], version: greeting.fields["version"], profiles: greeting.profiles,
+                    name: greeting.driver, version: greeting.version, profiles: greeting.profiles,
                     capabilities: greeting.capabilities ?? [], renewalMargin: greeting.renewalMargin)
             }
             return result.mapError { error in

@@ -50,7 +50,7 @@ struct EvaluatorTests {
         mutating func call(_ id: String, path: String = "/api/items", sent: Double, answered: Double?, outcome: String = "ok", status: Int? = 200) {
             let answer = answered.map {
                 DriverAnswer(
-                    id: id, ok: outcome == "ok", outcome: OutcomeKind(rawValue: outcome), status: status, message: nil, fields: [:], profiles: nil,
+                    id: id, ok: outcome == "ok", outcome: OutcomeKind(rawValue: outcome), status: status, message: nil, profiles: nil,
                     capabilities: nil,
                     line: "", receivedAt: EvaluatorTests.start.addingTimeInterval($0))
             }

@@ -1,3 +1,4 @@
+@testable import AuthmockScenario
 import DriverProtocol
 import Foundation
 import Testing
@@ -39,5 +40,26 @@ import Testing
         for message in [RunnerMessage.login(id: "1", username: "a", password: "b", openid: true), .logout(id: "2"), .shutdown(id: "3")] {
             #expect(try decode(try line(message)) == message)
         }
+    }
+}
+
+/// A driver's line is decoded once, into the protocol's type, and what the
+/// decoder stumbled on names the rule the line broke.
+struct DriverLineProblemTests {
+    @Test(arguments: [
+        ("Hello from the library!", "not JSON"),
+        (#"[1, 2]"#, "not JSON"),
+        (#"{"ok": true}"#, "no string id"),
+        (#"{"id": 7, "ok": true}"#, "no string id"),
+        (#"{"id": "1"}"#, "no boolean ok"),
+        (#"{"id": "1", "ok": "yes"}"#, "no boolean ok"),
+        (#"{"id": "1", "ok": true, "outcome": "fine"}"#, "outcome must be one of ok, http_error"),
+        (#"{"id": "1", "ok": true, "status": "200"}"#, "a field has the wrong type"),
+        (#"{"id": "0", "ok": true, "profiles": "oauth2"}"#, "a field has the wrong type"),
+    ])
+    func eachBrokenRuleIsNamed(line: String, problem: String) throws {
+        let error = try #require(throws: DecodingError.self) { try JSONDecoder().decode(DriverMessage.self, from: Data(line.utf8)) }
+        let failure = DriverChannel.problem(error, line: line)
+        #expect(failure.description.contains(problem), "\(line): \(failure.description)")
     }
 }
