@@ -81,48 +81,9 @@ struct RunCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(RunExit.usage)
         }
-        guard level == nil || level == "must" || level == "should" else { throw ValidationError("--level takes must or should") }
-        guard (driver == nil) == attach else { throw ValidationError("give either --driver COMMAND or --attach") }
-        guard attach || (listen == nil && publicURL == nil && assets == nil && launch == nil) else {
-            throw ValidationError("--listen, --public-url, --assets and --launch go with --attach")
-        }
-        var known: [String: String] = [:]
-        if let expectedFailures {
-            do {
-                known = try ExpectedFailures.load(path: expectedFailures)
-            } catch {
-                FileHandle.standardError.write(Data("\(error)\n".utf8))
-                throw ExitCode(RunExit.usage)
-            }
-        }
-        guard let caseState = CaseServerState(state) else {
-            throw ValidationError("--state takes memory, sqlite or a postgres://USER@HOST:PORT/DATABASE URL; got '\(state)'")
-        }
-        let part: Shard?
-        if let shard {
-            guard let parsed = Shard(shard) else { throw ValidationError("--shard takes K/N with 1 <= K <= N, e.g. 2/4; got '\(shard)'") }
-            part = parsed
-        } else {
-            part = nil
-        }
+        let (known, caseState, part) = try checkedOptions()
         let scenarios = suite.scenarios
-        var selection = CaseSelection(ids: cases, level: level, profiles: profile)
-        selection.dialects = try loadDialects(namedIn: selection.chosen(scenarios))
-        let dialects = selection.dialects
-        if let unknown = profile.first(where: { !Profiles.names.contains($0) && dialects[$0] == nil }) {
-            throw ValidationError(
-                "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE"
-            )
-        }
-        // With --dialect the built-in profiles run only when --profile names them.
-        let filtered = selection.runs(scenarios)
-        if let (scenario, name) = selection.undeclared(scenarios).first {
-            let first = "\(scenario.file): case \(scenario.id) runs on '\(name)'"
-            let names = dialects.keys.sorted()
-            let known = names.isEmpty ? "no --dialect was given" : "--dialect declares \(names.joined(separator: ", "))"
-            FileHandle.standardError.write(Data("\(first), a dialect no --dialect FILE declares (\(known))\n".utf8))
-            throw ExitCode(RunExit.usage)
-        }
+        let (filtered, dialects) = try selectedRuns(scenarios)
         // A shard of a small selection may be empty: its report is then empty, not an error.
         let selected = part?.select(filtered) ?? filtered
         guard !filtered.isEmpty else {
@@ -159,6 +120,59 @@ struct RunCommand: AsyncParsableCommand {
         if !showSkips { print(Reports.foldedSkips(results), terminator: "") }
         let suiteVersion = suite.includesBuiltIn ? BuiltinSuite.version : nil
         try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, reports: ReportFiles(junit: junit, json: json, html: html))
+    }
+}
+
+extension RunCommand {
+    /// The options read and checked: the expected failures, the case
+    /// servers' store, the shard; a bad one is a usage error.
+    func checkedOptions() throws -> (known: [String: String], caseState: CaseServerState, part: Shard?) {
+        guard level == nil || level == "must" || level == "should" else { throw ValidationError("--level takes must or should") }
+        guard (driver == nil) == attach else { throw ValidationError("give either --driver COMMAND or --attach") }
+        guard attach || (listen == nil && publicURL == nil && assets == nil && launch == nil) else {
+            throw ValidationError("--listen, --public-url, --assets and --launch go with --attach")
+        }
+        var known: [String: String] = [:]
+        if let expectedFailures {
+            do {
+                known = try ExpectedFailures.load(path: expectedFailures)
+            } catch {
+                FileHandle.standardError.write(Data("\(error)\n".utf8))
+                throw ExitCode(RunExit.usage)
+            }
+        }
+        guard let caseState = CaseServerState(state) else {
+            throw ValidationError("--state takes memory, sqlite or a postgres://USER@HOST:PORT/DATABASE URL; got '\(state)'")
+        }
+        var part: Shard? = nil
+        if let shard {
+            guard let parsed = Shard(shard) else { throw ValidationError("--shard takes K/N with 1 <= K <= N, e.g. 2/4; got '\(shard)'") }
+            part = parsed
+        }
+        return (known, caseState, part)
+    }
+
+    /// The case runs --case, --level, --profile and --dialect select, and the
+    /// dialects they run on; a profile or a case's dialect no file declares
+    /// is a usage error.
+    func selectedRuns(_ scenarios: [Scenario]) throws -> (runs: [(Scenario, String)], dialects: [String: LoadedDialect]) {
+        var selection = CaseSelection(ids: cases, level: level, profiles: profile)
+        selection.dialects = try loadDialects(namedIn: selection.chosen(scenarios))
+        let dialects = selection.dialects
+        if let unknown = profile.first(where: { !Profiles.names.contains($0) && dialects[$0] == nil }) {
+            throw ValidationError(
+                "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE"
+            )
+        }
+        if let (scenario, name) = selection.undeclared(scenarios).first {
+            let first = "\(scenario.file): case \(scenario.id) runs on '\(name)'"
+            let names = dialects.keys.sorted()
+            let known = names.isEmpty ? "no --dialect was given" : "--dialect declares \(names.joined(separator: ", "))"
+            FileHandle.standardError.write(Data("\(first), a dialect no --dialect FILE declares (\(known))\n".utf8))
+            throw ExitCode(RunExit.usage)
+        }
+        // With --dialect the built-in profiles run only when --profile names them.
+        return (selection.runs(scenarios), dialects)
     }
 }
 
