@@ -109,6 +109,8 @@ func openDescriptors(_ pid: Int32) -> Int {
         let tunnelAnswer = tunnel.readToEnd()
         #expect(tunnelAnswer.hasPrefix("HTTP/1.1 4"), "\(tunnelAnswer)")
         #expect(tunnelAnswer.lowercased().contains("connection: close"), "\(tunnelAnswer)")
+        // No body can follow (NIO sends none to a CONNECT), so none is announced.
+        #expect(!tunnelAnswer.lowercased().contains("content-type") && tunnelAnswer.hasSuffix("\r\n\r\n"), "\(tunnelAnswer)")
         // HEAD over the wire: the GET's status and headers, no body.
         let head = try RawConnection(port: server.port)
         head.send("HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

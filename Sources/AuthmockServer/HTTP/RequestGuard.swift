@@ -32,7 +32,8 @@ import NIOHTTPTypesHTTP1
 /// router then answers it like any unrouted request, in the profile's
 /// shape, journaled), and closes the connection after the answer: nothing
 /// after a CONNECT head is HTTP the server should read. (NIO's encoder sends
-/// no body in any answer to a CONNECT, RFC 9110's rule for a 2xx one.)
+/// no body in any answer to a CONNECT, RFC 9110's rule for a 2xx one: the
+/// answer is the status and the journal's line, without a `Content-Type`.)
 ///
 /// **A head that cannot be parsed.** A request line or header block the
 /// HTTP decoder refuses gets the dialect's `malformed_framing` answer, in
@@ -133,6 +134,8 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapOutboundIn(data) {
         case .head(var head):
             head.headerFields[.connection] = "close"
+            // NIO sends no body to a CONNECT, so the answer names no body type.
+            head.headerFields[.contentType] = nil
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end:
             context.writeAndFlush(data, promise: promise)
