@@ -86,33 +86,9 @@ struct Symptoms {
     }
 
     /// Requests that carried an access token older than one the client had already been handed.
-    var sentStaleToken: Bool { !StaleTokenUsesExpectation.staleUses(observation).isEmpty || retriedRefusedTokenPastNewer }
-
-    /// A call was retried with the very token a 401 had refused it, after
-    /// the server had finished an answer handing out a newer token of that
-    /// login. The stale-use count gives a request in flight 50 ms of slack;
-    /// a retry waits for its 401, so when it started after the newer token's
-    /// answer ended (a client that waited for the refresh and then ignored
-    /// what it brought, however loaded the machine) it is stale already.
-    var retriedRefusedTokenPastNewer: Bool {
-        var issued: [(jti: String, seq: Int, end: Date)] = []
-        for entry in observation.entries where !entry.failed && !entry.undelivered {
-            if let jti = entry.issuedAccess { issued.append((jti, entry.seq, Observation.end(entry))) }
-        }
-        func issueSeq(_ jti: String) -> Int? { issued.first { $0.jti == jti }?.seq }
-        for record in observation.calls {
-            let tries = observation.attempts(of: record.call)
-            for (index, retry) in tries.enumerated() where index > 0 {
-                guard let jti = retry.accessToken?.id, let mine = issueSeq(jti), let login = observation.labels.login(of: jti),
-                    tries[..<index].contains(where: { $0.refusedCredentials && $0.accessToken?.id == jti })
-                else { continue }
-                let newer = issued.contains { issue in
-                    issue.seq > mine && issue.end <= retry.realTime && observation.labels.login(of: issue.jti) == login
-                }
-                if newer { return true }
-            }
-        }
-        return false
+    /// (Or retried the very token a 401 refused after the newer one's answer ended: `retriesPastNewer`.)
+    var sentStaleToken: Bool {
+        !StaleTokenUsesExpectation.staleUses(observation).isEmpty || !StaleTokenUsesExpectation.retriesPastNewer(observation).isEmpty
     }
 
     /// Requests that carried a token past its `expires_in` as the client counts it.

@@ -25,7 +25,7 @@ enum JournalStream {
         let wanted = filter.limit ?? .max
         var firstPage = filter
         firstPage.limit = min(pageSize, wanted)
-        let first = try await control.journal(firstPage)
+        let first = try await control.journalEntries(firstPage)
         let body = ResponseBody { [firstPage] writer in
             var page = firstPage
             var current = first
@@ -47,7 +47,7 @@ enum JournalStream {
                 guard current.entries.count == page.limit, written < wanted, let next = last else { break }
                 page.since = next
                 page.limit = min(pageSize, wanted - written)
-                current = try await control.journal(page)
+                current = try await control.journalEntries(page)
             }
             let usage = try await control.journalUsage()
             buffer.writeString(#"],"dropped":\#(current.dropped),"held":\#(usage.entries),"heldBytes":\#(usage.bytes)"#)

@@ -74,9 +74,15 @@ public struct MockControl: MockSteering {
 
     /// A page of the journal as `GET /_authmock/journal` answers it.
     public func journal(_ filter: JournalFilter = JournalFilter()) async throws(ControlInputError) -> ControlWire.JournalPage {
-        let (entries, dropped) = try await stored("journal") { try await mock.journal.entries(filter) }
+        let (entries, dropped) = try await journalEntries(filter)
         let usage = try await journalUsage()
         return ControlWire.JournalPage(entries: entries, dropped: dropped, last: entries.last?.seq, held: usage.entries, heldBytes: usage.bytes)
+    }
+
+    /// The entries alone, without what the journal holds (a database query
+    /// of its own): `JournalStream` reads pages of them.
+    func journalEntries(_ filter: JournalFilter) async throws(ControlInputError) -> (entries: [JournalEntry], dropped: Int) {
+        try await stored("journal") { try await mock.journal.entries(filter) }
     }
 
     public func journalCount(_ filter: JournalFilter = JournalFilter()) async throws(ControlInputError) -> Int {

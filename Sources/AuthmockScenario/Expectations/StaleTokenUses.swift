@@ -11,24 +11,56 @@ struct StaleTokenUsesExpectation: CountingExpectation {
     static let rule = Rules.caseReports
     let range: CountRange
 
-    static func staleUses(_ observation: Observation) -> [JournalEntry] {
-        struct Issue { var jti: String; var seq: Int; var deliveredAt: Date? }
-        var issuesByFamily: [Int: [Issue]] = [:]
-        var issueSeq: [String: Int] = [:]
-        // The login of each token: the token core's family where its snapshot
-        // still has it (an expired token may be pruned), else the journal's.
-        func family(_ jti: String) -> Int? { observation.labels.login(of: jti) }
+    /// An access token the journal saw issued: the entry that issued it,
+    /// when that answer ended, and when the client surely had it (nil: never delivered).
+    struct Issue { var jti: String; var seq: Int; var end: Date; var deliveredAt: Date? }
+
+    /// Every issued access token by login (the token core's family where
+    /// its snapshot still has it, an expired one may be pruned, else the journal's).
+    static func issues(_ observation: Observation) -> (byLogin: [Int: [Issue]], seq: [String: Int]) {
+        var byLogin: [Int: [Issue]] = [:]
+        var seq: [String: Int] = [:]
         for entry in observation.entries {
-            guard let jti = entry.issuedAccess, let family = family(jti) else { continue }
-            let delivered = observation.deliveredAt(entry)
-            issuesByFamily[family, default: []].append(Issue(jti: jti, seq: entry.seq, deliveredAt: delivered))
-            issueSeq[jti] = entry.seq
+            guard let jti = entry.issuedAccess, let login = observation.labels.login(of: jti) else { continue }
+            byLogin[login, default: []].append(
+                Issue(jti: jti, seq: entry.seq, end: Observation.end(entry), deliveredAt: observation.deliveredAt(entry)))
+            seq[jti] = entry.seq
         }
+        return (byLogin, seq)
+    }
+
+    /// Whether some issue of the login of `jti`, newer than it, passes `test`.
+    static func newerIssue(
+        than jti: String, _ index: (byLogin: [Int: [Issue]], seq: [String: Int]), _ observation: Observation, _ test: (Issue) -> Bool
+    ) -> Bool {
+        guard let login = observation.labels.login(of: jti), let mine = index.seq[jti] else { return false }
+        return index.byLogin[login, default: []].contains { $0.seq > mine && test($0) }
+    }
+
+    static func staleUses(_ observation: Observation) -> [JournalEntry] {
+        let index = issues(observation)
         return observation.resources.filter { entry in
-            guard let jti = entry.accessToken?.id, let family = family(jti), let mine = issueSeq[jti] else { return false }
-            return issuesByFamily[family, default: []].contains { issue in
-                issue.seq > mine && (issue.deliveredAt.map { $0 <= entry.realTime } ?? false)
-            }
+            guard let jti = entry.accessToken?.id else { return false }
+            return newerIssue(than: jti, index, observation) { issue in issue.deliveredAt.map { $0 <= entry.realTime } ?? false }
+        }
+    }
+
+    /// Retries that carried the very token a 401 had refused their call,
+    /// sent after the server had finished an answer handing out a newer token
+    /// of that login. The stale-use count gives a request in flight 50 ms of
+    /// slack; a retry waits for its 401, so one that started after the newer
+    /// token's answer ended (a client that waited for the refresh and then
+    /// ignored what it brought, however loaded the machine) is stale already.
+    static func retriesPastNewer(_ observation: Observation) -> [JournalEntry] {
+        let index = issues(observation)
+        return observation.calls.flatMap { record in
+            let tries = observation.attempts(of: record.call)
+            return tries.enumerated().filter { place, retry in
+                guard place > 0, let jti = retry.accessToken?.id,
+                    tries[..<place].contains(where: { $0.refusedCredentials && $0.accessToken?.id == jti })
+                else { return false }
+                return newerIssue(than: jti, index, observation) { $0.deliveredAt != nil && $0.end <= retry.realTime }
+            }.map(\.element)
         }
     }
 

@@ -56,7 +56,9 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     @exclusivity(unchecked) private var owed = false
     /// When the owed request last made progress.
     @exclusivity(unchecked) private var lastProgress = NIODeadline.uptimeNanoseconds(0)
-    @exclusivity(unchecked) private var tunnelAsked = false
+    /// A CONNECT or an unparsable head came: nothing after it is read, and
+    /// the connection closes once it is answered.
+    @exclusivity(unchecked) private var readingStopped = false
     /// Since when the channel has been unwritable (the client reads nothing), and the timer that checks it.
     @exclusivity(unchecked) private var stalledSince: NIODeadline?
     @exclusivity(unchecked) private var writeTimer: Scheduled<Void>?
@@ -78,9 +80,9 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError, !inRequest, !answering, !tunnelAsked else { return context.fireErrorCaught(error) }
+        guard error is HTTPParserError, !inRequest, !answering, !readingStopped else { return context.fireErrorCaught(error) }
         // Nothing after an unparsable head can be framed: answer, then close.
-        tunnelAsked = true
+        readingStopped = true
         owed = false
         context.write(wrapOutboundOut(.head(unparsable)), promise: nil)
         context.write(wrapOutboundOut(.body(unparsableBody)), promise: nil)
@@ -104,13 +106,13 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if tunnelAsked { return }
+        if readingStopped { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
             progress(context)
             inRequest = true
             if head.method == .connect {
-                tunnelAsked = true
+                readingStopped = true
                 owed = false
                 context.fireChannelRead(data)
                 context.fireChannelRead(wrapInboundOut(.end(nil)))
@@ -125,13 +127,14 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        switch unwrapOutboundIn(data) {
+        let part = unwrapOutboundIn(data)
+        switch part {
         case .head: answering = true
         case .end: answering = false
         case .body: break
         }
-        guard tunnelAsked else { return context.write(data, promise: promise) }
-        switch unwrapOutboundIn(data) {
+        guard readingStopped else { return context.write(data, promise: promise) }
+        switch part {
         case .head(var head):
             head.headerFields[.connection] = "close"
             // NIO sends no body to a CONNECT, so the answer names no body type.
