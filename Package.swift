@@ -119,6 +119,20 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // `authmock proxy`: forwards the client's requests to its real backend
+        // on AsyncHTTPClient, the server deciding in the dialect's terms around it.
+        .target(
+            name: "AuthmockProxy",
+            dependencies: [
+                "AuthmockServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // Scenario model (YAML), the runner that replays it against a driver, and reports.
         .target(
             name: "AuthmockScenario",
@@ -215,6 +229,7 @@ let package = Package(
                 "AuthmockModel",
                 "AuthmockServer",
                 "AuthmockControlClient",
+                "AuthmockProxy",
                 "AuthmockScenario",
                 "AuthmockTransports",
                 "DriverProtocol",

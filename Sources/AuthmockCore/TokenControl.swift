@@ -39,6 +39,11 @@ public struct TokenSelector: Sendable, Equatable, Codable {
 public struct TokenChange: Sendable, Equatable, Codable {
     public var access: Int
     public var refresh: Int
+
+    public init(access: Int, refresh: Int) {
+        self.access = access
+        self.refresh = refresh
+    }
 }
 
 /// A listing of all token state, for `GET /_authmock/tokens`. Token values
@@ -46,6 +51,10 @@ public struct TokenChange: Sendable, Equatable, Codable {
 public struct TokenSnapshot: Sendable, Codable, Equatable {
     public struct Family: Sendable, Codable, Equatable {
         public var id: String, subject: String, clientID: String, state: String, createdAt: Date
+
+        public init(id: String, subject: String, clientID: String, state: String, createdAt: Date) {
+            (self.id, self.subject, self.clientID, self.state, self.createdAt) = (id, subject, clientID, state, createdAt)
+        }
     }
     public struct Token: Sendable, Codable, Equatable {
         public var id: String, family: String?, subject: String, state: String, expiresAt: Date, tokenTail: String
@@ -53,12 +62,24 @@ public struct TokenSnapshot: Sendable, Codable, Equatable {
         /// `expiresAt` is earlier when a step or a rotation retired it early.
         public var issuedAt: Date?
         public var lifetimeSeconds: Double?
+
+        public init(
+            id: String, family: String?, subject: String, state: String, expiresAt: Date, tokenTail: String, issuedAt: Date? = nil,
+            lifetimeSeconds: Double? = nil
+        ) {
+            (self.id, self.family, self.subject, self.state, self.expiresAt, self.tokenTail) = (id, family, subject, state, expiresAt, tokenTail)
+            (self.issuedAt, self.lifetimeSeconds) = (issuedAt, lifetimeSeconds)
+        }
     }
     public var families: [Family]
     public var access: [Token]
     public var refresh: [Token]
     /// Records pruning removed so far (docs/configuration.md, "Pruning").
     public var pruned: PrunedCounts
+
+    public init(families: [Family], access: [Token], refresh: [Token], pruned: PrunedCounts) {
+        (self.families, self.access, self.refresh, self.pruned) = (families, access, refresh, pruned)
+    }
 }
 
 extension TokenSnapshot {

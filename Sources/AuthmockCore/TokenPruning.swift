@@ -32,6 +32,10 @@ public struct PrunedCounts: Sendable, Codable, Equatable {
     public var families = 0
     public var codes = 0
     public var passes = 0
+
+    public init(access: Int = 0, refresh: Int = 0, families: Int = 0, codes: Int = 0, passes: Int = 0) {
+        (self.access, self.refresh, self.families, self.codes, self.passes) = (access, refresh, families, codes, passes)
+    }
 }
 
 extension TokenState {

@@ -5,11 +5,31 @@ import HummingbirdCore
 import HummingbirdTLS
 public import Logging
 
+/// A proxy's answer to a request of the client's: forwarded to the backend
+/// (AuthmockProxy's `UpstreamForwarder`).
+public typealias Forwarder = @Sendable (Request, AuthmockRequestContext) async throws -> Response
+
+/// Ends the middleware chain of a proxy: every request is forwarded.
+struct ForwardingMiddleware: RouterMiddleware {
+    let forward: Forwarder
+
+    func handle(
+        _ request: Request, context: AuthmockRequestContext, next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response {
+        try await forward(request, context)
+    }
+}
+
 /// Assembles the HTTP application of one mock.
 public enum AuthmockApplication {
     /// The router: shared routes, the profile's routes, and the middleware
-    /// that keeps every answer documented.
-    public static func router(for mock: Authmock) -> Router<AuthmockRequestContext> {
+    /// that keeps every answer documented. `forwarder` (a proxy,
+    /// `mock.options.upstream` set): every request of the client's but the
+    /// control API and `/metrics` is observed, then answered by it, and the
+    /// profile serves no routes of its own.
+    public static func router(
+        for mock: Authmock, forwarder: Forwarder? = nil
+    ) -> Router<AuthmockRequestContext> {
         let errors = ErrorMiddleware(profile: mock.profile, maxBodyBytes: mock.options.maxBodyBytes)
         let router = Router(context: AuthmockRequestContext.self)
         // About the mock, not the client under test: neither observed nor
@@ -29,6 +49,13 @@ public enum AuthmockApplication {
         // What the client under test calls: observed, journaled, answered in the profile's dialect.
         let observation = ObservationMiddleware(mock: mock, errors: errors)
         let cors = CORSMiddlewareStack(policy: mock.cors, exposing: mock.profile.exposedResponseHeaders)
+        if let forwarder {
+            // No route of the client's: all of it reaches the not-found responder, through these.
+            if let cors { router.add(middleware: cors) }
+            router.add(middleware: observation)
+            router.add(middleware: ForwardingMiddleware(forward: forwarder))
+            return router
+        }
         var clientGroup = router.group()
         if let cors { clientGroup = clientGroup.add(middleware: cors) }
         let client = ClientRoutes(group: clientGroup.add(middleware: observation))
@@ -51,7 +78,7 @@ public enum AuthmockApplication {
     /// Throws when the TLS configuration cannot make a server context: a
     /// server asked for TLS never falls back to plain HTTP.
     public static func make(
-        mock: Authmock, logger: Logger,
+        mock: Authmock, logger: Logger, forwarder: Forwarder? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         // The TLS configuration was built (and checked) when the mock was made.
@@ -70,7 +97,7 @@ public enum AuthmockApplication {
                 idleTimeout: .seconds(Int64(options.idleTimeoutSeconds))))
         let server: HTTPServerBuilder = try mock.tlsConfiguration.map { try .tls(http1, tlsConfiguration: $0) } ?? http1
         return Application(
-            router: router(for: mock),
+            router: router(for: mock, forwarder: forwarder),
             server: server,
             configuration: .init(address: .hostname(mock.options.host, port: mock.options.port), serverName: "authmock"),
             onServerRunning: { channel in

@@ -29,6 +29,9 @@ public final class Authmock: Sendable {
     private let baseURLBox: Mutex<String>
     /// From `options.corsOrigin`, checked at start.
     let cors: CORSPolicy
+    /// `authmock proxy`: the tokens the real backend handed out, as they
+    /// passed; nil when this mock issues its own.
+    public let learned: LearnedTokens?
 
     /// `state`: the token store and journal the caller opened for
     /// `options.state` (`ServerState`); nil keeps both in memory.
@@ -65,6 +68,7 @@ public final class Authmock: Sendable {
         }
         self.options = options
         self.profile = profile
+        self.learned = options.upstream.map { LearnedTokens(expireAfterSeconds: $0.expireAfterSeconds) }
         self.graphQL = try GraphQLEndpoint()
         self.baseURLBox = Mutex(settings.issuer)
         if state == nil, options.state != "memory" {

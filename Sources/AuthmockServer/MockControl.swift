@@ -17,6 +17,7 @@ public struct MockControl: MockSteering {
     /// Drops all tokens, families, fault rules and the journal, and puts the clock back to real time.
     public func reset() async throws(ControlInputError) {
         try await stored { try await mock.authority.reset() }
+        mock.learned?.reset()
         mock.faults.reset()
         try await stored("journal") { try await mock.journal.reset() }
         mock.arrivals.reset()
@@ -58,13 +59,19 @@ public struct MockControl: MockSteering {
         return try await clock()
     }
 
+    // A proxy's tokens are the backend's, as it saw them handed out (`LearnedTokens`).
     public func expire(_ selector: TokenSelector) async throws(ControlInputError) -> TokenChange {
-        try await stored { try await mock.authority.expire(selector) }
+        if let learned = mock.learned { return learned.change(selector, revoke: false, at: mock.clock.now()) }
+        return try await stored { try await mock.authority.expire(selector) }
     }
     public func revoke(_ selector: TokenSelector) async throws(ControlInputError) -> TokenChange {
-        try await stored { try await mock.authority.revoke(selector) }
+        if let learned = mock.learned { return learned.change(selector, revoke: true, at: mock.clock.now()) }
+        return try await stored { try await mock.authority.revoke(selector) }
     }
-    public func tokens() async throws(ControlInputError) -> TokenSnapshot { try await stored { try await mock.authority.snapshot() } }
+    public func tokens() async throws(ControlInputError) -> TokenSnapshot {
+        if let learned = mock.learned { return learned.snapshot(at: mock.clock.now()) }
+        return try await stored { try await mock.authority.snapshot() }
+    }
 
     @discardableResult
     public func addFault(_ rule: FaultRule) -> FaultRuleView { FaultRuleView(mock.faults.add(rule)) }
@@ -113,6 +120,7 @@ public struct MockControl: MockSteering {
     /// A new current key; the old one verifies and stays in the JWKS for
     /// `graceSeconds` (default `key_grace`) of the server clock.
     public func rotateKeys(graceSeconds: Double?) async throws(ControlInputError) -> KeysView {
+        if mock.learned != nil { throw ControlInputError(.notRotatable, "a proxy signs nothing: the tokens and keys are the upstream backend's") }
         let grace = graceSeconds ?? Double(mock.authority.settings.keyRotationGraceSeconds)
         // The settings' largest number: a grace that no date can end (1e308) listed the year 506713.
         guard grace >= 0, grace <= Double(ServerSetting.largestNumber) else {

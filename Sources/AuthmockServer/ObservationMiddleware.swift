@@ -68,17 +68,20 @@ struct ObservationMiddleware: RouterMiddleware {
             route.body = .graphQL(GraphQLCall.read(method: request.method, query: request.uri.query, body: body))
             entry.operation = route.graphQL?.label
         }
+        // A proxy judges the backend's tokens by what it saw handed out
+        // (before the kind is recorded: a bearer call anywhere is an API call).
+        if let learned = mock.learned { learned.judge(&route, &entry, presented: presented.token, at: arrival.virtual) }
         entry.kind = route.kind
         entry.grantType = route.grantType
         mock.arrivals.note(route.kind)
         // A refresh token in Authorization (header rotation) is judged as a refresh token only.
         var verification: AccessVerification? = nil
-        if let token = presented.token, !token.isEmpty, token != route.refreshToken {
+        if mock.learned == nil, let token = presented.token, !token.isEmpty, token != route.refreshToken {
             verification = try await mock.authority.verifyAccessToken(token)
             entry.accessToken = verification.map(PresentedToken.init)
         }
         context.arrived(route: route, credential: presented, verification: verification, at: arrival.virtual)
-        if let refresh = route.refreshToken {
+        if mock.learned == nil, let refresh = route.refreshToken {
             entry.refreshToken = PresentedToken(refresh: try await mock.authority.inspectRefreshToken(refresh))
             // Not a refresh token of ours: one of our access tokens in its place is named as such.
             if entry.refreshToken?.id == nil, let access = try await mock.authority.verifyAccessToken(refresh).presentedAsRefresh {
@@ -200,8 +203,8 @@ struct ObservationMiddleware: RouterMiddleware {
         let notes = context.notes.values
         entry.errorCode = notes.errorCode
         entry.situation = notes.situation
-        entry.issuedAccessID = notes.issued?.accessKey
-        entry.issuedRefreshID = notes.issued?.refreshKey
+        entry.issuedAccessID = notes.issued?.accessKey ?? notes.learned.access
+        entry.issuedRefreshID = notes.issued?.refreshKey ?? notes.learned.refresh
         entry.mutationsApplied = notes.mutationsApplied
         entry.fault = fault
         entry.undelivered = undelivered

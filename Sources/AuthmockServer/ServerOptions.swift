@@ -53,6 +53,9 @@ public struct ServerOptions: Sendable {
     /// Table names of a database store start with this; the runner gives
     /// each case server its own, so cases sharing one database stay apart.
     public var stateTablePrefix = "authmock_"
+    /// `authmock proxy`: the real backend every request of the client's is
+    /// forwarded to, and what the proxy does to its tokens on the way.
+    public var upstream: UpstreamOptions? = nil
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",

@@ -78,43 +78,18 @@ extension ReferenceClient {
         }
     }
 
-    /// The value a placeholder stands for in the dialect's success answer
-    /// (`body`, parsed once by the caller): where the template puts it, or in a header.
-    /// Sign-in's answer and, where the refresh has its own, the refresh's are both looked in.
-    static func declaredValue(_ placeholder: Placeholder, in answer: Answer, body: JSONValue?, dialect: DialectDescription) -> JSONValue? {
-        let templates = [dialect.tokens] + (dialect.refresh.tokens.map { [$0] } ?? [])
-        for template in templates {
-            if let path = template.body.path(to: placeholder), let value = body?.value(at: path) { return value }
-        }
-        for (name, template) in templates.flatMap(\.headers) {
-            guard let header = answer.headers.first(name: name) else { continue }
-            switch template {
-            case .placeholder(placeholder, _): return .string(header)
-            case .text(let pieces) where pieces.count == 2:
-                if case .literal(let prefix) = pieces[0], case .placeholder(placeholder) = pieces[1], header.hasPrefix(prefix) {
-                    return .string(String(header.dropFirst(prefix.count)))
-                }
-            default: continue
-            }
-        }
-        return nil
-    }
-
     /// Token fields from a sign-in or refresh answer, in the declared dialect or the built-in ones.
     func tokens(_ answer: Answer) -> (access: String?, refresh: String?) {
         guard let dialect else { return Self.tokens(answer) }
         let body = answer.jsonValue
-        let text = { (placeholder: Placeholder) -> String? in
-            if case .string(let value)? = Self.declaredValue(placeholder, in: answer, body: body, dialect: dialect) { return value }
-            return nil
-        }
-        return (text(.accessToken), text(.refreshToken))
+        let header = { (name: String) in answer.headers.first(name: name) }
+        return (dialect.answerText(.accessToken, body: body, header: header), dialect.answerText(.refreshToken, body: body, header: header))
     }
 
     /// The lifetime an answer announces, in seconds: a number, or a number written as a string.
     func lifetime(_ answer: Answer) -> Double? {
         guard let dialect else { return Self.lifetime(answer) }
-        switch Self.declaredValue(.expiresIn, in: answer, body: answer.jsonValue, dialect: dialect) {
+        switch dialect.answerValue(.expiresIn, body: answer.jsonValue, header: { answer.headers.first(name: $0) }) {
         case .integer(let number)?: return Double(number)
         case .number(let number)?: return number
         case .string(let text)?: return Double(text)
@@ -138,9 +113,7 @@ extension ReferenceClient {
     /// answers errors with HTTP 200 and a code in the body); nil for a success.
     func errorIn2xx(_ answer: Answer) -> String? {
         guard let dialect, (200..<300).contains(answer.status) else { return nil }
-        let candidates = dialect.errors.answers.filter { $0.value.status == answer.status }
-        guard !candidates.isEmpty, let path = dialect.codePath, let code = answer.jsonValue?.value(at: path) else { return nil }
-        return candidates.filter { $0.value.code == code }.map(\.key).min()
+        return dialect.errorKey(status: answer.status, body: answer.jsonValue)
     }
 
     /// A 2xx answer that is none of the dialect's error answers.

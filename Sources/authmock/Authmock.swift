@@ -9,7 +9,8 @@ struct AuthmockCommand: AsyncParsableCommand {
         abstract: "A mock OAuth server and a conformance suite for token-refresh clients.",
         version: AuthmockVersion.current,
         subcommands: [
-            ServeCommand.self, CtlCommand.self, RunCommand.self, ValidateCommand.self, InitCommand.self, MatrixCommand.self, CasesCommand.self,
+            ServeCommand.self, ProxyCommand.self, CtlCommand.self, RunCommand.self, ValidateCommand.self, InitCommand.self, MatrixCommand.self,
+            CasesCommand.self,
             SchemaCommand.self, ErrorsCommand.self,
             SettingsCommand.self, GraphQLSchemaCommand.self, ReportCommand.self, DialectsCommand.self,
         ]

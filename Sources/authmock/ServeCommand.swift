@@ -1,6 +1,8 @@
 import UnixSignals
+import AsyncHTTPClient
 import ArgumentParser
 import AuthmockCore
+import AuthmockProxy
 import AuthmockScenario
 import AuthmockServer
 import Foundation
@@ -52,7 +54,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).")
     var logLevel: String?
 
-    func run() async throws {
+    func run() async throws { try await start(upstream: nil) }
+
+    /// Starts the server; with `upstream`, as `authmock proxy` in front of that backend.
+    func start(upstream: UpstreamOptions?) async throws {
         let environment = ProcessInfo.processInfo.environment
         let logLevel = self.logLevel ?? environment["AUTHMOCK_LOG_LEVEL"] ?? "info"
         let logFormat = self.logFormat ?? environment["AUTHMOCK_LOG_FORMAT"] ?? "text"
@@ -68,7 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "authmock")
         logger.logLevel = level
 
-        let options: ServerOptions
+        var options: ServerOptions
         do {
             options = try resolveOptions()
         } catch let error as ConfigError {
@@ -78,6 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as TLSSetupError {
             throw ValidationError(error.description)
         }
+        options.upstream = upstream
         let mock: Authmock
         do {
             mock = try await Authmock(options: options, state: try await .open(options))
@@ -95,7 +101,13 @@ struct ServeCommand: AsyncParsableCommand {
                     ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")
             ).standardizedFileURL
                 .path
-        let app = try AuthmockApplication.make(mock: mock, logger: logger) { port in
+        // A proxy's HTTP client, shut down when the server has stopped.
+        let client = upstream.map { UpstreamForwarder.makeClient(timeoutSeconds: $0.timeoutSeconds) }
+        let forwarder: Forwarder? = client.map { client in
+            let forwarder = UpstreamForwarder(mock: mock, client: client)
+            return { request, context in try await forwarder.forward(request, context: context) }
+        }
+        let app = try AuthmockApplication.make(mock: mock, logger: logger, forwarder: forwarder) { port in
             printBanner(mock, port: port, certificate: certificate)
         }
         // Requests in flight get `drain` seconds after SIGTERM/SIGINT; then the
@@ -105,8 +117,16 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maximumGracefulShutdownDuration = .seconds(options.drainSeconds)
         configuration.maximumCancellationDuration = .seconds(2)
         let group = ServiceGroup(configuration: configuration)
+        let ran: Result<Void, any Error>
         do {
             try await group.run()
+            ran = .success(())
+        } catch {
+            ran = .failure(error)
+        }
+        try? await client?.shutdown()
+        do {
+            try ran.get()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             let taken = "\(options.host):\(options.port)"
             throw ServeStartError(
@@ -228,6 +248,10 @@ struct ServeCommand: AsyncParsableCommand {
 private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     let options = mock.options
     let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+    if let upstream = options.upstream {
+        printProxyBanner(mock, upstream, url: "\(options.tls == nil ? "http" : "https")://\(host):\(port)")
+        return
+    }
     var lines = [
         "authmock \(AuthmockVersion.current) listening on \(options.tls == nil ? "http" : "https")://\(host):\(port) (\(options.dialect == nil ? "profile" : "declared dialect") \(options.profile))",
         // The dialect's own sentence on the backend (docs/dialects.md: `summary`, printed at start).
@@ -256,4 +280,29 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
 struct ServeStartError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// `authmock proxy`'s banner: where the app points, where requests go, and
+/// what the proxy does to tokens on the way.
+private func printProxyBanner(_ mock: Authmock, _ upstream: UpstreamOptions, url: String) {
+    let options = mock.options
+    var lines = [
+        "authmock \(AuthmockVersion.current) proxy listening on \(url), forwarding to \(upstream.url.absoluteString) (\(options.dialect == nil ? "profile" : "declared dialect") \(options.profile))",
+        mock.profile.summary.isEmpty ? "" : "dialect: \(mock.profile.summary)",
+        "tokens: learned from the backend's sign-in and refresh answers"
+            + (mock.profile.endpointPaths.isEmpty ? "" : " (\(mock.profile.endpointPaths.joined(separator: ", ")))"),
+        upstream.expireAfterSeconds.map {
+            "expire-after: \($0.formatted()) s: an API call with an older access token gets the dialect's expired answer, not forwarded"
+        } ?? "expire-after: off (move the clock or `authmock ctl expire` to expire the backend's tokens at the proxy)",
+    ]
+    // A device or an emulator reaches the proxy at one of the machine's own addresses.
+    if !options.listensOnLoopbackOnly, let port = URL(string: url)?.port {
+        let addresses = ((try? System.enumerateDevices()) ?? []).compactMap { $0.address?.ipAddress }.filter {
+            !$0.hasPrefix("127.") && !$0.contains(":")
+        }
+        for address in Set(addresses).sorted() { lines.append("on a device: \(options.tls == nil ? "http" : "https")://\(address):\(port)") }
+    }
+    lines.append("control API: \(mock.baseURL)/_authmock/ (or `authmock ctl`)" + (options.adminToken != nil ? ", admin token required" : ""))
+    lines.removeAll { $0.isEmpty }
+    FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
 }

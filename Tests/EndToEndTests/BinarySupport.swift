@@ -43,9 +43,11 @@ final class ServingBinary: @unchecked Sendable {
     private let stdout = Pipe()
     private let stderr = Pipe()
 
-    init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// `command`: `serve`, or `proxy` (whose banner ends with the control API's line).
+    init(_ arguments: [String] = [], environment: [String: String] = [:], command: String = "serve") throws {
         process.executableURL = try authmockBinary()
-        process.arguments = ["serve", "--port", "0"] + arguments
+        process.arguments = [command, "--port", "0"] + arguments
+        let last = command == "serve" ? "\nRefresh" : "\ncontrol API"
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = stdout
         process.standardError = stderr
@@ -53,10 +55,10 @@ final class ServingBinary: @unchecked Sendable {
         // The banner's first line names the bound port; everything after is hints.
         var text = ""
         let deadline = Date().addingTimeInterval(30)
-        while !text.contains("\nRefresh") || !text.hasSuffix("\n") {
+        while !text.contains(last) || !text.hasSuffix("\n") {
             guard Date() < deadline, process.isRunning else {
                 process.terminate()
-                throw BinaryError("authmock serve did not start: \(text)")
+                throw BinaryError("authmock \(command) did not start: \(text)")
             }
             let chunk = stdout.fileHandleForReading.availableData
             if chunk.isEmpty { Thread.sleep(forTimeInterval: 0.01) }

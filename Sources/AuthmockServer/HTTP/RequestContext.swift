@@ -19,6 +19,8 @@ public final class RequestNotes: Sendable {
         var situation: String?
         var entry: JournalEntry?
         var issued: IssuedTokens?
+        /// Ids of the tokens a proxied answer handed out (`LearnedTokens`).
+        var learned: (access: TokenID?, refresh: TokenID?)
         var mutationsApplied: Int?
         var idTokenClaims: [String: String]?
     }
@@ -54,6 +56,12 @@ public final class RequestNotes: Sendable {
     var mutationsApplied: Int? {
         get { state.withLock { $0.mutationsApplied } }
         set { state.withLock { $0.mutationsApplied = newValue } }
+    }
+
+    /// Tokens a proxied answer handed out, as the proxy names them.
+    var learned: (access: TokenID?, refresh: TokenID?) {
+        get { state.withLock { $0.learned } }
+        set { state.withLock { $0.learned = newValue } }
     }
 
     /// Tokens the answer hands out.

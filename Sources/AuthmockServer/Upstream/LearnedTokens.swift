@@ -1,0 +1,226 @@
+public import AuthmockCore
+public import AuthmockModel
+import Crypto
+import DequeModule
+public import Foundation
+import Synchronization
+
+/// The tokens a proxy saw the real backend hand out (`authmock proxy`): the
+/// proxy signs nothing, so what it knows of a token is what passed through
+/// it. Each is named by its `jti` when it is a JWT with one, else by a
+/// digest of its text, and belongs to a login: a sign-in starts one, a
+/// refresh continues the login of the refresh token it spent. A token's
+/// state at a request's arrival reads the proxy's clock, so moving the
+/// clock (or `--expire-after`) expires the backend's tokens at the proxy.
+///
+/// Bounded: past `capacity` tokens the oldest are forgotten (a token
+/// forgotten is `unknown` when it comes back), so memory follows the
+/// logins in use, not the refreshes made.
+public final class LearnedTokens: Sendable {
+    struct Token: Sendable {
+        var id: TokenID
+        var kind: PresentedToken.Kind
+        var login: Int
+        var subject: String?
+        var learnedAt: Date
+        /// Its own end: the JWT's `exp`, else the lifetime the answer announced.
+        var expiresAt: Date?
+        /// Set by the control API's `tokens/expire`.
+        var expiredAt: Date?
+        var revoked = false
+        /// A refresh token after the backend handed its login a newer one.
+        var superseded = false
+    }
+
+    private struct State {
+        var tokens: [String: Token] = [:]
+        var order: Deque<String> = []
+        var logins = 0
+        /// Each login's newest refresh token, by text.
+        var newestRefresh: [Int: String] = [:]
+    }
+
+    private let state = Mutex(State())
+    public let capacity: Int
+    /// `--expire-after`: an access token this many seconds old (proxy clock) is expired at the proxy.
+    public let expireAfterSeconds: Double?
+
+    /// The state a superseded refresh token shows in the journal: the
+    /// backend handed its login a newer one. Whether the backend still
+    /// takes it is the backend's business; its answer says.
+    public static let superseded: PresentedToken.State = "superseded"
+
+    public init(expireAfterSeconds: Double?, capacity: Int = 100_000) {
+        self.expireAfterSeconds = expireAfterSeconds
+        self.capacity = max(2, capacity)
+    }
+
+    /// Records what a sign-in or refresh answer handed out; returns the ids
+    /// the journal shows. `presented`: the refresh (or access) token the
+    /// request spent, which names the login a refresh continues.
+    public func learn(_ answer: UpstreamAnswer, presented: [String], at now: Date) -> (access: TokenID?, refresh: TokenID?) {
+        guard answer.accessToken != nil || answer.refreshToken != nil else { return (nil, nil) }
+        return state.withLock { state in
+            var known: Int? = nil
+            for text in presented where known == nil { known = state.tokens[text]?.login }
+            let login: Int
+            if let known {
+                login = known
+            } else {
+                state.logins += 1
+                login = state.logins
+            }
+            var ids: (access: TokenID?, refresh: TokenID?) = (nil, nil)
+            if let text = answer.accessToken {
+                let claims = Self.claims(text)
+                let expiresAt = claims.exp.map(Date.init(timeIntervalSince1970:)) ?? answer.expiresIn.map { now.addingTimeInterval($0) }
+                ids.access = remember(
+                    &state, text,
+                    Token(id: Self.id(text, claims), kind: .access, login: login, subject: claims.sub, learnedAt: now, expiresAt: expiresAt))
+            }
+            if let text = answer.refreshToken {
+                let claims = Self.claims(text)
+                if let previous = state.newestRefresh[login], previous != text { state.tokens[previous]?.superseded = true }
+                state.newestRefresh[login] = text
+                ids.refresh = remember(
+                    &state, text,
+                    Token(
+                        id: Self.id(text, claims), kind: .refresh, login: login, subject: claims.sub, learnedAt: now,
+                        expiresAt: claims.exp.map(Date.init(timeIntervalSince1970:))))
+            }
+            return ids
+        }
+    }
+
+    private func remember(_ state: inout State, _ text: String, _ token: Token) -> TokenID {
+        if let known = state.tokens[text] { return known.id }
+        state.tokens[text] = token
+        state.order.append(text)
+        while state.order.count > capacity, let oldest = state.order.popFirst() {
+            if let gone = state.tokens.removeValue(forKey: oldest), state.newestRefresh[gone.login] == oldest {
+                state.newestRefresh[gone.login] = nil
+            }
+        }
+        return token.id
+    }
+
+    /// An access token as it stands at `now`.
+    public func access(_ text: String, at now: Date) -> PresentedToken {
+        state.withLock { state in
+            guard let token = state.tokens[text] else {
+                return PresentedToken(kind: .access, id: Self.id(text, Self.claims(text)).text, state: .unknown)
+            }
+            return PresentedToken(
+                kind: token.kind == .access ? .access : .refresh, id: token.id.text,
+                state: Self.standing(of: token, at: now, expireAfter: expireAfterSeconds))
+        }
+    }
+
+    /// A refresh token as it stands at `now`.
+    public func refresh(_ text: String, at now: Date) -> PresentedToken {
+        state.withLock { state in
+            guard let token = state.tokens[text] else {
+                return PresentedToken(kind: .refresh, id: Self.id(text, Self.claims(text)).text, state: .unknown)
+            }
+            if token.kind == .access { return PresentedToken(kind: .refresh, id: token.id.text, state: .accessToken) }
+            return PresentedToken(kind: .refresh, id: token.id.text, state: Self.standing(of: token, at: now, expireAfter: expireAfterSeconds))
+        }
+    }
+
+    private static func standing(of token: Token, at now: Date, expireAfter: Double?) -> PresentedToken.State {
+        if token.revoked { return "revoked" }
+        if let at = token.expiredAt, at <= now { return "expired" }
+        if let end = token.expiresAt, end <= now { return "expired" }
+        if token.kind == .access, let limit = expireAfter, now.timeIntervalSince(token.learnedAt) >= limit { return "expired" }
+        if token.superseded { return Self.superseded }
+        return .valid
+    }
+
+    /// The control API's `tokens/expire` and `tokens/revoke` over learned
+    /// tokens: `jti` is the id the journal shows, `family` a login
+    /// (`login-1`), `subject` the JWT's `sub` where it has one.
+    public func change(_ selector: TokenSelector, revoke: Bool, at now: Date) -> TokenChange {
+        state.withLock { state in
+            var change = TokenChange(access: 0, refresh: 0)
+            for (text, token) in state.tokens where Self.selects(selector, token) {
+                if revoke {
+                    guard !token.revoked else { continue }
+                    state.tokens[text]?.revoked = true
+                } else {
+                    guard token.expiredAt.map({ $0 > now }) ?? true else { continue }
+                    state.tokens[text]?.expiredAt = now
+                }
+                if token.kind == .access { change.access += 1 } else { change.refresh += 1 }
+            }
+            return change
+        }
+    }
+
+    private static func selects(_ selector: TokenSelector, _ token: Token) -> Bool {
+        switch selector.kind {
+        case .access where token.kind != .access, .refresh where token.kind != .refresh: return false
+        default: break
+        }
+        if let jti = selector.jti, jti != token.id.text { return false }
+        if let family = selector.family, family != "login-\(token.login)" { return false }
+        if let subject = selector.subject, subject != token.subject { return false }
+        return true
+    }
+
+    /// The control API's `tokens` listing: logins as families; values only as a short tail.
+    public func snapshot(at now: Date) -> TokenSnapshot {
+        state.withLock { state in
+            let tokens = state.order.compactMap { text in state.tokens[text].map { (text, $0) } }
+            var firstSeen: [Int: Date] = [:]
+            for (_, token) in tokens where firstSeen[token.login] == nil { firstSeen[token.login] = token.learnedAt }
+            let families = firstSeen.sorted { $0.key < $1.key }.map {
+                TokenSnapshot.Family(id: "login-\($0.key)", subject: "", clientID: "", state: "live", createdAt: $0.value)
+            }
+            let listed = { (kind: PresentedToken.Kind) in
+                tokens.filter { $0.1.kind == kind }.map { text, token in
+                    TokenSnapshot.Token(
+                        id: token.id.text, family: "login-\(token.login)", subject: token.subject ?? "",
+                        state: Self.standing(of: token, at: now, expireAfter: self.expireAfterSeconds).rawValue,
+                        expiresAt: token.expiresAt ?? .distantFuture, tokenTail: String(text.suffix(6)), issuedAt: token.learnedAt,
+                        lifetimeSeconds: token.expiresAt.map { $0.timeIntervalSince(token.learnedAt) })
+                }
+            }
+            return TokenSnapshot(families: families, access: listed(.access), refresh: listed(.refresh), pruned: PrunedCounts())
+        }
+    }
+
+    public func reset() { state.withLock { $0 = State() } }
+
+    public var count: Int { state.withLock { $0.tokens.count } }
+
+    /// A token's name in the journal: its `jti` when it is a JWT with one,
+    /// else the first 16 hex digits of its SHA-256 (`sha256:...`).
+    static func id(_ text: String, _ claims: (jti: String?, exp: Double?, sub: String?)) -> TokenID {
+        if let jti = claims.jti, !jti.isEmpty { return TokenID(jti) }
+        let digest = SHA256.hash(data: Data(text.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return TokenID("sha256:" + digest)
+    }
+
+    /// A JWT's `jti`, `exp` and `sub`, read without checking its signature
+    /// (the proxy holds no key of the backend's): nil for what is no JWT.
+    static func claims(_ text: String) -> (jti: String?, exp: Double?, sub: String?) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[1].utf8.count < 16_384, let data = Data(base64URLEncoded: parts[1]),
+            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        else { return (nil, nil, nil) }
+        return (object["jti"] as? String, (object["exp"] as? NSNumber)?.doubleValue, object["sub"] as? String ?? (object["user_id"] as? String))
+    }
+}
+
+extension LearnedTokens {
+    /// The presented tokens' states for the journal, at a proxy. A backend's
+    /// API is wherever it is: a call with a bearer token to no path of the
+    /// dialect's is an API call.
+    func judge(_ route: inout RouteClassification, _ entry: inout JournalEntry, presented access: String?, at now: Date) {
+        if let token = access, !token.isEmpty, token != route.refreshToken {
+            entry.accessToken = self.access(token, at: now)
+            if route.kind == .other || route.kind == .health { route.kind = .resource }
+        }
+        if let refresh = route.refreshToken { entry.refreshToken = self.refresh(refresh, at: now) }
+    }
+}

@@ -1,0 +1,157 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// `authmock proxy` in front of a real backend: a Django server with
+/// djangorestframework-simplejwt (Tests/EndToEndTests/Fixtures/simplejwt-server.py),
+/// reached only through the proxy, as an app would.
+@Suite(.serialized) struct ProxyTests {
+    struct Reply {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: String
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:] }
+    }
+
+    static func send(_ method: HTTPMethod, _ url: String, json: String? = nil, bearer: String? = nil) async throws -> Reply {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: json))
+        }
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
+    }
+
+    /// The journal's entries, oldest first.
+    static func journal(_ proxy: ServingBinary) async throws -> [[String: Any]] {
+        try await send(.GET, proxy.baseURL + "/_authmock/journal").json["entries"] as? [[String: Any]] ?? []
+    }
+
+    static func signIn(_ proxy: ServingBinary) async throws -> (access: String, refresh: String) {
+        let login = try await send(.POST, proxy.baseURL + "/api/token/", json: #"{"username": "alice", "password": "wonderland"}"#)
+        #expect(login.status == 200, "\(login.body)")
+        return (try #require(login.json["access"] as? String), try #require(login.json["refresh"] as? String))
+    }
+
+    static func refresh(_ proxy: ServingBinary, _ token: String) async throws -> Reply {
+        try await send(.POST, proxy.baseURL + "/api/token/refresh/", json: #"{"refresh": "\#(token)"}"#)
+    }
+
+    static func startBoth(_ arguments: [String] = []) throws -> (FixtureServer, ServingBinary) {
+        let real = try FixtureServer("simplejwt-server.py", needs: "django, djangorestframework and djangorestframework-simplejwt")
+        do {
+            let proxy = try ServingBinary(
+                ["--upstream", real.baseURL, "--profile", "simplejwt", "--log-level", "error"] + arguments, command: "proxy")
+            return (real, proxy)
+        } catch {
+            real.stop()
+            throw error
+        }
+    }
+
+    /// Calls and refreshes reach the real server; an access token older
+    /// than --expire-after (the proxy's clock moved past it) gets
+    /// SimpleJWT's own expired answer from the proxy; the journal names each
+    /// token the backend handed out and its state on arrival.
+    @Test func forwardsLearnsTokensAndExpiresThemEarly() async throws {
+        let (real, proxy) = try Self.startBoth(["--expire-after", "30s"])
+        defer {
+            _ = proxy.interrupt()
+            real.stop()
+        }
+        #expect(proxy.banner.contains("forwarding to \(real.baseURL)"), "\(proxy.banner)")
+        let first = try await Self.signIn(proxy)
+        let me = try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: first.access)
+        #expect(me.status == 200 && me.json["sub"] as? String == "alice", "the real server's answer: \(me.body)")
+
+        _ = try await Self.send(.POST, proxy.baseURL + "/_authmock/clock/advance", json: #"{"seconds": 31}"#)
+        let expired = try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: first.access)
+        #expect(expired.status == 401, "\(expired.body)")
+        #expect(expired.json["code"] as? String == "token_not_valid", "SimpleJWT's expired answer: \(expired.body)")
+        #expect(expired.headers.first(name: "WWW-Authenticate") == #"Bearer realm="api""#)
+
+        let renewed = try await Self.refresh(proxy, first.refresh)
+        #expect(renewed.status == 200, "the real server rotates: \(renewed.body)")
+        let second = try #require(renewed.json["access"] as? String)
+        let secondRefresh = try #require(renewed.json["refresh"] as? String)
+        #expect(try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: second).status == 200)
+        // The spent refresh token: the real server has blacklisted it.
+        let reused = try await Self.refresh(proxy, first.refresh)
+        #expect(reused.status == 401 && reused.body.contains("blacklisted"), "\(reused.body)")
+
+        let entries = try await Self.journal(proxy)
+        #expect(entries.map { $0["kind"] as? String ?? "" } == ["login", "resource", "resource", "refresh", "resource", "refresh"])
+        #expect(entries.map { $0["status"] as? Int ?? 0 } == [200, 200, 401, 200, 200, 401])
+        let states = entries.map { (($0["accessToken"] ?? $0["refreshToken"]) as? [String: Any])?["state"] as? String ?? "-" }
+        #expect(states == ["-", "valid", "expired", "valid", "valid", "superseded"], "\(entries)")
+        #expect(entries[2]["situation"] as? String == "access_token_expired")
+        // SimpleJWT's tokens carry a `jti`: the journal names them by it.
+        let issued = [entries[0], entries[3]].flatMap { [$0["issuedAccess"] as? String, $0["issuedRefresh"] as? String] }.compactMap { $0 }
+        #expect(Set(issued).count == 4, "four tokens, four names: \(issued)")
+        #expect((entries[1]["accessToken"] as? [String: Any])?["id"] as? String == issued[0])
+        #expect((entries[5]["refreshToken"] as? [String: Any])?["id"] as? String == issued[1])
+        #expect(entries[5]["situation"] as? String ?? "" != "refresh_token_as_access_token", "a refresh's refusal is a refresh token's")
+
+        // The control API lists what the proxy learned, and expires or revokes it there.
+        let tokens = try await Self.send(.GET, proxy.baseURL + "/_authmock/tokens").json
+        #expect((tokens["access"] as? [[String: Any]])?.count == 2 && (tokens["refresh"] as? [[String: Any]])?.count == 2, "\(tokens)")
+        _ = try await Self.send(.POST, proxy.baseURL + "/_authmock/tokens/revoke", json: #"{"kind": "refresh"}"#)
+        let refused = try await Self.refresh(proxy, secondRefresh)
+        #expect(refused.status == 401, "a refresh token revoked at the proxy: \(refused.body)")
+        #expect((try await Self.journal(proxy)).last?["situation"] as? String == "refresh_token_revoked")
+    }
+
+    /// A lost answer: the refresh reaches the real server, which rotates,
+    /// and the proxy drops its answer. The client's retry with the token
+    /// it still holds is then refused by the real server: the rotation happened.
+    @Test func aLostRefreshAnswerRotatesAtTheRealServer() async throws {
+        let (real, proxy) = try Self.startBoth()
+        defer {
+            _ = proxy.interrupt()
+            real.stop()
+        }
+        let first = try await Self.signIn(proxy)
+        let rule = #"{"match": {"kind": "refresh"}, "times": 1, "action": {"type": "drop-response"}}"#
+        #expect(try await Self.send(.POST, proxy.baseURL + "/_authmock/faults", json: rule).status == 201)
+        await #expect(throws: (any Error).self) { try await Self.refresh(proxy, first.refresh) }
+        let retry = try await Self.refresh(proxy, first.refresh)
+        #expect(retry.status == 401 && retry.json["code"] as? String == "token_not_valid", "\(retry.body)")
+        let entries = try await Self.journal(proxy)
+        let lost = try #require(entries.first { $0["kind"] as? String == "refresh" })
+        #expect(lost["undelivered"] as? Bool == true && lost["status"] as? Int == 200, "\(lost)")
+        #expect(lost["issuedRefresh"] is String, "the tokens the client never saw are named: \(lost)")
+        #expect(((entries.last?["refreshToken"]) as? [String: Any])?["state"] as? String == "superseded")
+    }
+
+    /// A backend that cannot be reached: a 502 that says why, at once.
+    @Test func anUnreachableBackendIsA502ThatSaysWhy() async throws {
+        let closed = try ServingBinary(["--log-level", "error"])
+        let port = closed.port
+        _ = closed.interrupt()
+        let proxy = try ServingBinary(["--upstream", "http://127.0.0.1:\(port)", "--log-level", "error"], command: "proxy")
+        defer { _ = proxy.interrupt() }
+        let started = Date()
+        let reply = try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: "whatever")
+        #expect(reply.status == 502)
+        #expect(reply.json["error"] as? String == "upstream_unreachable")
+        #expect((reply.json["message"] as? String ?? "").contains("connection refused"), "\(reply.body)")
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
+    @Test func aBadUpstreamOrDurationIsRefusedAtStart() async throws {
+        for (arguments, said) in [
+            (["--upstream", "ftp://example.test"], "no http:// or https:// URL"),
+            (["--upstream", "http://127.0.0.1:1", "--expire-after", "soon"], "--expire-after must be a duration"),
+        ] {
+            let run = try await runAuthmock(["proxy", "--port", "0"] + arguments)
+            #expect(run.status != 0)
+            #expect(run.stderr.contains(said), "\(run.stderr)")
+        }
+    }
+}
