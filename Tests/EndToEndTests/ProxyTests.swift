@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// `authmock proxy` in front of a real backend: a Django server with
@@ -105,6 +106,27 @@ import Testing
         let refused = try await Self.refresh(proxy, secondRefresh)
         #expect(refused.status == 401, "a refresh token revoked at the proxy: \(refused.body)")
         #expect((try await Self.journal(proxy)).last?["situation"] as? String == "refresh_token_revoked")
+    }
+
+    /// docs/proxy.md's walkthrough, run as written.
+    @Test func walkthroughRunsAsDocumented() async throws {
+        let (real, proxy) = try Self.startBoth(["--expire-after", "30s"])
+        defer {
+            _ = proxy.interrupt()
+            real.stop()
+        }
+        let doc = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/proxy.md"), encoding: .utf8)
+        let section = try #require(doc.firstMatch(of: /<!-- walkthrough:begin -->\n```sh\n([\s\S]*?)```\n<!-- walkthrough:end -->/))
+        let run = try await runProcess(
+            "/bin/bash", ["-euo", "pipefail", "-c", String(section.1)], environment: ["PROXY": proxy.baseURL], mergeOutput: true)
+        #expect(run.status == 0, "\(run.stdout)")
+        for line in [
+            #"{"sub":"alice"}"#, "HTTP/1.1 401 Unauthorized", "no answer (curl exit 52)",
+            #"{"detail":"Token is blacklisted","code":"token_not_valid"}"#,
+            "3 resource 401 expired", "4 refresh 200 valid undelivered", "5 refresh 401 superseded",
+        ] {
+            #expect(run.stdout.contains(line), "docs/proxy.md says it prints \(line): \(run.stdout)")
+        }
     }
 
     /// A lost answer: the refresh reaches the real server, which rotates,
