@@ -90,6 +90,7 @@ public struct ControlClient: MockSteering {
         try await send(.journalCount, query: filter.query, as: [String: Int].self)["count"] ?? 0
     }
     public func prune() async throws -> PruneReport { try await send(.pruneTokens) }
+    public func verdicts() async throws -> TrafficVerdicts { try await send(.verdicts) }
 
     /// `?a=1&b=2`, keys in order, values percent-encoded.
     static func queryString(_ query: [String: String]) -> String {

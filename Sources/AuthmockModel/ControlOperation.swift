@@ -4,14 +4,14 @@
 /// and `authmock ctl` send them by this method and path.
 public enum ControlOperation: String, CaseIterable, Sendable {
     case routes, reset, clock, advanceClock, setClock, tokens, expireTokens, revokeTokens, keys, rotateKeys
-    case faults, addFault, clearFaults, journal, pruneTokens, journalCount
+    case faults, addFault, clearFaults, journal, pruneTokens, journalCount, verdicts
 
     /// Every path starts with this.
     public static let prefix = "/_authmock"
 
     public var method: String {
         switch self {
-        case .routes, .clock, .tokens, .keys, .faults, .journal, .journalCount: "GET"
+        case .routes, .clock, .tokens, .keys, .faults, .journal, .journalCount, .verdicts: "GET"
         case .reset, .advanceClock, .setClock, .expireTokens, .revokeTokens, .rotateKeys, .addFault, .pruneTokens: "POST"
         case .clearFaults: "DELETE"
         }
@@ -34,6 +34,7 @@ public enum ControlOperation: String, CaseIterable, Sendable {
         case .journal: "/journal"
         case .pruneTokens: "/tokens/prune"
         case .journalCount: "/journal/count"
+        case .verdicts: "/verdicts"
         }
     }
 
@@ -56,6 +57,7 @@ public enum ControlOperation: String, CaseIterable, Sendable {
         case .journal: "?kind=&call=&since=&limit=: recorded requests, oldest first (limit: at most that many)"
         case .pruneTokens: "run a pruning pass now: what it removed, and the totals so far"
         case .journalCount: "?kind=&call=&since=: how many requests match"
+        case .verdicts: "what the client did on its own, judged by the suite's expectations so far (--judge)"
         }
     }
 }

@@ -23,4 +23,6 @@ public protocol MockSteering: Sendable {
     func journal(_ filter: JournalFilter) async throws -> ControlWire.JournalPage
     func journalCount(_ filter: JournalFilter) async throws -> Int
     func prune() async throws -> PruneReport
+    /// The traffic so far, judged (a server started with `--judge`).
+    func verdicts() async throws -> TrafficVerdicts
 }

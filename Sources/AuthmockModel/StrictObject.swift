@@ -148,6 +148,6 @@ public struct ControlInputError: Error, Equatable, Sendable, CustomStringConvert
 /// server's error table.
 public enum ControlError: String, CaseIterable, Sendable {
     case invalidJSON, unknownField, missingField, invalidValue, adminTokenRequired, crossOrigin, foreignHost, notFound, methodNotAllowed, notJSON,
-        notRotatable
+        notRotatable, notJudging
     case storeUnavailable
 }

@@ -1,3 +1,4 @@
+import AuthmockCore
 import AuthmockModel
 import AuthmockServer
 import DriverProtocol
@@ -127,6 +128,7 @@ struct Play: Sendable {
         observation.signedOutAt = outcome.signedOutAt
         observation.signOutRequestedAt = outcome.signOutRequestedAt
         observation.signInSteps = outcome.signInSteps
+        observation.reuseRevokesLogin = mock.options.tokens.refreshReuse == .revokeLogin
         let scope = mock.profile.answer(to: .insufficientScope(required: ""))
         observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
         observation.noteFaults(mock.control.faults())

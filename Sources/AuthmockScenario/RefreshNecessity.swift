@@ -71,12 +71,14 @@ enum RefreshNecessity {
                         "the server had already refused this login's refresh (#\(refused.seq) -> \(refused.status)\(refused.errorCode.map { " \($0)" } ?? "")): the session was over"
                 )
             }
-            guard let newest = held.max(by: { $0.entry.seq < $1.entry.seq }), let expiry = tokens.accessExpiry[newest.jti] else {
+            guard let newest = held.max(by: { $0.entry.seq < $1.entry.seq }) else {
                 return RefreshJudgement(entry: refresh, kind: .necessary, reason: "the client had been handed no access token of this login yet")
             }
             let token = "the newest access token the client held (\(observation.labels.label(newest.jti)), issued by #\(newest.entry.seq))"
-            let expiredFor = refresh.virtualTime.timeIntervalSince(expiry)
-            if expiredFor >= 0 {
+            // A backend's token seen through a proxy may say no end (no `exp`, no `expires_in`).
+            let expiry = tokens.accessExpiry[newest.jti]
+            if let expiry, refresh.virtualTime.timeIntervalSince(expiry) >= 0 {
+                let expiredFor = refresh.virtualTime.timeIntervalSince(expiry)
                 return RefreshJudgement(
                     entry: refresh, kind: .necessary, reason: "\(token) had expired \(String(format: "%.1f", expiredFor)) s before")
             }
@@ -90,6 +92,11 @@ enum RefreshNecessity {
                     reason:
                         "\(token) had been rejected (#\(rejection.seq) -> \(rejection.status)\(rejection.status == 401 ? "" : " " + (rejection.errorCode ?? "")))"
                 )
+            }
+            guard let expiry else {
+                return RefreshJudgement(
+                    entry: refresh, kind: .necessary,
+                    reason: "\(token) says no end (no exp, no expires_in), so no refresh of it is judged early")
             }
             // The window is measured against the lifetime the token was issued
             // with: a later retirement (a rotation) pulls `expiry` forward, but

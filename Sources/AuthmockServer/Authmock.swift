@@ -32,10 +32,14 @@ public final class Authmock: Sendable {
     /// `authmock proxy`: the tokens the real backend handed out, as they
     /// passed; nil when this mock issues its own.
     public let learned: LearnedTokens?
+    /// `--judge`: what judges the traffic for `GET /_authmock/verdicts`.
+    public let judge: (any TrafficJudging)?
 
     /// `state`: the token store and journal the caller opened for
     /// `options.state` (`ServerState`); nil keeps both in memory.
-    public init(options: ServerOptions, state: ServerState? = nil, clock: VirtualClock = VirtualClock()) async throws {
+    public init(
+        options: ServerOptions, state: ServerState? = nil, clock: VirtualClock = VirtualClock(), judge: (any TrafficJudging)? = nil
+    ) async throws {
         try options.profileOptions.validate()
         let profile: any Profile
         if let dialect = options.dialect {
@@ -68,6 +72,7 @@ public final class Authmock: Sendable {
         }
         self.options = options
         self.profile = profile
+        self.judge = judge
         self.learned = options.upstream.map { LearnedTokens(expireAfterSeconds: $0.expireAfterSeconds) }
         self.graphQL = try GraphQLEndpoint()
         self.baseURLBox = Mutex(settings.issuer)

@@ -57,6 +57,8 @@ enum ControlRoutes {
             let filter = try JournalFilter(query: query(request))
             if filter.limit != nil { throw ControlInputError(.invalidValue, "limit pages GET \(prefix)/journal; a count has no pages") }
             return JSONResponse.encode(["count": try await control.journalCount(filter)])
+        case .verdicts:
+            return JSONResponse.encode(try await control.verdicts(), encoder: ControlWire.encoder)
         }
     }
 

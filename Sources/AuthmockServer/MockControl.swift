@@ -140,6 +140,17 @@ public struct MockControl: MockSteering {
         return PruneReport(removed: removed, total: try await stored { try await mock.authority.prunedCounts() })
     }
 
+    /// The journal and tokens so far, judged (`--judge`).
+    public func verdicts() async throws(ControlInputError) -> TrafficVerdicts {
+        guard let judge = mock.judge else {
+            throw ControlInputError(
+                .notJudging, "this server does not judge the traffic: start it with --judge (authmock serve --judge, authmock proxy --judge)")
+        }
+        let entries = try await journalEntries(JournalFilter()).entries
+        let tokens = try await tokens()
+        return judge.verdicts(entries: entries, tokens: tokens, endpointPaths: Set(mock.profile.endpointPaths))
+    }
+
     /// Requests of these kinds that have arrived, answered or not (a refresh held in flight counts).
     public func arrivals(_ kinds: Set<RouteKind>) -> Int { mock.arrivals.count(kinds) }
 

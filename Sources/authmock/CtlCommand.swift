@@ -9,12 +9,12 @@ import Foundation
 struct CtlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
-        abstract: "Steer a running server: clock, tokens, signing keys, faults, journal.",
+        abstract: "Steer a running server: clock, tokens, signing keys, faults, journal, verdicts.",
         discussion:
             "The server is --url (or AUTHMOCK_URL, default http://127.0.0.1:8080); the admin token, when the server needs one, is --admin-token or AUTHMOCK_ADMIN_TOKEN.",
         subcommands: [
             Routes.self, Reset.self, Clock.self, Advance.self, SetClock.self, Tokens.self, Expire.self, Revoke.self, Keys.self, Faults.self,
-            Journal.self,
+            Journal.self, Verdicts.self,
         ]
     )
 
@@ -114,6 +114,13 @@ struct CtlCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List families, access and refresh tokens with their state.")
         @OptionGroup var connection: Connection
         func run() async throws { try await connection.show(.tokens) }
+    }
+
+    struct Verdicts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What the client did on its own so far, judged by the suite's expectations (a server started with --judge).")
+        @OptionGroup var connection: Connection
+        func run() async throws { try await connection.show(.verdicts) }
     }
 
     struct Selector: ParsableArguments {

@@ -2,6 +2,7 @@ import UnixSignals
 import AsyncHTTPClient
 import ArgumentParser
 import AuthmockCore
+import AuthmockModel
 import AuthmockProxy
 import AuthmockScenario
 import AuthmockServer
@@ -53,6 +54,13 @@ struct ServeCommand: AsyncParsableCommand {
         String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info: one line per request).")
     var logLevel: String?
+    @Flag(
+        help:
+            "Judge what the client does on its own with the suite's expectations (superfluous refreshes, reuse, stale tokens, ...): GET /_authmock/verdicts, `authmock ctl verdicts`, and a summary at shutdown."
+    )
+    var judge = false
+    @Option(name: .customLong("json"), help: "With --judge: write the verdicts to this file at shutdown (JSON, as GET /_authmock/verdicts).")
+    var verdictsFile: String?
 
     func run() async throws { try await start(upstream: nil) }
 
@@ -86,7 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.upstream = upstream
         let mock: Authmock
         do {
-            mock = try await Authmock(options: options, state: try await .open(options))
+            mock = try await Authmock(options: options, state: try await .open(options), judge: judge ? TrafficJudge() : nil)
         } catch let error as SettingsError {
             throw ValidationError(error.description)
         } catch let error as StartError {
@@ -125,6 +133,7 @@ struct ServeCommand: AsyncParsableCommand {
             ran = .failure(error)
         }
         try? await client?.shutdown()
+        if judge { await reportVerdicts(mock) }
         do {
             try ran.get()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
@@ -135,6 +144,25 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
             throw ServeStartError(
                 "cannot listen on \(options.host): no such address on this machine (--host 127.0.0.1, or 0.0.0.0 for every interface)")
+        }
+    }
+
+    /// `--judge` at shutdown: the verdicts in a few lines, and the file `--json` names.
+    func reportVerdicts(_ mock: Authmock) async {
+        guard let verdicts = try? await mock.control.verdicts() else { return }
+        var lines = [
+            "verdict: \(verdicts.verdict.uppercased()) (\(verdicts.requests) requests, \(verdicts.logins) login\(verdicts.logins == 1 ? "" : "s"))"
+        ]
+        for cause in verdicts.causes { lines.append("cause: \(cause.title) [\(cause.id)]") }
+        for finding in verdicts.findings where !finding.passed { lines.append("  \(finding.expectation): \(finding.message)") }
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        guard let verdictsFile else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            try encoder.encode(verdicts).write(to: URL(fileURLWithPath: verdictsFile))
+        } catch {
+            FileHandle.standardError.write(Data("cannot write the verdicts to \(verdictsFile): \(error)\n".utf8))
         }
     }
 

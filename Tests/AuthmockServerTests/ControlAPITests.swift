@@ -365,6 +365,8 @@ struct ControlProtectionTests {
             (.invalidValue, "/clock/set", .post, #"{"offsetSeconds": "x"}"#),
             (.notFound, "/clocks", .get, nil),
             (.methodNotAllowed, "/clock", .delete, nil),
+            // The test server is started without a judge.
+            (.notJudging, "/verdicts", .get, nil),
         ]
         // The default server signs with HS256, whose key does not rotate.
         let rotation: (ControlError, String, HTTPRequest.Method, String?) = (.notRotatable, "/keys/rotate", .post, nil)

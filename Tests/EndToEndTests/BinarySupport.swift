@@ -81,6 +81,12 @@ final class ServingBinary: @unchecked Sendable {
         return (process.terminationStatus, String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
     }
 
+    /// What the process printed after its banner, once it has exited.
+    func remainingOutput() -> String {
+        process.waitUntilExit()
+        return String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
     deinit {
         if process.isRunning { process.terminate() }
     }

@@ -151,6 +151,68 @@ import Testing
         #expect(((entries.last?["refreshToken"]) as? [String: Any])?["state"] as? String == "superseded")
     }
 
+    /// `--judge` on the traffic through the proxy: two refreshes of one
+    /// token at once, the refused one's token presented again, and a call
+    /// with the old access token after the new one was delivered get the
+    /// suite's findings and its cause; one refresh after the expiry passes.
+    @Test func judgesWhatTheClientDidOnItsOwn() async throws {
+        let (real, proxy) = try Self.startBoth(["--expire-after", "30s", "--judge"])
+        defer {
+            _ = proxy.interrupt()
+            real.stop()
+        }
+        let verdictsURL = proxy.baseURL + "/_authmock/verdicts"
+        #expect(try await Self.send(.GET, verdictsURL).json["verdict"] as? String == "nothing-yet")
+
+        // A correct client: one refresh after the token expired, then the new token.
+        let first = try await Self.signIn(proxy)
+        _ = try await Self.send(.POST, proxy.baseURL + "/_authmock/clock/advance", json: #"{"seconds": 31}"#)
+        #expect(try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: first.access).status == 401)
+        let renewed = try await Self.refresh(proxy, first.refresh)
+        let access = try #require(renewed.json["access"] as? String)
+        #expect(try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: access).status == 200)
+        let good = try await Self.send(.GET, verdictsURL).json
+        #expect(good["verdict"] as? String == "pass", "\(good)")
+        #expect(good["logins"] as? Int == 1)
+
+        // A client without single flight: two refreshes of one token at once,
+        // and a call with the access token it had before.
+        let second = try await Self.signIn(proxy)
+        _ = try await Self.send(.POST, proxy.baseURL + "/_authmock/clock/advance", json: #"{"seconds": 31}"#)
+        async let one = Self.refresh(proxy, second.refresh)
+        async let two = Self.refresh(proxy, second.refresh)
+        let answers = try await [one, two]
+        #expect(answers.contains { $0.status == 200 }, "\(answers.map(\.body))")
+        // Past the 50 ms in which a delivered token is not yet counted as the client's.
+        try await Task.sleep(for: .milliseconds(200))
+        _ = try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: second.access)
+        let bad = try await Self.send(.GET, verdictsURL).json
+        #expect(bad["verdict"] as? String == "fail", "\(bad)")
+        let failed = (bad["findings"] as? [[String: Any]] ?? []).filter { $0["passed"] as? Bool == false }.compactMap { $0["expectation"] as? String }
+        #expect(failed.contains("superfluous_refreshes") && failed.contains("stale_token_uses"), "\(bad)")
+        let causes = (bad["causes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(causes.first == "no-single-flight", "\(causes)")
+        let evidence = (bad["findings"] as? [[String: Any]] ?? []).flatMap { $0["evidence"] as? [String] ?? [] }.joined(separator: "\n")
+        #expect(evidence.contains("L2.R1"), "tokens named by login and generation: \(evidence)")
+        // SimpleJWT refuses a blacklisted token and keeps the login: no word of a revoked login.
+        #expect(!(bad["findings"] as? [[String: Any]] ?? []).contains { ($0["message"] as? String ?? "").contains("revoked the login") })
+
+        // At shutdown: the verdict in a few lines.
+        let (status, _) = proxy.interrupt()
+        #expect(status == 0)
+        let summary = proxy.remainingOutput()
+        #expect(summary.contains("verdict: FAIL") && summary.contains("[no-single-flight]"), "\(summary)")
+    }
+
+    /// Without --judge the verdicts are refused with a sentence that says how to get them.
+    @Test func verdictsNeedJudge() async throws {
+        let server = try ServingBinary(["--log-level", "error"])
+        defer { _ = server.interrupt() }
+        let reply = try await Self.send(.GET, server.baseURL + "/_authmock/verdicts")
+        #expect(reply.status == 409 && reply.json["error"] as? String == "not_judging", "\(reply.body)")
+        #expect(reply.body.contains("--judge"))
+    }
+
     /// A backend that cannot be reached: a 502 that says why, at once.
     @Test func anUnreachableBackendIsA502ThatSaysWhy() async throws {
         let closed = try ServingBinary(["--log-level", "error"])

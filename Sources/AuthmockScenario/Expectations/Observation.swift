@@ -86,6 +86,9 @@ struct Observation {
     var idTokenFaults: Set<Int> = []
     /// What each of the case's fault rules does, by id: journal lines say it beside the rule's number.
     var faultActions: [Int: String] = [:]
+    /// The server revokes a login whose rotated refresh token comes back
+    /// (`refresh_reuse: revoke_login`): findings about reuse say so only then.
+    var reuseRevokesLogin = false
 
     /// Whether `entry` arrived during one of the case's `login` steps.
     func isSignInStep(_ entry: JournalEntry) -> Bool { signInSteps.contains { $0.contains(entry.realTime) } }

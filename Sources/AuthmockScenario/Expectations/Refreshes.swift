@@ -16,7 +16,9 @@ struct RefreshesExpectation: CountingExpectation {
         var message = "expected \(range.of("refresh request")), saw \(seen.count)"
         if !seen.isEmpty { message += ": journal \(observation.seqs(seen))" }
         if !range.admits(seen.count) && !reused.isEmpty {
-            message += "; \(reused.count) of them presented an already rotated refresh token, so reuse detection revoked the login"
+            message +=
+                "; \(reused.count) of them presented an already rotated refresh token"
+                + (observation.reuseRevokesLogin ? ", so reuse detection revoked the login" : "")
         }
         return Judgement(
             passed: range.admits(seen.count), message: message, evidence: observation.lines(seen),

@@ -13,8 +13,10 @@ import Foundation
 enum SuperfluousSignIns {
     static let key = "superfluous_sign_ins"
 
-    /// A finding when the library signed in by itself at least once; nil when it never did.
-    static func finding(_ observation: Observation) -> Finding? {
+    /// A finding when the library signed in by itself at least once; nil
+    /// when it never did. `freeTraffic`: no case's steps say which sign-ins
+    /// the application asked for (`--judge`), so every sign-in is judged.
+    static func finding(_ observation: Observation, freeTraffic: Bool = false) -> Finding? {
         let own = observation.entries.filter { !Observation.isForeign($0) }
         let signIns = own.filter { entry in
             entry.kind == .login && !observation.isSignInStep(entry)
@@ -22,8 +24,11 @@ enum SuperfluousSignIns {
         guard !signIns.isEmpty else { return nil }
         let judged = signIns.map { (entry: $0, reason: superfluousReason($0, own: own, observation: observation)) }
         let superfluous = judged.filter { $0.reason != nil }
+        let counted = "\(signIns.count) sign-in\(signIns.count == 1 ? "" : "s")"
         var message =
-            "expected 0 superfluous sign-ins the library made by itself, saw \(superfluous.count) (of \(signIns.count) sign-in\(signIns.count == 1 ? "" : "s") outside the case's login steps)"
+            freeTraffic
+            ? "expected 0 sign-ins while a refresh was in flight or a never refused refresh token was held (an account switch looks alike), saw \(superfluous.count) (of \(counted))"
+            : "expected 0 superfluous sign-ins the library made by itself, saw \(superfluous.count) (of \(counted) outside the case's login steps)"
         if let first = superfluous.first, let reason = first.reason { message += "; #\(first.entry.seq): \(reason)" }
         let evidence = judged.prefix(12).map { "\(observation.line($0.entry))  [\($0.reason.map { "superfluous: \($0)" } ?? "necessary")]" }
         return Finding(

@@ -314,8 +314,12 @@ extension ControlError: ErrorCatalog {
             make(
                 409, "not_rotatable", "HS256 keys do not rotate",
                 when:
-                    "`POST /_authmock/keys/rotate` on a server signing with HS256, whose secret is shared rather than published; start it with `--signing-alg RS256` or `ES256`"
+                    "`POST /_authmock/keys/rotate` on a server signing with HS256, whose secret is shared rather than published (start it with `--signing-alg RS256` or `ES256`), or on `authmock proxy`, whose keys are the backend's"
             )
+        case .notJudging:
+            make(
+                409, "not_judging", "This server does not judge the traffic",
+                when: "`GET /_authmock/verdicts` on a server started without `--judge` (`authmock serve --judge`, `authmock proxy --judge`)")
         case .storeUnavailable:
             make(503, "store_unavailable", "Token store unavailable", when: "the `--state` database could not be reached or failed")
         }

@@ -129,11 +129,16 @@ public final class LearnedTokens: Sendable {
 
     private static func standing(of token: Token, at now: Date, expireAfter: Double?) -> PresentedToken.State {
         if token.revoked { return "revoked" }
-        if let at = token.expiredAt, at <= now { return "expired" }
-        if let end = token.expiresAt, end <= now { return "expired" }
-        if token.kind == .access, let limit = expireAfter, now.timeIntervalSince(token.learnedAt) >= limit { return "expired" }
+        if let end = end(of: token, expireAfter: expireAfter), end <= now { return "expired" }
         if token.superseded { return Self.superseded }
         return .valid
+    }
+
+    /// When a token ends at the proxy: the first of its own end,
+    /// `--expire-after` (access tokens), and `tokens/expire`; nil when none says.
+    private static func end(of token: Token, expireAfter: Double?) -> Date? {
+        let early = token.kind == .access ? expireAfter.map { token.learnedAt.addingTimeInterval($0) } : nil
+        return [token.expiresAt, early, token.expiredAt].compactMap { $0 }.min()
     }
 
     /// The control API's `tokens/expire` and `tokens/revoke` over learned
@@ -181,7 +186,8 @@ public final class LearnedTokens: Sendable {
                     TokenSnapshot.Token(
                         id: token.id.text, family: "login-\(token.login)", subject: token.subject ?? "",
                         state: Self.standing(of: token, at: now, expireAfter: self.expireAfterSeconds).rawValue,
-                        expiresAt: token.expiresAt ?? .distantFuture, tokenTail: String(text.suffix(6)), issuedAt: token.learnedAt,
+                        expiresAt: Self.end(of: token, expireAfter: self.expireAfterSeconds) ?? .distantFuture, tokenTail: String(text.suffix(6)),
+                        issuedAt: token.learnedAt,
                         lifetimeSeconds: token.expiresAt.map { $0.timeIntervalSince(token.learnedAt) })
                 }
             }
