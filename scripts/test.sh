@@ -44,14 +44,15 @@ command -v swift >/dev/null 2>&1 || { echo "swift is not on PATH: install Swift 
 
 # What the drivers in drivers/ need (their driver.yaml: Debian and PyPI
 # packages), and what the tests need from PyPI: an independent JSON Schema
-# validator for the scenario schema, schemathesis for the OpenAPI contract,
+# validator for the scenario schema, websocket-client for the DevTools
+# protocol the console tests click through, schemathesis for the OpenAPI contract,
 # the real servers scripts/fidelity.py compares the dialects with (SimpleJWT,
 # django-oauth-toolkit as oauth2 and as Passport's policy, moto's Cognito), and
 # python-keycloak, auth0-python, firebasil, pycognito and msal, the SDKs the
 # keycloak, auth0, firebase, cognito and entra dialects are checked with.
 read -r -a driver_apt <<< "$(python3 scripts/drivers.py debian)"
 apt_install "${driver_apt[@]}"
-read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc schemathesis django djangorestframework djangorestframework-simplejwt django-oauth-toolkit 'moto[server]' python-keycloak auth0-python firebasil pycognito msal)"
+read -r -a need_pip <<< "$(python3 scripts/drivers.py pip pyyaml jsonschema joserfc websocket-client schemathesis django djangorestframework djangorestframework-simplejwt django-oauth-toolkit 'moto[server]' python-keycloak auth0-python firebasil pycognito msal)"
 pip_install "${need_pip[@]}"
 
 # Formatting (.swift-format): the toolchain's swift-format, strict, before anything is built.

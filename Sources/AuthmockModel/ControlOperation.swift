@@ -5,13 +5,14 @@
 public enum ControlOperation: String, CaseIterable, Sendable {
     case routes, reset, clock, advanceClock, setClock, tokens, expireTokens, revokeTokens, keys, rotateKeys
     case faults, addFault, clearFaults, journal, pruneTokens, journalCount, verdicts
+    case console, timeline, events
 
     /// Every path starts with this.
     public static let prefix = "/_authmock"
 
     public var method: String {
         switch self {
-        case .routes, .clock, .tokens, .keys, .faults, .journal, .journalCount, .verdicts: "GET"
+        case .routes, .clock, .tokens, .keys, .faults, .journal, .journalCount, .verdicts, .console, .timeline, .events: "GET"
         case .reset, .advanceClock, .setClock, .expireTokens, .revokeTokens, .rotateKeys, .addFault, .pruneTokens: "POST"
         case .clearFaults: "DELETE"
         }
@@ -35,6 +36,9 @@ public enum ControlOperation: String, CaseIterable, Sendable {
         case .pruneTokens: "/tokens/prune"
         case .journalCount: "/journal/count"
         case .verdicts: "/verdicts"
+        case .console: "/console"
+        case .timeline: "/timeline"
+        case .events: "/events"
         }
     }
 
@@ -58,6 +62,9 @@ public enum ControlOperation: String, CaseIterable, Sendable {
         case .pruneTokens: "run a pruning pass now: what it removed, and the totals so far"
         case .journalCount: "?kind=&call=&since=: how many requests match"
         case .verdicts: "what the client did on its own, judged by the suite's expectations so far (--judge)"
+        case .console: "the live console: the traffic's time line, the verdicts, and buttons for expiry, the clock, revocation and faults (HTML)"
+        case .timeline: "the traffic so far as the run report's time line (SVG)"
+        case .events: "server-sent events: `journal` with the newest sequence number whenever a request has been recorded"
         }
     }
 }

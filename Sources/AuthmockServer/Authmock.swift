@@ -32,7 +32,9 @@ public final class Authmock: Sendable {
     /// `authmock proxy`: the tokens the real backend handed out, as they
     /// passed; nil when this mock issues its own.
     public let learned: LearnedTokens?
-    /// `--judge`: what judges the traffic for `GET /_authmock/verdicts`.
+    /// What judges and draws the traffic (`GET /_authmock/verdicts` with
+    /// `options.judge`, and the console's time line); nil in a server started
+    /// without the suite.
     public let judge: (any TrafficJudging)?
 
     /// `state`: the token store and journal the caller opened for

@@ -59,6 +59,16 @@ enum ControlRoutes {
             return JSONResponse.encode(["count": try await control.journalCount(filter)])
         case .verdicts:
             return JSONResponse.encode(try await control.verdicts(), encoder: ControlWire.encoder)
+        case .console:
+            return Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: ConsolePage.html)))
+        case .timeline:
+            return Response(
+                status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: try await control.timeline())))
+        case .events:
+            return ConsoleEvents.response(control)
         }
     }
 

@@ -142,13 +142,24 @@ public struct MockControl: MockSteering {
 
     /// The journal and tokens so far, judged (`--judge`).
     public func verdicts() async throws(ControlInputError) -> TrafficVerdicts {
-        guard let judge = mock.judge else {
+        guard mock.options.judge, let judge = mock.judge else {
             throw ControlInputError(
                 .notJudging, "this server does not judge the traffic: start it with --judge (authmock serve --judge, authmock proxy --judge)")
         }
         let entries = try await journalEntries(JournalFilter()).entries
         let tokens = try await tokens()
         return judge.verdicts(entries: entries, tokens: tokens, endpointPaths: Set(mock.profile.endpointPaths))
+    }
+
+    /// The traffic so far as a time line (SVG): the console's picture.
+    public func timeline() async throws(ControlInputError) -> String {
+        guard let judge = mock.judge else {
+            throw ControlInputError(
+                .notJudging, "this server draws no time line: it runs without the suite (authmock serve and authmock proxy draw one)")
+        }
+        let entries = try await journalEntries(JournalFilter()).entries
+        let tokens = try await tokens()
+        return judge.timeline(entries: entries, tokens: tokens, endpointPaths: Set(mock.profile.endpointPaths), dialect: mock.profile.name)
     }
 
     /// Requests of these kinds that have arrived, answered or not (a refresh held in flight counts).

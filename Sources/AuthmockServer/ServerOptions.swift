@@ -56,6 +56,9 @@ public struct ServerOptions: Sendable {
     /// `authmock proxy`: the real backend every request of the client's is
     /// forwarded to, and what the proxy does to its tokens on the way.
     public var upstream: UpstreamOptions? = nil
+    /// `--judge`: `GET /_authmock/verdicts` judges the traffic (with the
+    /// judge the server was given, `Authmock.judge`).
+    public var judge = false
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, profile: String = "oauth2",

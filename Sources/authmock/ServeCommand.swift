@@ -92,9 +92,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         options.upstream = upstream
+        options.judge = judge
         let mock: Authmock
         do {
-            mock = try await Authmock(options: options, state: try await .open(options), judge: judge ? TrafficJudge() : nil)
+            mock = try await Authmock(options: options, state: try await .open(options), judge: TrafficJudge())
         } catch let error as SettingsError {
             throw ValidationError(error.description)
         } catch let error as StartError {

@@ -7,7 +7,7 @@ struct RefreshTokenReuseExpectation: CountingExpectation {
     static let key = "refresh_token_reuse"
     static let shape = CountRange.shape
     static let doc =
-        "every refresh request presenting a refresh token another request had already exchanged, that the server refused (a 4xx other than 429; each one makes the server revoke the login). A presentation that got no answer, a 5xx or a 429 spent nothing"
+        "every refresh request presenting a refresh token another request had already exchanged, and whose answer reached the client, that the server refused (a 4xx other than 429; a server with reuse detection revokes the login on it). A presentation that got no answer, a 5xx or a 429 spent nothing, and the retry of a refresh whose answer was lost is the client's right"
     static let rule = Rules.rotation
     let range: CountRange
 
@@ -18,9 +18,13 @@ struct RefreshTokenReuseExpectation: CountingExpectation {
     /// a refusal (a 4xx other than 429, or the dialect's refusal in a 2xx) is a reuse: a presentation that got
     /// no answer, a 5xx or a 429 (a fault, a busy server) spent nothing, and
     /// its retry is the client's right.
-    static func reuses(in entries: [JournalEntry]) -> [JournalEntry] {
+    ///
+    /// `knownToClient`: only tokens whose exchange reached the client count
+    /// (the client's reuse); without it, every presentation of a rotated
+    /// token (what the server saw, a lost answer's retry too).
+    static func reuses(in entries: [JournalEntry], knownToClient: Bool = false) -> [JournalEntry] {
         var rotatedBy: [String: Int] = [:]
-        for entry in entries where entry.kind == .refresh && !entry.failed {
+        for entry in entries where entry.kind == .refresh && !entry.failed && !(knownToClient && entry.undelivered) {
             if let id = entry.refreshToken?.id, let next = entry.issuedRefresh, next != id, rotatedBy[id] == nil { rotatedBy[id] = entry.seq }
         }
         return entries.filter { entry in
@@ -30,7 +34,7 @@ struct RefreshTokenReuseExpectation: CountingExpectation {
     }
 
     func judge(_ observation: Observation) -> Judgement {
-        let reused = Self.reuses(in: observation.entries)
+        let reused = Self.reuses(in: observation.entries, knownToClient: true)
         return Judgement(
             passed: range.admits(reused.count),
             message: "expected \(range.of("refresh request")) with an already rotated refresh token, saw \(reused.count)"

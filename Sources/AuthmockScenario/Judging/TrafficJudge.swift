@@ -32,18 +32,8 @@ public struct TrafficJudge: TrafficJudging {
     ])
 
     public func verdicts(entries: [JournalEntry], tokens: TokenSnapshot, endpointPaths: Set<String>) -> TrafficVerdicts {
-        var facts = TokenFacts(tokens)
-        // A token whose end nobody said (no `exp`, no `expires_in`) has no
-        // expiry to judge a refresh early or late against.
-        facts.accessExpiry = facts.accessExpiry.filter { $0.value != .distantFuture }
-        let start = entries.map(\.realTime).min() ?? Date()
-        let observation = Observation(entries: entries, calls: [], tokens: facts, start: start, endpointPaths: endpointPaths)
-        guard entries.contains(where: { $0.issuedAccess != nil || $0.issuedRefresh != nil }) else {
-            return TrafficVerdicts(verdict: "nothing-yet", requests: entries.count, logins: 0, findings: [], causes: [])
-        }
-        var findings = Self.expectations.evaluate(observation, level: .must)
-        if let signIns = SuperfluousSignIns.finding(observation, freeTraffic: true) { findings.append(signIns) }
-        if let afterSignOut = Self.afterSignOut(observation) { findings.append(afterSignOut) }
+        let (observation, findings) = Self.judge(entries: entries, tokens: tokens, endpointPaths: endpointPaths)
+        guard let findings else { return TrafficVerdicts(verdict: "nothing-yet", requests: entries.count, logins: 0, findings: [], causes: []) }
         let failed = findings.filter { !$0.passed }
         let causes = Causes.diagnose(observation, failed: failed)
         return TrafficVerdicts(
@@ -53,6 +43,33 @@ public struct TrafficJudge: TrafficJudging {
                     expectation: $0.expectation, passed: $0.passed, message: $0.message, evidence: $0.evidence, rule: $0.rule, entries: $0.entries)
             },
             causes: causes.map { TrafficVerdicts.NamedCause(id: $0.id, title: $0.title) })
+    }
+
+    /// The traffic as `authmock run --html` draws a case: the token
+    /// endpoint's row and the other requests', what failed outlined.
+    public func timeline(entries: [JournalEntry], tokens: TokenSnapshot, endpointPaths: Set<String>, dialect: String) -> String {
+        let (observation, findings) = Self.judge(entries: entries, tokens: tokens, endpointPaths: endpointPaths)
+        let failed = (findings ?? []).contains { !$0.passed }
+        let traffic = CaseResult(
+            id: "traffic", name: "the client's own traffic", profile: dialect, level: Scenario.Level.must.rawValue, file: "",
+            verdict: findings == nil ? .skip : failed ? .fail : .pass, findings: findings ?? [], calls: [], journal: [],
+            entries: observation.reported, driverStderr: "", seconds: 0)
+        return SequenceDiagram.svg(traffic)
+    }
+
+    /// The observation of the traffic, and the findings over it (nil before any token was handed out).
+    static func judge(entries: [JournalEntry], tokens: TokenSnapshot, endpointPaths: Set<String>) -> (Observation, [Finding]?) {
+        var facts = TokenFacts(tokens)
+        // A token whose end nobody said (no `exp`, no `expires_in`) has no
+        // expiry to judge a refresh early or late against.
+        facts.accessExpiry = facts.accessExpiry.filter { $0.value != .distantFuture }
+        let start = entries.map(\.realTime).min() ?? Date()
+        let observation = Observation(entries: entries, calls: [], tokens: facts, start: start, endpointPaths: endpointPaths)
+        guard entries.contains(where: { $0.issuedAccess != nil || $0.issuedRefresh != nil }) else { return (observation, nil) }
+        var findings = expectations.evaluate(observation, level: .must)
+        if let signIns = SuperfluousSignIns.finding(observation, freeTraffic: true) { findings.append(signIns) }
+        if let afterSignOut = afterSignOut(observation) { findings.append(afterSignOut) }
+        return (observation, findings)
     }
 
     /// `requests_after_logout` by login: requests presenting a token of a
