@@ -37,3 +37,14 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 TICK=$(getconf CLK_TCK)
 # User + system clock ticks of the processes, from /proc (0 for one that is gone).
 cpu_ticks() { local total=0 pid; for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0) )); done; echo "$total"; }
+
+# A scratch directory ($work) and the servers a script starts ($pids, add
+# with `pids+=($!)`), both gone when the script ends.
+bench_scratch() {
+  work=$(mktemp -d)
+  pids=()
+  trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+}
+
+# wait_up URL: until it answers 2xx (10 s at most).
+wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not up: $1" >&2; exit 1; }

@@ -21,13 +21,7 @@ if [ -n "${BASELINE:-}" ]; then
   builds+=(old)
 fi
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_scratch
 
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); d=d.get('data') or d; print(d['$1'])"; }
 

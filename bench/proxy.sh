@@ -24,14 +24,7 @@ mapfile -t flags < docker/release-flags
 (cd bench/hello && bench_build swift build "${flags[@]}")
 HELLO="$(cd bench/hello && swift build "${flags[@]}" --show-bin-path)/hello"
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not up: $1" >&2; exit 1; }
+bench_scratch
 
 HELLO_PORT=$(free_port)
 "$HELLO" "$HELLO_PORT" & pids+=($!)

@@ -52,7 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not up: $1" >&2; exit 1; }
 
 NGINX_PORT=$(free_port)
 cat > "$work/nginx.conf" <<CONF

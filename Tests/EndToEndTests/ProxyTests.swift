@@ -213,6 +213,28 @@ import Testing
         #expect(reply.body.contains("--judge"))
     }
 
+    /// A backend that renews the access token in an API answer's header
+    /// (the header-rotation dialect, served here by `authmock serve`): the
+    /// proxy learns the renewed token there, in the login of the refresh
+    /// token the call presented.
+    @Test func learnsTheAccessTokenAHeaderRenews() async throws {
+        let backend = try ServingBinary(["--profile", "header-rotation", "--log-level", "error"])
+        defer { _ = backend.interrupt() }
+        let proxy = try ServingBinary(["--upstream", backend.baseURL, "--profile", "header-rotation", "--log-level", "error"], command: "proxy")
+        defer { _ = proxy.interrupt() }
+        let login = try await Self.send(.POST, proxy.baseURL + "/auth/login", json: #"{"username": "alice", "password": "wonderland"}"#)
+        let refresh = try #require(login.json["refreshToken"] as? String, "\(login.body)")
+        let renewal = try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: refresh)
+        let header = try #require(renewal.headers.first(name: "Authorization"), "the backend renews in Authorization: \(renewal.headers)")
+        let renewed = String(header.dropFirst("Bearer ".count))
+        #expect(try await Self.send(.GET, proxy.baseURL + "/api/me", bearer: renewed).status == 200)
+        let entries = try await Self.journal(proxy)
+        #expect(entries.map { $0["kind"] as? String ?? "" } == ["login", "refresh", "resource"])
+        let issued = try #require(entries[1]["issuedAccess"] as? String, "the renewal's token is learned: \(entries[1])")
+        let presented = try #require(entries[2]["accessToken"] as? [String: Any])
+        #expect(presented["id"] as? String == issued && presented["state"] as? String == "valid", "\(presented)")
+    }
+
     /// A backend that cannot be reached: a 502 that says why, at once.
     @Test func anUnreachableBackendIsA502ThatSaysWhy() async throws {
         let closed = try ServingBinary(["--log-level", "error"])

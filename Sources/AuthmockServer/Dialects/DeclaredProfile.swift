@@ -405,6 +405,10 @@ public struct DeclaredProfile: Profile {
         endpoints.map { $0.path.count > 1 && $0.path.hasSuffix("/") ? String($0.path.dropLast()) : $0.path }
     }
 
+    /// The access token an API answer renews in its header, for a dialect
+    /// that refreshes on resources (header-rotation); nil for any other.
+    func renewedAccessToken(_ headers: HTTPFields) -> String? { resourceRefresh?.renewedToken(headers) }
+
     /// A browser interceptor must read a renewed access token.
     public var exposedResponseHeaders: [String] { resourceRefresh.map { [$0.renewed.rawName] } ?? [] }
 

@@ -53,6 +53,13 @@ struct ResourceRefresh: Sendable {
         return value.isEmpty ? nil : value
     }
 
+    /// The access token an answer renews in its header (a proxy learns it there).
+    func renewedToken(_ headers: HTTPFields) -> String? {
+        guard var value = headers[renewed]?.trimmedSpaces, !value.isEmpty else { return nil }
+        if let renewedScheme, let rest = value.afterScheme(renewedScheme) { value = rest }
+        return value.isEmpty ? nil : String(value)
+    }
+
     /// A refresh token on a resource request: an opaque token (a JWT has three
     /// dot-separated parts) where the access token goes.
     func presentedRefreshToken(_ headers: HTTPFields) -> String? {

@@ -34,13 +34,14 @@ extension Profile {
     /// status and code (a refresh's `refresh_token_*`, an API call's `access_*`).
     public func readUpstream(status: Int, headers: HTTPFields, body: ByteBuffer, kind: RouteKind) -> UpstreamAnswer {
         let json = body.readableBytes == 0 ? nil : try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView))
-        guard let dialect = (self as? DeclaredProfile)?.description else {
+        guard let declared = self as? DeclaredProfile else {
             guard case .object(let members)? = json else { return UpstreamAnswer() }
             let text = { (name: String) -> String? in if case .string(let value)? = members[name] { value } else { nil } }
             return UpstreamAnswer(
                 accessToken: text("access_token"), refreshToken: text("refresh_token"), expiresIn: members["expires_in"].flatMap(Self.seconds),
                 errorCode: (200..<300).contains(status) ? nil : text("error"))
         }
+        let dialect = declared.description
         let header = { (name: String) in HTTPField.Name(name).flatMap { headers[$0] } }
         let keys = dialect.errorKeys(status: status, body: json)
         let situation = keys.first { Self.answers(kind, $0) } ?? keys.first
@@ -58,6 +59,8 @@ extension Profile {
         answer.accessToken = dialect.answerText(.accessToken, body: json, header: header)
         answer.refreshToken = dialect.answerText(.refreshToken, body: json, header: header)
         answer.expiresIn = dialect.answerValue(.expiresIn, body: json, header: header).flatMap(Self.seconds)
+        // A dialect that refreshes on resources renews the access token in an API answer's header.
+        if kind == .refresh, answer.accessToken == nil { answer.accessToken = declared.renewedAccessToken(headers) }
         return answer
     }
 
