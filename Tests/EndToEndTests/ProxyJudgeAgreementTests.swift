@@ -2,13 +2,15 @@ import Foundation
 import Testing
 
 /// Issue 58's measure of the judge: a client with a known refresh bug, run
-/// unchanged through `authmock proxy --judge` in front of a real SimpleJWT
-/// server, gets the cause `authmock run` names for it on the same dialect;
-/// the same client without the bug gets no FAIL. The client is authmock's
-/// reference driver (its `--fault refresh-per-401` switch: every 401
-/// refreshes by itself, no single flight), spoken to over the driver
-/// protocol by this test as an app's code would call it: sign in, then ten
-/// calls at once after the proxy's clock has expired the token.
+/// unchanged through `authmock proxy --judge` in front of a real backend,
+/// gets the cause `authmock run` names for it on the same dialect; the same
+/// client without the bug gets no FAIL. Each client is a driver (authmock's
+/// reference driver with and without its `--fault refresh-per-401` switch;
+/// drivers/python-google-auth, whose library refreshes on each concurrent
+/// 401 on its own thread, unlocked),
+/// spoken to over the driver protocol by this test as an app's code would
+/// call it: sign in, then ten calls at once after the proxy's clock has
+/// expired the token.
 @Suite(.serialized) struct ProxyJudgeAgreementTests {
     /// A driver process, a JSON line at a time.
     final class DriverConversation: @unchecked Sendable {
@@ -17,9 +19,11 @@ import Testing
         private let output = Pipe()
         private var pending = Data()
 
-        init(_ arguments: [String]) throws {
-            process.executableURL = URL(fileURLWithPath: try referenceDriver())
-            process.arguments = arguments
+        /// `command`: the driver's command line, run by the shell from the repository.
+        init(_ command: String) throws {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "exec " + command]
+            process.currentDirectoryURL = repositoryRoot
             process.standardInput = input
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -49,29 +53,49 @@ import Testing
         }
     }
 
-    /// The verdicts the proxy gives the reference driver (with `faults`) on
-    /// sign-in and ten calls at once with an expired token.
-    static func judged(faults: [String]) async throws -> [String: Any] {
-        let (real, proxy) = try ProxyTests.startBoth(["--judge"])
-        defer {
-            _ = proxy.interrupt()
-            real.stop()
+    /// A real backend and the dialect the proxy and the driver speak.
+    struct Backend {
+        var fixture: String
+        var needs: String
+        var profile: String
+        /// Seconds past the backend's access token lifetime.
+        var expiry: Int
+        /// The client the driver signs in as.
+        var client: (id: String, secret: String)? = nil
+
+        static let simplejwt = Backend(
+            fixture: "simplejwt-server.py", needs: "django, djangorestframework and djangorestframework-simplejwt", profile: "simplejwt", expiry: 301)
+        static let oauthToolkit = Backend(
+            fixture: "oauth-toolkit-server.py", needs: "django, djangorestframework and django-oauth-toolkit", profile: "oauth2", expiry: 36_001)
+    }
+
+    /// The verdicts the proxy gives `driver` on sign-in and ten calls at
+    /// once with an expired token, in front of `backend`.
+    static func judged(driver command: String, backend: Backend) async throws -> [String: Any] {
+        let real = try FixtureServer(backend.fixture, needs: backend.needs)
+        defer { real.stop() }
+        let proxy = try ServingBinary(
+            ["--upstream", real.baseURL, "--profile", backend.profile, "--judge", "--log-level", "error"], command: "proxy")
+        defer { _ = proxy.interrupt() }
+        var hello: [String: Any] = [
+            "id": "0", "op": "hello", "protocol": 1, "baseURL": proxy.baseURL, "profile": backend.profile,
+            "clientId": real.started["client_id"] as? String ?? "demo", "clientSecret": real.started["client_secret"] as? String ?? "demo-secret",
+        ]
+        if backend.profile != "oauth2" {
+            let description = try await runAuthmock([
+                "dialects", "--builtin", "--json", repositoryRoot.appendingPathComponent("dialects/\(backend.profile).yaml").path,
+            ])
+            hello["dialect"] = try #require(try JSONSerialization.jsonObject(with: Data(description.stdout.utf8)) as? [String: Any])
         }
-        let description = try await runAuthmock([
-            "dialects", "--builtin", "--json", repositoryRoot.appendingPathComponent("dialects/simplejwt.yaml").path,
-        ])
-        let dialect = try #require(try JSONSerialization.jsonObject(with: Data(description.stdout.utf8)) as? [String: Any])
-        let driver = try DriverConversation(faults.flatMap { ["--fault", $0] })
+        let driver = try DriverConversation(command)
         defer { driver.close() }
-        try driver.send([
-            "id": "0", "op": "hello", "protocol": 1, "baseURL": proxy.baseURL, "profile": "simplejwt", "clientId": "demo",
-            "clientSecret": "demo-secret", "dialect": dialect,
-        ])
+        try driver.send(hello)
         #expect(try driver.answer()["ok"] as? Bool == true)
         try driver.send(["id": "1", "op": "login", "username": "alice", "password": "wonderland"])
-        #expect(try driver.answer()["ok"] as? Bool == true)
-        // SimpleJWT's access tokens live 300 s: expired at the proxy, by its clock.
-        _ = try await ProxyTests.send(.POST, proxy.baseURL + "/_authmock/clock/advance", json: #"{"seconds": 301}"#)
+        let login = try driver.answer()
+        #expect(login["ok"] as? Bool == true, "\(login)")
+        // Expired at the proxy, by its clock: the backend's own clock cannot be moved.
+        _ = try await ProxyTests.send(.POST, proxy.baseURL + "/_authmock/clock/advance", json: #"{"seconds": \#(backend.expiry)}"#)
         for call in 1...10 {
             try driver.send(["id": "c\(call)", "op": "request", "method": "GET", "path": "/api/me", "headers": ["X-Authmock-Call": "c\(call)"]])
         }
@@ -79,25 +103,43 @@ import Testing
         return try await ProxyTests.send(.GET, proxy.baseURL + "/_authmock/verdicts").json
     }
 
-    @Test func theJudgeNamesTheCauseTheRunNames() async throws {
-        // What `authmock run` says of the bug on this dialect (case 1.1: ten calls meet one expiry).
+    /// The first cause `authmock run` names for `driver` on case 1.1 of `profile`.
+    static func runCause(driver: String, profile: String) async throws -> String? {
         let report = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-agreement-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: report) }
-        let run = try await runAuthmock([
-            "run", "--driver", "\(try referenceDriver()) --fault refresh-per-401", "--case", "1.1", "--profile", "simplejwt", "--json", report.path,
-        ])
+        let run = try await runAuthmock(
+            ["run", "--driver", driver, "--case", "1.1", "--profile", profile, "--json", report.path], directory: repositoryRoot)
         #expect(run.status == 1, "\(run.stdout)")
         let cases = (try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any])?["cases"] as? [[String: Any]] ?? []
-        let runCauses = cases.first?["causes"] as? [[String: Any]] ?? []
-        let expected = try #require(runCauses.first?["id"] as? String, "\(cases)")
+        return ((cases.first?["causes"] as? [[String: Any]])?.first?["id"] as? String)
+    }
+
+    static func causes(_ verdicts: [String: Any]) -> [String] { (verdicts["causes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } }
+
+    @Test func theJudgeNamesTheCauseTheRunNamesOnSimpleJWT() async throws {
+        let reference = try referenceDriver()
+        let expected = try await Self.runCause(driver: "\(reference) --fault refresh-per-401", profile: "simplejwt")
         #expect(expected == "no-single-flight")
-
-        let buggy = try await Self.judged(faults: ["refresh-per-401"])
+        let buggy = try await Self.judged(driver: "\(reference) --fault refresh-per-401", backend: .simplejwt)
         #expect(buggy["verdict"] as? String == "fail", "\(buggy)")
-        let judgedCauses = (buggy["causes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
-        #expect(judgedCauses.first == expected, "the run says \(expected), the proxy's judge \(judgedCauses)")
+        #expect(Self.causes(buggy).first == expected, "the run says \(expected ?? "nothing"), the proxy's judge \(Self.causes(buggy))")
+        let correct = try await Self.judged(driver: reference, backend: .simplejwt)
+        #expect(correct["verdict"] as? String == "pass", "\(correct)")
+    }
 
-        let correct = try await Self.judged(faults: [])
+    /// A Python library's own bug (google-auth: every concurrent 401
+    /// refreshes, unlocked), in front of a real django-oauth-toolkit server.
+    /// (oauth2-client, whose bug is the same, cannot sign in there: it sends
+    /// an empty `scope`, which django-oauth-toolkit refuses as
+    /// `invalid_scope` and authmock's oauth2 accepts.)
+    @Test func theJudgeNamesTheCauseTheRunNamesForAPythonLibrary() async throws {
+        let driver = "python3 drivers/python-google-auth/driver.py"
+        let expected = try await Self.runCause(driver: driver, profile: "oauth2")
+        #expect(expected == "no-single-flight")
+        let judged = try await Self.judged(driver: driver, backend: .oauthToolkit)
+        #expect(judged["verdict"] as? String == "fail", "\(judged)")
+        #expect(Self.causes(judged).first == expected, "the run says \(expected ?? "nothing"), the proxy's judge \(Self.causes(judged))")
+        let correct = try await Self.judged(driver: try referenceDriver(), backend: .oauthToolkit)
         #expect(correct["verdict"] as? String == "pass", "\(correct)")
     }
 }
