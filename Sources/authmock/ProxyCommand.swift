@@ -17,6 +17,9 @@ struct ProxyCommand: AsyncParsableCommand {
               the control API      /_authmock/ (authmock ctl): the clock, tokens/expire and tokens/revoke over \
             the learned tokens, fault rules (503, 429 with Retry-After, delays, gather, drop-response: a \
             refresh the backend performed whose answer is lost), the journal with every token's state
+              --judge              the suite's expectations over what the app does (GET /_authmock/verdicts, \
+            authmock ctl verdicts, a summary at shutdown)
+              the console          /_authmock/console in a browser: the time line, the verdicts, buttons
 
             /_authmock/ and /metrics are the proxy's own; everything else is the backend's. Every serve \
             setting applies (see authmock serve --help); docs/proxy.md has the recipes.
@@ -28,7 +31,7 @@ struct ProxyCommand: AsyncParsableCommand {
         name: .customLong("expire-after"),
         help: "Answer an API call whose access token is this old (30, 30s, 5m, 1h) with the dialect's expired answer, without forwarding it.")
     var expireAfter: String?
-    @Option(name: .customLong("upstream-timeout"), help: "Seconds a forwarded request may take, connecting included (default 30).")
+    @Option(name: .customLong("upstream-timeout"), help: "Seconds a forwarded request may take, connecting included.")
     var upstreamTimeout: Double = 30
     @OptionGroup var serve: ServeCommand
 
