@@ -13,9 +13,11 @@ import Synchronization
 /// state at a request's arrival reads the proxy's clock, so moving the
 /// clock (or `--expire-after`) expires the backend's tokens at the proxy.
 ///
-/// Bounded: past `capacity` tokens the oldest are forgotten (a token
-/// forgotten is `unknown` when it comes back), so memory follows the
-/// logins in use, not the refreshes made.
+/// Bounded by logins, not by refreshes: a login keeps its newest
+/// `tokensPerLogin` tokens, and past `maxLogins` logins the oldest login is
+/// forgotten whole (a forgotten token is `unknown` when it comes back). A
+/// token is kept under the SHA-256 of its text, with only its last
+/// characters, so a backend's long JWTs cost 32 bytes of key each.
 public final class LearnedTokens: Sendable {
     struct Token: Sendable {
         var id: TokenID
@@ -30,18 +32,27 @@ public final class LearnedTokens: Sendable {
         var revoked = false
         /// A refresh token after the backend handed its login a newer one.
         var superseded = false
+        /// The text's last characters, for the control API's listing.
+        var tail: String
     }
 
+    /// A token's text, as its digest.
+    typealias Key = SHA256.Digest
+
     private struct State {
-        var tokens: [String: Token] = [:]
-        var order: Deque<String> = []
+        var tokens: [Key: Token] = [:]
         var logins = 0
-        /// Each login's newest refresh token, by text.
-        var newestRefresh: [Int: String] = [:]
+        /// Each login's tokens, oldest first.
+        var byLogin: [Int: Deque<Key>] = [:]
+        /// Logins in order of their first token.
+        var loginOrder: Deque<Int> = []
+        /// Each login's newest refresh token.
+        var newestRefresh: [Int: Key] = [:]
     }
 
     private let state = Mutex(State())
-    public let capacity: Int
+    public let tokensPerLogin: Int
+    public let maxLogins: Int
     /// `--expire-after`: an access token this many seconds old (proxy clock) is expired at the proxy.
     public let expireAfterSeconds: Double?
 
@@ -50,64 +61,79 @@ public final class LearnedTokens: Sendable {
     /// takes it is the backend's business; its answer says.
     public static let superseded: PresentedToken.State = "superseded"
 
-    public init(expireAfterSeconds: Double?, capacity: Int = 100_000) {
+    public init(expireAfterSeconds: Double?, tokensPerLogin: Int = 16, maxLogins: Int = 10_000) {
         self.expireAfterSeconds = expireAfterSeconds
-        self.capacity = max(2, capacity)
+        self.tokensPerLogin = max(2, tokensPerLogin)
+        self.maxLogins = max(1, maxLogins)
     }
+
+    static func key(_ text: String) -> Key { SHA256.hash(data: Data(text.utf8)) }
 
     /// Records what a sign-in or refresh answer handed out; returns the ids
     /// the journal shows. `presented`: the refresh (or access) token the
     /// request spent, which names the login a refresh continues.
     public func learn(_ answer: UpstreamAnswer, presented: [String], at now: Date) -> (access: TokenID?, refresh: TokenID?) {
         guard answer.accessToken != nil || answer.refreshToken != nil else { return (nil, nil) }
+        let presentedKeys = presented.map(Self.key)
+        let accessKey = answer.accessToken.map(Self.key)
+        let refreshKey = answer.refreshToken.map(Self.key)
         return state.withLock { state in
             var known: Int? = nil
-            for text in presented where known == nil { known = state.tokens[text]?.login }
+            for key in presentedKeys where known == nil { known = state.tokens[key]?.login }
             let login: Int
             if let known {
                 login = known
             } else {
                 state.logins += 1
                 login = state.logins
+                state.loginOrder.append(login)
+                while state.loginOrder.count > maxLogins, let oldest = state.loginOrder.popFirst() { forget(login: oldest, &state) }
             }
             var ids: (access: TokenID?, refresh: TokenID?) = (nil, nil)
-            if let text = answer.accessToken {
+            if let text = answer.accessToken, let key = accessKey {
                 let claims = Self.claims(text)
                 let expiresAt = claims.exp.map(Date.init(timeIntervalSince1970:)) ?? answer.expiresIn.map { now.addingTimeInterval($0) }
                 ids.access = remember(
-                    &state, text,
-                    Token(id: Self.id(text, claims), kind: .access, login: login, subject: claims.sub, learnedAt: now, expiresAt: expiresAt))
+                    &state, key,
+                    Token(
+                        id: Self.id(text, claims), kind: .access, login: login, subject: claims.sub, learnedAt: now, expiresAt: expiresAt,
+                        tail: String(text.suffix(6))))
             }
-            if let text = answer.refreshToken {
+            if let text = answer.refreshToken, let key = refreshKey {
                 let claims = Self.claims(text)
-                if let previous = state.newestRefresh[login], previous != text { state.tokens[previous]?.superseded = true }
-                state.newestRefresh[login] = text
+                if let previous = state.newestRefresh[login], previous != key { state.tokens[previous]?.superseded = true }
+                state.newestRefresh[login] = key
                 ids.refresh = remember(
-                    &state, text,
+                    &state, key,
                     Token(
                         id: Self.id(text, claims), kind: .refresh, login: login, subject: claims.sub, learnedAt: now,
-                        expiresAt: claims.exp.map(Date.init(timeIntervalSince1970:))))
+                        expiresAt: claims.exp.map(Date.init(timeIntervalSince1970:)), tail: String(text.suffix(6))))
             }
             return ids
         }
     }
 
-    private func remember(_ state: inout State, _ text: String, _ token: Token) -> TokenID {
-        if let known = state.tokens[text] { return known.id }
-        state.tokens[text] = token
-        state.order.append(text)
-        while state.order.count > capacity, let oldest = state.order.popFirst() {
-            if let gone = state.tokens.removeValue(forKey: oldest), state.newestRefresh[gone.login] == oldest {
-                state.newestRefresh[gone.login] = nil
-            }
+    private func remember(_ state: inout State, _ key: Key, _ token: Token) -> TokenID {
+        if let known = state.tokens[key] { return known.id }
+        state.tokens[key] = token
+        state.byLogin[token.login, default: []].append(key)
+        while let held = state.byLogin[token.login], held.count > tokensPerLogin, let oldest = state.byLogin[token.login]?.popFirst() {
+            state.tokens[oldest] = nil
+            if state.newestRefresh[token.login] == oldest { state.newestRefresh[token.login] = nil }
         }
         return token.id
     }
 
+    private func forget(login: Int, _ state: inout State) {
+        for key in state.byLogin.removeValue(forKey: login) ?? [] { state.tokens[key] = nil }
+        state.newestRefresh[login] = nil
+    }
+
     /// An access token as it stands at `now`.
     public func access(_ text: String, at now: Date) -> PresentedToken {
-        state.withLock { state in
-            guard let token = state.tokens[text] else {
+        let key = Self.key(text)
+        return state.withLock { state in
+            guard let token = state.tokens[key] else {
                 return PresentedToken(kind: .access, id: Self.id(text, Self.claims(text)).text, state: .unknown)
             }
             return PresentedToken(
@@ -118,8 +144,9 @@ public final class LearnedTokens: Sendable {
 
     /// A refresh token as it stands at `now`.
     public func refresh(_ text: String, at now: Date) -> PresentedToken {
-        state.withLock { state in
-            guard let token = state.tokens[text] else {
+        let key = Self.key(text)
+        return state.withLock { state in
+            guard let token = state.tokens[key] else {
                 return PresentedToken(kind: .refresh, id: Self.id(text, Self.claims(text)).text, state: .unknown)
             }
             if token.kind == .access { return PresentedToken(kind: .refresh, id: token.id.text, state: .accessToken) }
@@ -147,13 +174,13 @@ public final class LearnedTokens: Sendable {
     public func change(_ selector: TokenSelector, revoke: Bool, at now: Date) -> TokenChange {
         state.withLock { state in
             var change = TokenChange(access: 0, refresh: 0)
-            for (text, token) in state.tokens where Self.selects(selector, token) {
+            for (key, token) in state.tokens where Self.selects(selector, token) {
                 if revoke {
                     guard !token.revoked else { continue }
-                    state.tokens[text]?.revoked = true
+                    state.tokens[key]?.revoked = true
                 } else {
                     guard token.expiredAt.map({ $0 > now }) ?? true else { continue }
-                    state.tokens[text]?.expiredAt = now
+                    state.tokens[key]?.expiredAt = now
                 }
                 if token.kind == .access { change.access += 1 } else { change.refresh += 1 }
             }
@@ -175,18 +202,19 @@ public final class LearnedTokens: Sendable {
     /// The control API's `tokens` listing: logins as families; values only as a short tail.
     public func snapshot(at now: Date) -> TokenSnapshot {
         state.withLock { state in
-            let tokens = state.order.compactMap { text in state.tokens[text].map { (text, $0) } }
+            // Oldest login first, each login's tokens oldest first.
+            let tokens = state.loginOrder.flatMap { login in (state.byLogin[login] ?? []).compactMap { state.tokens[$0] } }
             var firstSeen: [Int: Date] = [:]
-            for (_, token) in tokens where firstSeen[token.login] == nil { firstSeen[token.login] = token.learnedAt }
+            for token in tokens where firstSeen[token.login] == nil { firstSeen[token.login] = token.learnedAt }
             let families = firstSeen.sorted { $0.key < $1.key }.map {
                 TokenSnapshot.Family(id: "login-\($0.key)", subject: "", clientID: "", state: "live", createdAt: $0.value)
             }
             let listed = { (kind: PresentedToken.Kind) in
-                tokens.filter { $0.1.kind == kind }.map { text, token in
+                tokens.filter { $0.kind == kind }.map { token in
                     TokenSnapshot.Token(
                         id: token.id.text, family: "login-\(token.login)", subject: token.subject ?? "",
                         state: Self.standing(of: token, at: now, expireAfter: self.expireAfterSeconds).rawValue,
-                        expiresAt: Self.end(of: token, expireAfter: self.expireAfterSeconds) ?? .distantFuture, tokenTail: String(text.suffix(6)),
+                        expiresAt: Self.end(of: token, expireAfter: self.expireAfterSeconds) ?? .distantFuture, tokenTail: token.tail,
                         issuedAt: token.learnedAt,
                         lifetimeSeconds: token.expiresAt.map { $0.timeIntervalSince(token.learnedAt) })
                 }
