@@ -131,6 +131,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // Trusting a development backend's own certificate (`--upstream-ca`).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // Scenario model (YAML), the runner that replays it against a driver, and reports.

@@ -6,6 +6,7 @@ public import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// `authmock proxy`'s forwarding: each request of the client's (observed
 /// and journaled on arrival, faults fired, as `serve` does) goes to the
@@ -31,8 +32,10 @@ public struct UpstreamForwarder: Sendable {
     }
 
     /// An HTTP client as a proxy needs it: redirects passed to the client,
-    /// bodies not decompressed, connecting bounded.
-    public static func makeClient(timeoutSeconds: Double) -> HTTPClient {
+    /// bodies not decompressed, connecting bounded, the backend's own
+    /// certificates trusted beside the system's.
+    public static func makeClient(_ upstream: UpstreamOptions) -> HTTPClient {
+        let timeoutSeconds = upstream.timeoutSeconds
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .milliseconds(Int64(min(timeoutSeconds, 10) * 1000)), read: .milliseconds(Int64(timeoutSeconds * 1000))),
@@ -42,6 +45,11 @@ public struct UpstreamForwarder: Sendable {
         configuration.connectionPool.retryConnectionEstablishment = false
         // Ten calls held together (a `gather` fault) reach the backend together.
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        if let file = upstream.trustedCertificatesFile {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.file(file)]
+            configuration.tlsConfiguration = tls
+        }
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -54,6 +62,7 @@ public struct UpstreamForwarder: Sendable {
         outbound.headers = Self.forwarded(request.headers)
         if let host = request.head.authority { outbound.headers.replaceOrAdd(name: "X-Forwarded-Host", value: host) }
         outbound.headers.replaceOrAdd(name: "X-Forwarded-Proto", value: mock.options.tls == nil ? "http" : "https")
+        if mock.proxyWantsPlainAnswer(context: context) { outbound.headers.remove(name: "Accept-Encoding") }
         // The observation middleware has read the body already (bounded by --max-body), and kept it on the request.
         let body = try await request.body.collect(upTo: mock.options.maxBodyBytes)
         if body.readableBytes > 0 || request.headers[.contentLength] != nil { outbound.body = .bytes(body) }
@@ -139,6 +148,9 @@ public struct UpstreamForwarder: Sendable {
         }
         if text.lowercased().contains("dns") || text.contains("unknown host") || text.contains("NXDOMAIN") {
             return "the host name does not resolve (\(text))"
+        }
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the backend's TLS certificate is not trusted (a self-signed one? trust it with --upstream-ca FILE)"
         }
         if text.contains("SSL") || text.contains("TLS") || text.contains("handshake") { return "TLS failed: \(text)" }
         return text

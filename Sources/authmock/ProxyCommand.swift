@@ -33,6 +33,10 @@ struct ProxyCommand: AsyncParsableCommand {
     var expireAfter: String?
     @Option(name: .customLong("upstream-timeout"), help: "Seconds a forwarded request may take, connecting included.")
     var upstreamTimeout: Double = 30
+    @Option(
+        name: .customLong("upstream-ca"),
+        help: "PEM file of certificates to trust for an https backend beside the system's (a development backend's self-signed one).")
+    var upstreamCA: String?
     @OptionGroup var serve: ServeCommand
 
     func run() async throws {
@@ -44,6 +48,12 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         guard upstreamTimeout > 0, upstreamTimeout.isFinite else { throw ValidationError("--upstream-timeout must be a positive number of seconds") }
         options.timeoutSeconds = upstreamTimeout
+        if let upstreamCA {
+            guard FileManager.default.isReadableFile(atPath: upstreamCA) else {
+                throw ValidationError("--upstream-ca \(upstreamCA): no readable file")
+            }
+            options.trustedCertificatesFile = upstreamCA
+        }
         try await serve.start(upstream: options)
     }
 

@@ -111,7 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
             ).standardizedFileURL
                 .path
         // A proxy's HTTP client, shut down when the server has stopped.
-        let client = upstream.map { UpstreamForwarder.makeClient(timeoutSeconds: $0.timeoutSeconds) }
+        let client = upstream.map { UpstreamForwarder.makeClient($0) }
         let forwarder: Forwarder? = client.map { client in
             let forwarder = UpstreamForwarder(mock: mock, client: client)
             return { request, context in try await forwarder.forward(request, context: context) }

@@ -235,6 +235,60 @@ import Testing
         #expect(presented["id"] as? String == issued && presented["state"] as? String == "valid", "\(presented)")
     }
 
+    /// What reaches the backend: the app's headers but the hop-by-hop ones
+    /// (and those `Connection` names), where the app was addressed, and no
+    /// `Accept-Encoding` on a request whose answer the proxy reads for
+    /// tokens (a compressed one would hide them); the body as sent.
+    @Test func forwardsTheRequestAsTheAppSentItButItsHopByHopHeaders() async throws {
+        let echo = try FixtureServer("echo-server.py", needs: "python3")
+        defer { echo.stop() }
+        let proxy = try ServingBinary(["--upstream", echo.baseURL + "/base", "--log-level", "error"], command: "proxy")
+        defer { _ = proxy.interrupt() }
+        func seen(_ method: HTTPMethod, _ path: String, body: String? = nil) async throws -> [String: Any] {
+            var request = HTTPClientRequest(url: proxy.baseURL + path)
+            request.method = method
+            for (name, value) in [
+                ("Connection", "keep-alive, X-Drop-Me"), ("X-Drop-Me", "1"), ("Keep-Alive", "timeout=5"), ("X-Keep", "kept"),
+                ("Accept-Encoding", "gzip"), ("Authorization", "Bearer opaque"),
+            ] { request.headers.add(name: name, value: value) }
+            if let body {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                request.body = .bytes(ByteBuffer(string: body))
+            }
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            let bytes = try await response.body.collect(upTo: 1 << 20)
+            return (try JSONSerialization.jsonObject(with: Data(buffer: bytes))) as? [String: Any] ?? [:]
+        }
+        let call = try await seen(.GET, "/orders?page=2")
+        #expect(call["path"] as? String == "/base/orders?page=2", "the upstream URL's path prefixes it: \(call)")
+        let headers = call["headers"] as? [String: String] ?? [:]
+        #expect(headers["x-keep"] == "kept" && headers["authorization"] == "Bearer opaque" && headers["accept-encoding"] == "gzip", "\(headers)")
+        #expect(headers["x-drop-me"] == nil && headers["keep-alive"] == nil, "hop-by-hop headers stay at the proxy: \(headers)")
+        #expect(headers["x-forwarded-host"]?.hasPrefix("127.0.0.1:") == true && headers["x-forwarded-proto"] == "http", "\(headers)")
+        let token = try await seen(.POST, "/oauth/token", body: "grant_type=password&username=alice&password=wonderland")
+        #expect(token["body"] as? String == "grant_type=password&username=alice&password=wonderland")
+        #expect((token["headers"] as? [String: String])?["accept-encoding"] == nil, "a token answer is asked for plain: \(token)")
+    }
+
+    /// An https backend with its own certificate: refused with the way out,
+    /// then trusted with --upstream-ca.
+    @Test func anHTTPSBackendsOwnCertificateIsTrustedWithUpstreamCA() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-upstream-tls-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let backend = try ServingBinary(["--tls", "--tls-dir", directory.path, "--log-level", "error"])
+        defer { _ = backend.interrupt() }
+        let upstream = "https://127.0.0.1:\(backend.port)"
+        let untrusting = try ServingBinary(["--upstream", upstream, "--log-level", "error"], command: "proxy")
+        defer { _ = untrusting.interrupt() }
+        let refused = try await Self.send(.GET, untrusting.baseURL + "/health")
+        #expect(refused.status == 502 && refused.body.contains("--upstream-ca"), "\(refused.body)")
+        let certificate = directory.appendingPathComponent("authmock-localhost.crt").path
+        let trusting = try ServingBinary(["--upstream", upstream, "--upstream-ca", certificate, "--log-level", "error"], command: "proxy")
+        defer { _ = trusting.interrupt() }
+        let health = try await Self.send(.GET, trusting.baseURL + "/health")
+        #expect(health.status == 200 && health.json["status"] as? String == "ok", "\(health.body)")
+    }
+
     /// A backend that cannot be reached: a 502 that says why, at once.
     @Test func anUnreachableBackendIsA502ThatSaysWhy() async throws {
         let closed = try ServingBinary(["--log-level", "error"])

@@ -36,6 +36,23 @@ extension Authmock {
         return nil
     }
 
+    /// Whether the proxy asks the backend for an answer it can read
+    /// (`Accept-Encoding` dropped): one that hands out tokens, and an API
+    /// answer of a dialect that may say an error in a 2xx's body. A
+    /// compressed one would hide its tokens and codes.
+    public func proxyWantsPlainAnswer(context: AuthmockRequestContext) -> Bool {
+        switch context.route.kind {
+        case .login, .refresh, .revoke: true
+        case .resource: errorsIn2xx
+        default: false
+        }
+    }
+
+    /// The dialect answers some errors with a 2xx status and a code.
+    private var errorsIn2xx: Bool {
+        (profile as? DeclaredProfile)?.description.errors.answers.values.contains { (200..<300).contains($0.status) } == true
+    }
+
     /// Whether the proxy reads the backend's whole answer before passing it
     /// on: sign-in, refresh and sign-out answers (tokens and codes are in
     /// them), and an error answer of a length it can hold (the dialect's
@@ -45,8 +62,7 @@ extension Authmock {
         case .login, .refresh, .revoke: return true
         default:
             guard let length = headers[.contentLength].flatMap(Int.init), length <= options.maxBodyBytes else { return false }
-            return !(200..<300).contains(status)
-                || (profile as? DeclaredProfile)?.description.errors.answers.values.contains { (200..<300).contains($0.status) } == true
+            return !(200..<300).contains(status) || errorsIn2xx
         }
     }
 

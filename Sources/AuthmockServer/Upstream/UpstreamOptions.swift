@@ -11,6 +11,9 @@ public struct UpstreamOptions: Sendable, Equatable {
     public var expireAfterSeconds: Double?
     /// How long a forwarded request may take, connecting included.
     public var timeoutSeconds: Double = 30
+    /// A PEM file of certificates trusted for an `https` backend beside the
+    /// system's roots (`--upstream-ca`: a development backend's self-signed one).
+    public var trustedCertificatesFile: String? = nil
 
     /// Checks `text` is a base URL a proxy can forward to.
     public init(url text: String, expireAfterSeconds: Double? = nil) throws(SettingsError) {
