@@ -78,10 +78,19 @@ public enum ScenarioLoader {
     }
 
     private static func parseFirst(_ text: String, file: String) throws -> Scenario {
+        let (value, checker) = try checkedTree(text, file: file, spec: ScenarioFormat.scenario, expected: "a scenario mapping")
+        var scenario = try Builder(checker: checker, file: file).scenario(value)
+        scenario.digest = SHA256.hash(data: Data(text.utf8)).hexString
+        return scenario
+    }
+
+    /// A YAML file's tree checked against `spec`: YAML errors and bombs at
+    /// their place, then every shape problem at once (`Problems`).
+    static func checkedTree(_ text: String, file: String, spec: ObjectSpec, expected: String) throws -> (SpecValue, SpecChecker) {
         let node: Node
         do {
             guard let composed = try compose(text, file: file) else {
-                throw ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected a scenario mapping")
+                throw ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected \(expected)")
             }
             node = composed
         } catch let error as ScenarioError {
@@ -93,13 +102,11 @@ public enum ScenarioLoader {
         }
         if let bomb = Self.expansionProblem(node, file: file) { throw bomb }
         let checker = SpecChecker(file: file)
-        let value = try checker.check(node, .object(ScenarioFormat.scenario), "")
+        let value = try checker.check(node, .object(spec), "")
         // Shape problems first, all of them; the model is built only from a sound tree.
         let found = checker.found.problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
         if !found.isEmpty { throw Problems(list: found) }
-        var scenario = try Builder(checker: checker, file: file).scenario(value)
-        scenario.digest = SHA256.hash(data: Data(text.utf8)).hexString
-        return scenario
+        return (value, checker)
     }
 
     /// Server settings as a scenario's `server:` or a dialect file's
@@ -205,7 +212,7 @@ public enum ScenarioLoader {
 }
 
 /// Builds the model from checked values; what remains are cross-field rules.
-private struct Builder {
+struct Builder {
     let checker: SpecChecker
     let file: String
 

@@ -61,6 +61,11 @@ struct ServeCommand: AsyncParsableCommand {
     var judge = false
     @Option(name: .customLong("json"), help: "With --judge: write the verdicts to this file at shutdown (JSON, as GET /_authmock/verdicts).")
     var verdictsFile: String?
+    @Option(
+        help:
+            "YAML file of steps to carry out while the app runs: expire, revoke, advance_clock, set_clock or fault, each after a while, every so often, or after N refreshes (docs/proxy.md)."
+    )
+    var plan: String?
 
     func run() async throws { try await start(upstream: nil) }
 
@@ -93,6 +98,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         options.upstream = upstream
         options.judge = judge
+        let steps: Plan?
+        do {
+            steps = try plan.map(Plan.load(file:))
+        } catch {
+            throw ValidationError("--plan \(error.description)")
+        }
         let mock: Authmock
         do {
             mock = try await Authmock(options: options, state: try await .open(options), judge: TrafficJudge())
@@ -121,8 +132,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Requests in flight get `drain` seconds after SIGTERM/SIGINT; then the
         // server is cancelled, which closes every connection, stalled ones too.
-        var configuration = ServiceGroupConfiguration(
-            services: [app, MemoryReturn(mock: mock)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app), .init(service: MemoryReturn(mock: mock))]
+        // A plan that has done all its steps leaves the server running.
+        if let steps {
+            services.append(
+                .init(
+                    service: PlanService(runner: PlanRunner(plan: steps, control: mock.control, logger: logger)), successTerminationBehavior: .ignore)
+            )
+        }
+        var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(options.drainSeconds)
         configuration.maximumCancellationDuration = .seconds(2)
         let group = ServiceGroup(configuration: configuration)
@@ -334,4 +352,13 @@ private func printProxyBanner(_ mock: Authmock, _ upstream: UpstreamOptions, url
     lines.append("control API: \(mock.baseURL)/_authmock/ (or `authmock ctl`)" + (options.adminToken != nil ? ", admin token required" : ""))
     lines.removeAll { $0.isEmpty }
     FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+}
+
+/// `--plan`: the plan's steps beside the server, until it stops.
+private struct PlanService: Service {
+    let runner: PlanRunner
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await runner.run() }
+    }
 }

@@ -289,6 +289,51 @@ import Testing
         #expect(health.status == 200 && health.json["status"] as? String == "ok", "\(health.body)")
     }
 
+    /// `--plan`: the step after the first refresh loses the next refresh's
+    /// answer, as a person would have clicked it, and says so in the log; a
+    /// plan that does not check stops the start at its file, line and column.
+    @Test func aPlanActsOnTheTrafficAsItComes() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-plan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plan = directory.appendingPathComponent("plan.yaml")
+        try """
+        plan:
+          - after_refreshes: 1
+            fault: {match: {kind: refresh}, times: 1, action: {type: drop-response}}
+          - every: 1h
+            expire: {kind: access}
+
+        """.write(to: plan, atomically: true, encoding: .utf8)
+        let (real, proxy) = try Self.startBoth(["--plan", plan.path, "--log-level", "notice"])
+        defer { real.stop() }
+        let first = try await Self.signIn(proxy)
+        let renewed = try await Self.refresh(proxy, first.refresh)
+        let second = try #require(renewed.json["refresh"] as? String, "\(renewed.body)")
+        // The plan's fault is installed once the first refresh has arrived: the second meets it.
+        var lost = false
+        for _ in 0..<50 where !lost {
+            do {
+                _ = try await Self.refresh(proxy, second)
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                lost = true
+            }
+        }
+        #expect(lost, "the refresh after the first lost its answer")
+        let entries = try await Self.journal(proxy)
+        #expect(
+            entries.contains { $0["kind"] as? String == "refresh" && $0["undelivered"] as? Bool == true && $0["fault"] as? Int == 1 }, "\(entries)")
+        let (_, log) = proxy.interrupt()
+        #expect(log.contains("plan step 1 (line 2, after 1 refresh): fault: fault rule 1"), "\(log)")
+
+        let bad = directory.appendingPathComponent("bad.yaml")
+        try "plan:\n  - after: soon\n    expire: {kind: access}\n".write(to: bad, atomically: true, encoding: .utf8)
+        let refused = try await runAuthmock(["proxy", "--upstream", real.baseURL, "--port", "0", "--plan", bad.path])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("bad.yaml:2:12: plan[0].after: expected a duration"), "\(refused.stderr)")
+    }
+
     /// A backend that cannot be reached: a 502 that says why, at once.
     @Test func anUnreachableBackendIsA502ThatSaysWhy() async throws {
         let closed = try ServingBinary(["--log-level", "error"])
