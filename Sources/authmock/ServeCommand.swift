@@ -61,6 +61,12 @@ struct ServeCommand: AsyncParsableCommand {
     var judge = false
     @Option(name: .customLong("json"), help: "With --judge: write the verdicts to this file at shutdown (JSON, as GET /_authmock/verdicts).")
     var verdictsFile: String?
+    @Option(name: .customLong("junit"), help: "With --judge: write the verdicts as JUnit XML at shutdown (one test case: the traffic).")
+    var junitFile: String?
+    @Option(
+        name: .customLong("html"),
+        help: "With --judge: write the run report's page of the traffic at shutdown (findings, causes, time line, journal).")
+    var htmlFile: String?
     @Option(
         help:
             "YAML file of steps to carry out while the app runs: expire, revoke, advance_clock, set_clock or fault, each after a while, every so often, or after N refreshes (docs/proxy.md)."
@@ -175,13 +181,29 @@ struct ServeCommand: AsyncParsableCommand {
         for cause in verdicts.causes { lines.append("cause: \(cause.title) [\(cause.id)]") }
         for finding in verdicts.findings where !finding.passed { lines.append("  \(finding.expectation): \(finding.message)") }
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-        guard let verdictsFile else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do {
-            try encoder.encode(verdicts).write(to: URL(fileURLWithPath: verdictsFile))
-        } catch {
-            FileHandle.standardError.write(Data("cannot write the verdicts to \(verdictsFile): \(error)\n".utf8))
+        var files: [(path: String, bytes: () throws -> Data)] = []
+        if let verdictsFile { files.append((verdictsFile, { try encoder.encode(verdicts) })) }
+        if junitFile != nil || htmlFile != nil {
+            let entries = (try? await mock.control.journal().entries) ?? []
+            let tokens = (try? await mock.control.tokens()) ?? TokenSnapshot(families: [], access: [], refresh: [], pruned: PrunedCounts())
+            let traffic = TrafficJudge.result(
+                entries: entries, tokens: tokens, endpointPaths: Set(mock.profile.endpointPaths), dialect: mock.profile.name)
+            if let junitFile {
+                files.append((junitFile, { Data(Reports.junit([traffic], seconds: traffic.seconds, suite: "authmock --judge").utf8) }))
+            }
+            if let htmlFile {
+                let run = RunReportPage.Run(driver: "the app through authmock", seconds: traffic.seconds, suite: nil)
+                files.append((htmlFile, { Data(RunReportPage.html([traffic], run: run).utf8) }))
+            }
+        }
+        for file in files {
+            do {
+                try file.bytes().write(to: URL(fileURLWithPath: file.path))
+            } catch {
+                FileHandle.standardError.write(Data("cannot write the verdicts to \(file.path): \(error)\n".utf8))
+            }
         }
     }
 

@@ -156,7 +156,12 @@ import Testing
     /// with the old access token after the new one was delivered get the
     /// suite's findings and its cause; one refresh after the expiry passes.
     @Test func judgesWhatTheClientDidOnItsOwn() async throws {
-        let (real, proxy) = try Self.startBoth(["--expire-after", "30s", "--judge"])
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-judge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let junit = reports.appendingPathComponent("verdicts.xml")
+        let html = reports.appendingPathComponent("verdicts.html")
+        let (real, proxy) = try Self.startBoth(["--expire-after", "30s", "--judge", "--junit", junit.path, "--html", html.path])
         defer {
             _ = proxy.interrupt()
             real.stop()
@@ -202,6 +207,11 @@ import Testing
         #expect(status == 0)
         let summary = proxy.remainingOutput()
         #expect(summary.contains("verdict: FAIL") && summary.contains("[no-single-flight]"), "\(summary)")
+        // And the reports of a run, with the traffic as its one case run.
+        let xml = try String(contentsOf: junit, encoding: .utf8)
+        #expect(xml.contains("<failure") && xml.contains("superfluous_refreshes"), "\(xml.prefix(1500))")
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.contains("data-cause=\"no-single-flight\"") && page.contains("class=\"timeline\""), "\(page.prefix(1500))")
     }
 
     /// Without --judge the verdicts are refused with a sentence that says how to get them.

@@ -48,13 +48,22 @@ public struct TrafficJudge: TrafficJudging {
     /// The traffic as `authmock run --html` draws a case: the token
     /// endpoint's row and the other requests', what failed outlined.
     public func timeline(entries: [JournalEntry], tokens: TokenSnapshot, endpointPaths: Set<String>, dialect: String) -> String {
-        let (observation, findings) = Self.judge(entries: entries, tokens: tokens, endpointPaths: endpointPaths)
-        let failed = (findings ?? []).contains { !$0.passed }
-        let traffic = CaseResult(
+        SequenceDiagram.svg(Self.result(entries: entries, tokens: tokens, endpointPaths: endpointPaths, dialect: dialect))
+    }
+
+    /// The traffic as one case run of a report (`--judge` with `--junit`
+    /// or `--html` at shutdown): its findings, causes, journal and picture.
+    public static func result(entries: [JournalEntry], tokens: TokenSnapshot, endpointPaths: Set<String>, dialect: String) -> CaseResult {
+        let (observation, findings) = judge(entries: entries, tokens: tokens, endpointPaths: endpointPaths)
+        let failed = (findings ?? []).filter { !$0.passed }
+        let causes = Causes.diagnose(observation, failed: failed)
+        return CaseResult(
             id: "traffic", name: "the client's own traffic", profile: dialect, level: Scenario.Level.must.rawValue, file: "",
-            verdict: findings == nil ? .skip : failed ? .fail : .pass, findings: findings ?? [], calls: [], journal: [],
-            entries: observation.reported, driverStderr: "", seconds: 0)
-        return SequenceDiagram.svg(traffic)
+            verdict: findings == nil ? .skip : failed.isEmpty ? .pass : .fail,
+            reason: findings == nil ? "no token was handed out yet: nothing to judge" : nil, findings: findings ?? [], calls: [],
+            journal: entries.map(observation.line), entries: observation.reported, driverStderr: "",
+            seconds: (entries.map { Observation.end($0) }.max() ?? observation.start).timeIntervalSince(observation.start),
+            causes: causes.isEmpty ? nil : causes)
     }
 
     /// The observation of the traffic, and the findings over it (nil before any token was handed out).
