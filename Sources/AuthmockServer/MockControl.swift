@@ -146,9 +146,8 @@ public struct MockControl: MockSteering {
             throw ControlInputError(
                 .notJudging, "this server does not judge the traffic: start it with --judge (authmock serve --judge, authmock proxy --judge)")
         }
-        let entries = try await journalEntries(JournalFilter()).entries
-        let tokens = try await tokens()
-        return judge.verdicts(entries: entries, tokens: tokens, endpointPaths: Set(mock.profile.endpointPaths))
+        let traffic = try await trafficSoFar()
+        return judge.verdicts(entries: traffic.entries, tokens: traffic.tokens, endpointPaths: Set(mock.profile.endpointPaths))
     }
 
     /// The traffic so far as a time line (SVG): the console's picture.
@@ -157,9 +156,14 @@ public struct MockControl: MockSteering {
             throw ControlInputError(
                 .notJudging, "this server draws no time line: it runs without the suite (authmock serve and authmock proxy draw one)")
         }
-        let entries = try await journalEntries(JournalFilter()).entries
-        let tokens = try await tokens()
-        return judge.timeline(entries: entries, tokens: tokens, endpointPaths: Set(mock.profile.endpointPaths), dialect: mock.profile.name)
+        let traffic = try await trafficSoFar()
+        return judge.timeline(
+            entries: traffic.entries, tokens: traffic.tokens, endpointPaths: Set(mock.profile.endpointPaths), dialect: mock.profile.name)
+    }
+
+    /// What a judge reads: the whole journal and the tokens.
+    private func trafficSoFar() async throws(ControlInputError) -> (entries: [JournalEntry], tokens: TokenSnapshot) {
+        (try await journalEntries(JournalFilter()).entries, try await tokens())
     }
 
     /// Requests of these kinds that have arrived, answered or not (a refresh held in flight counts).

@@ -80,7 +80,8 @@ struct ObservationMiddleware: RouterMiddleware {
             verification = try await mock.authority.verifyAccessToken(token)
             entry.accessToken = verification.map(PresentedToken.init)
         }
-        context.arrived(route: route, credential: presented, verification: verification, at: arrival.virtual)
+        context.arrived(
+            route: route, credential: presented, verification: verification, at: arrival.virtual, learned: (entry.accessToken, entry.refreshToken))
         if mock.learned == nil, let refresh = route.refreshToken {
             entry.refreshToken = PresentedToken(refresh: try await mock.authority.inspectRefreshToken(refresh))
             // Not a refresh token of ours: one of our access tokens in its place is named as such.

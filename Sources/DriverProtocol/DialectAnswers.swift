@@ -25,6 +25,12 @@ extension DialectDescription {
         return nil
     }
 
+    /// A lifetime in seconds as answers write it (`expires_in`): a number,
+    /// or a number written as a string.
+    public func answerSeconds(_ placeholder: Placeholder, body: JSONValue?, header: (String) -> String?) -> Double? {
+        answerValue(placeholder, body: body, header: header)?.numeric
+    }
+
     /// The text a placeholder stands for in a success answer, when it is text.
     public func answerText(_ placeholder: Placeholder, body: JSONValue?, header: (String) -> String?) -> String? {
         if case .string(let value)? = answerValue(placeholder, body: body, header: header) { return value }

@@ -56,3 +56,16 @@ public enum JSONValue: Sendable, Codable, Equatable {
         }
     }
 }
+
+extension JSONValue {
+    /// A number, or a number written as a string (`"3600"`, as some
+    /// backends write `expires_in`); nil for anything else.
+    public var numeric: Double? {
+        switch self {
+        case .integer(let number): Double(number)
+        case .number(let number): number
+        case .string(let text): Double(text)
+        default: nil
+        }
+    }
+}

@@ -89,12 +89,7 @@ extension ReferenceClient {
     /// The lifetime an answer announces, in seconds: a number, or a number written as a string.
     func lifetime(_ answer: Answer) -> Double? {
         guard let dialect else { return Self.lifetime(answer) }
-        switch dialect.answerValue(.expiresIn, body: answer.jsonValue, header: { answer.headers.first(name: $0) }) {
-        case .integer(let number)?: return Double(number)
-        case .number(let number)?: return number
-        case .string(let text)?: return Double(text)
-        default: return nil
-        }
+        return dialect.answerSeconds(.expiresIn, body: answer.jsonValue) { answer.headers.first(name: $0) }
     }
 
     /// The dialect's signal that the access token expired: the status of its

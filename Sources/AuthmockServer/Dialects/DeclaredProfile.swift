@@ -33,6 +33,9 @@ public struct DeclaredProfile: Profile {
     private let endpoints: [Endpoint]
     /// Set when the refresh rides on resource requests (`refresh.via: resources`).
     private let resourceRefresh: ResourceRefresh?
+    /// Some error answer has a 2xx status (a backend that says errors with
+    /// HTTP 200 and a code): a proxy reads such a backend's API answers.
+    let answersErrorsIn2xx: Bool
     /// The success answers of sign-in and refresh, compiled once.
     private let signInAnswer: SuccessAnswer
     private let refreshAnswer: SuccessAnswer
@@ -128,6 +131,7 @@ public struct DeclaredProfile: Profile {
         }
         endpoints = (refresh.onResources ? [self.signIn] : [self.signIn, self.refresh]) + (signOut.map { [$0] } ?? [])
         resourceRefresh = ResourceRefresh(refresh, options: options)
+        answersErrorsIn2xx = description.errors.answers.values.contains { (200..<300).contains($0.status) }
         signInAnswer = SuccessAnswer(description.tokens)
         refreshAnswer = SuccessAnswer(refresh.tokens ?? description.tokens)
         var answers: [String: (row: ErrorRow, headers: HTTPFields, detail: String?, body: Template?)] = [:]

@@ -89,14 +89,20 @@ public struct AuthmockRequestContext: RequestContext {
     /// in before another refresh of its token was decided met it "at once"
     /// (`concurrent_refresh`).
     var arrivedAt: Date? { arrival.arrivedAt }
+    /// A proxy's judgement of the presented tokens on arrival (`LearnedTokens.judge`):
+    /// what it answers for the backend reads it rather than judging again.
+    var learned: (access: PresentedToken?, refresh: PresentedToken?) { arrival.learned }
     /// All behind one reference, set once: every middleware and route
     /// closure copies the context, and a copy of the classified body and
     /// verified claims inline was a retain per field each time.
     private var arrival = ArrivalFacts.none
 
     /// What the observation middleware learned on arrival.
-    mutating func arrived(route: RouteClassification, credential: PresentedCredential, verification: AccessVerification?, at time: Date) {
-        arrival = ArrivalFacts(route: route, credential: credential, verification: verification, arrivedAt: time)
+    mutating func arrived(
+        route: RouteClassification, credential: PresentedCredential, verification: AccessVerification?, at time: Date,
+        learned: (access: PresentedToken?, refresh: PresentedToken?) = (nil, nil)
+    ) {
+        arrival = ArrivalFacts(route: route, credential: credential, verification: verification, arrivedAt: time, learned: learned)
     }
 
     public init(source: ApplicationRequestContextSource) {
@@ -111,12 +117,17 @@ private final class ArrivalFacts: Sendable {
     let credential: PresentedCredential?
     let verification: AccessVerification?
     let arrivedAt: Date?
+    let learned: (access: PresentedToken?, refresh: PresentedToken?)
 
-    init(route: RouteClassification, credential: PresentedCredential?, verification: AccessVerification?, arrivedAt: Date?) {
+    init(
+        route: RouteClassification, credential: PresentedCredential?, verification: AccessVerification?, arrivedAt: Date?,
+        learned: (access: PresentedToken?, refresh: PresentedToken?) = (nil, nil)
+    ) {
         self.route = route
         self.credential = credential
         self.verification = verification
         self.arrivedAt = arrivedAt
+        self.learned = learned
     }
 
     static let none = ArrivalFacts(route: RouteClassification(kind: .other), credential: nil, verification: nil, arrivedAt: nil)

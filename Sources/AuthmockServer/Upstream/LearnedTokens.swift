@@ -96,7 +96,7 @@ public final class LearnedTokens: Sendable {
                 ids.access = remember(
                     &state, key,
                     Token(
-                        id: Self.id(text, claims), kind: .access, login: login, subject: claims.sub, learnedAt: now, expiresAt: expiresAt,
+                        id: Self.id(key, claims), kind: .access, login: login, subject: claims.sub, learnedAt: now, expiresAt: expiresAt,
                         tail: String(text.suffix(6))))
             }
             if let text = answer.refreshToken, let key = refreshKey {
@@ -106,7 +106,7 @@ public final class LearnedTokens: Sendable {
                 ids.refresh = remember(
                     &state, key,
                     Token(
-                        id: Self.id(text, claims), kind: .refresh, login: login, subject: claims.sub, learnedAt: now,
+                        id: Self.id(key, claims), kind: .refresh, login: login, subject: claims.sub, learnedAt: now,
                         expiresAt: claims.exp.map(Date.init(timeIntervalSince1970:)), tail: String(text.suffix(6))))
             }
             return ids
@@ -134,7 +134,7 @@ public final class LearnedTokens: Sendable {
         let key = Self.key(text)
         return state.withLock { state in
             guard let token = state.tokens[key] else {
-                return PresentedToken(kind: .access, id: Self.id(text, Self.claims(text)).text, state: .unknown)
+                return PresentedToken(kind: .access, id: Self.id(key, Self.claims(text)).text, state: .unknown)
             }
             return PresentedToken(
                 kind: token.kind == .access ? .access : .refresh, id: token.id.text,
@@ -147,7 +147,7 @@ public final class LearnedTokens: Sendable {
         let key = Self.key(text)
         return state.withLock { state in
             guard let token = state.tokens[key] else {
-                return PresentedToken(kind: .refresh, id: Self.id(text, Self.claims(text)).text, state: .unknown)
+                return PresentedToken(kind: .refresh, id: Self.id(key, Self.claims(text)).text, state: .unknown)
             }
             if token.kind == .access { return PresentedToken(kind: .refresh, id: token.id.text, state: .accessToken) }
             return PresentedToken(kind: .refresh, id: token.id.text, state: Self.standing(of: token, at: now, expireAfter: expireAfterSeconds))
@@ -229,10 +229,10 @@ public final class LearnedTokens: Sendable {
 
     /// A token's name in the journal: its `jti` when it is a JWT with one,
     /// else the first 16 hex digits of its SHA-256 (`sha256:...`).
-    static func id(_ text: String, _ claims: (jti: String?, exp: Double?, sub: String?)) -> TokenID {
+    /// `key`: the text's digest, which the caller has already made.
+    static func id(_ key: Key, _ claims: (jti: String?, exp: Double?, sub: String?)) -> TokenID {
         if let jti = claims.jti, !jti.isEmpty { return TokenID(jti) }
-        let digest = SHA256.hash(data: Data(text.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
-        return TokenID("sha256:" + digest)
+        return TokenID("sha256:" + key.prefix(8).map { String(format: "%02x", $0) }.joined())
     }
 
     /// A JWT's `jti`, `exp` and `sub`, read without checking its signature

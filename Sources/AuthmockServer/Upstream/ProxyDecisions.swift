@@ -16,18 +16,19 @@ extension Authmock {
     /// or revoked there, a refresh with a refresh token revoked there. nil:
     /// forward it.
     public func proxyAnswer(context: AuthmockRequestContext) -> Response? {
-        guard let learned else { return nil }
-        let now = context.arrivedAt ?? clock.now()
+        guard learned != nil else { return nil }
+        // As judged on arrival (`LearnedTokens.judge`).
+        let presented = context.learned
         let route = context.route
-        if route.kind == .resource, let token = context.credential?.token, !token.isEmpty, token != route.refreshToken {
-            switch learned.access(token, at: now).state {
+        if route.kind == .resource, let access = presented.access {
+            switch access.state {
             case "expired": return profile.fail(.accessToken(.expired), context: context)
             case "revoked": return profile.fail(.accessToken(.revoked), context: context)
             default: break
             }
         }
-        if route.kind == .refresh, let token = route.refreshToken {
-            switch learned.refresh(token, at: now).state {
+        if route.kind == .refresh, let refresh = presented.refresh {
+            switch refresh.state {
             case "revoked": return profile.fail(.refreshToken(.revoked), context: context)
             case "expired": return profile.fail(.refreshToken(.expired), context: context)
             default: break
@@ -49,9 +50,7 @@ extension Authmock {
     }
 
     /// The dialect answers some errors with a 2xx status and a code.
-    private var errorsIn2xx: Bool {
-        (profile as? DeclaredProfile)?.description.errors.answers.values.contains { (200..<300).contains($0.status) } == true
-    }
+    private var errorsIn2xx: Bool { (profile as? DeclaredProfile)?.answersErrorsIn2xx == true }
 
     /// Whether the proxy reads the backend's whole answer before passing it
     /// on: sign-in, refresh and sign-out answers (tokens and codes are in

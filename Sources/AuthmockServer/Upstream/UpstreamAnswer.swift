@@ -38,7 +38,7 @@ extension Profile {
             guard case .object(let members)? = json else { return UpstreamAnswer() }
             let text = { (name: String) -> String? in if case .string(let value)? = members[name] { value } else { nil } }
             return UpstreamAnswer(
-                accessToken: text("access_token"), refreshToken: text("refresh_token"), expiresIn: members["expires_in"].flatMap(Self.seconds),
+                accessToken: text("access_token"), refreshToken: text("refresh_token"), expiresIn: members["expires_in"]?.numeric,
                 errorCode: (200..<300).contains(status) ? nil : text("error"))
         }
         let dialect = declared.description
@@ -58,7 +58,7 @@ extension Profile {
         guard (200..<300).contains(status), situation == nil else { return answer }
         answer.accessToken = dialect.answerText(.accessToken, body: json, header: header)
         answer.refreshToken = dialect.answerText(.refreshToken, body: json, header: header)
-        answer.expiresIn = dialect.answerValue(.expiresIn, body: json, header: header).flatMap(Self.seconds)
+        answer.expiresIn = dialect.answerSeconds(.expiresIn, body: json, header: header)
         // A dialect that refreshes on resources renews the access token in an API answer's header.
         if kind == .refresh, answer.accessToken == nil { answer.accessToken = declared.renewedAccessToken(headers) }
         return answer
@@ -71,15 +71,6 @@ extension Profile {
         case .resource: key.hasPrefix("access_") || key == "refresh_token_as_access_token" || key == "insufficient_scope"
         case .login: key == "wrong_credentials" || key == "client_unknown"
         default: false
-        }
-    }
-
-    private static func seconds(_ value: JSONValue) -> Double? {
-        switch value {
-        case .integer(let number): Double(number)
-        case .number(let number): number
-        case .string(let text): Double(text)
-        default: nil
         }
     }
 }
