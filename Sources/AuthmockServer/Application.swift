@@ -5,6 +5,21 @@ import HummingbirdCore
 import HummingbirdTLS
 public import Logging
 
+/// Serves the profile's fixed documents (`Profile.document(at:mock:)`) to
+/// a GET or HEAD no route took, before the not-found answer.
+struct DocumentsMiddleware: RouterMiddleware {
+    let mock: Authmock
+
+    func handle(
+        _ request: Request, context: AuthmockRequestContext, next: (Request, AuthmockRequestContext) async throws -> Response
+    ) async throws -> Response {
+        if request.method == .get || request.method == .head, let document = mock.profile.document(at: request.uri.path, mock: mock) {
+            return document
+        }
+        return try await next(request, context)
+    }
+}
+
 /// A proxy's answer to a request of the client's: forwarded to the backend
 /// (AuthmockProxy's `UpstreamForwarder`).
 public typealias Forwarder = @Sendable (Request, AuthmockRequestContext) async throws -> Response
@@ -63,13 +78,14 @@ public enum AuthmockApplication {
         mock.profile.addRoutes(to: client, mock: mock)
         Resources.add(to: client, mock: mock)
         GraphQLEndpoint.add(to: client, mock: mock)
-        // A request no route serves (unknown path, or a known path with
-        // another method) is the client's too. Hummingbird applies router
+        // A request no route serves (a document, an unknown path, or a
+        // known path with another method) is the client's too. Hummingbird applies router
         // middleware only to routes added after it, and to the not-found
         // responder it builds last: added here, these observe exactly that.
         // CORS first: a preflight (OPTIONS) is answered before the journal.
         if let cors { router.add(middleware: cors) }
         router.add(middleware: observation)
+        router.add(middleware: DocumentsMiddleware(mock: mock))
         return router
     }
 

@@ -40,11 +40,17 @@ public protocol Profile: Sendable {
     /// Response headers a browser client must be able to read (CORS
     /// `Access-Control-Expose-Headers`) beyond the challenge and Retry-After.
     var exposedResponseHeaders: [String] { get }
+    /// The fixed answer at `path` (a dialect's `documents:`), for a GET or
+    /// HEAD no route serves. Looked up by path rather than routed: the
+    /// router's trie adds a route in time linear in its siblings, so ten
+    /// thousand documents took half a minute to start.
+    func document(at path: String, mock: Authmock) -> Response?
 }
 
 extension Profile {
     public var exposedResponseHeaders: [String] { [] }
     public var endpointPaths: [String] { [] }
+    public func document(at path: String, mock: Authmock) -> Response? { nil }
 
     public func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer {
         JSONResponse.bytes(body)

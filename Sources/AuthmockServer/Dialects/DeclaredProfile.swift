@@ -192,18 +192,6 @@ public struct DeclaredProfile: Profile {
             }
         }
         if let jwks = jwksPath { OpenIDRoutes.addJWKS(at: jwks, to: routes, mock: mock) }
-        for (path, document) in description.documents ?? [:] {
-            routes.get(path) { _, _ in
-                let values: (Placeholder) -> JSONValue = { placeholder in
-                    switch placeholder {
-                    case .baseURL: .string(mock.baseURL)
-                    case .issuer: .string(mock.authority.issuer)
-                    default: .null
-                    }
-                }
-                return JSONResponse.encode(document.render(values), status: .ok, headers: [.cacheControl: "public, max-age=300"])
-            }
-        }
         // The endpoints' paths with another method: the dialect's `method_not_allowed`.
         for path in Set(served.map(\.path)) {
             for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] where !served.contains(where: { $0 == (method, path) }) {
@@ -392,7 +380,7 @@ public struct DeclaredProfile: Profile {
             return .init(kind: endpoint.kind, refreshToken: token, body: parsed)
         }
         if onEndpointPath { return .init(kind: .other) }
-        if method == .get, path == jwksPath || description.documents?[path] != nil { return .init(kind: .metadata) }
+        if method == .get || method == .head, path == jwksPath || description.documents?[path] != nil { return .init(kind: .metadata) }
         let route = RouteClassification.shared(path: path)
         if route.kind == .resource, let token = resourceRefresh?.presentedRefreshToken(headers) {
             return .init(kind: .refresh, refreshToken: token)
@@ -415,6 +403,18 @@ public struct DeclaredProfile: Profile {
 
     /// A browser interceptor must read a renewed access token.
     public var exposedResponseHeaders: [String] { resourceRefresh.map { [$0.renewed.rawName] } ?? [] }
+
+    public func document(at path: String, mock: Authmock) -> Response? {
+        guard let document = description.documents?[path] else { return nil }
+        let values: (Placeholder) -> JSONValue = { placeholder in
+            switch placeholder {
+            case .baseURL: .string(mock.baseURL)
+            case .issuer: .string(mock.authority.issuer)
+            default: .null
+            }
+        }
+        return JSONResponse.encode(document.render(values), status: .ok, headers: [.cacheControl: "public, max-age=300"])
+    }
 
     public func authorizeResource(
         _ request: Request, context: AuthmockRequestContext, mock: Authmock
