@@ -65,11 +65,11 @@ struct StoppedRunTests {
     }
 
     /// The same for the other languages' protocol loops (the Python helper,
-    /// Node's, Ruby's, Rust's, built by scripts/test.sh): Node's died on an
-    /// unhandled EPIPE with a stack trace, Ruby's by SIGPIPE.
+    /// Node's, Ruby's, Perl's, Rust's, built by scripts/test.sh): Node's died
+    /// on an unhandled EPIPE with a stack trace, Ruby's and Perl's by SIGPIPE.
     @Test(arguments: [
         "python3 drivers/python-authlib/driver.py", "node drivers/node-axios/driver.js", "ruby drivers/ruby-oauth2/driver.rb",
-        ".build/rust-oauth2/release/authmock-rust-oauth2-driver",
+        "perl drivers/perl-net-oauth2/driver.pl", ".build/rust-oauth2/release/authmock-rust-oauth2-driver",
     ])
     func anotherLanguagesDriverWhoseRunnerIsGoneExitsQuietly(command: String) async throws {
         let hello = #"{"id":"1","op":"hello","baseURL":"http://127.0.0.1:9","profile":"oauth2","clientId":"demo","clientSecret":"demo-secret"}"#

@@ -16,8 +16,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/oauth2"
 )
@@ -40,7 +42,10 @@ func answer(fields map[string]interface{}) {
 	line, _ := json.Marshal(fields)
 	out.Lock()
 	defer out.Unlock()
-	os.Stdout.Write(append(line, '\n'))
+	// The runner gone (its end of the pipe closed): leave quietly, as at the end of stdin.
+	if _, err := os.Stdout.Write(append(line, '\n')); err != nil {
+		os.Exit(0)
+	}
 }
 
 func login(m message) map[string]interface{} {
@@ -100,6 +105,9 @@ func request(m message) map[string]interface{} {
 }
 
 func main() {
+	// Notified, SIGPIPE no longer kills the process: a write to the runner's
+	// closed pipe returns EPIPE, which answer() ends on.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	scanner := bufio.NewScanner(os.Stdin)
 	scanner.Buffer(make([]byte, 1<<20), 16<<20)
 	var work sync.WaitGroup

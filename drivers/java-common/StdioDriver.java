@@ -24,6 +24,9 @@ public final class StdioDriver {
         synchronized (out) {
             System.out.println(gson.toJson(message));
             System.out.flush();
+            // The runner gone (its end of the pipe closed; PrintStream keeps the
+            // error to itself): leave quietly, as at the end of stdin.
+            if (System.out.checkError()) System.exit(0);
         }
     }
 

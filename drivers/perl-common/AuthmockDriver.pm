@@ -32,7 +32,9 @@ sub send_line {
     my ($self, $message) = @_;
     open my $lock, '>>', $self->dir . "/stdout.lock" or die "lock: $!";
     flock $lock, LOCK_EX;
-    syswrite STDOUT, $json->encode($message) . "\n";
+    # The runner gone (its end of the pipe closed): leave quietly, as at the end of stdin.
+    local $SIG{PIPE} = 'IGNORE';
+    defined(syswrite STDOUT, $json->encode($message) . "\n") or POSIX::_exit(0);
     close $lock;
 }
 

@@ -106,8 +106,10 @@ fn main() {
     let out = Arc::new(Mutex::new(std::io::stdout()));
     let send = move |message: Value| {
         let mut out = out.lock().unwrap();
-        let _ = writeln!(out, "{}", message);
-        let _ = out.flush();
+        // The runner gone (its end of the pipe closed): leave quietly, as at the end of stdin.
+        if writeln!(out, "{}", message).and_then(|_| out.flush()).is_err() {
+            std::process::exit(0);
+        }
     };
     let mut app: Option<Arc<App>> = None;
     let mut workers = Vec::new();
