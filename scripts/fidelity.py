@@ -116,8 +116,8 @@ def fixture(name, *arguments):
     return process, f"http://127.0.0.1:{started['port']}", started
 
 
-def authmock(binary, profile):
-    """`authmock serve --profile PROFILE` on a free port: its banner names the port."""
+def authmock(binary, profile, *settings):
+    """`authmock serve --profile PROFILE [SETTINGS]` on a free port: its banner names the port."""
     def read(process):
         for _ in range(40):
             line = process.stdout.readline()
@@ -127,7 +127,7 @@ def authmock(binary, profile):
             if not line:
                 return None
         return None
-    process, port = start([binary, "serve", "--port", "0", "--profile", profile, "--log-level", "error"], read)
+    process, port = start([binary, "serve", "--port", "0", "--profile", profile, "--log-level", "error", *settings], read)
     return process, f"http://127.0.0.1:{port}"
 
 
@@ -336,7 +336,8 @@ def cognito(binary):
     moto_server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto_server.start()
     moto_base = "http://%s:%d" % moto_server.get_host_and_port()
-    mock_process, mock_base = authmock(binary, "cognito")
+    # An app client made through the API is PreventUserExistenceErrors LEGACY, as moto answers.
+    mock_process, mock_base = authmock(binary, "cognito", "--unknown-user", "reveal")
     try:
         aws = boto3.client("cognito-idp", region_name="us-east-1", endpoint_url=moto_base, aws_access_key_id="moto", aws_secret_access_key="moto")
         pool = aws.create_user_pool(PoolName="authmock")["UserPool"]["Id"]
@@ -440,7 +441,8 @@ VENDORS = {
     },
     "cognito": {
         "run": cognito, "real": "moto's Cognito user pool (moto[server])", "fields": FIELDS, "packages": ("moto",),
-        "configuration": "a user pool and an app client made through the API with USER_PASSWORD_AUTH and REFRESH_TOKEN_AUTH, "
+        "configuration": "a user pool and an app client made through the API with USER_PASSWORD_AUTH and REFRESH_TOKEN_AUTH "
+                         "(`PreventUserExistenceErrors` LEGACY, the API's default: authmock with `--unknown-user reveal`), "
                          "unsigned JSON 1.1 requests; where moto differs from AWS, authmock answers as AWS does",
         "accepted": [
             Accept("members", "AWS answers `\"ChallengeParameters\": {}` beside the result (the InitiateAuth reference's example); moto "
@@ -449,9 +451,6 @@ VENDORS = {
                    "`cognito:username`; RS256; `exp - iat`); not modelled: `origin_jti` and the access token's `auth_time` (moto's and "
                    "AWS's), AWS's `event_id`; authmock adds `sid` (its login) and the id token's `azp`, `email`, `email_verified` and "
                    "`name` (the user's attributes)"),
-            Accept("code", "authmock models `PreventUserExistenceErrors: ENABLED`, the console's default for new app clients: an unknown "
-                   "user is NotAuthorizedException, as a wrong password; moto answers as LEGACY (the API's default), "
-                   "UserNotFoundException (docs/profiles/cognito.md)", probes=("sign-in, unknown user",)),
             Accept("code", "AWS checks the parameters first: `Missing required parameter ...` is InvalidParameterException "
                    "(amazon-cognito-identity-js issue 130 quotes AWS's answer); moto tries the sign-in, or looks the client up",
                    probes=("sign-in, no password", "refresh, no token")),

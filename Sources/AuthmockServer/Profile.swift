@@ -110,6 +110,9 @@ public struct ProfileOptions: Sendable, Equatable {
     /// Dialects served from a file (reissue, renewal, a user's): the status
     /// of every refused refresh in place of the file's.
     public var refreshFailureStatus: Int? = nil
+    /// A sign-in naming no user: said as a wrong password, or (`reveal`) as
+    /// the dialect's own `user_unknown` answer.
+    public var unknownUser: UnknownUser = .hide
 
     public init() {}
 
@@ -123,6 +126,15 @@ public struct ProfileOptions: Sendable, Equatable {
             throw SettingsError("refresh_failure_status must be a 4xx status, got \(status)")
         }
     }
+}
+
+/// What a sign-in with a user name no user has is told. Backends that keep
+/// user names private answer it as a wrong password; others say the user
+/// does not exist (Cognito app clients with `PreventUserExistenceErrors:
+/// LEGACY`, the API's default).
+public enum UnknownUser: String, Sendable, CaseIterable {
+    case hide
+    case reveal
 }
 
 public enum OAuth2ErrorStyle: String, Sendable, CaseIterable {

@@ -239,6 +239,13 @@ extension ServerSetting {
             doc: "oauth2 profile: strict, or rfc-lax (vendor-style error mistakes)", inScenarios: true
         ) { $0.profileOptions.oauth2Errors = OAuth2ErrorStyle(rawValue: $1.string) ?? .strict },
         .init(
+            key: "unknown_user", type: .choice(UnknownUser.allCases.map(\.rawValue)), defaultText: "hide",
+            doc:
+                "a sign-in with a user name no user has: hide (answered as a wrong password) or reveal (the dialect's `user_unknown` "
+                + "answer where it has one: Cognito's `PreventUserExistenceErrors: LEGACY`)",
+            inScenarios: true, backendTrait: true
+        ) { $0.profileOptions.unknownUser = UnknownUser(rawValue: $1.string) ?? .hide },
+        .init(
             key: "rotation_header", type: .string, defaultText: "the dialect's (Authorization)",
             doc: "header-rotation (a refresh `via: resources`): response header carrying a new access token", inScenarios: true
         ) { $0.profileOptions.rotationHeader = $1.string },

@@ -211,7 +211,7 @@ struct DialectFileTests {
         #expect(passport.tokens.refreshRevokesAccess)
         #expect(passport.tokens.accessTTL == Scenario.caseAccessSeconds, "the file's year-long lifetime is not a case's")
         #expect(!ScenarioRunner.caseServerOptions(profile: "keycloak", options: options).tokens.refreshRevokesAccess)
-        #expect(ServerSetting.all.filter(\.backendTrait).map(\.key) == ["refresh_revokes_access", "signing_alg"])
+        #expect(ServerSetting.all.filter(\.backendTrait).map(\.key) == ["refresh_revokes_access", "signing_alg", "unknown_user"])
     }
 
     @Test func mergeKeysAndAnAnswersOwnBody() async throws {

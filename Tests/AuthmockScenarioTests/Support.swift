@@ -40,10 +40,12 @@ func runPython(_ script: String, _ arguments: String...) async throws -> (status
 
 /// `dialect` served in process (no port, a fixed key): the mock, and a client of its routes.
 func withDialectServed(
-    _ dialect: LoadedDialect, directory: Directory = Directory(), _ body: @Sendable (Authmock, any TestClientProtocol) async throws -> Void
+    _ dialect: LoadedDialect, directory: Directory = Directory(), configure: (inout ServerOptions) -> Void = { _ in },
+    _ body: @Sendable (Authmock, any TestClientProtocol) async throws -> Void
 ) async throws {
     var options = ServerOptions(directory: directory, signingKey: try SigningKey(secret: String(repeating: "s", count: 32)))
     dialect.apply(to: &options)
+    configure(&options)
     let mock = try await Authmock(options: options)
     var logger = Logger(label: "authmock-test")
     logger.logLevel = .warning

@@ -476,13 +476,13 @@ public struct DeclaredProfile: Profile {
         // Situations a file need not name, answered as one it does: a method
         // the endpoint does not take, or a request its `match` fits no
         // endpoint of, as an unknown route; an unknown client
-        // (a file without `client_id`) as wrong credentials; a body in a type
+        // (a file without `client_id`) or user as wrong credentials; a body in a type
         // it does not refuse as one it cannot read (only a fault's `answer`
         // meets the last two there).
         let standIn: String? =
             switch situation {
             case .methodNotAllowed, .requestUnmatched: "not_found"
-            case .unknownClient: "wrong_credentials"
+            case .unknownClient, .unknownUser: "wrong_credentials"
             case .body(.unsupportedMediaType): "body_malformed"
             default: nil
             }

@@ -33,6 +33,8 @@ public enum Situation: Error, Sendable, Equatable {
 
     // Sign-in.
     case wrongCredentials
+    /// A sign-in naming no user, where the backend says so (`unknown_user: reveal`).
+    case unknownUser
     /// A sign-in or refresh naming a client the server does not know (a dialect's `client_id` field).
     case unknownClient(String)
 
@@ -134,7 +136,7 @@ extension Situation {
             .malformedFraming("bad chunk size"), .payloadTooLarge("limit 65536 bytes"), .storeUnavailable, .internalError,
             .body(.malformed), .body(.notAnObject), .body(.missing("refreshToken")), .body(.wrongType("refreshToken")),
             .body(.unsupportedMediaType("text/plain")),
-            .wrongCredentials, .unknownClient("nobody"), .accessTokenAsRefreshToken, .bearerMissing,
+            .wrongCredentials, .unknownUser, .unknownClient("nobody"), .accessTokenAsRefreshToken, .bearerMissing,
             .accessTokenMismatch(.notOurs), .accessTokenMismatch(.otherLogin), .accessTokenMismatch(.bearerDiffers),
             .noAccessToken(notBearer: false), .noAccessToken(notBearer: true), .refreshTokenAsAccessToken,
             .insufficientScope(required: "write"),
@@ -162,6 +164,7 @@ extension Situation {
         case .body(.wrongType): "field_wrong_type"
         case .body(.unsupportedMediaType): "unsupported_media_type"
         case .wrongCredentials: "wrong_credentials"
+        case .unknownUser: "user_unknown"
         case .unknownClient: "client_unknown"
         case .refreshToken(.clientMismatch): "refresh_token_of_another_client"
         case .refreshToken(let failure): "refresh_token_\(failure.rawValue)"
@@ -183,7 +186,7 @@ extension Situation {
         switch self {
         case .notFound, .methodNotAllowed, .requestUnmatched, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: nil
         case .body: "bad_request"
-        case .wrongCredentials, .unknownClient: nil
+        case .wrongCredentials, .unknownUser, .unknownClient: nil
         case .refreshToken, .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: "refresh_refused"
         case .noAccessToken, .accessToken, .refreshTokenAsAccessToken, .insufficientScope: "access_refused"
         }
@@ -210,6 +213,11 @@ extension Situation {
         ("field_wrong_type", "a field that is not a string"),
         ("unsupported_media_type", "a body whose `Content-Type` the endpoint does not read, under `other_content_types: refuse`"),
         ("wrong_credentials", "sign-in with a username and password that match no user (required)"),
+        (
+            "user_unknown",
+            "sign-in with a user name no user has, under `unknown_user: reveal` (Cognito's `PreventUserExistenceErrors: LEGACY`); "
+                + "default: as wrong_credentials"
+        ),
         (
             "client_unknown",
             "a sign-in or refresh naming a client the server does not know (required where the file names `client_id`; else as wrong_credentials)"

@@ -124,7 +124,8 @@ public struct OAuth2Profile: Profile {
         case .notFound, .requestUnmatched, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: return situation.commonAnswer
         case .body(.missing): return ErrorAnswer(OAuth2Error.missingParameter, detail: situation.detail)
         case .body: return ErrorAnswer(OAuth2Error.malformedBody)
-        case .wrongCredentials: return ErrorAnswer(OAuth2Error.wrongCredentials)
+        // RFC 6749 has one answer for both: `invalid_grant`.
+        case .wrongCredentials, .unknownUser: return ErrorAnswer(OAuth2Error.wrongCredentials)
         case .unknownClient: return ErrorAnswer(OAuth2Error.invalidClient)
         case .refreshToken(let failure): return ErrorAnswer(OAuth2Error.refresh(failure))
         // A refresh here sends no access token; one in refresh_token's place is simply not a refresh token.

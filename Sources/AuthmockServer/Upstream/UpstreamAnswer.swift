@@ -69,7 +69,7 @@ extension Profile {
         switch kind {
         case .refresh: key.hasPrefix("refresh_token_") && key != "refresh_token_as_access_token" || key == "access_token_missing_on_refresh"
         case .resource: key.hasPrefix("access_") || key == "refresh_token_as_access_token" || key == "insufficient_scope"
-        case .login: key == "wrong_credentials" || key == "client_unknown"
+        case .login: key == "wrong_credentials" || key == "user_unknown" || key == "client_unknown"
         default: false
         }
     }
