@@ -256,6 +256,7 @@ def oauth_conversation(side, client, expired_access, policy_only=False):
     token("sign-in, an unknown grant_type", "grant_type=magic&" + client)
     token("sign-in, no password", "grant_type=password&username=alice&" + client)
     token("sign-in, JSON", json.dumps({"grant_type": "password", "username": "alice", "password": "wonderland"}), {**JSON, "Accept": "application/json"})
+    token("sign-in, a form sent as text/plain", password, {"Content-Type": "text/plain", "Accept": "application/json"})
     side.ask("token endpoint, GET", "GET", "/oauth/token", headers={"Accept": "application/json"})
     api("API without a token", None)
     api("API with a lowercase bearer", other["access_token"], "bearer")
@@ -313,6 +314,7 @@ def cognito_conversation(side, client, password):
     initiate("sign-in, wrong password", "USER_PASSWORD_AUTH", {"USERNAME": "alice", "PASSWORD": "nope"})
     initiate("sign-in, unknown user", "USER_PASSWORD_AUTH", {"USERNAME": "nobody", "PASSWORD": "nope"})
     initiate("sign-in, no password", "USER_PASSWORD_AUTH", {"USERNAME": "alice"})
+    initiate("sign-in, text/plain", "USER_PASSWORD_AUTH", {"USERNAME": "alice", "PASSWORD": password}, content_type="text/plain")
     initiate("sign-in, an unknown flow", "MAGIC_AUTH", {"USERNAME": "alice", "PASSWORD": password})
     side.ask("sign-in, unknown client", "POST", "/", headers={"X-Amz-Target": "AWSCognitoIdentityProviderService.InitiateAuth",
              "Content-Type": "application/x-amz-json-1.1"},
@@ -426,7 +428,8 @@ VENDORS = {
             Accept("challenge", "RFC 6749 section 5.2 asks for a challenge on `invalid_client` only when the client authenticated with the "
                    "Authorization header (authmock then sends `Basic`); oauthlib sends one always", probes=("sign-in, unknown client", "sign-in, wrong client secret")),
             Accept("code", "a request without `grant_type` (or whose form cannot be read) lacks a required parameter: `invalid_request` "
-                   "(RFC 6749 section 5.2); oauthlib reports `unsupported_grant_type`", probes=("sign-in, no grant_type", "sign-in, JSON")),
+                   "(RFC 6749 section 5.2); oauthlib reports `unsupported_grant_type`",
+                   probes=("sign-in, no grant_type", "sign-in, JSON", "sign-in, a form sent as text/plain")),
             Accept("code", "Django's 405 has no body; authmock's says why in the RFC 6749 shape, with `Allow: POST`", probes=("token endpoint, GET",)),
             Accept("members", "as the code above", probes=("token endpoint, GET",)),
         ],
