@@ -71,6 +71,14 @@ public struct Directory: Sendable, Equatable {
         claims: ["name": .string("Alice Liddell"), "email": .string("alice@example.com"), "email_verified": .boolean(true)])
     public static let defaultClient = Client(id: "demo", secret: "demo-secret")
 
+    /// The default user under another name: a backend whose user names are
+    /// emails signs `alice@example.com` in, not `alice`.
+    public static func defaultUser(named name: String) -> User {
+        var user = defaultUser
+        user.username = name
+        return user
+    }
+
     public init(users: [User] = [Directory.defaultUser], clients: [Client] = [Directory.defaultClient]) {
         self.users = users
         self.clients = clients
@@ -81,7 +89,7 @@ public struct Directory: Sendable, Equatable {
     /// variables, so a banner in a CI log or a screen share leaks nothing.
     public var redactedForDisplay: Directory {
         var shown = self
-        for index in shown.users.indices where shown.users[index] != Self.defaultUser {
+        for index in shown.users.indices where shown.users[index].password != Self.defaultUser.password {
             shown.users[index].password = "$PASSWORD"
         }
         for index in shown.clients.indices where shown.clients[index].secret != nil && shown.clients[index].secret != Self.defaultClient.secret {

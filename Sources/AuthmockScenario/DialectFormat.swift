@@ -123,6 +123,11 @@ public enum DialectFormat {
                             [
                                 Field("username", .string(), "the field holding the user name (default username)"),
                                 Field("password", .string(), "the field holding the password (default password)"),
+                                Field(
+                                    "default_user", .string(),
+                                    "the user name of the account the server starts with (default alice; its password is wonderland), "
+                                        + "where the backend's user names have a shape of their own: `alice@example.com` for a sign-in by email"
+                                ),
                             ])), required: true, "where a user signs in with a name and a password"),
                 Field(
                     "refresh",

@@ -156,7 +156,10 @@ private struct DialectBuilder {
         let signIn = DialectDescription.SignIn(
             method: signInEndpoint.method, path: signInEndpoint.path, match: signInEndpoint.match, encoding: signInEndpoint.encoding,
             alsoAccepts: signInEndpoint.alsoAccepts, username: signInObject["username"]?.string ?? "username",
-            password: signInObject["password"]?.string ?? "password")
+            password: signInObject["password"]?.string ?? "password", defaultUser: signInObject["default_user"]?.string)
+        if let value = signInObject["default_user"], value.string?.isEmpty != false {
+            checker.found.add(checker.error(at: value.mark, "sign_in.default_user: expected a user name"))
+        }
         for key in ["username", "password"] {
             if let field = signInObject[key], let name = field.string { checkFieldName(name, at: field.mark, "sign_in.\(key)") }
             if let field = signInObject[key], signIn.encoding == .form, field.string?.contains(".") == true {

@@ -211,8 +211,9 @@ struct Performance {
         if outcome.stop == nil, let reason = await unsupportedCall() { outcome.stop = .unsupported(reason) }
     }
 
-    private mutating func signIn(username: String, password: String, openID: Bool, expected: OutcomeKind?, step: Int) async throws -> Bool {
+    private mutating func signIn(username: String?, password: String, openID: Bool, expected: OutcomeKind?, step: Int) async throws -> Bool {
         let askedAt = Date()
+        let username = username ?? play.mock.directory.users.first?.username ?? Directory.defaultUser.username
         let id = try await channel.post { .login(id: $0, username: username, password: password, openid: openID ? true : nil) }
         let answer = try await channel.answer(id, deadline: play.deadline)
         outcome.signInSteps.append(askedAt...max(askedAt, answer.receivedAt))

@@ -193,7 +193,8 @@ public struct CallSpec: Sendable {
 public enum Step: Sendable {
     /// `openid`: as an OpenID Connect client (the `oidc` extension);
     /// `expect`: the outcome the sign-in must end in (default: signed in).
-    case login(username: String, password: String, openID: Bool = false, expect: OutcomeKind? = nil)
+    /// `username` nil: the server's default account (`alice`, or a dialect's `sign_in.default_user`).
+    case login(username: String?, password: String, openID: Bool = false, expect: OutcomeKind? = nil)
     /// The app signs the user out (the driver protocol's `logout` extension).
     case logout
     /// `wait: false` sends without waiting for the answer.
@@ -339,7 +340,7 @@ public enum ScenarioFormat {
                 ObjectSpec(
                     "login",
                     [
-                        Field("username", .string(), "default alice"),
+                        Field("username", .string(), "default the server's account: alice, or the dialect's `sign_in.default_user`"),
                         Field("password", .string(), "default wonderland"),
                         Field(
                             "openid", .boolean,

@@ -332,7 +332,7 @@ struct Builder {
                 expect = kind
             }
             return .login(
-                username: o["username"]?.string ?? Directory.defaultUser.username, password: o["password"]?.string ?? Directory.defaultUser.password,
+                username: o["username"]?.string, password: o["password"]?.string ?? Directory.defaultUser.password,
                 openID: o["openid"]?.boolean ?? false, expect: expect)
         case "rotate_keys":
             let grace = try body.object?["grace_seconds"].map { value throws(ScenarioError) in try value.number(checker, "rotate_keys.grace_seconds")

@@ -51,6 +51,11 @@ public final class Authmock: Sendable {
         } else {
             throw SettingsError("unknown profile '\(options.profile)'; known profiles: \(Profiles.names.joined(separator: ", "))")
         }
+        var options = options
+        // A dialect whose user names are emails starts with its default account so named (`sign_in.default_user`).
+        if let name = (profile as? DeclaredProfile)?.description.signIn.defaultUser, options.directory.users == [Directory.defaultUser] {
+            options.directory.users = [Directory.defaultUser(named: name)]
+        }
         try options.tokens.validate()
         guard options.maxBodyBytes >= 1024 else { throw SettingsError("--max-body must be at least 1024 bytes") }
         guard options.journalLimit >= 1 else { throw SettingsError("--journal-limit must be at least 1") }

@@ -174,13 +174,20 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         /// The fields holding the user name and the password.
         public var username: String
         public var password: String
+        /// The user name of the account a server starts with, where the
+        /// backend's user names have a shape of their own (an email for
+        /// Supabase and Firebase); nil: `alice`.
+        public var defaultUser: String?
 
-        enum CodingKeys: String, CodingKey { case method, path, match, encoding, alsoAccepts = "also_accepts", username, password }
+        enum CodingKeys: String, CodingKey {
+            case method, path, match, encoding, alsoAccepts = "also_accepts", username, password, defaultUser = "default_user"
+        }
 
         public init(
             method: String, path: String, match: Match = Match(), encoding: BodyEncoding, alsoAccepts: BodyEncoding? = nil, username: String,
-            password: String
+            password: String, defaultUser: String? = nil
         ) {
+            self.defaultUser = defaultUser
             self.method = method
             self.path = path
             self.match = match

@@ -338,7 +338,7 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     lines.append(
         "GraphQL: \(mock.baseURL)/graphql, token refusals \(options.graphQLAuthErrors == .body ? "in the body (UNAUTHENTICATED)" : "as HTTP 401") (docs/graphql.md)"
     )
-    lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: options.directory.redactedForDisplay)
+    lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: mock.directory.redactedForDisplay)
     lines.removeAll { $0.isEmpty }
     // Written straight to the descriptor: a test or script reading the banner
     // through a pipe must not wait for a stdio buffer to fill.

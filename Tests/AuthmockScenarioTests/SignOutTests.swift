@@ -67,7 +67,7 @@ struct SignOutTests {
             let naming: [(DialectDescription.TokenLocation?, String)] = description.clientID.map { [(.field($0), "demo")] } ?? []
             let signedIn = try await send(
                 signIn.method, signIn.path, signIn.match, signIn.encoding,
-                [(.field(signIn.username), "alice"), (.field(signIn.password), "wonderland")] + naming)
+                [(.field(signIn.username), signIn.defaultUser ?? "alice"), (.field(signIn.password), "wonderland")] + naming)
             #expect(signedIn.status == description.tokens.status, "\(name): sign-in answered \(signedIn.status)")
             let access = try #require(value(.accessToken, signedIn.json), "\(name): no access token in \(String(describing: signedIn.json))")
             let refresh = try #require(value(.refreshToken, signedIn.json), "\(name): no refresh token")

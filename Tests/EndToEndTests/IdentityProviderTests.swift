@@ -22,17 +22,20 @@ struct IdentityProviderTests {
                     "/auth/v1/token?grant_type=\(grant)", headers: [.contentType: "application/json", Self.version: "2024-01-01"],
                     body: ByteBuffer(string: body))
             }
-            let wrong = try await token("password", #"{"email": "alice", "password": "nope"}"#)
+            let wrong = try await token("password", #"{"email": "alice@example.com", "password": "nope"}"#)
             #expect(wrong.status == .badRequest && wrong.headers[Self.version] == "2024-01-01")
             #expect(try wrong.json() as NSDictionary == ["code": "invalid_credentials", "message": "Invalid login credentials"])
 
-            let signIn = try await token("password", #"{"email": "alice", "password": "wonderland", "gotrue_meta_security": {}}"#)
+            let signIn = try await token("password", #"{"email": "alice@example.com", "password": "wonderland", "gotrue_meta_security": {}}"#)
             #expect(signIn.status == .ok)
             let session = try signIn.json()
             #expect(session["token_type"] as? String == "bearer" && session["expires_in"] as? Int == 3600)
             #expect(session["expires_at"] is Int)
             let user = try #require(session["user"] as? [String: Any])
             for field in ["id", "aud", "app_metadata", "user_metadata", "created_at"] { #expect(user[field] != nil, "user.\(field)") }
+            // GoTrue signs users in by email: the default account is alice@example.com, and `alice` is no user.
+            #expect(user["email"] as? String == "alice@example.com")
+            #expect(try await token("password", #"{"email": "alice", "password": "wonderland"}"#).status == .badRequest)
             let parent = try #require(session["refresh_token"] as? String)
 
             let refreshed = try await token("refresh_token", #"{"refresh_token": "\#(parent)"}"#)

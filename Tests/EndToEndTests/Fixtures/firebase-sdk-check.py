@@ -51,18 +51,18 @@ async def refused(name, call, exception):
 
 async def main():
     async with AuthClient(api_key="authmock-key") as auth:
-        user = await auth.sign_in_with_password(email="alice", password="wonderland")
-        check("signInWithPassword answers the fields Firebase does", user.local_id == "alice" and user.registered, user)
+        user = await auth.sign_in_with_password(email="alice@example.com", password="wonderland")
+        check("signInWithPassword answers the fields Firebase does", user.local_id == "alice@example.com" and user.registered, user)
         check("expiresIn is a string of seconds", user.expires_in == timedelta(seconds=3600), user.expires_in)
         renewed = await auth.refresh(user.refresh_token)
         check("the Secure Token API renews the ID token (JSON body)", renewed.id_token != user.id_token and renewed.token_type == "Bearer", renewed)
         check("the refresh token does not rotate", renewed.refresh_token == user.refresh_token, renewed.refresh_token)
         status, form = http("POST", "/securetoken.googleapis.com/v1/token?key=authmock-key",
                             f"grant_type=refresh_token&refresh_token={user.refresh_token}".encode(), "application/x-www-form-urlencoded")
-        check("a form body, as the JS SDK sends it, renews too", status == 200 and form["user_id"] == "alice" and form["expires_in"] == "3600", form)
-        await refused("a wrong password is refused", auth.sign_in_with_password(email="alice", password="nope"), AuthRequestException)
+        check("a form body, as the JS SDK sends it, renews too", status == 200 and form["user_id"] == "alice@example.com" and form["expires_in"] == "3600", form)
+        await refused("a wrong password is refused", auth.sign_in_with_password(email="alice@example.com", password="nope"), AuthRequestException)
         await refused("an unknown refresh token is INVALID_REFRESH_TOKEN", auth.refresh("not-one-of-ours"), InvalidRefreshToken)
-        status, _ = http("POST", "/_authmock/tokens/revoke", {"kind": "refresh", "subject": "alice"})
+        status, _ = http("POST", "/_authmock/tokens/revoke", {"kind": "refresh", "subject": "alice@example.com"})
         check("the control API revokes the session", status == 200)
         await refused("a revoked refresh token is TOKEN_EXPIRED: sign in again", auth.refresh(user.refresh_token), TokenExpired)
     status, answer = http("GET", "/api/me", None)
