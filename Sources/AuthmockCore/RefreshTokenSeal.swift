@@ -90,7 +90,7 @@ struct RefreshJWT: Sendable {
     }
 
     func token(sealed: String, owner: TokenOwner, issuedAt: Date, expiresAt: Date) -> String {
-        var payload: [String: Any] = claims.mapValues { DialectDescription.JWTShape.fill($0, user: owner.subject, clientID: owner.clientID) }
+        var payload: [String: Any] = claims.mapValues { TokenShape.filled($0, user: owner.subject, clientID: owner.clientID) }
         let iss = issuer.text
         // `exp - iat` is the lifetime exactly, as the vendor's (`refresh_expires_in`); the record's own end is at most a second later.
         let iat = Int(issuedAt.timeIntervalSince1970.rounded(.down))

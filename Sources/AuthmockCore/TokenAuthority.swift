@@ -226,7 +226,7 @@ public final class TokenAuthority: Sendable {
                 nbf: shape.accessNotBefore ? .init(value: access.issuedAt.wholeSeconds(.down)) : nil,
                 jti: .init(value: access.jti), clientID: access.clientID, scope: access.scope,
                 sid: access.familyID ?? "",
-                extra: shape.accessClaims.mapValues { .string(DialectDescription.JWTShape.fill($0, user: access.subject, clientID: access.clientID)) }
+                extra: shape.accessClaims.mapValues { .string(TokenShape.filled($0, user: access.subject, clientID: access.clientID)) }
             )
             var header = JWTHeader()
             header.typ = "at+jwt"
@@ -256,7 +256,7 @@ public final class TokenAuthority: Sendable {
                 // Cognito's id tokens have an id of their own, as its access tokens do.
                 extra["jti"] = .string(UUID().uuidString.lowercased())
                 for (name, value) in dialectClaims {
-                    extra[name] = .string(DialectDescription.JWTShape.fill(value, user: access.subject, clientID: access.clientID))
+                    extra[name] = .string(TokenShape.filled(value, user: access.subject, clientID: access.clientID))
                 }
             }
             let idClaims = IDTokenClaims(

@@ -1,5 +1,3 @@
-public import DriverProtocol
-
 /// Lifetimes and rotation rules shared by every profile.
 public struct TokenSettings: Sendable, Equatable {
     /// Access-token lifetime in seconds (at least 1).
@@ -44,7 +42,7 @@ public struct TokenSettings: Sendable, Equatable {
     /// Seconds a key retired by a rotation still verifies and stays in the JWKS.
     public var keyRotationGraceSeconds = 3600
     /// A dialect's JWTs where they differ from authmock's (`jwt:` in a dialect file).
-    public var jwtShape = DialectDescription.JWTShape()
+    public var jwtShape = TokenShape()
 
     public init(
         accessTTL: Int = 300, refreshTTL: Int = 86_400, rotateRefreshTokens: Bool = true,

@@ -66,7 +66,11 @@ public final class Authmock: Sendable {
         self.cors = try CORSPolicy(setting: options.corsOrigin)
         var settings = options.tokens
         // A dialect's JWTs (a file given with --dialect, or a built-in one such as cognito).
-        if let shape = (profile as? DeclaredProfile)?.description.jwt { settings.jwtShape = shape }
+        if let shape = (profile as? DeclaredProfile)?.description.jwt {
+            settings.jwtShape = TokenShape(
+                issuerPath: shape.issuerPath, accessLeftOut: shape.accessLeftOut, accessClaims: shape.accessClaims,
+                idTokenClaims: shape.idTokenClaims, refreshClaims: shape.refreshClaims)
+        }
         let base =
             (options.publicURL ?? "\(options.tls == nil ? "http" : "https")://\(Self.urlHost(options.advertisedHost ?? options.host)):\(options.port)")
         settings.issuer = Self.trimmed(base)

@@ -131,11 +131,6 @@ public struct DialectDescription: Sendable, Codable, Equatable {
             self.accessClaims = accessClaims
             self.idTokenClaims = idTokenClaims
         }
-
-        /// A claim's value for a token of `user` issued to `clientID`.
-        public static func fill(_ value: String, user: String, clientID: String) -> String {
-            value.replacingOccurrences(of: "{user}", with: user).replacingOccurrences(of: "{client_id}", with: clientID)
-        }
     }
 
     /// What tells an endpoint's requests apart from another's on the same
