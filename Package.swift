@@ -135,11 +135,37 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // authmock's YAML files (cases, dialects, plans, the config file) read
+        // and checked against a spec, every problem at file:line:column.
+        .target(
+            name: "AuthmockFileFormat",
+            dependencies: [
+                "AuthmockCore",
+                "AuthmockServer",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        // The dialect format: its spec, the loader that compiles a file into a
+        // DialectDescription, and the reference generated from it.
+        .target(
+            name: "AuthmockDialect",
+            dependencies: [
+                "AuthmockCore",
+                "AuthmockFileFormat",
+                "AuthmockModel",
+                "AuthmockServer",
+                "DriverProtocol",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // Scenario model (YAML), the runner that replays it against a driver, and reports.
         .target(
             name: "AuthmockScenario",
             dependencies: [
                 "AuthmockCore",
+                "AuthmockDialect",
+                "AuthmockFileFormat",
                 "AuthmockModel",
                 "AuthmockServer",
                 "DriverProtocol",
@@ -169,7 +195,7 @@ let package = Package(
         // Links no CLI, database driver, process or WebSocket transport.
         .target(
             name: "AuthmockTesting",
-            dependencies: ["AuthmockCore", "AuthmockModel", "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol"]
+            dependencies: ["AuthmockCore", "AuthmockDialect", "AuthmockModel", "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol"]
         ),
         // The driver protocol's messages and vocabulary, shared by the runner and DriverKit.
         .target(name: "DriverProtocol"),
@@ -210,7 +236,7 @@ let package = Package(
         .executableTarget(
             name: "authmock-fuzz",
             dependencies: [
-                "AuthmockCore", "AuthmockServer", "AuthmockScenario", "DriverProtocol",
+                "AuthmockCore", "AuthmockDialect", "AuthmockFileFormat", "AuthmockServer", "AuthmockScenario", "DriverProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -231,6 +257,8 @@ let package = Package(
                 "AuthmockModel",
                 "AuthmockServer",
                 "AuthmockControlClient",
+                "AuthmockDialect",
+                "AuthmockFileFormat",
                 "AuthmockProxy",
                 "AuthmockScenario",
                 "AuthmockTransports",
@@ -273,7 +301,8 @@ let package = Package(
         .testTarget(
             name: "AuthmockScenarioTests",
             dependencies: [
-                "AuthmockModel", "AuthmockScenario", "AuthmockServer", "AuthmockTransports", "DriverKit", "DriverProtocol", "ReferenceClient",
+                "AuthmockDialect", "AuthmockFileFormat", "AuthmockModel", "AuthmockScenario", "AuthmockServer", "AuthmockTransports", "DriverKit",
+                "DriverProtocol", "ReferenceClient",
                 "TestSupport",
                 "authmock-reference-driver",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -319,7 +348,8 @@ for target in package.targets where target.type == .regular || target.type == .e
 // libFuzzer's coverage instrumentation, and authmock-fuzz links libFuzzer
 // (its FUZZING entry point replaces the corpus replayer's main).
 if Context.environment["AUTHMOCK_FUZZ"] != nil {
-    for target in package.targets where ["AuthmockCore", "AuthmockServer", "AuthmockScenario"].contains(target.name) {
+    let instrumented = ["AuthmockCore", "AuthmockServer", "AuthmockFileFormat", "AuthmockDialect", "AuthmockScenario"]
+    for target in package.targets where instrumented.contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer"])]
     }
     for target in package.targets where target.name == "authmock-fuzz" {

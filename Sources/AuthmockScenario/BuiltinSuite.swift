@@ -1,3 +1,4 @@
+public import AuthmockFileFormat
 import AuthmockCore
 import Crypto
 import Foundation

@@ -1,3 +1,5 @@
+public import AuthmockDialect
+
 /// Which case runs a selection makes: the cases by id and level, each on the
 /// profiles asked for and on every declared dialect that applies to it.
 /// `authmock run` and AuthmockTesting select through it.

@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import Foundation
 import Yams
 
@@ -12,15 +13,15 @@ public enum ExpectedFailures {
         }
         let composed: Node?
         do {
-            composed = try ScenarioLoader.compose(text, file: path)
+            composed = try YAMLFile.compose(text, file: path)
         } catch let bomb as ScenarioError {
             throw bomb
         } catch {
             // A syntax error at its place, as a scenario file's.
-            throw ScenarioLoader.problem(yaml: error, file: path, text: text)
+            throw YAMLFile.problem(yaml: error, file: path, text: text)
         }
         guard let node = composed else { return [:] }
-        if let bomb = ScenarioLoader.expansionProblem(node, file: path) { throw bomb }
+        if let bomb = YAMLFile.expansionProblem(node, file: path) { throw bomb }
         guard let mapping = node.mapping else {
             throw ScenarioError(
                 file: path, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1, message: "expected a mapping of case id to reason")

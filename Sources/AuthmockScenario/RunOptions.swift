@@ -1,3 +1,4 @@
+public import AuthmockDialect
 public import AuthmockServer
 import Foundation
 

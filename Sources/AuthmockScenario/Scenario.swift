@@ -1,7 +1,9 @@
+public import AuthmockFileFormat
+public import AuthmockDialect
 public import AuthmockCore
 public import AuthmockModel
 public import DriverProtocol
-public import AuthmockServer
+import AuthmockServer
 import Foundation
 import Yams
 
@@ -166,18 +168,6 @@ extension Step {
     }
 }
 
-/// Server settings a scenario overrides, by key (the table in
-/// `ServerSetting.swift`: the same keys as the config file).
-public struct ServerSettings: Sendable {
-    public var values: [String: SettingValue] = [:]
-
-    public subscript(key: String) -> SettingValue? { values[key] }
-
-    func apply(to options: inout ServerOptions) {
-        for setting in ServerSetting.all { if let value = values[setting.key] { setting.apply(value, to: &options) } }
-    }
-}
-
 /// A request an application makes through the client under test.
 public struct CallSpec: Sendable {
     public var method: String
@@ -318,20 +308,7 @@ public enum ScenarioFormat {
     static var expectations: ObjectSpec { ExpectationKinds.spec }
 
     /// The settings a scenario may override, from the one settings table.
-    static var server: ObjectSpec {
-        ObjectSpec(
-            "server",
-            ServerSetting.all.filter(\.inScenarios).map { setting in
-                let shape: Shape =
-                    switch setting.type {
-                    case .integer(let minimum): .integer(minimum: minimum)
-                    case .boolean: .boolean
-                    case .string: .string()
-                    case .choice(let allowed): .string(oneOf: allowed)
-                    }
-                return Field(setting.key, shape, "\(setting.doc) (default \(setting.defaultText))")
-            })
-    }
+    static var server: ObjectSpec { ServerSettings.spec("server") }
 
     static let steps: [Field] = [
         Field(

@@ -1,3 +1,4 @@
+public import AuthmockFileFormat
 import DriverProtocol
 import AuthmockCore
 import AuthmockModel
@@ -34,12 +35,12 @@ public enum ScenarioLoader {
     }
 
     public static func load(file: String) throws(ScenarioError) -> Scenario {
-        try readText(file).flatMap { parseAll($0, file: file) }.firstProblemThrown()
+        try YAMLFile.readText(file).flatMap { parseAll($0, file: file) }.firstProblemThrown()
     }
 
     /// Every problem of a file, in file order (empty when it is valid).
     public static func problems(file: String) -> [ScenarioError] {
-        readText(file).flatMap { parseAll($0, file: file) }.problems
+        YAMLFile.readText(file).flatMap { parseAll($0, file: file) }.problems
     }
 
     public static func problems(_ text: String, file: String) -> [ScenarioError] {
@@ -50,164 +51,23 @@ public enum ScenarioLoader {
         try parseAll(text, file: file).firstProblemThrown()
     }
 
-    /// A YAML file's text, for either format's loader.
-    static func readText(_ file: String) -> Result<String, Problems> {
-        func problem(_ message: String) -> Result<String, Problems> {
-            .failure(Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: message)]))
-        }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { return problem("no such file") }
-        guard !isDirectory.boolValue else { return problem("is a directory, not a file") }
-        guard let data = FileManager.default.contents(atPath: file) else { return problem("the file cannot be read (permissions?)") }
-        guard let text = String(data: data, encoding: .utf8) else { return problem("cannot read the file as UTF-8 text") }
-        return .success(text)
-    }
-
-    struct Problems: Error { var list: [ScenarioError] }
-
-    static func parseAll(_ text: String, file: String) -> Result<Scenario, Problems> {
+    static func parseAll(_ text: String, file: String) -> Result<Scenario, YAMLFile.Problems> {
         do {
             return .success(try parseFirst(text, file: file))
-        } catch let problems as Problems {
+        } catch let problems as YAMLFile.Problems {
             return .failure(problems)
         } catch let error as ScenarioError {
-            return .failure(Problems(list: [error]))
+            return .failure(YAMLFile.Problems(list: [error]))
         } catch {
-            return .failure(Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: "\(error)")]))
+            return .failure(YAMLFile.Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: "\(error)")]))
         }
     }
 
     private static func parseFirst(_ text: String, file: String) throws -> Scenario {
-        let (value, checker) = try checkedTree(text, file: file, spec: ScenarioFormat.scenario, expected: "a scenario mapping")
+        let (value, checker) = try YAMLFile.checkedTree(text, file: file, spec: ScenarioFormat.scenario, expected: "a scenario mapping")
         var scenario = try Builder(checker: checker, file: file).scenario(value)
         scenario.digest = SHA256.hash(data: Data(text.utf8)).hexString
         return scenario
-    }
-
-    /// A YAML file's tree checked against `spec`: YAML errors and bombs at
-    /// their place, then every shape problem at once (`Problems`).
-    static func checkedTree(_ text: String, file: String, spec: ObjectSpec, expected: String) throws -> (SpecValue, SpecChecker) {
-        let node: Node
-        do {
-            guard let composed = try compose(text, file: file) else {
-                throw ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected \(expected)")
-            }
-            node = composed
-        } catch let error as ScenarioError {
-            throw error
-        } catch let error as YamlError {
-            throw yamlError(error, file: file, text: text)
-        } catch {
-            throw ScenarioError(file: file, line: 1, column: 1, message: "\(error)")
-        }
-        if let bomb = Self.expansionProblem(node, file: file) { throw bomb }
-        let checker = SpecChecker(file: file)
-        let value = try checker.check(node, .object(spec), "")
-        // Shape problems first, all of them; the model is built only from a sound tree.
-        let found = checker.found.problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
-        if !found.isEmpty { throw Problems(list: found) }
-        return (value, checker)
-    }
-
-    /// Server settings as a scenario's `server:` or a dialect file's
-    /// `settings:` gives them, checked as the server checks them.
-    static func settings(_ value: SpecValue?, checker: SpecChecker, path: String) throws(ScenarioError) -> ServerSettings {
-        var settings = ServerSettings()
-        guard let value, let o = value.object else { return settings }
-        for (key, item) in o {
-            guard let setting = ServerSetting.named(key) else { throw checker.error(at: item.mark, "\(path).\(key): not a server setting") }
-            let typed: SettingValue =
-                switch item {
-                case .integer(let number, _): .integer(number)
-                case .boolean(let flag, _): .boolean(flag)
-                default: .string(item.string ?? "")
-                }
-            do {
-                settings.values[key] = try setting.check(typed, from: "\(path).\(key)")
-            } catch {
-                throw checker.error(at: item.mark, error.description)
-            }
-        }
-        // Cross-field rules (a valid header name, a 4xx status) as the server checks them.
-        var options = ServerOptions()
-        settings.apply(to: &options)
-        do {
-            try options.profileOptions.validate()
-            try options.tokens.validate()
-        } catch {
-            throw checker.error(at: value.mark, "\(path): \(error.description)")
-        }
-        return settings
-    }
-
-    /// Values a file may expand to, aliases and merge keys counted each time
-    /// they repeat what they point at: scenario and dialect files hold a few
-    /// thousand, and 600 bytes of nested aliases expand to a million.
-    static let maxExpandedValues = 100_000
-
-    /// A file whose aliases or merge keys expand past `maxExpandedValues`
-    /// (a "billion laughs"), refused before anything walks it. Counts
-    /// without recursion and stops at the limit, so it costs at most that.
-    static func expansionProblem(_ root: Node, file: String) -> ScenarioError? {
-        var pending = [root]
-        var count = 0
-        while let node = pending.popLast() {
-            count += 1
-            if count > maxExpandedValues {
-                return ScenarioError(
-                    file: file, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1,
-                    message:
-                        "the file expands to more than \(maxExpandedValues) values: its YAML aliases (*name) or merge keys (<<) repeat what they point at too often; write the values out"
-                )
-            }
-            switch node {
-            case .mapping(let mapping):
-                for (key, value) in mapping {
-                    pending.append(key)
-                    pending.append(value)
-                }
-            case .sequence(let sequence): pending.append(contentsOf: sequence)
-            default: break
-            }
-        }
-        return nil
-    }
-
-    /// The same bound on the text, before the parser expands anything.
-    public static func textExpansionProblem(_ text: String, file: String) -> ScenarioError? {
-        guard let line = YAMLExpansion.lineBeyond(maxExpandedValues, in: text) else { return nil }
-        return ScenarioError(
-            file: file, line: line, column: 1,
-            message:
-                "the file expands to more than \(maxExpandedValues) values: its YAML aliases (*name) or merge keys (<<) repeat what they point at too often; write the values out"
-        )
-    }
-
-    /// YAML text composed, refused first if its aliases expand past the bound.
-    static func compose(_ text: String, file: String) throws -> Node? {
-        if let bomb = textExpansionProblem(text, file: file) { throw bomb }
-        return try Yams.compose(yaml: text)
-    }
-
-    /// A YAML syntax problem at its place in the file.
-    static func problem(yaml error: any Error, file: String, text: String? = nil) -> ScenarioError {
-        guard let error = error as? YamlError else { return ScenarioError(file: file, line: 1, column: 1, message: "\(error)") }
-        return yamlError(error, file: file, text: text)
-    }
-
-    /// `text`: the file, to say so when the character the parser stopped at is a tab.
-    private static func yamlError(_ error: YamlError, file: String, text: String? = nil) -> ScenarioError {
-        switch error {
-        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
-            var message = "invalid YAML: \(problem)\(context.map { " \($0.text)" } ?? "")"
-            let line = text.flatMap { $0.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(mark.line - 1).first }
-            if let line, line.dropFirst(max(0, mark.column - 1)).first == "\t" || line.prefix(while: { $0 == " " || $0 == "\t" }).contains("\t") {
-                message += " (a tab: YAML indents with spaces only)"
-            }
-            return ScenarioError(file: file, line: mark.line, column: mark.column, message: message)
-        default:
-            return ScenarioError(file: file, line: 1, column: 1, message: "invalid YAML: \(error)")
-        }
     }
 }
 
@@ -283,7 +143,7 @@ struct Builder {
     }
 
     func server(_ value: SpecValue?) throws(ScenarioError) -> ServerSettings {
-        try ScenarioLoader.settings(value, checker: checker, path: "server")
+        try YAMLFile.settings(value, checker: checker, path: "server")
     }
 
     func call(_ value: SpecValue) throws(ScenarioError) -> CallSpec {
@@ -400,21 +260,5 @@ struct Builder {
 
     func expectations(_ value: SpecValue) throws(ScenarioError) -> Expectations {
         try Expectations.build(value, checker: checker)
-    }
-}
-
-extension Result where Failure == ScenarioLoader.Problems {
-    /// Every problem found, in file order (empty when the file is valid).
-    var problems: [ScenarioError] {
-        if case .failure(let problems) = self { return problems.list }
-        return []
-    }
-
-    /// The value, or the first problem thrown.
-    func firstProblemThrown() throws(ScenarioError) -> Success {
-        switch self {
-        case .success(let value): return value
-        case .failure(let problems): throw problems.list[0]
-        }
     }
 }

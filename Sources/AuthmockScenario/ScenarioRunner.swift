@@ -1,3 +1,5 @@
+import AuthmockDialect
+import AuthmockFileFormat
 import AuthmockCore
 import AuthmockModel
 import AuthmockServer

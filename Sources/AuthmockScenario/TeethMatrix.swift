@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import Foundation
 import Yams
 

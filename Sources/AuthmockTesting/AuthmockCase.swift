@@ -1,3 +1,4 @@
+import AuthmockDialect
 public import AuthmockScenario
 import AuthmockServer
 import DriverProtocol

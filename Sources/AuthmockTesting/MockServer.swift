@@ -1,3 +1,4 @@
+import AuthmockDialect
 import AuthmockScenario
 public import AuthmockServer
 import DriverProtocol

@@ -1,3 +1,5 @@
+import AuthmockFileFormat
+import AuthmockDialect
 import AuthmockCore
 import AuthmockScenario
 import DriverProtocol

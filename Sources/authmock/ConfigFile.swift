@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import AuthmockCore
 import AuthmockScenario
 import AuthmockServer
@@ -24,7 +25,7 @@ struct ConfigFile {
         }
         let node: Node?
         do {
-            if let bomb = ScenarioLoader.textExpansionProblem(text, file: path) { throw ConfigError("\(bomb)") }
+            if let bomb = YAMLFile.textExpansionProblem(text, file: path) { throw ConfigError("\(bomb)") }
             node = try Yams.compose(yaml: text)
         } catch let error as YamlError {
             throw ConfigError("\(path): \(error)")

@@ -1,3 +1,5 @@
+import AuthmockDialect
+import AuthmockFileFormat
 import ArgumentParser
 import AuthmockScenario
 import AuthmockServer

@@ -1,3 +1,4 @@
+import AuthmockDialect
 import ArgumentParser
 import AuthmockScenario
 import DriverProtocol

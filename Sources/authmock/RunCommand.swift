@@ -1,3 +1,5 @@
+import AuthmockFileFormat
+import AuthmockDialect
 import ArgumentParser
 import AuthmockCore
 import AuthmockScenario

@@ -1,3 +1,5 @@
+import AuthmockDialect
+import AuthmockFileFormat
 import UnixSignals
 import AsyncHTTPClient
 import ArgumentParser

@@ -1,3 +1,4 @@
+@testable import AuthmockDialect
 @testable import AuthmockScenario
 @testable import AuthmockTransports
 import DriverProtocol

@@ -1,3 +1,4 @@
+import AuthmockDialect
 import AuthmockScenario
 import AuthmockTransports
 import DriverProtocol

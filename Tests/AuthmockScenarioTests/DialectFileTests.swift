@@ -1,3 +1,4 @@
+@testable import AuthmockDialect
 import AuthmockCore
 import AuthmockModel
 @testable import AuthmockScenario

@@ -1,3 +1,4 @@
+@testable import AuthmockFileFormat
 import AuthmockModel
 @testable import AuthmockScenario
 @testable import AuthmockServer

@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import AuthmockScenario
 import AuthmockModel
 import AuthmockServer

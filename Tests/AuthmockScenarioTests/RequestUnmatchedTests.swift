@@ -1,3 +1,4 @@
+import AuthmockDialect
 import AuthmockScenario
 import AuthmockServer
 import Foundation

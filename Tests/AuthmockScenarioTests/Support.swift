@@ -1,3 +1,4 @@
+import AuthmockDialect
 import AuthmockCore
 import AuthmockScenario
 import AuthmockServer

@@ -1,6 +1,7 @@
 import AuthmockServer
 import Testing
 
+@testable import AuthmockFileFormat
 @testable import AuthmockScenario
 
 /// The text-level bound on alias expansion (YAMLExpansion): it refuses the

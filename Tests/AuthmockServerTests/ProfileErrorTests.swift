@@ -61,7 +61,7 @@ extension TestServer {
         // `?grant_type=password`, Keycloak's form field), in the file's encoding.
         let match = dialect.signIn.match
         let fields =
-            [(dialect.signIn.username, "alice"), (dialect.signIn.password, "wonderland")]
+            [(dialect.signIn.username, dialect.signIn.defaultUser ?? "alice"), (dialect.signIn.password, "wonderland")]
             + (dialect.clientID.map { [($0, "demo")] } ?? [])
             + match.body.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         let query = match.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")

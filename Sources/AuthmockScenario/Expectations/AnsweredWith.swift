@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import AuthmockModel
 /// `answered_with`: a refusal every call met on the wire, so a case shows it
 /// reached its subject: 5.1's "the token lacks the scope" (403 in most

@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import AuthmockModel
 /// `every_attempt: {authorization: bearer|present}`: a rule every API request follows.
 struct EveryAttemptExpectation: Expectation {

@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import Foundation
 
 /// One thing a correct client shows, as a scenario states it under `expect:`,

@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import AuthmockModel
 /// `max_requests`: a loop guard over the requests the client makes for the
 /// application: sign-in, refresh and API requests (any host). Discovery

@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import DriverProtocol
 /// `outcomes`: what the application saw, by kind: a number, a range or `all`.
 struct OutcomesExpectation: Expectation {

@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import AuthmockModel
 import DriverProtocol
 import Foundation

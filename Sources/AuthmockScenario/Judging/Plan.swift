@@ -1,3 +1,4 @@
+public import AuthmockFileFormat
 import AuthmockCore
 import AuthmockModel
 public import AuthmockServer
@@ -56,16 +57,16 @@ public struct Plan: Sendable {
         [Field("plan", .array(.object(ObjectSpec("plan step", triggers + actions))), required: true, "the steps, each a trigger and one action")])
 
     public static func load(file: String) throws(ScenarioError) -> Plan {
-        try ScenarioLoader.readText(file).flatMap { text in
+        try YAMLFile.readText(file).flatMap { text in
             do {
-                let (value, checker) = try ScenarioLoader.checkedTree(text, file: file, spec: spec, expected: "a mapping with `plan:`")
+                let (value, checker) = try YAMLFile.checkedTree(text, file: file, spec: spec, expected: "a mapping with `plan:`")
                 return .success(try build(value, checker: checker))
-            } catch let problems as ScenarioLoader.Problems {
+            } catch let problems as YAMLFile.Problems {
                 return .failure(problems)
             } catch let error as ScenarioError {
-                return .failure(ScenarioLoader.Problems(list: [error]))
+                return .failure(YAMLFile.Problems(list: [error]))
             } catch {
-                return .failure(ScenarioLoader.Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: "\(error)")]))
+                return .failure(YAMLFile.Problems(list: [ScenarioError(file: file, line: 1, column: 1, message: "\(error)")]))
             }
         }.firstProblemThrown()
     }

@@ -1,3 +1,4 @@
+public import AuthmockFileFormat
 import AuthmockCore
 import AuthmockModel
 public import AuthmockServer
@@ -40,7 +41,7 @@ public struct LoadedDialect: Sendable {
 public enum DialectLoader {
     /// Whether YAML text is a dialect file rather than a case: its top-level `dialect:` key.
     public static func isDialect(_ text: String) -> Bool {
-        guard let node = try? ScenarioLoader.compose(text, file: ""), case .mapping(let mapping) = node else { return false }
+        guard let node = try? YAMLFile.compose(text, file: ""), case .mapping(let mapping) = node else { return false }
         return mapping.keys.contains { $0.string == "dialect" }
     }
 
@@ -65,7 +66,7 @@ public enum DialectLoader {
     public static func text(fileOrBuiltin argument: String) -> Result<(text: String, file: String, builtin: Bool), ScenarioError> {
         let exists = FileManager.default.fileExists(atPath: argument)
         if !exists, let text = BuiltinDialects.file(argument) { return .success((text, "dialects/\(argument).yaml (built in)", true)) }
-        switch ScenarioLoader.readText(argument) {
+        switch YAMLFile.readText(argument) {
         case .success(let text): return .success((text, argument, false))
         case .failure(let problems):
             var error = problems.list[0]
@@ -80,12 +81,12 @@ public enum DialectLoader {
     }
 
     public static func load(file: String) throws(ScenarioError) -> LoadedDialect {
-        try ScenarioLoader.readText(file).flatMap { parseAll($0, file: file) }.firstProblemThrown()
+        try YAMLFile.readText(file).flatMap { parseAll($0, file: file) }.firstProblemThrown()
     }
 
     /// Every problem of a file, in file order (empty when it is valid).
     public static func problems(file: String) -> [ScenarioError] {
-        ScenarioLoader.readText(file).flatMap { parseAll($0, file: file) }.problems
+        YAMLFile.readText(file).flatMap { parseAll($0, file: file) }.problems
     }
 
     public static func problems(_ text: String, file: String) -> [ScenarioError] {
@@ -97,10 +98,10 @@ public enum DialectLoader {
         try parseAll(text, file: file, builtin: builtin).firstProblemThrown()
     }
 
-    static func parseAll(_ text: String, file: String, builtin: Bool = false) -> Result<LoadedDialect, ScenarioLoader.Problems> {
+    static func parseAll(_ text: String, file: String, builtin: Bool = false) -> Result<LoadedDialect, YAMLFile.Problems> {
         let node: Node
         do {
-            guard let composed = try ScenarioLoader.compose(text, file: file) else {
+            guard let composed = try YAMLFile.compose(text, file: file) else {
                 return .failure(
                     .init(list: [ScenarioError(file: file, line: 1, column: 1, message: "the file is empty; expected a dialect mapping")]))
             }
@@ -108,9 +109,9 @@ public enum DialectLoader {
         } catch let bomb as ScenarioError {
             return .failure(.init(list: [bomb]))
         } catch {
-            return .failure(.init(list: [ScenarioLoader.problem(yaml: error, file: file, text: text)]))
+            return .failure(.init(list: [YAMLFile.problem(yaml: error, file: file, text: text)]))
         }
-        if let bomb = ScenarioLoader.expansionProblem(node, file: file) { return .failure(.init(list: [bomb])) }
+        if let bomb = YAMLFile.expansionProblem(node, file: file) { return .failure(.init(list: [bomb])) }
         let checker = SpecChecker(file: file)
         do throws(ScenarioError) {
             let value = try checker.check(node, .object(DialectFormat.dialect), "")
@@ -125,7 +126,7 @@ public enum DialectLoader {
         }
     }
 
-    private static func sorted(_ problems: [ScenarioError]) -> ScenarioLoader.Problems {
+    private static func sorted(_ problems: [ScenarioError]) -> YAMLFile.Problems {
         .init(list: problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
     }
 }
@@ -314,7 +315,7 @@ private struct DialectBuilder {
             clientID: o["client_id"]?.string,
             refreshOn: o["refresh_on"]?.string.flatMap(DialectDescription.RefreshSignal.init(rawValue:)))
         return LoadedDialect(
-            description: description, settings: try ScenarioLoader.settings(o["settings"], checker: checker, path: "settings"), file: file)
+            description: description, settings: try YAMLFile.settings(o["settings"], checker: checker, path: "settings"), file: file)
     }
 
     /// `documents:`: paths of their own, each a template of the server's URL and issuer.

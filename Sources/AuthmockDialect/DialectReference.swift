@@ -1,3 +1,4 @@
+import AuthmockFileFormat
 import AuthmockServer
 import DriverProtocol
 import Foundation
@@ -51,7 +52,7 @@ extension DialectFormat {
     /// The JSON Schema of dialect files.
     public static func jsonSchema() -> String {
         SchemaWriter.document(
-            dialect, title: "authmock dialect", source: "`authmock dialects --schema` from Sources/AuthmockScenario/DialectFormat.swift")
+            dialect, title: "authmock dialect", source: "`authmock dialects --schema` from Sources/AuthmockDialect/DialectFormat.swift")
     }
 
     /// The key reference of docs/dialects.md: every key of the format, every

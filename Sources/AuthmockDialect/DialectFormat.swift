@@ -1,3 +1,4 @@
+public import AuthmockFileFormat
 import AuthmockCore
 import AuthmockServer
 import DriverProtocol
@@ -107,7 +108,7 @@ public enum DialectFormat {
     }
 
     /// The settings a dialect file may give, as in a scenario's `server:`.
-    static var settings: ObjectSpec { ObjectSpec("settings", ScenarioFormat.server.fields) }
+    static var settings: ObjectSpec { ServerSettings.spec("settings") }
 
     public static var dialect: ObjectSpec {
         ObjectSpec(

@@ -19,23 +19,23 @@ public indirect enum SpecValue: Sendable {
         case .string(_, let m), .integer(_, let m), .number(_, let m), .boolean(_, let m), .object(_, let m), .array(_, let m), .null(let m): m
         }
     }
-    var string: String? { if case .string(let s, _) = self { return s }; return nil }
-    var integer: Int? { if case .integer(let i, _) = self { return i }; return nil }
-    var number: Double? {
+    package var string: String? { if case .string(let s, _) = self { return s }; return nil }
+    package var integer: Int? { if case .integer(let i, _) = self { return i }; return nil }
+    package var number: Double? {
         switch self {
         case .number(let d, _): return d
         case .integer(let i, _): return Double(i)
         default: return nil
         }
     }
-    var boolean: Bool? { if case .boolean(let b, _) = self { return b }; return nil }
-    var object: [String: SpecValue]? { if case .object(let o, _) = self { return o }; return nil }
-    var array: [SpecValue]? { if case .array(let a, _) = self { return a }; return nil }
+    package var boolean: Bool? { if case .boolean(let b, _) = self { return b }; return nil }
+    package var object: [String: SpecValue]? { if case .object(let o, _) = self { return o }; return nil }
+    package var array: [SpecValue]? { if case .array(let a, _) = self { return a }; return nil }
 
     /// Plain Foundation values (for the control API's parsers).
-    var plainObject: [String: Any] { object?.mapValues(\.plain) ?? [:] }
+    package var plainObject: [String: Any] { object?.mapValues(\.plain) ?? [:] }
 
-    var plain: Any {
+    package var plain: Any {
         switch self {
         case .string(let s, _): s
         case .integer(let i, _): i
@@ -52,34 +52,34 @@ public indirect enum SpecValue: Sendable {
 /// the format already, so a miss here means the format table and the builder
 /// disagree. It is reported at the value's place, never a crash.
 extension SpecValue {
-    func object(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> [String: SpecValue] {
+    package func object(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> [String: SpecValue] {
         guard let object else { throw checker.error(at: mark, "\(what): expected a mapping") }
         return object
     }
 
-    func array(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> [SpecValue] {
+    package func array(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> [SpecValue] {
         guard let array else { throw checker.error(at: mark, "\(what): expected a list") }
         return array
     }
 
-    func string(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> String {
+    package func string(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> String {
         guard let string else { throw checker.error(at: mark, "\(what): expected a string") }
         return string
     }
 
-    func integer(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> Int {
+    package func integer(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> Int {
         guard let integer else { throw checker.error(at: mark, "\(what): expected a whole number") }
         return integer
     }
 
-    func number(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> Double {
+    package func number(_ checker: SpecChecker, _ what: String) throws(ScenarioError) -> Double {
         guard let number else { throw checker.error(at: mark, "\(what): expected a number") }
         return number
     }
 }
 
 extension Dictionary where Key == String, Value == SpecValue {
-    func required(_ key: String, _ checker: SpecChecker, at mark: Mark?) throws(ScenarioError) -> SpecValue {
+    package func required(_ key: String, _ checker: SpecChecker, at mark: Mark?) throws(ScenarioError) -> SpecValue {
         guard let value = self[key] else { throw checker.error(at: mark, "missing required key '\(key)'") }
         return value
     }
@@ -143,23 +143,30 @@ public struct ScenarioError: Error, CustomStringConvertible, Equatable {
     public let message: String
 
     public var description: String { "\(file):\(line):\(column): \(message)" }
+
+    public init(file: String, line: Int, column: Int, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+    }
 }
 
 /// Problems found so far in one file: checking goes on past the first, so
 /// `authmock validate` can report every one of them in a single pass.
-final class ProblemList: @unchecked Sendable {
-    private(set) var problems: [ScenarioError] = []
-    func add(_ problem: ScenarioError) { problems.append(problem) }
+package final class ProblemList: @unchecked Sendable {
+    package private(set) var problems: [ScenarioError] = []
+    package func add(_ problem: ScenarioError) { problems.append(problem) }
 }
 
 /// Checks YAML nodes against shapes. A problem inside a mapping or a list is
 /// recorded and checking goes on with the next key or item; the value comes
 /// back without the bad part, and the caller looks at `problems`.
-struct SpecChecker {
-    let file: String
-    var found = ProblemList()
+package struct SpecChecker {
+    package let file: String
+    package var found = ProblemList()
 
-    init(file: String) {
+    package init(file: String) {
         self.file = file
     }
 
@@ -173,15 +180,15 @@ struct SpecChecker {
         }
     }
 
-    func error(_ node: Node?, _ message: String) -> ScenarioError {
+    package func error(_ node: Node?, _ message: String) -> ScenarioError {
         ScenarioError(file: file, line: node?.mark?.line ?? 1, column: node?.mark?.column ?? 1, message: message)
     }
 
-    func error(at mark: Mark?, _ message: String) -> ScenarioError {
+    package func error(at mark: Mark?, _ message: String) -> ScenarioError {
         ScenarioError(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, message: message)
     }
 
-    func check(_ node: Node, _ shape: Shape, _ path: String) throws(ScenarioError) -> SpecValue {
+    package func check(_ node: Node, _ shape: Shape, _ path: String) throws(ScenarioError) -> SpecValue {
         switch shape {
         case .string, .integer, .number, .boolean, .duration, .countOrAll: return try checkScalar(node, shape, path)
         case .object(let spec): return try checkObject(node, spec, path)
@@ -366,7 +373,7 @@ struct SpecChecker {
         }
     }
 
-    func describe(_ node: Node) -> String {
+    package func describe(_ node: Node) -> String {
         switch node {
         case .mapping: "a mapping"
         case .sequence: "a list"
@@ -383,7 +390,7 @@ struct SpecChecker {
     }
 
     /// "90", "90s", "1.5m", "2h", "1d".
-    static func seconds(_ text: String) -> Double? {
+    package static func seconds(_ text: String) -> Double? {
         var body = Substring(text.trimmingCharacters(in: .whitespaces))
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         var factor = 1.0
@@ -397,9 +404,9 @@ struct SpecChecker {
 }
 
 /// JSON Schema (draft 2020-12) for the scenario format, generated from the specs.
-enum SchemaWriter {
+package enum SchemaWriter {
     /// A whole schema document for a format whose root is `spec`.
-    static func document(_ spec: ObjectSpec, title: String, source: String) -> String {
+    package static func document(_ spec: ObjectSpec, title: String, source: String) -> String {
         var root = schema(.object(spec))
         root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         root["title"] = title
@@ -409,7 +416,7 @@ enum SchemaWriter {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
-    static func schema(_ shape: Shape, doc: String? = nil) -> [String: Any] {
+    package static func schema(_ shape: Shape, doc: String? = nil) -> [String: Any] {
         var out: [String: Any]
         switch shape {
         case .string(let allowed):
@@ -456,14 +463,14 @@ enum SchemaWriter {
 
 extension Node {
     /// Whether the resolved tag is `name` (Yams keeps `Tag.name` internal).
-    func isTag(_ name: Tag.Name) -> Bool { tag.rawValue == name.rawValue }
+    package func isTag(_ name: Tag.Name) -> Bool { tag.rawValue == name.rawValue }
 }
 
 extension Node.Mapping {
     /// The pairs with YAML merge keys expanded (`<<: *base`, or a list of
     /// such): the mapping's own keys win, then each merged mapping's in order.
     /// A `<<` whose value is no mapping stays, for the checker to refuse.
-    var mergedPairs: [(key: Node, value: Node)] {
+    package var mergedPairs: [(key: Node, value: Node)] {
         var own: [(key: Node, value: Node)] = []
         var merged: [Node.Mapping] = []
         for (key, value) in self {
