@@ -5,8 +5,8 @@ public import JWTKit
 /// Claims of an access token, following the JWT profile for OAuth 2.0 access
 /// tokens (RFC 9068). `sid` names the refresh-token family (one login) the
 /// token belongs to, so revoking a family reaches its access tokens too.
-/// A dialect's `jwt:` may leave `aud` and `nbf` out and add claims (Cognito's
-/// `token_use`, `username`): `extra`, written into the token and not read
+/// A dialect's `jwt:` may leave `aud` and `nbf` out and add claims
+/// (`token_use`, `username`): `extra`, written into the token and not read
 /// back (verification needs only the claims above).
 public struct AccessTokenClaims: JWTPayload, Equatable {
     public var iss: IssuerClaim

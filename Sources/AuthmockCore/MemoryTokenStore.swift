@@ -108,7 +108,7 @@ public final class MemoryTokenStore: TokenStore {
         }
     }
 
-    public func reissueAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess? {
+    public func rotateAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess? {
         let access: AccessRecord? = state.withLock { state in
             guard let family = state.families[familyID], family.revokedAt == nil else { return nil }
             let access = mint.access(owner: family.owner, at: now)

@@ -8,7 +8,7 @@ import Synchronization
 /// first 12 bytes of an HMAC-SHA256 over them with a key derived from the
 /// signing key. Opaque to clients; to the server, proof of which login a
 /// token belonged to after its record is gone. A dialect whose backend
-/// issues JWT refresh tokens (`jwt.refresh_claims`, Keycloak's) gets the
+/// issues JWT refresh tokens (`jwt.refresh_claims`) gets the
 /// same seal as the JWT's `jti` (`RefreshJWT`).
 public struct RefreshTokenSeal: Sendable {
     private let key: SymmetricKey
@@ -71,8 +71,8 @@ public final class IssuerName: Sendable {
     }
 }
 
-/// JWT refresh tokens, as Keycloak issues them (`typ: Refresh`, HS512 with a
-/// key of the server's own): clients such as keycloak-js decode them and
+/// JWT refresh tokens, as some servers issue them (`typ: Refresh`, HS512 with a
+/// key of the server's own): clients of such servers decode them and
 /// read `exp`. The seal is the `jti`, so the server still needs no record
 /// to know the token; the signature keeps a `jti` from being moved into
 /// another token.

@@ -322,7 +322,7 @@ public final class SQLTokenStore: TokenStore {
         }
     }
 
-    public func reissueAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess? {
+    public func rotateAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess? {
         try await transaction { tx in
             guard let family = try await self.family(tx, familyID, lock: true), family.revokedAt == nil else { return nil }
             let access = try await SignedAccess.make(mint.access(owner: family.owner, at: now), sign)

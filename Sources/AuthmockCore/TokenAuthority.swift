@@ -65,7 +65,7 @@ public final class TokenAuthority: Sendable {
 
     /// `iss` of tokens issued from now on; starts as `settings.issuer` and is
     /// fixed once the server knows its real address (port 0). A dialect's
-    /// `jwt.issuer_path` follows the address (Cognito's user pool URL).
+    /// `jwt.issuer_path` follows the address (a user pool's URL).
     public var issuer: String { issuerName.text }
 
     /// `base`: the server's URL; the dialect's issuer path is added to it.
@@ -162,8 +162,8 @@ public final class TokenAuthority: Sendable {
 
     /// A new access token in an existing family, for dialects that rotate the
     /// access token through a response header.
-    public func reissueAccessToken(familyID: String) async throws -> IssuedTokens? {
-        guard let access = try await store.reissueAccess(familyID: familyID, now: try await now(), mint: mint, sign: signer) else { return nil }
+    public func rotateAccessToken(familyID: String) async throws -> IssuedTokens? {
+        guard let access = try await store.rotateAccess(familyID: familyID, now: try await now(), mint: mint, sign: signer) else { return nil }
         return try await tokens(access: access, refresh: nil, familyID: familyID)
     }
 
@@ -248,12 +248,12 @@ public final class TokenAuthority: Sendable {
         var issued = IssuedTokens(
             accessToken: jwt, accessKey: access.key, expiresIn: Int(access.lifetime),
             refreshToken: refresh?.value, refreshKey: refresh?.key, scope: access.scope, familyID: familyID)
-        // OpenID Connect asks for one; a dialect whose backend always issues one (Cognito) says so in `jwt.id_token_claims`.
+        // OpenID Connect asks for one; a dialect whose backend always issues one says so in `jwt.id_token_claims`.
         let dialectClaims = settings.jwtShape.idTokenClaims
         if let identity, dialectClaims != nil || access.scope.split(separator: " ").contains("openid") {
             var extra = userClaims(of: access.subject)
             if let dialectClaims {
-                // Cognito's id tokens have an id of their own, as its access tokens do.
+                // Such a backend's id tokens have an id of their own, as its access tokens do.
                 extra["jti"] = .string(UUID().uuidString.lowercased())
                 for (name, value) in dialectClaims {
                     extra[name] = .string(TokenShape.filled(value, user: access.subject, clientID: access.clientID))
@@ -262,7 +262,7 @@ public final class TokenAuthority: Sendable {
             let idClaims = IDTokenClaims(
                 iss: issuer, sub: access.subject, aud: access.clientID, exp: access.expClaim,
                 iat: access.issuedAt.wholeSeconds(.down), authTime: identity.signedInAt.wholeSeconds(.down), nonce: identity.nonce,
-                // A dialect's id token is its backend's: Cognito's InitiateAuth id tokens carry no at_hash.
+                // A dialect's id token is its backend's: one issued beside every sign-in carries no at_hash.
                 atHash: dialectClaims == nil ? IDTokenClaims.accessTokenHash(jwt) : nil, sid: familyID, extra: extra)
             var idHeader = JWTHeader()
             idHeader.typ = "JWT"

@@ -22,8 +22,8 @@ public struct TokenSettings: Sendable, Equatable {
     /// after it arrived (two at once): the reuse rules, or both succeed.
     public var concurrentRefresh: ConcurrentRefresh = .serialized
     /// A refresh revokes the access tokens its login was issued before it
-    /// (Laravel Passport: league/oauth2-server's refresh grant revokes the
-    /// old access token), so a call still carrying one gets a 401.
+    /// (a refresh grant that revokes the old access token), so a call
+    /// still carrying one gets a 401.
     public var refreshRevokesAccess = false
     /// `iss` claim; also the base of the metadata URLs.
     public var issuer: String
@@ -103,7 +103,7 @@ public enum ConcurrentRefresh: String, Sendable, CaseIterable {
     /// reuse rules (`reuse_grace`, `reused_parent`, `refresh_reuse`) answer it.
     case serialized
     /// Both succeed, each with a new token pair, as a backend without a lock
-    /// does (SimpleJWT's blacklist check, league/oauth2-server's revocation).
+    /// does (a blacklist checked, then written).
     case bothSucceed = "both_succeed"
 }
 
@@ -114,7 +114,7 @@ public enum ReusedParent: String, Sendable, CaseIterable {
     /// Within the grace a new refresh token; after it `refresh_reuse` decides.
     case newChild = "new_child"
     /// That same successor again, however late, until the old token expires
-    /// (Supabase's GoTrue); a token whose successor was rotated or revoked
+    /// (a reuse interval); a token whose successor was rotated or revoked
     /// in turn is treated as `new_child`.
     case currentChild = "current_child"
 }

@@ -41,7 +41,7 @@ public protocol TokenStore: Sendable {
     /// of it happen together or not at all (a failure after it would answer
     /// 503 for a rotation that happened).
     func exchange(_ exchange: RefreshExchange, mint: TokenMint, sign: @escaping AccessSigner) async throws -> ExchangeOutcome
-    func reissueAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess?
+    func rotateAccess(familyID: String, now: Date, mint: TokenMint, sign: @escaping AccessSigner) async throws -> SignedAccess?
     /// The record of an access token and whether its login is revoked
     /// (its record's family, or `sid` when the record is gone).
     func accessState(jti: String, sid: String) async throws -> (record: AccessRecord?, familyRevoked: Bool)
@@ -203,7 +203,7 @@ enum TokenRules {
         {
             return .successor(family, successor)
         }
-        // A backend with no lock between its check and its write (SimpleJWT's blacklist, league's revocation)
+        // A backend with no lock between its check and its write (a blacklist checked, then written)
         // lets a refresh that arrived before the rotation was decided through as if it had come first.
         if settings.concurrentRefresh == .bothSucceed, exchange.overlaps(rotationOf: record), record.expiresAt > exchange.now,
             let family, family.revokedAt == nil

@@ -88,17 +88,18 @@ public enum DialectFormat {
                 ),
                 Field(
                     "jwks_path", .string(),
-                    "where the JWKS is served, where the vendor publishes it elsewhere than under the issuer (Keycloak's `/realms/NAME/protocol/openid-connect/certs`)"
+                    "where the JWKS is served, where the vendor publishes it elsewhere than under the issuer (`/realms/NAME/protocol/openid-connect/certs`)"
                 ),
                 Field(
                     "access_left_out", .array(.string(oneOf: ["aud", "nbf"])),
-                    "standard claims access tokens leave out: `aud` (resources then do not require it) and `nbf` (Cognito's carry neither)"),
+                    "standard claims access tokens leave out: `aud` (resources then do not require it) and `nbf`, for a backend whose access tokens carry neither"
+                ),
                 Field(
                     "access_claims", .map(.string()),
                     "claims added to every access token (`token_use: access`); `{user}` and `{client_id}` are replaced"),
                 Field(
                     "refresh_claims", .map(.string()),
-                    "given: refresh tokens are JWTs (HS512, as Keycloak's) with these claims added (`typ: Refresh`); `{user}` and `{client_id}` are replaced; without it they are opaque"
+                    "given: refresh tokens are JWTs (HS512, with a key of the server's own) with these claims added (`typ: Refresh`); `{user}` and `{client_id}` are replaced; without it they are opaque"
                 ),
                 Field(
                     "id_token_claims", .map(.string()),
@@ -174,7 +175,7 @@ public enum DialectFormat {
                                 Field("headers", .map(.string()), "headers the answer carries"),
                                 Field(
                                     "refuses_dead_token", .boolean,
-                                    "true: a refresh token that is no longer good (unknown, expired, revoked, rotated) gets the refresh refusal for why, as SimpleJWT's blacklist view does; false (default): a success, as RFC 7009 asks"
+                                    "true: a refresh token that is no longer good (unknown, expired, revoked, rotated) gets the refresh refusal for why, as a blacklist view that validates the token first does; false (default): a success, as RFC 7009 asks"
                                 ),
                             ])),
                     "the backend's sign-out (token revocation) endpoint: the login the token names ends at the server, every token of it refused from then on"
@@ -195,22 +196,24 @@ public enum DialectFormat {
                     .object(ObjectSpec("resources", [Field("body", .any, required: true, "the JSON around the resource's own answer, `{data}`")])),
                     "for backends that wrap every answer: the body of a successful resource answer (`/api/...`)"),
                 Field("settings", .object(settings), "server settings this backend implies (lifetimes, rotation), as in a scenario's `server:`"),
-                Field("jwt", .object(jwt), "the backend's JWTs, where they differ from authmock's (Cognito's issuer path, claims and id token)"),
+                Field(
+                    "jwt", .object(jwt),
+                    "the backend's JWTs, where they differ from authmock's (an issuer path, claims, an id token beside every access token)"),
                 Field(
                     "bearer_scheme", .string(oneOf: ["exact"]),
-                    "`exact`: the API takes only `Authorization: Bearer` as written, and `bearer` is no credential (Django REST framework SimpleJWT); by default any case"
+                    "`exact`: the API takes only `Authorization: Bearer` as written, and `bearer` is no credential, as a backend that compares the scheme's bytes; by default any case"
                 ),
                 Field(
                     "client_id", .string(),
-                    "the body field of sign-in and refresh requests that names the app client (Cognito's `ClientId`, a form's `client_id`): tokens go to that client, an unknown one is refused (`client_unknown`), and a refresh token presented by another client is refused (`refresh_token_of_another_client`); without it the backend names none, and tokens go to the first configured client"
+                    "the body field of sign-in and refresh requests that names the app client (`ClientId` in a JSON body, a form's `client_id`): tokens go to that client, an unknown one is refused (`client_unknown`), and a refresh token presented by another client is refused (`refresh_token_of_another_client`); without it the backend names none, and tokens go to the first configured client"
                 ),
                 Field(
                     "refresh_on", .string(oneOf: DialectDescription.RefreshSignal.allCases.map(\.rawValue)),
-                    "what tells a client its access token needs refreshing: `status`, any answer of `access_token_expired`'s status (a revoked token's 401 too: refresh, and sign in again only if the refresh is refused); `code`, only that answer's code (another code of the same status means sign in again, as envelope's 40102); by default `code` where another refusal of an access token shares that status with another code, else `status`"
+                    "what tells a client its access token needs refreshing: `status`, any answer of `access_token_expired`'s status (a revoked token's 401 too: refresh, and sign in again only if the refresh is refused); `code`, only that answer's code (another code of the same status means sign in again: 40101 refreshes, 40102 signs out); by default `code` where another refusal of an access token shares that status with another code, else `status`"
                 ),
                 Field(
                     "other_content_types", .string(oneOf: DialectDescription.OtherContentTypes.allCases.map(\.rawValue)),
-                    "a body whose `Content-Type` is neither the endpoint's `encoding` nor its `also_accepts` (or, with a body, none): `read` (default) reads it as `encoding`, as GoTrue does; `refuse` answers `unsupported_media_type`, as Django REST framework does (415)"
+                    "a body whose `Content-Type` is neither the endpoint's `encoding` nor its `also_accepts` (or, with a body, none): `read` (default) reads it as `encoding`, as a server that decodes any body does; `refuse` answers `unsupported_media_type` (a 415, as a framework that picks its parser by the type does)"
                 ),
                 Field(
                     "documents", .map(.any),

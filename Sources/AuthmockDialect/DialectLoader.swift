@@ -25,8 +25,8 @@ public struct LoadedDialect: Sendable {
     }
 
     /// A case server of the dialect: only the settings that are traits of
-    /// the backend (Passport revoking the replaced access token, Cognito's
-    /// RS256); a case's lifetimes and rotation are the case's own.
+    /// the backend (a refresh revoking the replaced access token, RS256
+    /// signing); a case's lifetimes and rotation are the case's own.
     public func applyTraits(to options: inout ServerOptions) {
         for setting in ServerSetting.all where setting.backendTrait {
             if let value = settings[setting.key] { setting.apply(value, to: &options) }
@@ -53,8 +53,8 @@ public enum DialectLoader {
     }
 
     /// A `--dialect` argument: a dialect file, or, where no file has that
-    /// name, a built-in dialect's (`--dialect supabase` serves the built-in,
-    /// as `--profile supabase` does). Neither: "no such file", with the
+    /// name, a built-in dialect's (`--dialect NAME` serves the built-in,
+    /// as `--profile NAME` does). Neither: "no such file", with the
     /// built-in names and a "did you mean".
     public static func load(fileOrBuiltin argument: String) throws(ScenarioError) -> LoadedDialect {
         let (text, file, builtin) = try text(fileOrBuiltin: argument).get()
@@ -412,7 +412,7 @@ private struct DialectBuilder {
 
     /// Paths every dialect serves the same way.
     /// Whether every dialect serves `path` itself. The echo resources under
-    /// `/api/` give way to a dialect's endpoints (SimpleJWT's `/api/token/`);
+    /// `/api/` give way to a dialect's endpoints (`/api/token/`);
     /// `/api/me` and `/api/admin/` do not, as the built-in cases call them.
     static func isShared(_ path: String) -> Bool {
         let path = routeKey(path)

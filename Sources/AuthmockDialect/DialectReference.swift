@@ -2,6 +2,7 @@ import AuthmockFileFormat
 import AuthmockServer
 import DriverProtocol
 import Foundation
+import Yams
 
 extension DialectFormat {
     /// The worked example of docs/dialects.md, printed by `authmock dialects
@@ -58,11 +59,21 @@ extension DialectFormat {
     /// The key reference of docs/dialects.md: every key of the format, every
     /// situation an answer can name, every placeholder.
     public static func referenceMarkdown() -> String {
-        var out = "### Keys\n\n| key | required | what it says |\n| --- | --- | --- |\n"
+        // Where each key is used: read from the built-in files as written, so
+        // the examples are the files', and no Swift names a vendor.
+        let builtins = BuiltinDialects.names.compactMap { name in
+            BuiltinDialects.file(name).flatMap { try? Yams.load(yaml: $0) }.map { (name: name, tree: $0) }
+        }
+        func usedBy(_ path: [String]) -> String {
+            let users = builtins.filter { contains($0.tree, path[...]) }.map(\.name)
+            return users.count == builtins.count ? "all" : users.joined(separator: ", ")
+        }
+        var out = "### Keys\n\n| key | required | what it says | built-in dialects that write it |\n| --- | --- | --- | --- |\n"
         func walk(_ spec: ObjectSpec, _ prefix: String) {
             for field in spec.fields {
                 let key = prefix + field.name
-                out += "| `\(key)` | \(field.required ? "yes" : "") | \(escape(field.doc))\(choices(field.shape)) |\n"
+                let used = usedBy(key.split(separator: ".").map(String.init))
+                out += "| `\(key)` | \(field.required ? "yes" : "") | \(escape(field.doc))\(choices(field.shape)) | \(used) |\n"
                 switch field.shape {
                 case .object(let nested) where nested.name != "settings": walk(nested, key + ".")
                 case .map(.object(let nested), _): walk(nested, key + ".KEY.")
@@ -72,8 +83,9 @@ extension DialectFormat {
         }
         walk(dialect, "")
         out += "\n`settings` takes the keys of a scenario's `server:` (docs/scenarios.md); a flag, the environment or `--config` still wins.\n"
-        out += "\n### Situations (`errors.answers`)\n\nA situation without an answer of its own takes its group's.\n\n| key | when |\n| --- | --- |\n"
-        for (key, doc) in Situation.answerKeys { out += "| `\(key)` | \(escape(doc)) |\n" }
+        out += "\n### Situations (`errors.answers`)\n\nA situation without an answer of its own takes its group's.\n\n"
+        out += "| key | when | built-in dialects that answer it |\n| --- | --- | --- |\n"
+        for (key, doc) in Situation.answerKeys { out += "| `\(key)` | \(escape(doc)) | \(usedBy(["errors", "answers", key])) |\n" }
         out += "\n### Placeholders\n\n| placeholder | in | value |\n| --- | --- | --- |\n"
         for placeholder in Placeholder.allCases {
             let place =
@@ -83,6 +95,15 @@ extension DialectFormat {
             out += "| `{\(placeholder.rawValue)}` | \(place) | \(escape(placeholder.doc)) |\n"
         }
         return out
+    }
+
+    /// Whether a YAML tree (merge keys resolved) holds the key path; `KEY`
+    /// stands for any key of a mapping.
+    private static func contains(_ node: Any, _ path: ArraySlice<String>) -> Bool {
+        guard let first = path.first else { return true }
+        guard let mapping = node as? [String: Any] else { return false }
+        if first == "KEY" { return mapping.values.contains { contains($0, path.dropFirst()) } }
+        return mapping[first].map { contains($0, path.dropFirst()) } ?? false
     }
 
     private static func choices(_ shape: Shape) -> String {

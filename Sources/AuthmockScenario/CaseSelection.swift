@@ -42,7 +42,7 @@ public struct CaseSelection: Sendable {
     }
 
     /// The built-in dialect files among `names` other than the built-in
-    /// cases' own, which run as declared dialects (a vendor's: `keycloak`).
+    /// cases' own, which run as declared dialects (a vendor's).
     public static func builtinDialects(named names: some Sequence<String>) -> [String: LoadedDialect] {
         var dialects: [String: LoadedDialect] = [:]
         for name in Set(names) where !BuiltinSuite.caseProfiles.contains(name) {

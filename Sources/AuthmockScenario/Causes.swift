@@ -68,7 +68,7 @@ struct Symptoms {
     }
 
     /// A call ended in the client's own error, and no refresh request was
-    /// ever sent: the renewal broke inside the library.
+    /// ever sent: renewing broke inside the library.
     var failedWithoutRefreshing: Bool {
         neverRefreshed && observation.calls.contains { $0.outcome == OutcomeKind.transportError.rawValue }
     }

@@ -9,7 +9,7 @@ public struct RunOptions: Sendable {
     public var transport: any DriverTransport
     /// Cases run at once; each has its own server and driver.
     public var jobs: Int
-    /// Case ids (`1.1`, or `1.1 [envelope]`) the driver is known to fail, with the reason.
+    /// Case ids (`1.1`, or `1.1 [DIALECT]`) the driver is known to fail, with the reason.
     public var expectedFailures: [String: String]
     public var environment: [String: String]
     /// What the driver said in `hello`, learnt once per run: cases it cannot

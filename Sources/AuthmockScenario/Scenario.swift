@@ -116,7 +116,7 @@ extension Scenario {
     /// expiry: its short-lived access tokens (sign-in's and refreshed ones
     /// of `ClockVariant.accessSeconds` or less) live `margin` longer, so they
     /// run out by that client's clock where they would for a client without
-    /// one, instead of every token it gets needing renewal at once (which
+    /// one, instead of every token it gets needing renewing at once (which
     /// judges the margin against the case, not the refresh logic).
     public func lengthened(forRenewalMargin margin: Double) -> Scenario {
         guard isClockVariant, margin > 0 else { return self }
@@ -414,7 +414,7 @@ extension Scenario {
     /// where it runs on a built-in dialect like it. One without a refresh
     /// endpoint (`via: resources`) runs the cases of one without; one that
     /// refreshes at an endpoint on a status signal, those of one that does
-    /// (reissue's); one whose signal is the code, those that run on both a
+    /// (a 401 for expired and revoked alike); one whose signal is the code, those that run on both a
     /// code-signalled built-in and a status-signalled one, and the
     /// code-signalled built-in's own (5.6: a revoked token's code is no
     /// reason to refresh) where its revoked token's code is not the
@@ -495,7 +495,7 @@ extension Scenario {
     /// A case server's access-token lifetime unless the case sets
     /// `access_ttl`: an hour, as most identity providers issue them. SDKs
     /// renew a token ahead of its expiry by margins of up to five minutes
-    /// (MSAL, Firebase); a shorter default would have them renew every
+    /// (some SDKs); a shorter default would have them renew every
     /// fresh token, a verdict on their margin rather than their refresh logic.
     public static let caseAccessSeconds = 3600
 }

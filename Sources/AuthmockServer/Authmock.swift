@@ -65,7 +65,7 @@ public final class Authmock: Sendable {
         }
         self.cors = try CORSPolicy(setting: options.corsOrigin)
         var settings = options.tokens
-        // A dialect's JWTs (a file given with --dialect, or a built-in one such as cognito).
+        // A dialect's JWTs (a file given with --dialect, or a built-in one).
         if let shape = (profile as? DeclaredProfile)?.description.jwt {
             settings.jwtShape = TokenShape(
                 issuerPath: shape.issuerPath, accessLeftOut: shape.accessLeftOut, accessClaims: shape.accessClaims,

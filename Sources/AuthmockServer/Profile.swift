@@ -26,7 +26,7 @@ public protocol Profile: Sendable {
     func errorBody(_ answer: ErrorAnswer) -> ByteBuffer
     /// This dialect's documented answer to a situation (`Errors/Situation.swift`).
     func answer(to situation: Situation) -> ErrorAnswer
-    /// The bytes of a successful JSON answer (the envelope dialect wraps it).
+    /// The bytes of a successful JSON answer (a dialect's `resources` template wraps it).
     func successBody<Body: Encodable>(_ body: Body) -> ByteBuffer
     /// Judges the credentials of a resource request: access, or the situation that refuses it.
     func authorizeResource(_ request: Request, context: AuthmockRequestContext, mock: Authmock) async throws -> Result<ResourceAccess, Situation>
@@ -100,14 +100,14 @@ extension Profile {
 public struct ProfileOptions: Sendable, Equatable {
     /// oauth2: `strict` or `rfc-lax` error behaviour.
     public var oauth2Errors: OAuth2ErrorStyle = .strict
-    /// A refresh on resources (header-rotation): the response header carrying
+    /// A refresh on resources: the response header carrying
     /// a new access token, in place of the dialect's own; nil: the dialect's.
     public var rotationHeader: String? = nil
-    /// header-rotation: every Nth successful resource answer rotates the access token.
+    /// A refresh on resources: every Nth successful resource answer rotates the access token.
     public var rotateEvery: Int? = nil
-    /// header-rotation: seconds a rotated-away access token keeps working.
+    /// A refresh on resources: seconds a rotated-away access token keeps working.
     public var rotationGraceSeconds: Int = 0
-    /// Dialects served from a file (reissue, renewal, a user's): the status
+    /// A dialect served from a file: the status
     /// of every refused refresh in place of the file's.
     public var refreshFailureStatus: Int? = nil
     /// A sign-in naming no user: said as a wrong password, or (`reveal`) as
@@ -130,7 +130,7 @@ public struct ProfileOptions: Sendable, Equatable {
 
 /// What a sign-in with a user name no user has is told. Backends that keep
 /// user names private answer it as a wrong password; others say the user
-/// does not exist (Cognito app clients with `PreventUserExistenceErrors:
+/// does not exist (a user pool whose app client has `PreventUserExistenceErrors:
 /// LEGACY`, the API's default).
 public enum UnknownUser: String, Sendable, CaseIterable {
     case hide

@@ -158,19 +158,19 @@ extension ServerSetting {
             key: "reused_parent", type: .choice(ReusedParent.allCases.map(\.rawValue)), defaultText: "new_child",
             doc:
                 "a rotated refresh token presented again while its successor is live: new_child (within `reuse_grace` a new refresh token, "
-                + "after it `refresh_reuse` decides) or current_child (that same successor again, however late: Supabase)",
+                + "after it `refresh_reuse` decides) or current_child (that same successor again, however late)",
             inScenarios: true
         ) { $0.tokens.reusedParent = ReusedParent(rawValue: $1.string) ?? .newChild },
         .init(
             key: "concurrent_refresh", type: .choice(ConcurrentRefresh.allCases.map(\.rawValue)), defaultText: "serialized",
             doc:
                 "two refreshes of one token at once (the second arrived before the first was decided): serialized (the second meets "
-                + "the reuse rules) or both_succeed (each gets a new pair: a backend without a lock, SimpleJWT, league/Passport)",
+                + "the reuse rules) or both_succeed (each gets a new pair: a backend without a lock between its check and its write)",
             inScenarios: true
         ) { $0.tokens.concurrentRefresh = ConcurrentRefresh(rawValue: $1.string) ?? .serialized },
         .init(
             key: "refresh_revokes_access", type: .boolean, defaultText: "false",
-            doc: "a refresh revokes the access tokens its login was issued before it: a call still carrying one gets a 401 (Laravel Passport)",
+            doc: "a refresh revokes the access tokens its login was issued before it: a call still carrying one gets a 401",
             inScenarios: true, backendTrait: true
         ) { $0.tokens.refreshRevokesAccess = $1.boolean },
         .init(
@@ -242,24 +242,24 @@ extension ServerSetting {
             key: "unknown_user", type: .choice(UnknownUser.allCases.map(\.rawValue)), defaultText: "hide",
             doc:
                 "a sign-in with a user name no user has: hide (answered as a wrong password) or reveal (the dialect's `user_unknown` "
-                + "answer where it has one: Cognito's `PreventUserExistenceErrors: LEGACY`)",
+                + "answer where it has one)",
             inScenarios: true, backendTrait: true
         ) { $0.profileOptions.unknownUser = UnknownUser(rawValue: $1.string) ?? .hide },
         .init(
             key: "rotation_header", type: .string, defaultText: "the dialect's (Authorization)",
-            doc: "header-rotation (a refresh `via: resources`): response header carrying a new access token", inScenarios: true
+            doc: "a refresh `via: resources`: the response header carrying a new access token", inScenarios: true
         ) { $0.profileOptions.rotationHeader = $1.string },
         .init(
             key: "rotate_every", type: .integer(minimum: 1), defaultText: "off",
-            doc: "header-rotation (a refresh `via: resources`): rotate the access token on every Nth successful answer", inScenarios: true
+            doc: "a refresh `via: resources`: rotate the access token on every Nth successful answer", inScenarios: true
         ) { $0.profileOptions.rotateEvery = $1.integer },
         .init(
             key: "rotation_grace", type: .integer(minimum: 0), defaultText: "0",
-            doc: "header-rotation (a refresh `via: resources`): seconds a rotated-away access token still works", inScenarios: true
+            doc: "a refresh `via: resources`: seconds a rotated-away access token still works", inScenarios: true
         ) { $0.profileOptions.rotationGraceSeconds = $1.integer },
         .init(
-            key: "refresh_failure_status", type: .integer(minimum: 400), defaultText: "the dialect's: 406 (reissue), 401 (renewal)",
-            doc: "dialects served from a file (reissue, renewal, yours): status of every refused refresh (4xx)", inScenarios: true
+            key: "refresh_failure_status", type: .integer(minimum: 400), defaultText: "the dialect's",
+            doc: "a dialect served from a file: the status of every refused refresh (4xx), in place of the file's", inScenarios: true
         ) { $0.profileOptions.refreshFailureStatus = $1.integer },
         .init(
             key: "graphql_auth_errors", type: .choice(GraphQLAuthErrors.allCases.map(\.rawValue)), defaultText: "http",

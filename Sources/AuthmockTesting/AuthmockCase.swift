@@ -58,7 +58,7 @@ public enum AuthmockSuite {
     /// The built-in cases for `client`: every case of each dialect it
     /// speaks, less those it cannot run (a capability it does not declare);
     /// `ids`: only these (`1.1`, `3.*`). Its dialects are the built-in
-    /// profiles and the built-in dialect files (`keycloak`, `supabase`, ...).
+    /// profiles and the built-in dialect files (`authmock dialects` lists them).
     public static func builtInCases(for client: ClientUnderTest, ids: [String] = []) throws -> [AuthmockCase] {
         try cases(for: client, files: [], builtIn: true, ids: ids)
     }

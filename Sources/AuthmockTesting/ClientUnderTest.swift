@@ -7,8 +7,8 @@ public import DriverKit
 /// driver (`Driver.run`) or attached to a runner (`Driver.attach`).
 public struct ClientUnderTest: Sendable {
     /// Its name and version in reports, the dialects it speaks (built-in
-    /// profiles such as `oauth2`, or built-in dialect files such as
-    /// `keycloak`), the protocol extensions it implements, and its renewal margin.
+    /// profiles such as `oauth2`, or built-in dialect files), the protocol
+    /// extensions it implements, and how early it renews a token.
     public var identity: DriverIdentity
     /// A fresh client for each case, configured from the case server's `hello`.
     public var makeClient: @Sendable (Hello) async throws -> any DriverClient

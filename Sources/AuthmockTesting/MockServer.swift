@@ -7,9 +7,9 @@ import DriverProtocol
 /// a free port, steered through `control` (the clock, faults, expiry and
 /// revocation, the journal), stopped by the test.
 public enum MockServer {
-    /// Starts a mock. `dialect`: a built-in profile (`oauth2`, `envelope`,
-    /// `reissue`, `renewal`, `header-rotation`), a built-in dialect
-    /// (`keycloak`, `supabase`, ...) or the path of a dialect file;
+    /// Starts a mock. `dialect`: a built-in profile (`oauth2`, or a built-in
+    /// dialect file's name: `authmock dialects` lists them) or the path of
+    /// a dialect file;
     /// `configure` sets anything else (token lifetimes, rotation, users)
     /// before it starts. Call `stop()` on it when done, or use `with`.
     public static func start(dialect: String = "oauth2", configure: (inout ServerOptions) throws -> Void = { _ in }) async throws -> RunningMock {

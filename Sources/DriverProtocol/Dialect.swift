@@ -23,8 +23,8 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// document where the backend's SDK reads one first); nil: none.
     public var documents: [String: Template]?
     /// How the API reads `Authorization`'s scheme: `exact` takes only
-    /// `Bearer` as written (Django REST framework SimpleJWT's
-    /// `AUTH_HEADER_TYPES`: `bearer` is no credential); nil: any case (RFC 9110).
+    /// `Bearer` as written (a backend that compares the scheme's bytes:
+    /// `bearer` is no credential); nil: any case (RFC 9110).
     public var bearerScheme: BearerScheme?
     /// The backend's sign-out (token revocation) endpoint; nil: it has none,
     /// and a client signs out by forgetting its tokens.
@@ -33,7 +33,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     /// endpoint's `encoding` nor its `also_accepts`; nil: reads it as `encoding`.
     public var otherContentTypes: OtherContentTypes?
     /// The body field of sign-in and refresh requests that names the app
-    /// client (Cognito's `ClientId`): tokens go to that client, one the
+    /// client (`ClientId`): tokens go to that client, one the
     /// server does not know is refused. nil: the backend names none, and
     /// tokens go to the first configured client.
     public var clientID: String?
@@ -44,18 +44,18 @@ public struct DialectDescription: Sendable, Codable, Equatable {
     public var refreshOn: RefreshSignal?
 
     public enum RefreshSignal: String, Sendable, Codable, Equatable, CaseIterable {
-        /// Any answer of the expired answer's status (reissue: a revoked token's 401 too).
+        /// Any answer of the expired answer's status (a revoked token's 401 too).
         case status
-        /// Only the expired answer's code (envelope: 40101, not 40102).
+        /// Only the expired answer's code (40101, not 40102).
         case code
     }
 
     public enum BearerScheme: String, Sendable, Codable, Equatable { case exact }
 
     public enum OtherContentTypes: String, Sendable, Codable, Equatable, CaseIterable {
-        /// Read as the endpoint's encoding (GoTrue decodes any body as JSON).
+        /// Read as the endpoint's encoding (a server that decodes any body as JSON).
         case read
-        /// Refused: the `unsupported_media_type` answer (Django REST framework's 415).
+        /// Refused: the `unsupported_media_type` answer (a 415).
         case refuse
     }
 
@@ -86,14 +86,14 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         self.bearerScheme = bearerScheme
     }
 
-    /// A backend's JWTs (`jwt:`): Cognito's issuer is the user pool's URL,
+    /// A backend's JWTs (`jwt:`): an issuer that is the user pool's URL,
     /// its access tokens carry `token_use` and no `aud`, and every sign-in
     /// and refresh brings an id token whose `aud` is the client.
     public struct JWTShape: Sendable, Codable, Equatable {
         /// Appended to the server's URL in `iss`; the JWKS is served at `iss` + `/.well-known/jwks.json` too.
         public var issuerPath: String
         /// Standard claims access tokens leave out: `aud` (then resources do
-        /// not require it) and `nbf`, which Cognito's tokens do not carry.
+        /// not require it) and `nbf`, which some backends' tokens do not carry.
         public var accessLeftOut: [String]
         public var accessAudience: Bool { !accessLeftOut.contains("aud") }
         public var accessNotBefore: Bool { !accessLeftOut.contains("nbf") }
@@ -103,11 +103,11 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         /// and `{client_id}` replaced (nil: no id token).
         public var idTokenClaims: [String: String]?
         /// Where the JWKS is served, where the vendor publishes it elsewhere
-        /// than `iss` + `/.well-known/jwks.json` (Keycloak's
-        /// `.../protocol/openid-connect/certs`); nil: there.
+        /// than `iss` + `/.well-known/jwks.json`
+        /// (`.../protocol/openid-connect/certs`); nil: there.
         public var jwksPath: String?
         /// Given: refresh tokens are JWTs (HS512 with a key of the server's
-        /// own, as Keycloak's are) carrying these claims beside `exp`, `iat`,
+        /// own) carrying these claims beside `exp`, `iat`,
         /// `jti`, `iss`, `aud`, `sub`, `sid`, `azp` and `scope`; `{user}` and
         /// `{client_id}` are replaced. nil: opaque refresh tokens.
         public var refreshClaims: [String: String]?
@@ -171,7 +171,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var password: String
         /// The user name of the account a server starts with, where the
         /// backend's user names have a shape of their own (an email for
-        /// Supabase and Firebase); nil: `alice`.
+        /// a sign-in by email); nil: `alice`.
         public var defaultUser: String?
 
         enum CodingKeys: String, CodingKey {
@@ -195,8 +195,8 @@ public struct DialectDescription: Sendable, Codable, Equatable {
 
     /// A sign-out endpoint: the request that names a login by one of its
     /// tokens (the refresh token, or the access token) and ends it at the
-    /// server, so neither token works again (Supabase's `/logout`, Keycloak's
-    /// `/logout`, RFC 7009's `/oauth/revoke`).
+    /// server, so neither token works again (a `/logout`, RFC 7009's
+    /// `/oauth/revoke`).
     public struct SignOut: Sendable, Codable, Equatable {
         public var method: String
         public var path: String
@@ -210,10 +210,10 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var status: Int
         /// The answer's JSON body; nil: none.
         public var body: Template?
-        /// Headers the answer carries (Cognito's `Content-Type`).
+        /// Headers the answer carries (a JSON 1.1 `Content-Type`).
         public var headers: [String: Template]
         /// True: a refresh token that is no longer good gets the refresh
-        /// refusal for why (SimpleJWT's blacklist view validates it first);
+        /// refusal for why (a blacklist view that validates it first);
         /// false: a success, as RFC 7009 asks.
         public var refusesDeadToken: Bool
 
@@ -447,7 +447,7 @@ extension DialectDescription {
     public var expiredAnswer: DeclaredError? { errors.answers["access_token_expired"] ?? errors.answers["access_refused"] }
 
     /// A revoked access token gets the expired answer's status with another
-    /// code: only the code says "do not refresh" (envelope's 40102).
+    /// code: only the code says "do not refresh" (40102 beside 40101).
     public var tellsRevokedFromExpiredByCode: Bool {
         guard let expired = expiredAnswer, let revoked = errors.answers["access_token_revoked"] ?? errors.answers["access_refused"] else {
             return false
@@ -458,7 +458,7 @@ extension DialectDescription {
     /// Whether a client must read the code to know its token expired: the
     /// file says so (`refresh_on`), or else another refusal of an access
     /// token (revoked, forged, missing) shares the expired answer's status
-    /// but not its code, as envelope's 40101 does.
+    /// but not its code (40101 beside 40102).
     public var signalsExpiryByCode: Bool {
         if let refreshOn { return refreshOn == .code }
         guard let expired = expiredAnswer else { return false }

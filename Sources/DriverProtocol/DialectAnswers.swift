@@ -45,8 +45,8 @@ extension DialectDescription {
 
     /// Every error answer an answer could be, by key: those of its status
     /// whose code stands where that answer puts it, the ones whose message
-    /// the body says too first. Answers that share both (simplejwt's
-    /// `token_not_valid` for access and refresh tokens alike) are told
+    /// the body says too first. Answers that share both
+    /// (`token_not_valid` for access and refresh tokens alike) are told
     /// apart only by what was asked.
     public func errorKeys(status: Int, body: JSONValue?) -> [String] {
         guard let body else { return [] }

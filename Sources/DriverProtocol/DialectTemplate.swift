@@ -32,7 +32,7 @@ public enum Placeholder: String, Sendable, CaseIterable {
         case .refreshExpiresIn: "the refresh token's lifetime in seconds"
         case .tokenType: "`Bearer`"
         case .user: "the signed-in user's name"
-        case .idToken: "an id token: a declared dialect issues one when its `jwt.id_token_claims` says so (Cognito), else its member is left out"
+        case .idToken: "an id token: a declared dialect issues one when its `jwt.id_token_claims` says so, else its member is left out"
         case .code: "the error's code, a string or a number as the file wrote it"
         case .message: "the error's message, with its detail after a colon"
         case .status: "the HTTP status, a number"

@@ -40,7 +40,7 @@ public enum Capability {
     /// The client configures itself from `hello`'s `dialect` (a dialect file's
     /// description, docs/dialects.md), so it speaks any declared dialect.
     public static let dialect = "dialect"
-    /// The client talks HTTPS only (MSAL, an app with App Transport
+    /// The client talks HTTPS only (an SDK that refuses http, an app with App Transport
     /// Security): its case servers serve HTTPS with a certificate made for
     /// the run, which `hello` carries in `caCertificate`.
     public static let tls = "tls"

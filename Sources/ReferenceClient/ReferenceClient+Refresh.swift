@@ -90,7 +90,7 @@ extension ReferenceClient {
     }
 }
 
-/// The answer a header-rotation refresh produced, for the call that made it.
+/// The answer a refresh on resources produced, for the call that made it.
 final class AnswerBox: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Answer?

@@ -49,7 +49,7 @@ actor TokenStore {
         setLifetime(lifetime)
     }
 
-    /// An answer without a lifetime (SimpleJWT's never has one): the token's
+    /// An answer without a lifetime (some backends never send one): the token's
     /// own `exp` less its `iat`, counted from receipt as `expires_in` would
     /// be; an opaque token's previous lifetime still holds.
     private func setLifetime(_ seconds: Double?) {
@@ -78,7 +78,7 @@ actor TokenStore {
     /// The generation to refresh after when the token is due, read in one
     /// step with the due check so concurrent calls agree on one refresh.
     /// `joinInFlight: false` is the broken variant that does not wait for a
-    /// renewal already under way (it then sends without a token).
+    /// renewing already under way (it then sends without a token).
     func dueGeneration(joinInFlight: Bool = true) -> Int? {
         if !joinInFlight, inFlight != nil { return nil }
         return dueForRefresh && signedOut == nil ? generation : nil

@@ -36,12 +36,12 @@ enum CallEvidence {
         for record in observation.calls where [OutcomeKind.ok.rawValue, OutcomeKind.httpError.rawValue].contains(record.outcome) {
             let attempts = observation.anyAttempts(of: record.call)
             guard !attempts.isEmpty else {
-                // A renewal before sending that failed may be answered `http_error` with the
+                // Renewing before sending, failed, may be answered `http_error` with the
                 // refresh's status by a driver that cannot say `refresh_failed` (the protocol allows it).
-                let renewalFailed =
+                let renewingFailed =
                     record.outcome == OutcomeKind.httpError.rawValue
                     && refreshAnswers.contains { $0.status == record.answer?.status && !$0.undelivered && $0.failed }
-                if !renewalFailed { problems.append("\(record.call) ended \(record.outcome) but no request of it reached the server") }
+                if !renewingFailed { problems.append("\(record.call) ended \(record.outcome) but no request of it reached the server") }
                 continue
             }
             guard let status = record.answer?.status else { continue }

@@ -5,7 +5,7 @@ import Foundation
 /// itself had been told was over: its `expires_in`, counted from when the
 /// answer reached the client, had run out (plus a second for clients that
 /// round to whole seconds). Judged by the client's knowledge and the wall
-/// clock only, never the server's clock, so it asks for renewal before
+/// clock only, never the server's clock, so it asks to renew before
 /// sending (Apollo's `UserManagementInterceptor`, golang.org/x/oauth2).
 struct ExpiredTokenUsesExpectation: CountingExpectation {
     static let key = "expired_token_uses"

@@ -104,7 +104,7 @@ struct Observation {
     static let foreignHost = "localhost"
 
     /// `endpointPaths`: the dialect's sign-in and refresh paths, which may
-    /// lie under `/api/` (SimpleJWT's `/api/token/refresh/`).
+    /// lie under `/api/` (`/api/token/refresh/`).
     init(entries: [JournalEntry], calls: [CallRecord], tokens: TokenFacts, start: Date, endpointPaths: Set<String> = []) {
         self.entries = entries
         self.calls = calls
@@ -142,7 +142,7 @@ struct Observation {
     static func isForeign(_ entry: JournalEntry) -> Bool { entry.host?.hasPrefix(foreignHost + ":") == true }
     func isForeign(_ entry: JournalEntry) -> Bool { Self.isForeign(entry) }
 
-    /// Requests the application's calls make: to the API (a header-rotation
+    /// Requests the application's calls make: to the API (a refresh-on-resources
     /// refresh is the call repeated with the refresh token; a refresh
     /// endpoint under `/api/` is not the API).
     static func isCallAttempt(_ entry: JournalEntry, endpointPaths: Set<String>) -> Bool {

@@ -6,7 +6,7 @@ struct RefreshesExpectation: CountingExpectation {
     static let key = "refreshes"
     static let shape = CountRange.shape
     static let doc =
-        "refresh requests the server saw (in `header-rotation`, requests presenting the refresh token); a loop guard, or 0 where no refresh is the point"
+        "refresh requests the server saw (with a refresh `via: resources`, requests presenting the refresh token); a loop guard, or 0 where no refresh is the point"
     static let rule = Rules.caseReports
     let range: CountRange
 

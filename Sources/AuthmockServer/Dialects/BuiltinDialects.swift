@@ -45,7 +45,7 @@ public enum BuiltinDialects {
 }
 
 extension ServerOptions {
-    /// The settings of the built-in dialect file `profile` names (SimpleJWT's
+    /// The settings of the built-in dialect file `profile` names (its
     /// rotation), where `given` (the keys a flag, a variable or a config
     /// file set) has none: what `authmock serve --profile NAME` serves.
     public mutating func applyProfileSettings(except given: Set<String> = []) throws(SettingsError) {

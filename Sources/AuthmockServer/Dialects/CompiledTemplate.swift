@@ -4,7 +4,7 @@ import NIOCore
 /// A dialect file's answer template (sign-in, refresh, `resources`)
 /// compiled once into JSON bytes with holes for its placeholders, so an
 /// answer is written in one pass instead of built as a `JSONValue` tree and
-/// encoded (which made envelope's refresh about 15 % dearer than its Swift
+/// encoded (which made a file's refresh about 15 % dearer than its Swift
 /// version), and a resource's own JSON goes into `{data}` as it was encoded.
 /// Keys are sorted, as `JSONResponse` sorts them.
 struct CompiledTemplate: Sendable {

@@ -249,7 +249,7 @@ public struct DeclaredProfile: Profile {
         _ request: Request, context: AuthmockRequestContext, mock: Authmock
     ) async throws -> Result<(IssuedTokens, String), Situation> {
         let refresh = description.refresh
-        // The client first, as Cognito checks it before the token.
+        // The client first: a backend that names its clients checks it before the token.
         var clientID: String? = nil
         if let field = description.clientID {
             switch DialectRequests.client(named: field, context: context, mock: mock) {
@@ -398,7 +398,7 @@ public struct DeclaredProfile: Profile {
     }
 
     /// The access token an API answer renews in its header, for a dialect
-    /// that refreshes on resources (header-rotation); nil for any other.
+    /// that refreshes on resources; nil for any other.
     func renewedAccessToken(_ headers: HTTPFields) -> String? { resourceRefresh?.renewedToken(headers) }
 
     /// A browser interceptor must read a renewed access token.

@@ -52,7 +52,7 @@ enum DialectRequests {
     ) async throws
         -> LoginOutcome
     {
-        // A backend that names its clients checks the client first (Cognito: ResourceNotFoundException).
+        // A backend that names its clients checks the client first (an unknown one is `client_unknown`).
         var named: Client? = nil
         if let clientField {
             switch Self.client(named: clientField, context: context, mock: mock) {

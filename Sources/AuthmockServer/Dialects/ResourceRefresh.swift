@@ -5,7 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Synchronization
 
-/// A refresh with no endpoint (`refresh.via: resources`, the header-rotation
+/// A refresh with no endpoint (`refresh.via: resources`, the
 /// dialect). (a) After a 401 for an expired access token, the client repeats
 /// the request with its refresh token where the access token goes; the
 /// answer is served normally and carries a new access token in a response
@@ -97,7 +97,7 @@ struct ResourceRefresh: Sendable {
         var answer = ClientAnswer(response: response, issued: access.issued)
         let family = access.grant.claims.sid
         if answer.issued == nil, let every = rotateEvery, !family.isEmpty, rotations.countSuccess(family: family) % every == 0,
-            let issued = try await mock.authority.reissueAccessToken(familyID: family)
+            let issued = try await mock.authority.rotateAccessToken(familyID: family)
         {
             answer.issued = issued
             rotations.record(family: family, token: issued.accessToken, issuedAt: mock.clock.now())

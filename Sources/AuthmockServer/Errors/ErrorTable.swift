@@ -386,7 +386,7 @@ public enum GraphQLAPIError: ErrorCatalog {
             make(
                 200, "UNAUTHENTICATED", "Not authenticated",
                 when:
-                    "`graphql_auth_errors: body`: the token is missing, expired, revoked, forged or a refresh token (header-rotation: a dead refresh token); `data` is null and `extensions.reason` names the failure. With `http` (the default) the profile answers these with its own 401"
+                    "`graphql_auth_errors: body`: the token is missing, expired, revoked, forged or a refresh token (a refresh `via: resources`: a dead refresh token); `data` is null and `extensions.reason` names the failure. With `http` (the default) the profile answers these with its own 401"
             )
         case .forbidden:
             make(

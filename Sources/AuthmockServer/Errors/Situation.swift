@@ -94,7 +94,7 @@ public struct ErrorAnswer: Sendable {
 extension Situation {
     /// The shared rows (`CommonError`) for the request-level situations
     /// (not found, framing, size, store, bug), which every dialect but
-    /// envelope answers alike.
+    /// a dialect file that names none answers alike.
     var commonAnswer: ErrorAnswer {
         switch self {
         case .notFound, .methodNotAllowed, .requestUnmatched: ErrorAnswer(CommonError.notFound, detail: detail)
@@ -215,7 +215,7 @@ extension Situation {
         ("wrong_credentials", "sign-in with a username and password that match no user (required)"),
         (
             "user_unknown",
-            "sign-in with a user name no user has, under `unknown_user: reveal` (Cognito's `PreventUserExistenceErrors: LEGACY`); "
+            "sign-in with a user name no user has, under `unknown_user: reveal`; "
                 + "default: as wrong_credentials"
         ),
         (

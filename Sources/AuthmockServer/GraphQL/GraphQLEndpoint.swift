@@ -11,7 +11,7 @@ import NIOCore
 /// GraphQLSwift. A refused token answers the profile's own 401/403, or, with
 /// `graphql_auth_errors: body`, 200 with `UNAUTHENTICATED`/`FORBIDDEN` in
 /// `errors` as Apollo Server does. Answers are GraphQL's own JSON shape in
-/// every profile (the envelope dialect does not wrap them); header rotation
+/// every profile (a dialect's `resources` template does not wrap them); a refresh on resources
 /// still adds its header, through `finishResource`.
 struct GraphQLEndpoint: Sendable {
     let schema: GraphQLSchema

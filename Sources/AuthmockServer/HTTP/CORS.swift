@@ -37,7 +37,7 @@ public enum CORSPolicy: Sendable, Equatable {
 /// them: a preflight is the browser's, not the client's) and sets the
 /// allowed origin; it puts `Access-Control-Expose-Headers` only on the
 /// preflight, so this adds it to real answers too, where the browser reads
-/// it. Exposed: the challenge, Retry-After, and the header-rotation
+/// it. Exposed: the challenge, Retry-After, and a refresh on resources'
 /// profile's token header, which browser interceptors must be able to read.
 struct CORSMiddlewareStack: RouterMiddleware {
     typealias Context = AuthmockRequestContext

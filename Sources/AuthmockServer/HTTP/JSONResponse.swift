@@ -33,7 +33,7 @@ enum JSONResponse {
         // Most answers add nothing: they share one set of fields (copy on write).
         guard !headers.isEmpty else { return plainHeaders }
         var headers = headers
-        // A dialect may name its own JSON media type (Cognito's application/x-amz-json-1.1).
+        // A dialect may name its own JSON media type (application/x-amz-json-1.1).
         if headers[.contentType] == nil { headers[.contentType] = "application/json" }
         headers[.cacheControl] = "no-store"
         if headers[.pragma] == nil { headers[.pragma] = "no-cache" }
