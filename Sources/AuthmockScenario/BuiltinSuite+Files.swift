@@ -1759,6 +1759,81 @@ expect:
 """##
         ),
         (
+            "9.3-account-switch-during-refresh.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "9.3"
+name: a new sign-in while the old session's refresh is in flight keeps the new session
+description: >
+  A call meets an expired token and the refresh goes out; the server
+  rotates the tokens at once but holds the answer for three seconds.
+  Meanwhile the app signs the user out and signs in again (an account
+  switch), and the new session's token expires too. A correct client
+  refreshes the new session by itself, drops the old refresh's late answer
+  (the call that waited for it ends reauth_required), and from then on
+  sends only the new login's tokens. Broken clients let the new session's
+  call join the old refresh and take its answer (supabase-swift's refresh
+  in flight not keyed by the refresh token it was started for), or write
+  the late answer over the new session. Needs the driver protocol's
+  optional `logout` operation; a driver without it is SKIP.
+reports: [supabase/supabase-swift#1374]
+profiles: [oauth2, envelope, reissue, renewal]
+level: must
+steps:
+  - login: {}
+  - advance_clock: 3601
+  - fault:
+      match: {kind: refresh}
+      action: {type: delay-response, ms: 3000}
+  - request: {method: GET, path: /api/first, wait: false}
+  - wait_for: {kind: refresh, count: 1}
+  - logout: {}
+  - login: {}
+  - advance_clock: 3601
+  - request: {method: GET, path: /api/second}
+  - wait_for: all
+  - request: {method: GET, path: /api/third}
+expect:
+  old_login_tokens: 0
+  outcomes: {ok: 2, reauth_required: 1}
+  logins: 2
+
+"""##
+        ),
+        (
+            "9.4-sign-in-after-refused-refresh.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "9.4"
+name: signing in again after a refused refresh uses the new login's tokens
+description: >
+  The server revokes the login, and the next call's refresh is refused:
+  the call ends reauth_required and the app signs the user in again. The
+  call after the new sign-in must go out with the new login's token and
+  succeed. Broken clients keep the tokens they had cached before the
+  sign-in and send (or refresh) the dead login's, so the user who just
+  signed in is sent to sign in once more (Ktor's BearerAuthProvider keeps
+  what `loadTokens` returned until `clearToken()`).
+reports: ["https://api.ktor.io/ktor-client-auth/io.ktor.client.plugins.auth.providers/-bearer-auth-provider/clear-token.html"]
+profiles: [oauth2, envelope, reissue, renewal]
+level: must
+steps:
+  - login: {}
+  - revoke: {kind: refresh}
+  - advance_clock: 3601
+  - request: {method: GET, path: /api/first}
+  - login: {}
+  - request: {method: GET, path: /api/second}
+expect:
+  old_login_tokens: 0
+  outcomes: {ok: 1, reauth_required: 1}
+  logins: 2
+# Also as 9.4-clock: the same by the client's own clock.
+clock_variant: {}
+
+"""##
+        ),
+        (
             "_teeth.yaml",
             ##"""
 # The suite's teeth, checked by TeethMatrixTests: for each fault switch of
@@ -1853,6 +1928,7 @@ drop-call-header-on-retry:
     "2.3.1-clock": [oauth2, envelope, reissue, renewal]
     "2.3.2-clock": [oauth2, envelope, reissue, renewal]
     "3.3-clock": [oauth2, envelope, reissue, renewal]
+    "9.3": [oauth2, envelope, reissue, renewal]
 drop-body-on-retry:
   cause: retry-loses-request
   fail:
@@ -1919,6 +1995,9 @@ no-bearer-prefix:
     "1.1.100-clock": [oauth2, envelope, reissue, renewal]
     "1.3-clock": [oauth2, envelope, reissue, renewal]
     "3.2-clock": [oauth2, envelope, reissue, renewal]
+    "9.3": [oauth2, envelope, reissue, renewal]
+    "9.4": [oauth2, envelope, reissue, renewal]
+    "9.4-clock": [oauth2, envelope, reissue, renewal]
 ignore-rotated-header:
   cause: stale-token
   # Its calls wait for the rotation in flight and go out with the old token
@@ -2024,6 +2103,8 @@ refresh-only-by-expiry:
     "11.1.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.3": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
+    "9.3": [oauth2, envelope, reissue, renewal]
+    "9.4": [oauth2, envelope, reissue, renewal]
 forget-refresh-token-when-absent:
   cause: drops-refresh-token
   fail:
@@ -2050,10 +2131,12 @@ resend-after-refused-refresh:
   cause: resends-after-refusal
   cause_in:
     "9.1": uses-session-after-sign-out
+    "9.3": uses-session-after-sign-out
   fail:
     "1.7": [oauth2, envelope, reissue, renewal]
     "2.4": [header-rotation]
     "9.1": [oauth2, envelope, reissue, renewal]
+    "9.3": [oauth2, envelope, reissue, renewal]
 trust-jwt-exp:
   cause: refreshes-live-token
   fail:
@@ -2067,6 +2150,7 @@ late-refresh-revives-session:
   fail:
     "9.1": [oauth2, envelope, reissue, renewal]
     "9.1-clock": [oauth2, envelope, reissue, renewal]
+    "9.3": [oauth2, envelope, reissue, renewal]
 reuse-consumed-stream:
   cause: retry-loses-request
   fail:
@@ -2095,6 +2179,15 @@ ignore-nonce:
   cause: accepts-bad-id-token
   fail:
     "12.3": [oauth2]
+join-old-session-refresh:
+  cause: uses-session-after-sign-out
+  fail:
+    "9.3": [oauth2, envelope, reissue, renewal]
+sign-in-keeps-cached-tokens:
+  cause: keeps-old-login-tokens
+  fail:
+    "9.4": [oauth2, envelope, reissue, renewal]
+    "9.4-clock": [oauth2, envelope, reissue, renewal]
 
 """##
         ),

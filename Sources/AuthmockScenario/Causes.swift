@@ -170,6 +170,13 @@ struct Symptoms {
         return false
     }
 
+    /// A later sign-in's calls carried an earlier login's tokens, and the app
+    /// had signed that login out with a `logout` step before the sign-in.
+    var oldLoginTokensAfterSignOut: Bool {
+        guard let signedOut = observation.signedOutAt else { return false }
+        return observation.signInSteps.contains { $0.lowerBound > signedOut } && shows(.over(.oldLoginTokens))
+    }
+
     /// An attempt of a call carried other bytes than the application's body.
     var alteredBody: Bool { !BodiesIntactExpectation.altered(observation).altered.isEmpty }
 
@@ -337,8 +344,14 @@ enum Causes {
             shows: { $0.shows(.any(.unfoundedReauth)) || $0.shows(.over(.outcomes, reauth)) && $0.signedOutUnrefused }),
         Entry(
             cause: Cause(id: "uses-session-after-sign-out", title: "keeps using the signed-out session's tokens after the app signed the user out"),
-            explains: [.any(.requestsAfterLogout), .over(.outcomes, ok), .under(.outcomes, reauth)],
-            shows: { $0.shows(.over(.requestsAfterLogout)) }),
+            explains: [.any(.requestsAfterLogout), .any(.oldLoginTokens), .over(.outcomes, ok), .under(.outcomes, ok), .under(.outcomes, reauth)],
+            shows: { $0.shows(.over(.requestsAfterLogout)) || $0.oldLoginTokensAfterSignOut }),
+        Entry(
+            cause: Cause(
+                id: "keeps-old-login-tokens",
+                title: "keeps an earlier login's tokens after a new sign-in (a token cache the sign-in does not replace)"),
+            explains: [.any(.oldLoginTokens), .any(.outcomes), .any(.superfluousRefreshes), .over(.refreshes), .any(.unfoundedReauth)],
+            shows: { $0.shows(.over(.oldLoginTokens)) && !$0.oldLoginTokensAfterSignOut }),
         Entry(
             cause: Cause(
                 id: "signs-out-locally-only", title: "forgets its tokens on sign-out but never ends the login at the backend's sign-out endpoint"),

@@ -20,6 +20,7 @@ public enum FindingName: String, Sendable, Codable, CaseIterable, Comparable {
     case retryAfter = "retry_after"
     case retriedWithNewToken = "retried_with_new_token"
     case requestsAfterLogout = "requests_after_logout"
+    case oldLoginTokens = "old_login_tokens"
     case signedOutAtServer = "signed_out_at_server"
     case bodiesIntact = "bodies_intact"
     case mutationsPerCall = "mutations_per_call"

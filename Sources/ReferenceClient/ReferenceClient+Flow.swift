@@ -39,7 +39,7 @@ extension ReferenceClient {
             guard succeeded(answer), let access else {
                 return ClientOutcome(kind: .httpError, status: answer.status, body: answer.body, message: "sign-in failed")
             }
-            await store.signIn(access: access, refresh: refresh, lifetime: lifetime(answer))
+            await store.signIn(access: access, refresh: refresh, lifetime: lifetime(answer), keepCached: faults.contains(.signInKeepsCachedTokens))
             return ClientOutcome(kind: .ok, status: answer.status, body: nil)
         } catch {
             return ClientOutcome(kind: .transportError, message: "\(error)")

@@ -164,7 +164,8 @@ extension ReferenceClient {
                 await openID.signOut()
                 return ClientOutcome(kind: .reauthRequired, status: answer.status, message: "id token rejected: \(error)")
             }
-            await store.signIn(access: access, refresh: refresh, lifetime: Self.lifetime(answer))
+            await store.signIn(
+                access: access, refresh: refresh, lifetime: Self.lifetime(answer), keepCached: faults.contains(.signInKeepsCachedTokens))
             var outcome = ClientOutcome(kind: .ok, status: answer.status)
             outcome.idTokenClaims = claims
             return outcome

@@ -47,6 +47,14 @@ public enum ClientFault: String, Sendable, CaseIterable {
     case signOutLocallyOnly = "sign-out-locally-only"
     /// Adopts the answer of a refresh that was still out when the user signed out.
     case lateRefreshRevivesSession = "late-refresh-revives-session"
+    /// A new session's calls join the refresh the old session left in flight,
+    /// and take its answer for theirs (supabase/supabase-swift#1374: the
+    /// refresh in flight not keyed by the refresh token it was started for).
+    case joinOldSessionRefresh = "join-old-session-refresh"
+    /// A sign-in keeps the tokens cached before it, so the calls after it
+    /// carry the earlier login's (Ktor's `BearerAuthProvider`, whose
+    /// `loadTokens` result survives a sign-in until `clearToken()`).
+    case signInKeepsCachedTokens = "sign-in-keeps-cached-tokens"
     /// Hands the one-shot body stream the first attempt already read to the retry (it sends nothing).
     case reuseConsumedStream = "reuse-consumed-stream"
     /// Looks only at the HTTP status: GraphQL's `UNAUTHENTICATED` in a 200
@@ -142,7 +150,9 @@ public final class ReferenceClient: Sendable {
         self.clientSecret = clientSecret
         self.faults = faults
         self.proactive = faults.contains(.noProactiveRefresh) && !faults.contains(.refreshOnlyByExpiry) ? .off : proactive
-        store = TokenStore(margin: proactive == .atExpiry ? .zero : nil, expiryFromJWT: faults.contains(.trustJWTExp))
+        store = TokenStore(
+            margin: proactive == .atExpiry ? .zero : nil, expiryFromJWT: faults.contains(.trustJWTExp),
+            joinOldSessionRefresh: faults.contains(.joinOldSessionRefresh))
         openID = OpenIDSession(clientID: clientID, faults: faults)
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow

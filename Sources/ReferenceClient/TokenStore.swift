@@ -24,6 +24,15 @@ actor TokenStore {
     private(set) var expiresAt: ContinuousClock.Instant?
     private var lifetime: Double?
     private var inFlight: Task<RefreshResult, Never>?
+    /// Which refresh `inFlight` is: a refresh that ends clears the slot only
+    /// if it is still its own (a sign-in may have handed it to a new session's).
+    private var inFlightNumber = 0
+    /// The session that started the refresh in flight.
+    private var inFlightSession = 0
+    /// Refreshes a later session's call waited for (only where the slot
+    /// outlives its session: `joinOldSessionRefresh`); their answer is that
+    /// call's, so it is adopted.
+    private var joinedAcrossSessions = Set<Int>()
     /// Once a refresh is refused, every later call is told to sign in again.
     private var signedOut: RefreshResult?
     /// Bumped by every sign-in and sign-out: a refresh that began in another
@@ -33,14 +42,28 @@ actor TokenStore {
     private let margin: Duration?
     /// The broken variant: expiry from the JWT's `exp` and the device clock.
     private let expiryFromJWT: Bool
+    /// The broken variant: a sign-in or sign-out leaves the old session's
+    /// refresh in the slot, so the new session's calls wait for it and take
+    /// its answer (supabase-swift's refresh not keyed by its token).
+    private let joinOldSessionRefresh: Bool
 
-    init(margin: Duration? = nil, expiryFromJWT: Bool = false) {
+    init(margin: Duration? = nil, expiryFromJWT: Bool = false, joinOldSessionRefresh: Bool = false) {
         self.margin = margin
         self.expiryFromJWT = expiryFromJWT
+        self.joinOldSessionRefresh = joinOldSessionRefresh
     }
 
-    func signIn(access: String, refresh: String?, lifetime: Double?) {
+    /// A new session owns no refresh: one the old session left out ends
+    /// alone. The broken variant `keepCached` keeps the tokens cached before
+    /// the sign-in.
+    func signIn(access: String, refresh: String?, lifetime: Double?, keepCached: Bool = false) {
         session += 1
+        if !joinOldSessionRefresh { inFlight = nil }
+        if keepCached, self.access != nil {
+            generation += 1
+            signedOut = nil
+            return
+        }
         self.access = access
         self.refresh = refresh
         accessIssuedAt = Self.issuedAt(access)
@@ -67,6 +90,7 @@ actor TokenStore {
     /// The app signs the user out: tokens gone, every later call told to sign in.
     func signOut() {
         session += 1
+        if !joinOldSessionRefresh { inFlight = nil }
         access = nil
         refresh = nil
         expiresAt = nil
@@ -92,7 +116,10 @@ actor TokenStore {
     /// The current token; waits for a refresh in flight, so a call started
     /// during a refresh goes out with the new token, never without one.
     func current(waitForRefresh: Bool = true) async -> (token: String?, generation: Int, signedOut: RefreshResult?) {
-        if waitForRefresh, let inFlight { _ = await inFlight.value }
+        if waitForRefresh, let inFlight {
+            if inFlightSession != session { joinedAcrossSessions.insert(inFlightNumber) }
+            _ = await inFlight.value
+        }
         // The broken variant clears its token while refreshing and sends without one.
         if !waitForRefresh, inFlight != nil { return (nil, generation, signedOut) }
         return (access, generation, signedOut)
@@ -107,15 +134,21 @@ actor TokenStore {
         if let signedOut { return signedOut }
         if singleFlight {
             if generation > seen { return .refreshed }
-            if let inFlight { return await inFlight.value }
+            if let inFlight {
+                if inFlightSession != session { joinedAcrossSessions.insert(inFlightNumber) }
+                return await inFlight.value
+            }
         }
         let (access, refresh, session) = (self.access, self.refresh, self.session)
+        inFlightNumber += 1
+        inFlightSession = session
+        let number = inFlightNumber
         let task = Task { await perform(access, refresh) }
         let completion = Task<RefreshResult, Never> {
             let (result, newAccess, newRefresh, lifetime) = await task.value
             return self.finish(
                 result, access: newAccess, refresh: newRefresh, lifetime: lifetime, keepAbsentRefresh: keepAbsentRefresh, session: session,
-                acceptLate: acceptLateRefresh)
+                number: number, acceptLate: acceptLateRefresh)
         }
         inFlight = completion
         return await completion.value
@@ -123,13 +156,17 @@ actor TokenStore {
 
     private func finish(
         _ result: RefreshResult, access newAccess: String?, refresh newRefresh: String?, lifetime: Double?, keepAbsentRefresh: Bool,
-        session started: Int, acceptLate: Bool
+        session started: Int, number: Int, acceptLate: Bool
     ) -> RefreshResult {
-        inFlight = nil
+        if number == inFlightNumber { inFlight = nil }
+        let joined = joinedAcrossSessions.remove(number) != nil
         // The user signed out (or in again) while this refresh was out: its
-        // answer belongs to a session that is over. The broken variant revives it.
+        // answer belongs to a session that is over. The broken variants revive
+        // it: always (`acceptLate`), or for a later session's call that waited for it.
         if started != session {
-            guard acceptLate, case .refreshed = result else { return signedOut ?? .rejected(status: nil, message: "signed out during the refresh") }
+            guard acceptLate || joined, case .refreshed = result else {
+                return signedOut ?? .rejected(status: nil, message: "signed out during the refresh")
+            }
             signedOut = nil
         }
         switch result {

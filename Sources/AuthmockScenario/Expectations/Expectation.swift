@@ -59,6 +59,7 @@ public enum ExpectationKinds {
         RetryAfterExpectation.self,
         RetriedWithNewTokenExpectation.self,
         RequestsAfterLogoutExpectation.self,
+        OldLoginTokensExpectation.self,
         SignedOutAtServerExpectation.self,
         BodiesIntactExpectation.self,
         MutationsPerCallExpectation.self,
