@@ -77,6 +77,11 @@ enum ControlRoutes {
         for operation in ControlOperation.allCases {
             let handler: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, _ in
                 if let refusal = refusal(request, mock: mock) { return refusal }
+                if operation == .console, let token = query(request)[adminTokenParameter], let expected = mock.options.adminToken, !expected.isEmpty,
+                    constantTimeMatch(token, expected)
+                {
+                    return consoleSignIn(token, mock: mock)
+                }
                 do throws(ControlInputError) {
                     return try await handle(operation, request, control)
                 } catch {
@@ -185,13 +190,56 @@ enum ControlRoutes {
         return nil
     }
 
-    /// With an admin token configured, every control request must carry it.
-    /// OAuth access tokens are a different secret and never match.
+    /// A browser cannot send the admin token as a header with the console's
+    /// own requests, so the console's address may carry it once
+    /// (`GET /_authmock/console?admin_token=...`); it is traded for this
+    /// cookie (HttpOnly, SameSite=Strict, on the control API's path only)
+    /// and the address left without it.
+    static let adminCookie = "authmock_admin"
+    static let adminTokenParameter = "admin_token"
+
+    /// The console's address with the admin token: the cookie, and the page's own address again.
+    private static func consoleSignIn(_ token: String, mock: Authmock) -> Response {
+        let secure = mock.tlsConfiguration != nil ? "; Secure" : ""
+        // Percent-encoded: a token may hold what a cookie's value cannot (`;`, spaces).
+        let value = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return Response(
+            status: .seeOther,
+            headers: [
+                .location: prefix + ControlOperation.console.path, .cacheControl: "no-store",
+                .setCookie: "\(adminCookie)=\(value); Path=\(prefix); HttpOnly; SameSite=Strict\(secure)",
+            ])
+    }
+
+    /// A cookie's value, from every `Cookie` header of the request.
+    static func cookie(_ name: String, in headers: HTTPFields) -> String? {
+        for field in headers[values: .cookie] {
+            for pair in field.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name { return String(parts[1]).removingPercentEncoding }
+            }
+        }
+        return nil
+    }
+
+    /// With an admin token configured, every control request must carry it:
+    /// as a Bearer token, or the console's cookie (the console's address may
+    /// carry it once, to be traded for the cookie). OAuth access tokens are a
+    /// different secret and never match.
     private static func checkAdmin(_ request: Request, mock: Authmock) -> Response? {
         guard let expected = mock.options.adminToken, !expected.isEmpty else { return nil }
         if case .bearer(let token) = PresentedCredential(request.headers), constantTimeMatch(token, expected) { return nil }
+        if let token = cookie(adminCookie, in: request.headers), constantTimeMatch(token, expected) { return nil }
+        if request.uri.path == prefix + ControlOperation.console.path, let token = query(request)[adminTokenParameter],
+            constantTimeMatch(token, expected)
+        {
+            return nil
+        }
         var response = failure(
-            ControlInputError(.adminTokenRequired, "send Authorization: Bearer <admin token> (--admin-token / AUTHMOCK_ADMIN_TOKEN)"))
+            ControlInputError(
+                .adminTokenRequired,
+                "send Authorization: Bearer <admin token> (--admin-token / AUTHMOCK_ADMIN_TOKEN); a browser opens \(prefix)/console?\(adminTokenParameter)=<admin token>"
+            ))
         response.headers[.wwwAuthenticate] = #"Bearer realm="authmock-control""#
         return response
     }

@@ -108,4 +108,45 @@ import Testing
         #expect(try page.eval("document.getElementById('verdict').dataset.verdict") as? String == "pass")
         #expect(try page.eval("document.querySelector('[data-expectation=refresh_token_reuse]').dataset.passed") as? String == "true")
     }
+
+    /// With `--admin-token`, the console's address carries the token once:
+    /// it is traded for an HttpOnly, SameSite=Strict cookie and the address
+    /// is left without it, and the page's own requests (its data, its
+    /// events, its buttons) pass with the cookie. A wrong token opens
+    /// nothing, and the cookie opens nothing but the control API.
+    @Test func theConsoleOpensWithTheAdminToken() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: RunReportPageTests.chromium), "scripts/test.sh installs chromium")
+        let admin = "console admin; token"
+        let server = try ServingBinary(["--judge", "--admin-token", admin])
+        defer { _ = server.interrupt() }
+        let escaped = admin.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        // Over HTTP: the trade, and what the cookie opens.
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        defer { _ = client.shutdown() }
+        func get(_ path: String, cookie: String? = nil) async throws -> HTTPClientResponse {
+            var request = HTTPClientRequest(url: server.baseURL + path)
+            if let cookie { request.headers.add(name: "Cookie", value: cookie) }
+            return try await client.execute(request, timeout: .seconds(10))
+        }
+        #expect(try await get("/_authmock/console").status == .unauthorized)
+        #expect(try await get("/_authmock/console?admin_token=wrong").status == .unauthorized)
+        let traded = try await get("/_authmock/console?admin_token=\(escaped)")
+        #expect(traded.status == .seeOther && traded.headers.first(name: "Location") == "/_authmock/console")
+        let setCookie = traded.headers.first(name: "Set-Cookie") ?? ""
+        #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Path=/_authmock"), "\(setCookie)")
+        let cookie = String(setCookie.prefix { $0 != ";" })
+        #expect(try await get("/_authmock/clock", cookie: cookie).status == .ok)
+        #expect(try await get("/_authmock/clock", cookie: "authmock_admin=wrong").status == .unauthorized)
+        #expect(try await get("/api/me", cookie: cookie).status == .unauthorized, "the cookie is no access token")
+
+        // In Chromium: the page loads its data and its buttons act.
+        let page = try BrowserPage(server.baseURL + "/_authmock/console?admin_token=\(escaped)")
+        defer { page.close() }
+        try page.wait("document.body.dataset.ready === '1'")
+        #expect(try page.eval("location.search") as? String == "", "the token left the address")
+        #expect(try page.eval("document.getElementById('verdict').dataset.verdict") as? String == "nothing-yet")
+        try page.click("button[data-action=advance-60]")
+        try page.wait(
+            "document.getElementById('status').dataset.action === 'advance-60' && document.getElementById('status').dataset.status === '200'")
+    }
 }
