@@ -25,6 +25,11 @@ extension FaultRule {
 
     public init(_ object: StrictObject) throws(ControlInputError) {
         try object.allow(Self.fields)
+        self.init(match: try Self.match(object), times: try Self.times(object), action: try Self.action(object))
+    }
+
+    /// `match`: which requests the rule is for (all, when absent).
+    static func match(_ object: StrictObject) throws(ControlInputError) -> Match {
         var match = Match()
         if let m = try object.object("match") {
             try m.allow(Self.matchFields)
@@ -51,6 +56,11 @@ extension FaultRule {
                 match.header = (name, try header.string("value"))
             }
         }
+        return match
+    }
+
+    /// `times`: how many matching requests the rule fires on (1 when absent; nil: unlimited).
+    static func times(_ object: StrictObject) throws(ControlInputError) -> Int? {
         var times: Int? = 1
         if object.has("times") {
             if (try? object.string("times")) == "unlimited" {
@@ -62,9 +72,13 @@ extension FaultRule {
                 times = count
             }
         }
+        return times
+    }
+
+    /// `action`: what the rule does to a matching request, each type with its own fields.
+    static func action(_ object: StrictObject) throws(ControlInputError) -> Action {
         let action = try object.required(try object.object("action"), "action")
         let type = try action.required(try action.string("type"), "type")
-        let parsed: Action
         switch type {
         case "respond":
             try action.allow(["type", "status", "headers", "body"])
@@ -82,20 +96,20 @@ extension FaultRule {
             if let framing = ServerSetHeaders.first(in: headers.keys) {
                 throw ControlInputError(.invalidValue, "field '\(action.name("headers"))': \(framing) is set by the server from the body")
             }
-            parsed = .respond(status: status, headers: headers, body: body)
+            return .respond(status: status, headers: headers, body: body)
         case "answer":
             // Which situations there are is the server's (AuthmockServer's `Situation`): it checks the name where a rule is installed or loaded.
             try action.allow(["type", "situation"])
             let situation = try action.required(try action.string("situation"), "situation")
             guard !situation.isEmpty else { throw ControlInputError(.invalidValue, "field '\(action.name("situation"))' must name a situation") }
-            parsed = .answer(situation: situation)
+            return .answer(situation: situation)
         case "delay", "delay-response":
             try action.allow(["type", "ms"])
             let ms = try action.required(try action.int("ms"), "ms")
             guard (0...60_000).contains(ms) else {
                 throw ControlInputError(.invalidValue, "field '\(action.name("ms"))' must be 0 to 60000 milliseconds, got \(ms)")
             }
-            parsed = type == "delay" ? .delay(milliseconds: ms) : .delayResponse(milliseconds: ms)
+            return type == "delay" ? .delay(milliseconds: ms) : .delayResponse(milliseconds: ms)
         case "gather":
             try action.allow(["type", "count", "ms", "quiet_ms"])
             let count = try action.required(try action.int("count"), "count")
@@ -105,25 +119,24 @@ extension FaultRule {
             for (key, value) in [("ms", ms), ("quiet_ms", quiet)] where !(0...60_000).contains(value) {
                 throw ControlInputError(.invalidValue, "field '\(action.name(key))' must be 0 to 60000 milliseconds, got \(value)")
             }
-            parsed = .gather(count: count, milliseconds: ms, quietMilliseconds: quiet)
+            return .gather(count: count, milliseconds: ms, quietMilliseconds: quiet)
         case "id-token":
             try action.allow(["type", "claims"])
             let claims = try action.required(try action.stringMap("claims"), "claims")
             guard !claims.isEmpty else { throw ControlInputError(.invalidValue, "field '\(action.name("claims"))' must name at least one claim") }
-            parsed = .idToken(claims: claims)
+            return .idToken(claims: claims)
         case "close-connection":
             try action.allow(["type"])
-            parsed = .closeConnection
+            return .closeConnection
         case "drop-response":
             try action.allow(["type"])
-            parsed = .dropResponse
+            return .dropResponse
         default:
             throw ControlInputError(
                 .invalidValue,
                 "field '\(action.name("type"))' must be one of \(Self.actionTypes.joined(separator: ", ")); got '\(type)'\(Suggestion.hint(for: type, in: Self.actionTypes))"
             )
         }
-        self.init(match: match, times: times, action: parsed)
     }
 }
 

@@ -230,15 +230,9 @@ public enum ScenarioRunner {
             verdict: .error, findings: [], calls: [], journal: [], driverStderr: "", seconds: 0,
             driver: options.driverInfo?.name, driverVersion: options.driverInfo?.version)
         result.digest = scenario.digest
-        // Known from the run's one hello: no driver process for a case it cannot run.
-        if let reason = options.driverInfo?.cannotRun(scenario, profile: profile) {
+        if let reason = skipReason(scenario, profile: profile, options: options) {
             result.verdict = .skip
             result.reason = reason
-            return result
-        }
-        if scenario.callsAnotherHost, let host = options.caseServerAdvertisedHost, !["127.0.0.1", "localhost"].contains(host) {
-            result.verdict = .skip
-            result.reason = "the case calls another host name of the server (localhost), which the client does not reach at \(host)"
             return result
         }
         let scenario = scenario.lengthened(forRenewalMargin: options.driverInfo?.renewalMargin ?? 0)
@@ -278,52 +272,77 @@ public enum ScenarioRunner {
             }
             startup?.leave()
             result.driverStderr = stderr
-            var calls: [CallRecord] = []
-            do {
-                let outcome = try conversation.get()
-                calls = outcome.calls
-                result.calls = outcome.calls.map { $0.summary(start: wallStart) }
-                result.causes = outcome.causes
-                result.notes = outcome.notes.isEmpty ? nil : outcome.notes
-                result.signedOut = outcome.signedOutAt.map { ($0.timeIntervalSince(wallStart) * 1000).rounded() / 1000 }
-                result.driver = outcome.driver
-                result.driverVersion = outcome.version
-                result.driverHello = outcome.hello
-                switch outcome.stop {
-                case .unsupported(let reason):
-                    result.verdict = .skip
-                    result.reason = reason
-                case .none, .failed:
-                    result.findings = outcome.findings
-                }
-            } catch let failure as DriverFailure {
-                result.verdict = .error
-                result.reason = failure.description
-            } catch {
-                result.verdict = .error
-                result.reason = "\(error)"
-            }
-            // The verdict above already read it; a store failing since only shortens the evidence.
-            let entries = (try? await mock.control.journal().entries) ?? []
-            let tokens = (try? await mock.control.tokens()).map(TokenFacts.init) ?? TokenFacts()
-            var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: wallStart, endpointPaths: Set(mock.profile.endpointPaths))
-            seen.noteFaults(mock.control.faults())
-            result.journal = Self.evidence(entries.map(seen.line))
-            result.entries = Self.evidence(seen.reported)
+            let calls = record(conversation, into: &result, start: wallStart)
+            await attachEvidence(mock, calls: calls, to: &result, start: wallStart)
             if result.verdict != .skip && result.reason == nil {
                 let failed = result.failedFindings
                 result.verdict = failed.contains(where: \.isMust) ? .fail : failed.isEmpty ? .pass : .nonStrict
             }
-            // A listed known failure stays visible, but does not fail the run.
-            if let reason = options.expectedFailures[result.label] ?? options.expectedFailures[result.id] {
-                if result.verdict == .fail || result.verdict == .nonStrict {
-                    result.verdict = .skip
-                    result.knownFailure = reason
-                    result.reason = "known failure: \(reason)"
-                } else if result.verdict == .pass {
-                    result.reason = "listed as a known failure (\(reason)) but passed: remove it from the expected-failures file"
-                }
+            applyExpectedFailure(options.expectedFailures, to: &result)
+        }
+    }
+
+    /// Why a case run is skipped before any driver starts: what the run's
+    /// one hello said the driver cannot do, or a host name it cannot reach.
+    static func skipReason(_ scenario: Scenario, profile: String, options: RunOptions) -> String? {
+        if let reason = options.driverInfo?.cannotRun(scenario, profile: profile) { return reason }
+        if scenario.callsAnotherHost, let host = options.caseServerAdvertisedHost, !["127.0.0.1", "localhost"].contains(host) {
+            return "the case calls another host name of the server (localhost), which the client does not reach at \(host)"
+        }
+        return nil
+    }
+
+    /// What the conversation with the driver brought: the calls, findings,
+    /// causes and the driver's identity, or why it ended in an error.
+    static func record(_ conversation: Result<Play.Outcome, any Error>, into result: inout CaseResult, start: Date) -> [CallRecord] {
+        do {
+            let outcome = try conversation.get()
+            result.calls = outcome.calls.map { $0.summary(start: start) }
+            result.causes = outcome.causes
+            result.notes = outcome.notes.isEmpty ? nil : outcome.notes
+            result.signedOut = outcome.signedOutAt.map { ($0.timeIntervalSince(start) * 1000).rounded() / 1000 }
+            result.driver = outcome.driver
+            result.driverVersion = outcome.version
+            result.driverHello = outcome.hello
+            switch outcome.stop {
+            case .unsupported(let reason):
+                result.verdict = .skip
+                result.reason = reason
+            case .none, .failed:
+                result.findings = outcome.findings
             }
+            return outcome.calls
+        } catch let failure as DriverFailure {
+            result.verdict = .error
+            result.reason = failure.description
+        } catch {
+            result.verdict = .error
+            result.reason = "\(error)"
+        }
+        return []
+    }
+
+    /// The journal as the report shows it, each line with its tokens' labels.
+    /// The verdict already read the journal; a store failing since only shortens the evidence.
+    static func attachEvidence(_ mock: Authmock, calls: [CallRecord], to result: inout CaseResult, start: Date) async {
+        let entries = (try? await mock.control.journal().entries) ?? []
+        let tokens = (try? await mock.control.tokens()).map(TokenFacts.init) ?? TokenFacts()
+        var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: start, endpointPaths: Set(mock.profile.endpointPaths))
+        seen.noteFaults(mock.control.faults())
+        result.journal = evidence(entries.map(seen.line))
+        result.entries = evidence(seen.reported)
+    }
+
+    /// A listed known failure stays visible, but does not fail the run; a
+    /// listed one that passed says to remove it.
+    static func applyExpectedFailure(_ expected: [String: String], to result: inout CaseResult) {
+        guard let reason = expected[result.label] ?? expected[result.id] else { return }
+        if result.verdict == .fail || result.verdict == .nonStrict {
+            result.verdict = .skip
+            result.knownFailure = reason
+            result.reason = "known failure: \(reason)"
+        } else if result.verdict == .pass {
+            result.reason = "listed as a known failure (\(reason)) but passed: remove it from the expected-failures file"
         }
     }
 
