@@ -79,31 +79,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Starts the server; with `upstream`, as `authmock proxy` in front of that backend.
     func start(upstream: UpstreamOptions?) async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let logLevel = self.logLevel ?? environment["AUTHMOCK_LOG_LEVEL"] ?? "info"
-        let logFormat = self.logFormat ?? environment["AUTHMOCK_LOG_FORMAT"] ?? "text"
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw ValidationError("--log-level must be one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        guard logFormat == "text" || logFormat == "json" else { throw ValidationError("--log-format must be text or json") }
-        let json = logFormat == "json"
-        LoggingSystem.bootstrap { label in
-            if json { return JSONLogHandler(label: label, logLevel: level) }
-            return TextLogHandler(label: label, logLevel: level)
-        }
-        var logger = Logger(label: "authmock")
-        logger.logLevel = level
-
-        var options: ServerOptions
-        do {
-            options = try resolveOptions()
-        } catch let error as ConfigError {
-            throw ValidationError(error.description)
-        } catch let error as SettingsError {
-            throw ValidationError(error.description)
-        } catch let error as TLSSetupError {
-            throw ValidationError(error.description)
-        }
+        let logger = try bootstrapLogging()
+        var options = try serverOptions()
         options.upstream = upstream
         options.judge = judge
         let steps: Plan?
@@ -112,23 +89,8 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("--plan \(error.description)")
         }
-        let mock: Authmock
-        do {
-            mock = try await Authmock(options: options, state: try await .open(options), judge: TrafficJudge())
-        } catch let error as SettingsError {
-            throw ValidationError(error.description)
-        } catch let error as StartError {
-            FileHandle.standardError.write(Data("Error: \(error.description)\n".utf8))
-            throw ExitCode.failure
-        }
-        let certificate =
-            options.tls == nil
-            ? nil
-            : URL(
-                fileURLWithPath: tlsCert ?? ProcessInfo.processInfo.environment["AUTHMOCK_TLS_CERT"]
-                    ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")
-            ).standardizedFileURL
-                .path
+        let mock = try await startMock(options)
+        let certificate = certificatePath(options)
         // A proxy's HTTP client, shut down when the server has stopped.
         let client = upstream.map { UpstreamForwarder.makeClient($0) }
         let forwarder: Forwarder? = client.map { client in
@@ -151,16 +113,74 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(options.drainSeconds)
         configuration.maximumCancellationDuration = .seconds(2)
-        let group = ServiceGroup(configuration: configuration)
         let ran: Result<Void, any Error>
         do {
-            try await group.run()
+            try await ServiceGroup(configuration: configuration).run()
             ran = .success(())
         } catch {
             ran = .failure(error)
         }
         try? await client?.shutdown()
         if judge { await reportVerdicts(mock) }
+        try explainListening(ran, options)
+    }
+
+    /// The log level and format from the flags or the environment, installed for the process.
+    func bootstrapLogging() throws -> Logger {
+        let environment = ProcessInfo.processInfo.environment
+        let logLevel = self.logLevel ?? environment["AUTHMOCK_LOG_LEVEL"] ?? "info"
+        let logFormat = self.logFormat ?? environment["AUTHMOCK_LOG_FORMAT"] ?? "text"
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard logFormat == "text" || logFormat == "json" else { throw ValidationError("--log-format must be text or json") }
+        let json = logFormat == "json"
+        LoggingSystem.bootstrap { label in
+            if json { return JSONLogHandler(label: label, logLevel: level) }
+            return TextLogHandler(label: label, logLevel: level)
+        }
+        var logger = Logger(label: "authmock")
+        logger.logLevel = level
+        return logger
+    }
+
+    /// The settings from flags, the environment and `--config`, each problem as a usage error.
+    func serverOptions() throws -> ServerOptions {
+        do {
+            return try resolveOptions()
+        } catch let error as ConfigError {
+            throw ValidationError(error.description)
+        } catch let error as SettingsError {
+            throw ValidationError(error.description)
+        } catch let error as TLSSetupError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// The mock over the state `--state` names; a setting it refuses is a
+    /// usage error, a store that cannot be opened an error exit.
+    func startMock(_ options: ServerOptions) async throws -> Authmock {
+        do {
+            return try await Authmock(options: options, state: try await .open(options), judge: TrafficJudge())
+        } catch let error as SettingsError {
+            throw ValidationError(error.description)
+        } catch let error as StartError {
+            FileHandle.standardError.write(Data("Error: \(error.description)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    /// The certificate a client must trust, for the banner (nil without `--tls`).
+    func certificatePath(_ options: ServerOptions) -> String? {
+        guard options.tls != nil else { return nil }
+        let file =
+            tlsCert ?? ProcessInfo.processInfo.environment["AUTHMOCK_TLS_CERT"]
+            ?? (tlsDir as NSString).appendingPathComponent("authmock-localhost.crt")
+        return URL(fileURLWithPath: file).standardizedFileURL.path
+    }
+
+    /// How the server ended: an address it could not listen on, said so a person can act.
+    func explainListening(_ ran: Result<Void, any Error>, _ options: ServerOptions) throws {
         do {
             try ran.get()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
