@@ -48,8 +48,8 @@ public enum ClientFault: String, Sendable, CaseIterable {
     /// Adopts the answer of a refresh that was still out when the user signed out.
     case lateRefreshRevivesSession = "late-refresh-revives-session"
     /// A new session's calls join the refresh the old session left in flight,
-    /// and take its answer for theirs (supabase/supabase-swift#1374: the
-    /// refresh in flight not keyed by the refresh token it was started for).
+    /// and take its answer for theirs: the refresh in flight not keyed by the
+    /// refresh token it was started for (case 9.3's report, docs/cases.md).
     case joinOldSessionRefresh = "join-old-session-refresh"
     /// A sign-in keeps the tokens cached before it, so the calls after it
     /// carry the earlier login's (Ktor's `BearerAuthProvider`, whose

@@ -44,7 +44,7 @@ actor TokenStore {
     private let expiryFromJWT: Bool
     /// The broken variant: a sign-in or sign-out leaves the old session's
     /// refresh in the slot, so the new session's calls wait for it and take
-    /// its answer (supabase-swift's refresh not keyed by its token).
+    /// its answer (a refresh not keyed by the token it began with: case 9.3's report).
     private let joinOldSessionRefresh: Bool
 
     init(margin: Duration? = nil, expiryFromJWT: Bool = false, joinOldSessionRefresh: Bool = false) {
