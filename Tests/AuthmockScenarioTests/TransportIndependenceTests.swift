@@ -12,7 +12,7 @@ import Testing
 /// sending), which a client that never refreshes by its clock misses. Run
 /// 16 case runs at once on two cores: verdicts hold at any concurrency.
 /// An interpreter-run driver gives the same verdicts at 64 case runs at
-/// once (`authmock run`'s default on two cores) as at 2.
+/// once (`authmock run`'s default on two cores) as at 4.
 @Suite(.serialized) struct TransportIndependenceTests {
     static let clockBound: [String: Verdict] = Dictionary(
         uniqueKeysWithValues: (["6.1 [oauth2]"] + ["oauth2", "envelope", "reissue", "renewal", "header-rotation"].map { "11.2 [\($0)]" }).map {
@@ -54,16 +54,16 @@ import Testing
     }
 
     /// A real library in Python, every oauth2 case: 64 at once (each starting
-    /// an interpreter that imports requests and oauthlib) judge it as 2 at once do.
+    /// an interpreter that imports requests and oauthlib) judge it as 4 at once do.
     @Test func anInterpreterRunDriverGetsTheSameVerdictsAtHighConcurrency() async throws {
         let script = packageRoot.appendingPathComponent("drivers/python-requests-oauthlib/driver.py").path
         let cases = try builtInCases().filter { $0.1 == "oauth2" }
-        let serial = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script)", jobs: 2))
+        let serial = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script)", jobs: 4))
         let crowded = await ScenarioRunner.run(cases, options: RunOptions(driver: "python3 \(script)", jobs: 64))
         #expect(serial.count == cases.count && crowded.count == cases.count)
         #expect(serial.filter { $0.verdict == .error }.map(\.label) == [], "\(serial.filter { $0.verdict == .error }.map(Reports.details))")
         for (alone, together) in zip(serial, crowded) where alone.verdict != together.verdict {
-            Issue.record("\(together.label): \(together.verdict.rawValue) at 64 at once, \(alone.verdict.rawValue) at 2\(Reports.details(together))")
+            Issue.record("\(together.label): \(together.verdict.rawValue) at 64 at once, \(alone.verdict.rawValue) at 4\(Reports.details(together))")
         }
     }
 }
