@@ -23,6 +23,8 @@ struct OpenIDTests {
         let jwksURI = try #require(discovery["jwks_uri"] as? String)
         let path = String(jwksURI.dropFirst(server.mock.baseURL.count))
         let answer = try await server.send(.get, path)
+        // Cacheable, as providers send it (docs/oidc.md); token answers stay no-store.
+        #expect(answer.headers[.cacheControl] == "public, max-age=300")
         let jwks = try #require(try answer.json()["keys"] as? [[String: Any]])
         let keys = try await JWTKeyCollection().add(jwksJSON: answer.text)
         return (keys, jwks)

@@ -146,7 +146,7 @@ struct HostileFileTests {
         #expect(ContinuousClock.now - started < .seconds(15), "serve listened after \(ContinuousClock.now - started)")
         try await server.withClient { client in
             let last = try await client.get("/docs/d9999")
-            #expect(last.status == .ok)
+            #expect(last.status == .ok && last.headers[.cacheControl] == "public, max-age=300")
             #expect(try last.json()["at"] as? String == server.baseURL + "/x")
             #expect(try await client.head("/docs/d0").status == .ok)
             #expect(try await client.post("/docs/d0", body: ByteBuffer()).status == .notFound)

@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// Builds JSON responses. `Cache-Control: no-store` everywhere: tokens and
-/// errors about tokens must never be cached (RFC 6749 section 5.1).
+/// Builds JSON responses. `Cache-Control: no-store` unless the answer says
+/// otherwise: tokens and errors about tokens must never be cached (RFC 6749
+/// section 5.1); a JWKS or a discovery document is cacheable, as providers send them.
 enum JSONResponse {
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -35,8 +36,8 @@ enum JSONResponse {
         var headers = headers
         // A dialect may name its own JSON media type (application/x-amz-json-1.1).
         if headers[.contentType] == nil { headers[.contentType] = "application/json" }
-        headers[.cacheControl] = "no-store"
-        if headers[.pragma] == nil { headers[.pragma] = "no-cache" }
+        if headers[.cacheControl] == nil { headers[.cacheControl] = "no-store" }
+        if headers[.cacheControl] == "no-store", headers[.pragma] == nil { headers[.pragma] = "no-cache" }
         return headers
     }
 
