@@ -77,11 +77,7 @@ enum ControlRoutes {
         for operation in ControlOperation.allCases {
             let handler: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, _ in
                 if let refusal = refusal(request, mock: mock) { return refusal }
-                if operation == .console, let token = query(request)[adminTokenParameter], let expected = mock.options.adminToken, !expected.isEmpty,
-                    constantTimeMatch(token, expected)
-                {
-                    return consoleSignIn(token, mock: mock)
-                }
+                if operation == .console, let token = consoleToken(request, mock: mock) { return consoleSignIn(token, mock: mock) }
                 do throws(ControlInputError) {
                     return try await handle(operation, request, control)
                 } catch {
@@ -198,6 +194,14 @@ enum ControlRoutes {
     static let adminCookie = "authmock_admin"
     static let adminTokenParameter = "admin_token"
 
+    /// The admin token the console's address carries, when it is the right one.
+    private static func consoleToken(_ request: Request, mock: Authmock) -> String? {
+        guard let expected = mock.options.adminToken, !expected.isEmpty, request.uri.path == prefix + ControlOperation.console.path,
+            let token = query(request)[adminTokenParameter], constantTimeMatch(token, expected)
+        else { return nil }
+        return token
+    }
+
     /// The console's address with the admin token: the cookie, and the page's own address again.
     private static func consoleSignIn(_ token: String, mock: Authmock) -> Response {
         let secure = mock.tlsConfiguration != nil ? "; Secure" : ""
@@ -230,11 +234,7 @@ enum ControlRoutes {
         guard let expected = mock.options.adminToken, !expected.isEmpty else { return nil }
         if case .bearer(let token) = PresentedCredential(request.headers), constantTimeMatch(token, expected) { return nil }
         if let token = cookie(adminCookie, in: request.headers), constantTimeMatch(token, expected) { return nil }
-        if request.uri.path == prefix + ControlOperation.console.path, let token = query(request)[adminTokenParameter],
-            constantTimeMatch(token, expected)
-        {
-            return nil
-        }
+        if consoleToken(request, mock: mock) != nil { return nil }
         var response = failure(
             ControlInputError(
                 .adminTokenRequired,

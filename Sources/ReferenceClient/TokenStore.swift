@@ -116,13 +116,17 @@ actor TokenStore {
     /// The current token; waits for a refresh in flight, so a call started
     /// during a refresh goes out with the new token, never without one.
     func current(waitForRefresh: Bool = true) async -> (token: String?, generation: Int, signedOut: RefreshResult?) {
-        if waitForRefresh, let inFlight {
-            if inFlightSession != session { joinedAcrossSessions.insert(inFlightNumber) }
-            _ = await inFlight.value
-        }
+        if waitForRefresh, let inFlight { _ = await join(inFlight) }
         // The broken variant clears its token while refreshing and sends without one.
         if !waitForRefresh, inFlight != nil { return (nil, generation, signedOut) }
         return (access, generation, signedOut)
+    }
+
+    /// Waits for the refresh in flight, noting a wait from a later session
+    /// than the one that started it (only the broken variant lets one happen).
+    private func join(_ refresh: Task<RefreshResult, Never>) async -> RefreshResult {
+        if inFlightSession != session { joinedAcrossSessions.insert(inFlightNumber) }
+        return await refresh.value
     }
 
     /// Refreshes once for all calls that saw `generation` fail.
@@ -134,10 +138,7 @@ actor TokenStore {
         if let signedOut { return signedOut }
         if singleFlight {
             if generation > seen { return .refreshed }
-            if let inFlight {
-                if inFlightSession != session { joinedAcrossSessions.insert(inFlightNumber) }
-                return await inFlight.value
-            }
+            if let inFlight { return await join(inFlight) }
         }
         let (access, refresh, session) = (self.access, self.refresh, self.session)
         inFlightNumber += 1

@@ -25,8 +25,8 @@ struct OldLoginTokensExpectation: CountingExpectation {
         }
     }
 
-    static func uses(_ observation: Observation) -> [JournalEntry] {
-        let logins = confirmedLogins(observation)
+    static func uses(_ observation: Observation, logins: [(at: Date, login: Int)]? = nil) -> [JournalEntry] {
+        let logins = logins ?? confirmedLogins(observation)
         guard logins.count > 1 else { return [] }
         return observation.entries.filter { entry in
             guard entry.kind != .revoke, !Observation.isForeign(entry),
@@ -42,7 +42,7 @@ struct OldLoginTokensExpectation: CountingExpectation {
         guard logins.count > 1 else {
             return Judgement.nothingToJudge("the case confirmed \(logins.count) sign-in, so no login is older than another")
         }
-        let old = Self.uses(observation)
+        let old = Self.uses(observation, logins: logins)
         return Judgement(
             passed: range.admits(old.count),
             message: "expected \(range.of("request")) with an earlier login's token after a later sign-in, saw \(old.count)"
