@@ -168,6 +168,40 @@ struct CausesTests {
         #expect(causes == ["uses-session-after-sign-out"], "\(causes)")
     }
 
+    /// 9.3 with the new session's call joining the old session's refresh:
+    /// both calls take the old login's late tokens, and which of them reaches
+    /// the wire last depends on the machine's load. A use of the old login's
+    /// older token after its newer one is not a second cause: it follows
+    /// from keeping the signed-out session (CI named stale-token beside it).
+    @Test func anOldSessionsStaleTokenIsTheSessionKeptAfterSignOut() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 3601
+        t.add(0.10, .resource, call: "c1", access: "A1", status: 401)
+        t.add(0.11, .refresh, path: "/oauth/token", refresh: "r1", status: 200, ms: 3000, issues: ("A2", 300), issuesRefresh: "r2")
+        t.add(0.20, .login, path: "/oauth/token", status: 200, issues: ("B1", 300), issuesRefresh: "s1", family: "f2")
+        t.add(0.30, .resource, call: "c2", access: "B1", status: 401)
+        t.add(3.12, .resource, call: "c2", access: "A2", status: 401)
+        t.add(3.13, .refresh, path: "/oauth/token", refresh: "r2", status: 200, ms: 5, issues: ("A3", 300), issuesRefresh: "r3")
+        t.add(3.25, .resource, call: "c1", access: "A2", status: 401)
+        t.add(3.26, .resource, call: "c2", access: "A3", status: 200)
+        t.call("c1", sent: 0.05, answered: 3.3, outcome: "http_error", status: 401)
+        t.call("c2", sent: 0.25, answered: 3.3)
+        var observation = t.observation
+        observation.signedOutAt = EvaluatorTests.start.addingTimeInterval(0.15)
+        observation.signInSteps = [0.0...0.01, 0.19...0.22].map {
+            EvaluatorTests.start.addingTimeInterval($0.lowerBound)...EvaluatorTests.start.addingTimeInterval($0.upperBound)
+        }
+        #expect(!StaleTokenUsesExpectation.staleUses(observation).isEmpty, "the old login's A2 is used after its A3 was delivered")
+        let oldTokens = Expectations([OldLoginTokensExpectation(range: .init(min: 0, max: 0))]).evaluate(observation, level: .must)
+            .filter { !$0.passed }
+        #expect(oldTokens.count == 1 && oldTokens.allSatisfy { !($0.measured ?? []).contains(Measured.nothingToJudge) })
+        let outcomes = Finding(
+            expectation: "outcomes", passed: false, message: "", evidence: [],
+            measured: [CountRange(min: 1, max: 1).measure("reauth_required", saw: 0)])
+        let causes = Causes.diagnose(observation, failed: [outcomes] + oldTokens).map(\.id)
+        #expect(causes == ["uses-session-after-sign-out"], "\(causes)")
+    }
+
     /// A 401 that came after the server had refused the refresh token is no
     /// "never refreshes after a 401": the client was told its session is dead.
     @Test func a401AfterARefusedRefreshIsNotNoRefreshAfter401() {

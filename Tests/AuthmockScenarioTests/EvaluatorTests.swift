@@ -24,7 +24,8 @@ struct EvaluatorTests {
         mutating func add(
             _ at: Double, _ kind: RouteKind, path: String = "/api/items", call: String? = nil, access: String? = nil,
             refresh: String? = nil, status: Int, ms: Double = 2, issues: (access: String, lifetime: Double)? = nil,
-            issuesRefresh: String? = nil, host: String = "127.0.0.1:8080", body: String? = nil, scheme: String = "Bearer"
+            issuesRefresh: String? = nil, host: String = "127.0.0.1:8080", body: String? = nil, scheme: String = "Bearer",
+            family: String = "f1"
         ) {
             let real = EvaluatorTests.start.addingTimeInterval(at)
             let virtual = real.addingTimeInterval(advanced)
@@ -36,14 +37,14 @@ struct EvaluatorTests {
             if let refresh { entry.refreshToken = PresentedToken(kind: .refresh, id: refresh, state: .valid) }
             if let issues {
                 entry.issuedAccess = issues.access
-                tokens.accessFamily[issues.access] = "f1"
+                tokens.accessFamily[issues.access] = family
                 tokens.accessIssued[issues.access] = virtual
                 tokens.accessLifetime[issues.access] = issues.lifetime
                 tokens.accessExpiry[issues.access] = virtual.addingTimeInterval(issues.lifetime)
             }
             if let issuesRefresh {
                 entry.issuedRefresh = issuesRefresh
-                tokens.refreshFamily[issuesRefresh] = "f1"
+                tokens.refreshFamily[issuesRefresh] = family
             }
             entries.append(entry)
         }
