@@ -1834,6 +1834,63 @@ clock_variant: {}
 """##
         ),
         (
+            "9.5-cancelled-caller-during-refresh.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "9.5"
+name: cancelling the call that started a refresh leaves the refresh to finish
+description: >
+  Two calls meet an expired token at once and share one refresh (the
+  client's single flight, shown before anything is cancelled). The token
+  expires again; a call meets it and its refresh goes out; the server
+  rotates the tokens at once but holds the answer for a second.
+  Meanwhile the app cancels that call (its screen closed, its task
+  cancelled), then makes two more. A correct client lets the refresh
+  finish and keeps what it brought: the cancelled call ends `cancelled`,
+  the next call waits for the same refresh and succeeds, and no second
+  refresh spends the rotated refresh token. Broken clients cancel the
+  refresh with its caller, so the rotated pair is never read and the next
+  refresh is refused as reuse (KTOR-8285, fixed by Ktor's
+  nonCancellableTokenRefresh), or let the cancelled caller empty the
+  single-flight slot, so the next call starts a second refresh with the
+  same refresh token (ReviewStage/luke#570). Needs the driver protocol's
+  optional `cancel` operation; a driver without it is SKIP.
+reports: ["https://youtrack.jetbrains.com/issue/KTOR-8285", ReviewStage/luke#570]
+profiles: [oauth2, envelope, reissue, renewal]
+level: must
+steps:
+  - login: {}
+  - advance_clock: 3601
+  - fault:
+      match: {kind: refresh}
+      action: {type: delay-response, ms: 1000}
+  # Single flight before any cancel: a client without it is told so, not
+  # that the cancel broke its refresh.
+  - parallel: {count: 2, request: {method: GET, path: /api/before}}
+  - wait_for: all
+  - advance_clock: 3601
+  - fault:
+      match: {kind: refresh}
+      action: {type: delay-response, ms: 1000}
+  - request: {method: GET, path: /api/first, wait: false}
+  - wait_for: {kind: refresh, count: 2}
+  - cancel: {}
+  - request: {method: GET, path: /api/second}
+  - request: {method: GET, path: /api/third}
+expect:
+  outcomes: {ok: 4, cancelled: 1}
+  refreshes: 2
+  refresh_token_reuse: 0
+# Also as 9.5-clock: the same by the client's own clock. Its tokens live
+# 3 s, not 2: a refreshed token arrives after the second's hold, and with
+# 2 s it would reach the app with so little life left that renewing it at
+# once would be right.
+clock_variant:
+  server: {access_ttl: 3}
+
+"""##
+        ),
+        (
             "_teeth.yaml",
             ##"""
 # The suite's teeth, checked by TeethMatrixTests: for each fault switch of
@@ -1872,6 +1929,8 @@ refresh-per-401:
     "1.1.100-clock": [oauth2, envelope, reissue, renewal]
     "1.3-clock": [oauth2, envelope, reissue, renewal]
     "3.2-clock": [oauth2, envelope, reissue, renewal]
+    "9.5": [oauth2, envelope, reissue, renewal]
+    "9.5-clock": [oauth2, envelope, reissue, renewal]
 retry-forever:
   cause: unbounded
   fail:
@@ -1883,6 +1942,8 @@ keep-first-refresh-token:
     "3.2": [oauth2, envelope, reissue, renewal]
     "3.1-clock": [oauth2, envelope, reissue, renewal]
     "3.2-clock": [oauth2, envelope, reissue, renewal]
+    "9.5": [oauth2, envelope, reissue, renewal]
+    "9.5-clock": [oauth2, envelope, reissue, renewal]
 refresh-on-403:
   cause: refresh-on-403
   fail:
@@ -1929,6 +1990,7 @@ drop-call-header-on-retry:
     "2.3.2-clock": [oauth2, envelope, reissue, renewal]
     "3.3-clock": [oauth2, envelope, reissue, renewal]
     "9.3": [oauth2, envelope, reissue, renewal]
+    "9.5": [oauth2, envelope, reissue, renewal]
 drop-body-on-retry:
   cause: retry-loses-request
   fail:
@@ -1998,6 +2060,8 @@ no-bearer-prefix:
     "9.3": [oauth2, envelope, reissue, renewal]
     "9.4": [oauth2, envelope, reissue, renewal]
     "9.4-clock": [oauth2, envelope, reissue, renewal]
+    "9.5": [oauth2, envelope, reissue, renewal]
+    "9.5-clock": [oauth2, envelope, reissue, renewal]
 ignore-rotated-header:
   cause: stale-token
   # Its calls wait for the rotation in flight and go out with the old token
@@ -2048,6 +2112,8 @@ send-without-token-during-refresh:
     "1.7-clock": [envelope]
     "2.1-clock": [envelope]
     "3.2-clock": [envelope]
+    "9.5": [envelope]
+    "9.5-clock": [envelope]
 ignore-retry-after:
   cause: ignores-retry-after
   fail:
@@ -2105,6 +2171,7 @@ refresh-only-by-expiry:
     "11.3.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "9.3": [oauth2, envelope, reissue, renewal]
     "9.4": [oauth2, envelope, reissue, renewal]
+    "9.5": [oauth2, envelope, reissue, renewal]
 forget-refresh-token-when-absent:
   cause: drops-refresh-token
   fail:
@@ -2188,6 +2255,16 @@ sign-in-keeps-cached-tokens:
   fail:
     "9.4": [oauth2, envelope, reissue, renewal]
     "9.4-clock": [oauth2, envelope, reissue, renewal]
+cancel-aborts-refresh:
+  cause: cancel-breaks-refresh
+  fail:
+    "9.5": [oauth2, envelope, reissue, renewal]
+    "9.5-clock": [oauth2, envelope, reissue, renewal]
+cancel-clears-single-flight:
+  cause: cancel-breaks-refresh
+  fail:
+    "9.5": [oauth2, envelope, reissue, renewal]
+    "9.5-clock": [oauth2, envelope, reissue, renewal]
 
 """##
         ),

@@ -85,6 +85,28 @@ struct Symptoms {
         return observation.resources.contains { $0.seq > signedIn && !$0.presentsAuthorization }
     }
 
+    /// Every refresh that presented a refresh token an earlier refresh had
+    /// presented was sent after a cancel that came while that earlier one was
+    /// out: the cancel took the refresh, or the slot that let other calls wait
+    /// for it, with it (KTOR-8285, ReviewStage/luke#570). A client that
+    /// refreshes twice with one token without a cancel (case 9.5 shows its
+    /// single flight first) has no single flight, whatever it did after.
+    var refreshedAgainAfterCancel: Bool {
+        guard !observation.cancels.isEmpty else { return false }
+        let refreshes = observation.entries.filter { $0.kind == .refresh && !Observation.isForeign($0) }
+        var again: [(first: JournalEntry, later: JournalEntry)] = []
+        for (index, first) in refreshes.enumerated() {
+            guard let token = first.refreshToken?.id else { continue }
+            for later in refreshes[(index + 1)...] where later.refreshToken?.id == token { again.append((first, later)) }
+        }
+        return !again.isEmpty
+            && again.allSatisfy { pair in
+                observation.cancels.contains { cancel in
+                    pair.first.realTime < cancel.at && Observation.end(pair.first) > cancel.at && pair.later.realTime > cancel.at
+                }
+            }
+    }
+
     /// Requests that carried an access token older than one the client had already been handed.
     /// (Or retried the very token a 401 refused after the newer one's answer ended: `retriesPastNewer`.)
     /// A use of an earlier login's token after a later sign-in is left to the
@@ -259,6 +281,18 @@ enum Causes {
                 id: "accepts-bad-id-token", title: "accepts an id token it should refuse (another user or issuer, another nonce, a forged one)"),
             explains: [.any(.login), .any(.outcomes)],
             shows: { $0.shows(.any(.login)) || $0.forgedIDTokenDelivered && $0.shows(.any(.outcomes)) }),
+        // Before single flight: the second refresh is beside the first, and the cancel is why.
+        Entry(
+            cause: Cause(
+                id: "cancel-breaks-refresh",
+                title:
+                    "refreshes again with the same refresh token after a call was cancelled during the refresh: the cancel took the refresh (or the slot other calls wait on) with it"
+            ),
+            explains: [
+                .any(.superfluousRefreshes), .over(.refreshes), .any(.refreshTokenReuse), .any(.outcomes), .any(.unfoundedReauth),
+                .over(.attemptsPerCall), .over(.maxRequests),
+            ],
+            shows: { $0.refreshedAgainAfterCancel }),
         Entry(
             cause: Cause(id: "no-single-flight", title: "refreshes (or signs in) beside a refresh already in flight: no single flight"),
             explains: [

@@ -66,6 +66,9 @@ public struct DriverInfo: Sendable, Equatable {
         if scenario.signsOut && !capabilities.contains(Capability.logout) {
             return "the case signs the user out, and the driver does not declare the `logout` capability in hello (docs/driver-protocol.md)"
         }
+        if scenario.cancelsCalls && !capabilities.contains(Capability.cancel) {
+            return "the case cancels a call in flight, and the driver does not declare the `cancel` capability in hello (docs/driver-protocol.md)"
+        }
         return nil
     }
 }
@@ -96,6 +99,11 @@ extension Scenario {
     /// Whether a step signs the user out (`logout`).
     var signsOut: Bool {
         steps.contains { if case .logout = $0 { true } else { false } }
+    }
+
+    /// Whether a step cancels a call (`cancel`).
+    var cancelsCalls: Bool {
+        steps.contains { if case .cancel = $0 { true } else { false } }
     }
 
     /// Whether a step sends a request to another host (`//foreign/...`).

@@ -34,6 +34,8 @@ struct Play: Sendable {
         var signOutRequestedAt: Date?
         /// Each `login` step, from when it was sent to when the driver answered.
         var signInSteps: [ClosedRange<Date>] = []
+        /// Each `cancel` step: the call it cancelled, and when the runner sent it.
+        var cancels: [(call: String, at: Date)] = []
         /// What the failed findings come from.
         var causes: [Cause]?
         /// Fault rules the case's steps installed: (rule id, step number).
@@ -128,6 +130,7 @@ struct Play: Sendable {
         observation.signedOutAt = outcome.signedOutAt
         observation.signOutRequestedAt = outcome.signOutRequestedAt
         observation.signInSteps = outcome.signInSteps
+        observation.cancels = outcome.cancels
         observation.reuseRevokesLogin = mock.options.tokens.refreshReuse == .revokeLogin
         let scope = mock.profile.answer(to: .insufficientScope(required: ""))
         observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
@@ -177,6 +180,8 @@ struct Performance {
             return try await signIn(username: username, password: password, openID: openID, expected: expected, step: number)
         case .logout:
             return try await signOut(step: number)
+        case .cancel(let call):
+            return try await cancel(call, step: number)
         case .request(let spec, let wait):
             let index = try await send(spec)
             if wait { try await collect(index) }
@@ -247,6 +252,33 @@ struct Performance {
         guard answer.ok else {
             let message = "step \(step): the client could not sign out: \(answer.outcome?.rawValue ?? "?") \(answer.message ?? "")"
             return stop(Finding(expectation: "logout", passed: false, message: message, evidence: [answer.line]))
+        }
+        return true
+    }
+
+    /// Cancels call number `number` (1-based), or the latest still unanswered.
+    private mutating func cancel(_ number: Int?, step: Int) async throws -> Bool {
+        for index in outcome.calls.indices where outcome.calls[index].answer == nil {
+            outcome.calls[index].answer = await channel.arrivedAnswer(outcome.calls[index].driverID)
+        }
+        let index: Int?
+        if let number {
+            index = outcome.calls.indices.contains(number - 1) ? number - 1 : nil
+        } else {
+            index = outcome.calls.indices.last { outcome.calls[$0].answer == nil }
+        }
+        guard let index else {
+            let which =
+                number.map { "call \($0), but the case had sent \(outcome.calls.count)" }
+                ?? "the latest call in flight, but every call had been answered"
+            return stop(Finding(expectation: "cancel", passed: false, message: "step \(step): cancel names \(which)", evidence: []))
+        }
+        let target = outcome.calls[index]
+        outcome.cancels.append((target.call, Date()))
+        let answer = try await channel.answer(try await channel.post { .cancel(id: $0, call: target.driverID) }, deadline: play.deadline)
+        if answer.outcome == .unsupported {
+            outcome.stop = .unsupported("the driver answered cancel with unsupported (an optional operation: docs/driver-protocol.md)")
+            return false
         }
         return true
     }

@@ -95,7 +95,10 @@ extension Scenario {
         copy.server.values["access_ttl"] = .integer(ClockVariant.accessSeconds)
         copy.server.values["sign_in_access_ttl"] = nil
         for (key, value) in variant.server.values { copy.server.values[key] = value }
-        var lifetimes = "every access token lives \(ClockVariant.accessSeconds) s"
+        // A variant may set its own short life (`server: {access_ttl: 3}`): said as set.
+        let life: Int
+        if case .integer(let seconds)? = copy.server["access_ttl"] { life = seconds } else { life = ClockVariant.accessSeconds }
+        var lifetimes = "every access token lives \(life) s"
         if case .integer(let first)? = copy.server["sign_in_access_ttl"], case .integer(let refreshed)? = copy.server["access_ttl"],
             first != refreshed
         {
@@ -114,7 +117,7 @@ extension Scenario {
 extension Scenario {
     /// A clock variant for a client that renews `margin` seconds before
     /// expiry: its short-lived access tokens (sign-in's and refreshed ones
-    /// of `ClockVariant.accessSeconds` or less) live `margin` longer, so they
+    /// that run out within the variant's wait, `ClockVariant.waitSeconds`) live `margin` longer, so they
     /// run out by that client's clock where they would for a client without
     /// one, instead of every token it gets needing renewing at once (which
     /// judges the margin against the case, not the refresh logic).
@@ -123,7 +126,7 @@ extension Scenario {
         var copy = self
         let extra = Int(margin.rounded(.up))
         for key in ["access_ttl", "sign_in_access_ttl"] {
-            guard case .integer(let seconds)? = copy.server.values[key], seconds <= ClockVariant.accessSeconds else { continue }
+            guard case .integer(let seconds)? = copy.server.values[key], Double(seconds) <= ClockVariant.waitSeconds else { continue }
             copy.server.values[key] = .integer(seconds + extra)
         }
         copy.description +=
@@ -187,6 +190,9 @@ public enum Step: Sendable {
     case login(username: String?, password: String, openID: Bool = false, expect: OutcomeKind? = nil)
     /// The app signs the user out (the driver protocol's `logout` extension).
     case logout
+    /// The app cancels a call in flight (the `cancel` extension): call number
+    /// `call` (1 for the case's first), nil for the latest still unanswered.
+    case cancel(call: Int?)
     /// `wait: false` sends without waiting for the answer.
     case request(CallSpec, wait: Bool)
     /// N copies of a request (or a list), all sent before any answer is awaited.
@@ -330,6 +336,19 @@ public enum ScenarioFormat {
         Field(
             "logout", .object(ObjectSpec("logout", [])),
             "the app signs the user out (driver protocol extension `logout`; a driver without it is SKIP)"),
+        Field(
+            "cancel",
+            .object(
+                ObjectSpec(
+                    "cancel",
+                    [
+                        Field(
+                            "call", .integer(minimum: 1),
+                            "which call: 1 for the case's first request, and so on (default: the latest not yet answered)")
+                    ]
+                )),
+            "the app cancels a call in flight: its screen closed, its task cancelled (driver protocol extension `cancel`; a driver without it is SKIP)"
+        ),
         Field("request", .object(request), "one application call"),
         Field(
             "parallel",

@@ -2,6 +2,7 @@
 // profile names) comes with it.
 @_exported import DriverProtocol
 import Foundation
+import Synchronization
 
 /// The values `hello` brings: where the server is and who the client is.
 public struct Hello: Sendable {
@@ -204,6 +205,8 @@ struct Conversation: Sendable {
     let makeClient: @Sendable (Hello) async throws -> any DriverClient
     let send: @Sendable (DriverMessage) async -> Void
     private var client: (any DriverClient)?
+    /// The calls still running, by request id: what `cancel` reaches.
+    private let calls = CallsInFlight()
 
     init(
         identity: DriverIdentity, makeClient: @escaping @Sendable (Hello) async throws -> any DriverClient,
@@ -249,7 +252,22 @@ struct Conversation: Sendable {
             let request = DriverRequest(
                 method: fields.method ?? "GET", path: fields.path ?? "/", url: fields.url,
                 headers: fields.headers ?? [:], body: fields.body, bodyStream: fields.bodyStream ?? false)
-            group.addTask { await send(Self.answer(id: id, await client.request(request))) }
+            // A task of its own, not the group's child: `cancel` ends one call, and a group cancels only all.
+            let call = Task { await client.request(request) }
+            let calls = self.calls
+            calls.started(id, call)
+            group.addTask {
+                let outcome = await withTaskCancellationHandler {
+                    await call.value
+                } onCancel: {
+                    call.cancel()
+                }
+                await send(Self.answer(id: id, calls.ended(id, outcome)))
+            }
+        case .cancel(let fields):
+            // Answered at once: the cancelled call answers for itself (`cancelled`, or what it reached first).
+            let known = calls.cancel(fields.call)
+            await send(DriverMessage(id: id, ok: true, outcome: .ok, message: known ? nil : "no call \(fields.call) is in flight"))
         case .logout:
             guard let client else { return await refuseBeforeHello(message) }
             group.addTask { await send(Self.answer(id: id, await client.logout())) }
@@ -275,6 +293,41 @@ struct Conversation: Sendable {
             id: id, ok: outcome.kind == .ok, outcome: outcome.kind, status: outcome.status, body: outcome.body, message: outcome.message)
         answer.idTokenClaims = outcome.idTokenClaims
         return answer
+    }
+}
+
+/// The calls in flight by request id, and which of them the runner cancelled.
+private final class CallsInFlight: Sendable {
+    private struct State {
+        var running: [String: Task<DriverOutcome, Never>] = [:]
+        var cancelled = Set<String>()
+    }
+    private let state = Mutex(State())
+
+    func started(_ id: String, _ call: Task<DriverOutcome, Never>) { state.withLock { $0.running[id] = call } }
+
+    /// Cancels the call's task (Swift task cancellation: URLSession and
+    /// AsyncHTTPClient stop its request); false when no such call is running.
+    func cancel(_ id: String) -> Bool {
+        let call: Task<DriverOutcome, Never>? = state.withLock {
+            guard let call = $0.running[id] else { return nil }
+            $0.cancelled.insert(id)
+            return call
+        }
+        call?.cancel()
+        return call != nil
+    }
+
+    /// What the call's answer says: a cancelled call that ended in a
+    /// transport error (how HTTP clients report a cancelled request) is
+    /// `cancelled`; one that got its answer first keeps it.
+    func ended(_ id: String, _ outcome: DriverOutcome) -> DriverOutcome {
+        let wasCancelled = state.withLock {
+            $0.running[id] = nil
+            return $0.cancelled.remove(id) != nil
+        }
+        guard wasCancelled, outcome.kind == .transportError else { return outcome }
+        return DriverOutcome(.cancelled, message: outcome.message)
     }
 }
 

@@ -21,6 +21,9 @@ public enum OutcomeKind: String, Sendable, Codable, CaseIterable {
     case refreshFailed = "refresh_failed"
     /// The driver cannot express the request.
     case unsupported
+    /// The `cancel` extension: the application cancelled the call (its
+    /// screen closed, its task cancelled) before it had an answer.
+    case cancelled
 }
 
 /// Optional protocol extensions a driver declares in its `hello` answer.
@@ -44,6 +47,9 @@ public enum Capability {
     /// Security): its case servers serve HTTPS with a certificate made for
     /// the run, which `hello` carries in `caCertificate`.
     public static let tls = "tls"
+    /// The driver understands `cancel`: the application cancels a call in
+    /// flight (Task cancellation, OkHttp `Call.cancel`, an `AbortController`).
+    public static let cancel = "cancel"
 }
 
 /// A message from the runner: an `id` and one operation with its own fields.
@@ -61,6 +67,9 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         indirect case request(Request)
         /// The `logout` extension: the application signs the user out.
         case logout
+        /// The `cancel` extension: the application cancels the call of an
+        /// earlier `request` (`call` is that message's id).
+        case cancel(Cancel)
         case shutdown
         /// An `op` this side does not know: answered `unsupported`.
         case unknown(String)
@@ -72,6 +81,7 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
             case .login: "login"
             case .request: "request"
             case .logout: "logout"
+            case .cancel: "cancel"
             case .shutdown: "shutdown"
             case .unknown(let name): name
             }
@@ -141,6 +151,13 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         }
     }
 
+    public struct Cancel: Sendable, Codable, Equatable {
+        /// The `id` of the `request` message whose call the application cancels.
+        public var call: String
+
+        public init(call: String) { self.call = call }
+    }
+
     public init(id: String, _ operation: Operation) {
         self.id = id
         self.operation = operation
@@ -158,6 +175,7 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         case "login": operation = .login(try Login(from: decoder))
         case "request": operation = .request(try Request(from: decoder))
         case "logout": operation = .logout
+        case "cancel": operation = .cancel(try Cancel(from: decoder))
         case "shutdown": operation = .shutdown
         default: operation = .unknown(op)
         }
@@ -171,6 +189,7 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         case .hello(let hello): try hello.encode(to: encoder)
         case .login(let login): try login.encode(to: encoder)
         case .request(let request): try request.encode(to: encoder)
+        case .cancel(let cancel): try cancel.encode(to: encoder)
         case .logout, .shutdown, .unknown: break
         }
     }
@@ -198,6 +217,8 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
     }
 
     public static func logout(id: String) -> Self { Self(id: id, .logout) }
+
+    public static func cancel(id: String, call: String) -> Self { Self(id: id, .cancel(Cancel(call: call))) }
 
     public static func shutdown(id: String) -> Self { Self(id: id, .shutdown) }
 }

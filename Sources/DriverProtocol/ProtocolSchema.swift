@@ -70,6 +70,9 @@ public enum ProtocolSchema {
                 Member("bodyStream", .boolean, "the `bodyStream` extension: hand the body over as a stream that can be read once"),
             ]),
         Message(name: "logout", doc: "the `logout` extension: the application signs the user out", members: []),
+        Message(
+            name: "cancel", doc: "the `cancel` extension: the application cancels a call still in flight",
+            members: [Member("call", .string, required: true, "the id of the request message whose call is cancelled")]),
         Message(name: "shutdown", doc: "always last: answer, then exit with status 0", members: []),
     ]
 
@@ -88,7 +91,7 @@ public enum ProtocolSchema {
 
     /// Driver -> runner: the answer to every other message.
     public static let answer = Message(
-        name: "answer", doc: "the answer to login, request, logout and shutdown: what the application finally saw",
+        name: "answer", doc: "the answer to login, request, logout, cancel and shutdown: what the application finally saw",
         members: [
             Member("ok", .boolean, required: true, "whether the application saw success"),
             Member("outcome", .oneOf(OutcomeKind.allCases.map(\.rawValue)), "what the application saw"),

@@ -55,6 +55,14 @@ public enum ClientFault: String, Sendable, CaseIterable {
     /// carry the earlier login's (Ktor's `BearerAuthProvider`, whose
     /// `loadTokens` result survives a sign-in until `clearToken()`).
     case signInKeepsCachedTokens = "sign-in-keeps-cached-tokens"
+    /// Runs the refresh inside the call that started it: cancelling that
+    /// call cancels the refresh request after the server rotated the tokens,
+    /// so the next refresh spends a dead refresh token (KTOR-8285).
+    case cancelAbortsRefresh = "cancel-aborts-refresh"
+    /// A cancelled call waiting for the refresh empties the single-flight
+    /// slot: the next call starts a second refresh with the refresh token
+    /// the first is spending (ReviewStage/luke#570).
+    case cancelClearsSingleFlight = "cancel-clears-single-flight"
     /// Hands the one-shot body stream the first attempt already read to the retry (it sends nothing).
     case reuseConsumedStream = "reuse-consumed-stream"
     /// Looks only at the HTTP status: GraphQL's `UNAUTHENTICATED` in a 200
@@ -152,7 +160,8 @@ public final class ReferenceClient: Sendable {
         self.proactive = faults.contains(.noProactiveRefresh) && !faults.contains(.refreshOnlyByExpiry) ? .off : proactive
         store = TokenStore(
             margin: proactive == .atExpiry ? .zero : nil, expiryFromJWT: faults.contains(.trustJWTExp),
-            joinOldSessionRefresh: faults.contains(.joinOldSessionRefresh))
+            joinOldSessionRefresh: faults.contains(.joinOldSessionRefresh),
+            cancelEffect: faults.contains(.cancelAbortsRefresh) ? .abortRefresh : faults.contains(.cancelClearsSingleFlight) ? .clearSlot : .none)
         openID = OpenIDSession(clientID: clientID, faults: faults)
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow

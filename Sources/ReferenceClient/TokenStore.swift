@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The client's tokens and its one refresh at a time.
 ///
@@ -46,11 +47,31 @@ actor TokenStore {
     /// refresh in the slot, so the new session's calls wait for it and take
     /// its answer (a refresh not keyed by the token it began with: case 9.3's report).
     private let joinOldSessionRefresh: Bool
+    /// What cancelling a call that waits for a refresh does besides. A
+    /// correct client: nothing (the refresh runs in a task of its own and
+    /// its answer is kept for the calls after).
+    enum CancelEffect: Sendable {
+        case none
+        /// The broken variant: the refresh runs as part of the call that
+        /// started it, so cancelling that call cancels its request; the
+        /// server has rotated the tokens and the answer is never read (KTOR-8285).
+        case abortRefresh
+        /// The broken variant: a cancelled waiter empties the single-flight
+        /// slot, so the next call starts a second refresh with the refresh
+        /// token the first one is spending (ReviewStage/luke#570).
+        case clearSlot
+    }
+    private let cancelEffect: CancelEffect
+    /// Refreshes a cancelled waiter gave up (`clearSlot`): set in the
+    /// cancellation handler, which runs at once and outside the actor, so
+    /// the slot is empty for the very next call.
+    private let abandoned = Mutex<Set<Int>>([])
 
-    init(margin: Duration? = nil, expiryFromJWT: Bool = false, joinOldSessionRefresh: Bool = false) {
+    init(margin: Duration? = nil, expiryFromJWT: Bool = false, joinOldSessionRefresh: Bool = false, cancelEffect: CancelEffect = .none) {
         self.margin = margin
         self.expiryFromJWT = expiryFromJWT
         self.joinOldSessionRefresh = joinOldSessionRefresh
+        self.cancelEffect = cancelEffect
     }
 
     /// A new session owns no refresh: one the old session left out ends
@@ -104,7 +125,7 @@ actor TokenStore {
     /// `joinInFlight: false` is the broken variant that does not wait for a
     /// renewing already under way (it then sends without a token).
     func dueGeneration(joinInFlight: Bool = true) -> Int? {
-        if !joinInFlight, inFlight != nil { return nil }
+        if !joinInFlight, refreshInFlight != nil { return nil }
         return dueForRefresh && signedOut == nil ? generation : nil
     }
 
@@ -116,9 +137,9 @@ actor TokenStore {
     /// The current token; waits for a refresh in flight, so a call started
     /// during a refresh goes out with the new token, never without one.
     func current(waitForRefresh: Bool = true) async -> (token: String?, generation: Int, signedOut: RefreshResult?) {
-        if waitForRefresh, let inFlight { _ = await join(inFlight) }
+        if waitForRefresh, let inFlight = refreshInFlight { _ = await join(inFlight) }
         // The broken variant clears its token while refreshing and sends without one.
-        if !waitForRefresh, inFlight != nil { return (nil, generation, signedOut) }
+        if !waitForRefresh, refreshInFlight != nil { return (nil, generation, signedOut) }
         return (access, generation, signedOut)
     }
 
@@ -126,7 +147,37 @@ actor TokenStore {
     /// than the one that started it (only the broken variant lets one happen).
     private func join(_ refresh: Task<RefreshResult, Never>) async -> RefreshResult {
         if inFlightSession != session { joinedAcrossSessions.insert(inFlightNumber) }
-        return await refresh.value
+        return await wait(for: refresh, number: inFlightNumber)
+    }
+
+    /// Waits for refresh number `number`. A cancelled caller keeps waiting
+    /// (its call then fails at its next request): the refresh goes on either
+    /// way. `perform`: the refresh's request, for the caller that started it.
+    private func wait(
+        for refresh: Task<RefreshResult, Never>, number: Int,
+        perform: Task<(RefreshResult, access: String?, refresh: String?, lifetime: Double?), Never>? = nil
+    ) async -> RefreshResult {
+        switch cancelEffect {
+        case .none:
+            return await refresh.value
+        case .abortRefresh:
+            return await withTaskCancellationHandler {
+                await refresh.value
+            } onCancel: {
+                perform?.cancel()
+            }
+        case .clearSlot:
+            return await withTaskCancellationHandler {
+                await refresh.value
+            } onCancel: {
+                _ = self.abandoned.withLock { $0.insert(number) }
+            }
+        }
+    }
+
+    /// The refresh in flight, unless a cancelled waiter gave it up (the broken `clearSlot` variant).
+    private var refreshInFlight: Task<RefreshResult, Never>? {
+        abandoned.withLock { $0.contains(inFlightNumber) } ? nil : inFlight
     }
 
     /// Refreshes once for all calls that saw `generation` fail.
@@ -138,7 +189,7 @@ actor TokenStore {
         if let signedOut { return signedOut }
         if singleFlight {
             if generation > seen { return .refreshed }
-            if let inFlight { return await join(inFlight) }
+            if let inFlight = refreshInFlight { return await join(inFlight) }
         }
         let (access, refresh, session) = (self.access, self.refresh, self.session)
         inFlightNumber += 1
@@ -152,7 +203,7 @@ actor TokenStore {
                 number: number, acceptLate: acceptLateRefresh)
         }
         inFlight = completion
-        return await completion.value
+        return await wait(for: completion, number: number, perform: task)
     }
 
     private func finish(

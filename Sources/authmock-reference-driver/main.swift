@@ -64,7 +64,9 @@ let chosenProactive = proactive
 let name = faults.isEmpty ? "authmock-reference" : "authmock-reference (faults: \(faults.map(\.rawValue).sorted().joined(separator: ", ")))"
 let identity = DriverIdentity(
     name: name, version: "0.1.0", profiles: ReferenceClient.profiles,
-    capabilities: [Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc, Capability.dialect])
+    capabilities: [
+        Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc, Capability.dialect, Capability.cancel,
+    ])
 struct CannotSpeak: Error, CustomStringConvertible { let description: String }
 @Sendable func makeClient(_ hello: Hello) throws -> any DriverClient {
     if let reason = ReferenceClient.cannotSpeak(hello) { throw CannotSpeak(description: reason) }

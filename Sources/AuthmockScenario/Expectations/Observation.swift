@@ -76,6 +76,8 @@ struct Observation {
     var signedOutAt: Date?
     /// When the runner asked the driver to sign out (its sign-out request may come before the answer).
     var signOutRequestedAt: Date?
+    /// The calls the case cancelled (`cancel` steps), and when the runner sent each cancel.
+    var cancels: [(call: String, at: Date)] = []
     /// The case's `login` steps, from the runner's message to the driver's
     /// answer: sign-ins the application asked for.
     var signInSteps: [ClosedRange<Date>] = []

@@ -5,7 +5,7 @@ struct OutcomesExpectation: Expectation {
     static let key = "outcomes"
     static let shape = Shape.map(.oneOf([.countOrAll, CountRange.objectShape]), keys: OutcomeKind.allCases.map(\.rawValue))
     static let doc =
-        "what the application saw, by kind: `{ok: all}`, `{reauth_required: 3}`, `{ok: {min: 1}, reauth_required: 0}`; kinds: ok, http_error, reauth_required, transport_error, unsupported"
+        "what the application saw, by kind: `{ok: all}`, `{reauth_required: 3}`, `{ok: {min: 1}, reauth_required: 0}`; kinds: ok, http_error, reauth_required, transport_error, refresh_failed, unsupported, cancelled"
     static let rule = Rules.caseReports
 
     enum Count: Sendable, Equatable {
