@@ -31,6 +31,7 @@ struct ProtocolSchemaTests {
                 id: "2", method: "POST", path: "/api/notes", url: "http://localhost:1/api/notes", headers: ["X-Authmock-Call": "c1"],
                 body: "{}", bodyStream: true),
             "logout": .logout(id: "3"),
+            "cancel": .cancel(id: "5", call: "2"),
             "shutdown": .shutdown(id: "4"),
         ]
         #expect(Set(full.keys) == Set(ProtocolSchema.runnerMessages.map(\.name)))

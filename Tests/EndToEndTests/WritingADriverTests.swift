@@ -119,3 +119,56 @@ struct BuiltInSuiteBinaryTests {
         #expect(missing.status == 2 && missing.stderr.contains("nope/:1:1: no such file or directory"), "\(missing.stderr)")
     }
 }
+
+/// The Python helper (drivers/python-common/authmock_driver.py) carries the
+/// `cancel` extension: a client with `cancel(call)` gets the call's
+/// X-Authmock-Call while the call is still running, the `cancel` is answered
+/// at once, and the call answers `cancelled`; a driver that does not declare
+/// `cancel` answers it `unsupported`.
+struct PythonHelperCancelTests {
+    static let driver = """
+        import sys, threading
+        sys.path.insert(0, sys.argv[1])
+        import authmock_driver
+        class Client:
+            def __init__(self):
+                self.stopped = {}
+            def request(self, method, path, headers, body):
+                event = self.stopped.setdefault(headers["X-Authmock-Call"], threading.Event())
+                if event.wait(timeout=2):
+                    return {"outcome": "cancelled"}
+                return {"outcome": "ok", "status": 200, "body": ""}
+            def cancel(self, call):
+                self.stopped.setdefault(call, threading.Event()).set()
+        capabilities = ("url", "cancel") if sys.argv[2] == "yes" else ("url",)
+        authmock_driver.serve("helper-test", "1", ["oauth2"], lambda hello: Client(), capabilities=capabilities)
+        """
+
+    @Test(arguments: [true, false]) func aCancelReachesTheClientAndTheCallAnswersCancelled(declared: Bool) async throws {
+        let helper = repositoryRoot.appendingPathComponent("drivers/python-common").path
+        let lines = [
+            #"{"id":"0","op":"hello","protocol":1,"baseURL":"http://127.0.0.1:1","profile":"oauth2","clientId":"demo","clientSecret":""}"#,
+            #"{"id":"1","op":"request","method":"GET","path":"/api/a","headers":{"X-Authmock-Call":"c1"}}"#,
+            #"{"id":"2","op":"cancel","call":"1"}"#,
+            #"{"id":"3","op":"shutdown"}"#,
+        ]
+        let run = try await runProcess(
+            "python3", ["-c", Self.driver, helper, declared ? "yes" : "no"], stdin: lines.joined(separator: "\n") + "\n", mergeOutput: false)
+        #expect(run.status == 0, "\(run.stderr)")
+        let answers = run.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let byID = Dictionary(answers.map { ($0["id"] as? String ?? "", $0) }) { first, _ in first }
+        let ids = answers.compactMap { $0["id"] as? String }
+        if declared {
+            #expect(byID["2"]?["ok"] as? Bool == true)
+            #expect(byID["1"]?["outcome"] as? String == "cancelled", "\(run.stdout)")
+            // The cancel was answered while the call still ran, before its answer.
+            #expect(ids.firstIndex(of: "2") ?? 9 < ids.firstIndex(of: "1") ?? 0, "\(ids)")
+        } else {
+            #expect(byID["2"]?["outcome"] as? String == "unsupported", "\(run.stdout)")
+            // Not cancelled: the call ran out its wait and ended ok.
+            #expect(byID["1"]?["outcome"] as? String == "ok", "\(run.stdout)")
+        }
+    }
+}

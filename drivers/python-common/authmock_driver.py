@@ -53,8 +53,13 @@ def serve(name, version, profiles, make_client, capabilities=("url",), renewal_m
     outcome dict may carry ``idTokenClaims``: it goes into the answer as is.
     ``renewal_margin``: seconds before expiry the library renews a token, if
     it renews by its clock with a margin (hello's ``renewalMargin``).
+    ``cancel`` (declare it, and give the client ``cancel(call)``): the app
+    cancels a call in flight; ``call`` is the call's ``X-Authmock-Call``
+    header, as ``request`` got it. The client stops that call the way its
+    library does, and the call answers ``{"outcome": "cancelled"}``.
     """
     client, threads = None, []
+    calls = {}  # request id -> the call's X-Authmock-Call, which the client knows it by
     for line in sys.stdin:
         message = json.loads(line)
         op, message_id = message.get("op"), message.get("id")
@@ -75,9 +80,14 @@ def serve(name, version, profiles, make_client, capabilities=("url",), renewal_m
             threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
             threads[-1].start()
         elif op == "request":
+            calls[message_id] = message.get("headers", {}).get("X-Authmock-Call", message_id)
             work = lambda m=message: client.request(m["method"], m.get("url") or m["path"], m.get("headers", {}), m.get("body"))
             threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
             threads[-1].start()
+        elif op == "cancel" and "cancel" in capabilities and hasattr(client, "cancel"):
+            # Answered at once; the cancelled call answers for itself.
+            client.cancel(calls.get(message.get("call"), message.get("call")))
+            _send({"id": message_id, "ok": True, "outcome": "ok"})
         else:
             _send({"id": message_id, "ok": False, "outcome": "unsupported", "message": f"unknown op {op}"})
     # stdin ended without shutdown: the runner went away; the calls still running answer no one.

@@ -48,7 +48,7 @@ extension ClientUnderTest {
     /// The API client as the suite runs it: a fresh one per case, against
     /// the case's mock. `sharesRenewal: false` breaks its single flight.
     static func apiClient(sharesRenewal: Bool = true) -> ClientUnderTest {
-        ClientUnderTest(name: "swift-testing-example", version: "1.0", profiles: ["oauth2"], capabilities: [Capability.logout]) { hello in
+        ClientUnderTest(name: "swift-testing-example", version: "1.0", profiles: ["oauth2"], capabilities: [Capability.logout, Capability.cancel]) { hello in
             guard let base = URL(string: hello.baseURL) else { throw URLError(.badURL) }
             return APIClientAdapter(
                 client: APIClient(baseURL: base, clientID: hello.clientID, clientSecret: hello.clientSecret, sharesRenewal: sharesRenewal))
