@@ -60,6 +60,8 @@ public struct CallOutcome: Sendable, Codable, Equatable {
     /// When the runner sent it and when the driver answered, in seconds since the case began.
     public var sent: Double?
     public var answered: Double?
+    /// When the runner cancelled it (a `cancel` step), in seconds since the case began.
+    public var cancelled: Double?
 
     public init(call: String, request: String, outcome: String, status: Int? = nil, message: String? = nil) {
         self.call = call

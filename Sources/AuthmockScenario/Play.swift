@@ -34,8 +34,6 @@ struct Play: Sendable {
         var signOutRequestedAt: Date?
         /// Each `login` step, from when it was sent to when the driver answered.
         var signInSteps: [ClosedRange<Date>] = []
-        /// Each `cancel` step: the call it cancelled, and when the runner sent it.
-        var cancels: [(call: String, at: Date)] = []
         /// What the failed findings come from.
         var causes: [Cause]?
         /// Fault rules the case's steps installed: (rule id, step number).
@@ -130,7 +128,6 @@ struct Play: Sendable {
         observation.signedOutAt = outcome.signedOutAt
         observation.signOutRequestedAt = outcome.signOutRequestedAt
         observation.signInSteps = outcome.signInSteps
-        observation.cancels = outcome.cancels
         observation.reuseRevokesLogin = mock.options.tokens.refreshReuse == .revokeLogin
         let scope = mock.profile.answer(to: .insufficientScope(required: ""))
         observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
@@ -273,9 +270,9 @@ struct Performance {
                 ?? "the latest call in flight, but every call had been answered"
             return stop(Finding(expectation: "cancel", passed: false, message: "step \(step): cancel names \(which)", evidence: []))
         }
-        let target = outcome.calls[index]
-        outcome.cancels.append((target.call, Date()))
-        let answer = try await channel.answer(try await channel.post { .cancel(id: $0, call: target.driverID) }, deadline: play.deadline)
+        outcome.calls[index].cancelledAt = Date()
+        let target = outcome.calls[index].driverID
+        let answer = try await channel.answer(try await channel.post { .cancel(id: $0, call: target) }, deadline: play.deadline)
         if answer.outcome == .unsupported {
             outcome.stop = .unsupported("the driver answered cancel with unsupported (an optional operation: docs/driver-protocol.md)")
             return false

@@ -78,6 +78,12 @@ public enum SequenceDiagram {
                 let answered = call.answered ?? end
                 svg +=
                     "<line class=\"call\" x1=\"\(f(x(sent)))\" y1=\"\(f(middle))\" x2=\"\(f(x(answered)))\" y2=\"\(f(middle))\" stroke=\"#9ca3af\" stroke-width=\"1.5\"/>"
+                // Where the app cancelled the call: a cross on its line.
+                if let cancelled = call.cancelled {
+                    svg +=
+                        "<g class=\"cancel\"><text x=\"\(f(x(cancelled)))\" y=\"\(f(middle + 4))\" text-anchor=\"middle\" fill=\"#b45309\" font-size=\"13\">✕</text>"
+                        + "<title>cancelled by the app at \(String(format: "%.3f s", cancelled))</title></g>\n"
+                }
                 let outcome = call.outcome + (call.status.map { " \($0)" } ?? "")
                 let color = call.outcome == "ok" ? "#166534" : call.outcome == "reauth_required" ? "#7c2d12" : "#b91c1c"
                 let lastEnd = lane.entries.map { x($0.at) + max(width($0.seconds), Double(text($0).count) * charWidth + 6) }.max() ?? 0

@@ -12,6 +12,8 @@ struct CallRecord: Sendable {
     var answer: DriverAnswer?
     /// When the runner sent it (wall clock).
     var sentAt: Date
+    /// When the runner cancelled it (a `cancel` step).
+    var cancelledAt: Date?
 
     /// The outcome kind's name, or `unanswered`, or `unknown` for an answer without one.
     var outcome: String {
@@ -25,6 +27,7 @@ struct CallRecord: Sendable {
             call: call, request: "\(spec.method) \(spec.path)", outcome: outcome, status: answer?.status, message: answer?.message)
         summary.sent = (sentAt.timeIntervalSince(start) * 1000).rounded() / 1000
         summary.answered = answer.map { ($0.receivedAt.timeIntervalSince(start) * 1000).rounded() / 1000 }
+        summary.cancelled = cancelledAt.map { ($0.timeIntervalSince(start) * 1000).rounded() / 1000 }
         return summary
     }
 }
@@ -77,7 +80,7 @@ struct Observation {
     /// When the runner asked the driver to sign out (its sign-out request may come before the answer).
     var signOutRequestedAt: Date?
     /// The calls the case cancelled (`cancel` steps), and when the runner sent each cancel.
-    var cancels: [(call: String, at: Date)] = []
+    var cancels: [(call: String, at: Date)] { calls.compactMap { call in call.cancelledAt.map { (call.call, $0) } } }
     /// The case's `login` steps, from the runner's message to the driver's
     /// answer: sign-ins the application asked for.
     var signInSteps: [ClosedRange<Date>] = []

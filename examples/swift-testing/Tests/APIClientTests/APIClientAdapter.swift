@@ -48,7 +48,9 @@ extension ClientUnderTest {
     /// The API client as the suite runs it: a fresh one per case, against
     /// the case's mock. `sharesRenewal: false` breaks its single flight.
     static func apiClient(sharesRenewal: Bool = true) -> ClientUnderTest {
-        ClientUnderTest(name: "swift-testing-example", version: "1.0", profiles: ["oauth2"], capabilities: [Capability.logout, Capability.cancel]) { hello in
+        // `cancel`: a cancelled case cancels the Swift task running the call, as an app's screen does.
+        let capabilities = [Capability.logout, Capability.cancel]
+        return ClientUnderTest(name: "swift-testing-example", version: "1.0", profiles: ["oauth2"], capabilities: capabilities) { hello in
             guard let base = URL(string: hello.baseURL) else { throw URLError(.badURL) }
             return APIClientAdapter(
                 client: APIClient(baseURL: base, clientID: hello.clientID, clientSecret: hello.clientSecret, sharesRenewal: sharesRenewal))
