@@ -52,6 +52,31 @@ import Testing
         #expect(dom.contains("id=\"case-5.1-oauth2\" data-verdict=\"PASS\""))
     }
 
+    /// 9.5 with a client whose cancel takes its refresh down: the page names
+    /// the cause, and the time line marks where the app cancelled the call,
+    /// which ends `cancelled`; the JSON report says when (`calls[].cancelled`).
+    @Test func aCancelledCallIsMarkedOnTheTimeLine() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.chromium), "scripts/test.sh installs chromium")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-html-cancel-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let page = directory.appendingPathComponent("report.html")
+        let json = directory.appendingPathComponent("report.json")
+        let run = try await runAuthmock([
+            "run", "--driver", "\(try referenceDriver()) --fault cancel-aborts-refresh", "--case", "9.5", "--profile", "oauth2",
+            "--html", page.path, "--json", json.path,
+        ])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        let dom = try await Self.dom(page)
+        #expect(dom.contains("data-cause=\"cancel-breaks-refresh\""))
+        #expect(dom.contains("<g class=\"cancel\">"), "no cancel marked on the time line")
+        #expect(dom.contains(">cancelled</text>"), "the cancelled call's outcome")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        let calls = try #require(((report["cases"] as? [[String: Any]])?.first)?["calls"] as? [[String: Any]])
+        let cancelled = calls.filter { $0["cancelled"] != nil }
+        #expect(cancelled.count == 1 && cancelled.first?["outcome"] as? String == "cancelled", "\(calls)")
+    }
+
     /// `report merge --html` of one driver's shards is the same page.
     @Test func mergedShardsGiveTheSamePage() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-html-merge-\(UUID().uuidString)")
