@@ -1868,18 +1868,25 @@ steps:
   # that the cancel broke its refresh.
   - parallel: {count: 2, request: {method: GET, path: /api/before}}
   - wait_for: all
+  - check: {superfluous_refreshes: 0, refresh_token_reuse: 0}
   - advance_clock: 3601
   - fault:
       match: {kind: refresh}
       action: {type: delay-response, ms: 1000}
   - request: {method: GET, path: /api/first, wait: false}
-  - wait_for: {kind: refresh, count: 2}
+  # The refresh this call starts: a client that renewed early in the first
+  # part may have refreshed more than once there.
+  - wait_for: {kind: refresh, count: 1, since_last_request: true}
   - cancel: {}
   - request: {method: GET, path: /api/second}
   - request: {method: GET, path: /api/third}
+# Refreshes are judged by necessity, not counted: a client that renews
+# every token early (golang.org/x/oauth2's 10 s before expiry, more than
+# these tokens' life) renews before each call, which is allowed.
 expect:
   outcomes: {ok: 4, cancelled: 1}
-  refreshes: 2
+  refreshes: {min: 2}
+  superfluous_refreshes: 0
   refresh_token_reuse: 0
 # Also as 9.5-clock: the same by the client's own clock. Its tokens live
 # 3 s, not 2: a refreshed token arrives after the second's hold, and with

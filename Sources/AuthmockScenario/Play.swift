@@ -148,6 +148,8 @@ struct Performance {
     let channel: DriverChannel
     var outcome = Play.Outcome(calls: [], findings: [])
     private var nextCall = 1
+    /// Requests of each kind that had arrived when the latest call was sent (`wait_for.since_last_request`).
+    private var arrivalsAtLastSend: [RouteKind: Int] = [:]
 
     init(play: Play, channel: DriverChannel) {
         self.play = play
@@ -192,8 +194,9 @@ struct Performance {
         case .revoke(let selector): _ = try await control.revoke(selector)
         case .fault(let rule): outcome.faults.append((control.addFault(rule).id, number))
         case .waitFor(.allCalls): try await collectAll()
-        case .waitFor(.journal(let kinds, let count, let answered)):
-            return try await waitForJournal(kinds, count: count, answered: answered, step: number)
+        case .waitFor(.journal(let kinds, let count, let answered, let since)):
+            let before = since ? kinds.reduce(0) { $0 + (arrivalsAtLastSend[$1] ?? 0) } : 0
+            return try await waitForJournal(kinds, count: count, after: before, answered: answered, step: number)
         case .sleep(let seconds): try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
         case .check(let expect):
             try await collectAll()
@@ -281,19 +284,28 @@ struct Performance {
     }
 
     /// By default counted on arrival: a request held by a delay fault counts while it is held.
-    private mutating func waitForJournal(_ kinds: Set<RouteKind>, count: Int, answered: Bool, step: Int) async throws -> Bool {
+    /// `after`: requests of the kinds that had arrived before the latest call (`since_last_request`), not counted.
+    private mutating func waitForJournal(_ kinds: Set<RouteKind>, count: Int, after: Int = 0, answered: Bool, step: Int) async throws -> Bool {
         let control = play.mock.control
         let waitUntil = min(play.deadline, .now + .seconds(5))
         let seen = { answered ? try await control.journalCount(JournalFilter(kinds: kinds)) : control.arrivals(kinds) }
-        while try await seen() < count {
+        while try await seen() - after < count {
             guard ContinuousClock.now < waitUntil else {
                 if let reason = await unsupportedCall() {
                     outcome.stop = .unsupported(reason)
                     return false
                 }
                 let names = kinds.map(\.rawValue).sorted().joined(separator: "/")
-                let message = "step \(step): waited 5 s for \(count) \(names) request(s); the client sent \(control.arrivals(kinds))"
-                return stop(Finding(expectation: "wait_for", passed: false, message: message, evidence: []))
+                let since = after > 0 ? " after the latest call was sent" : ""
+                var message = "step \(step): waited 5 s for \(count) \(names) request(s)\(since); the client sent \(control.arrivals(kinds) - after)"
+                // A client the server had already refused its refresh token rightly sends no refresh:
+                // the wait follows from what ended its session, which the cause says.
+                var measured: [Measured]?
+                if kinds.contains(.refresh), try await control.journal().entries.contains(where: { $0.kind == .refresh && $0.refused }) {
+                    message += ", and the server had refused its refresh token before, so it had none to send"
+                    measured = [Measured.nothingToJudge]
+                }
+                return stop(Finding(expectation: "wait_for", passed: false, message: message, evidence: [], measured: measured))
             }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -322,6 +334,7 @@ struct Performance {
             let scheme = play.mock.baseURL.hasPrefix("https:") ? "https" : "http"
             url = "\(scheme)://\(Observation.foreignHost):\(port)" + path
         }
+        for kind in RouteKind.allCases { arrivalsAtLastSend[kind] = play.mock.control.arrivals([kind]) }
         let sentAt = Date()
         let (target, full, fields, stream) = (path, url, headers, spec.bodyStream ? true : nil)
         let id = try await channel.post {

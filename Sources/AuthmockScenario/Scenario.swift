@@ -216,8 +216,9 @@ public enum WaitCondition: Sendable {
     /// Every call sent so far has been answered.
     case allCalls
     /// At least this many requests of the kinds have arrived at the server
-    /// (`answered`: and the server has made its answer, sent or held).
-    case journal(kinds: Set<RouteKind>, count: Int, answered: Bool)
+    /// (`answered`: and the server has made its answer, sent or held;
+    /// `sinceLastRequest`: counted from when the latest call was sent).
+    case journal(kinds: Set<RouteKind>, count: Int, answered: Bool, sinceLastRequest: Bool = false)
 }
 
 /// The format's definition: the decoder and the JSON Schema both come from it.
@@ -382,6 +383,10 @@ public enum ScenarioFormat {
                             Field(
                                 "answered", .boolean,
                                 "true: wait until the server has made its answers too (sent, or held by delay-response); default false: arrival is enough"
+                            ),
+                            Field(
+                                "since_last_request", .boolean,
+                                "true: count only requests that arrived after the latest call was sent (the refresh that call started, whatever refreshes came before); not with `answered`"
                             ),
                         ])),
             ]), "all: until every call sent so far is answered; or until count requests of kind have arrived (answered or not; at most 5 s)"),

@@ -253,10 +253,12 @@ struct Builder {
             guard let kinds = RouteKind.parseMatch(try kindValue.string(checker, "wait_for.kind")) else {
                 throw checker.error(at: kindValue.mark, "wait_for.kind: expected one of \(RouteKind.matchNames.joined(separator: ", "))")
             }
+            let (answered, since) = (o["answered"]?.boolean ?? false, o["since_last_request"]?.boolean ?? false)
+            if answered && since { throw checker.error(at: body.mark, "wait_for: since_last_request counts arrivals; it does not go with answered") }
             return .waitFor(
                 .journal(
                     kinds: kinds, count: try o.required("count", checker, at: body.mark).integer(checker, "wait_for.count"),
-                    answered: o["answered"]?.boolean ?? false))
+                    answered: answered, sinceLastRequest: since))
         case "check": return .check(try expectations(body))
         default: throw checker.error(at: value.mark, "unknown step \(name)")
         }

@@ -6,6 +6,7 @@
 // when the token is expired by its own clock (with a 10 s early margin).
 // The package never refreshes on a 401. A refused refresh surfaces as an
 // error from the request, which the app turns into "sign in again".
+// The `cancel` extension cancels the call's context, as an app does.
 package main
 
 import (
@@ -25,7 +26,7 @@ import (
 )
 
 type message struct {
-	ID, Op, BaseURL, ClientID, ClientSecret, Username, Password, Method, Path, URL string
+	ID, Op, BaseURL, ClientID, ClientSecret, Username, Password, Method, Path, URL, Call string
 	Headers                                                                   map[string]string
 	Body                                                                      *string
 }
@@ -36,6 +37,8 @@ var (
 	client *http.Client
 	mu     sync.RWMutex
 	base   string
+	// The app's calls in flight, by the runner's message id: their contexts' cancel functions.
+	calls sync.Map
 )
 
 func answer(fields map[string]interface{}) {
@@ -59,7 +62,8 @@ func login(m message) map[string]interface{} {
 	return map[string]interface{}{"ok": true, "outcome": "ok"}
 }
 
-func request(m message) map[string]interface{} {
+// ctx: the call's context, which a `cancel` for it cancels.
+func request(m message, ctx context.Context) map[string]interface{} {
 	// `url` (the url capability): a request to another host; otherwise a path on the server.
 	url := m.URL
 	if url == "" {
@@ -69,7 +73,7 @@ func request(m message) map[string]interface{} {
 	if m.Body != nil {
 		body = strings.NewReader(*m.Body)
 	}
-	req, err := http.NewRequest(m.Method, url, body)
+	req, err := http.NewRequestWithContext(ctx, m.Method, url, body)
 	if err != nil {
 		return map[string]interface{}{"ok": false, "outcome": "unsupported", "message": err.Error()}
 	}
@@ -91,6 +95,9 @@ func request(m message) map[string]interface{} {
 				return map[string]interface{}{"ok": false, "outcome": "reauth_required", "status": status, "message": err.Error()}
 			}
 			return map[string]interface{}{"ok": false, "outcome": "refresh_failed", "status": status, "message": err.Error()}
+		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return map[string]interface{}{"ok": false, "outcome": "cancelled", "message": err.Error()}
 		}
 		return map[string]interface{}{"ok": false, "outcome": "transport_error", "message": err.Error()}
 	}
@@ -121,20 +128,36 @@ func main() {
 			base = m.BaseURL
 			config = &oauth2.Config{ClientID: m.ClientID, ClientSecret: m.ClientSecret,
 				Endpoint: oauth2.Endpoint{TokenURL: base + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
-			answer(map[string]interface{}{"id": m.ID, "ok": true, "driver": "golang.org/x/oauth2", "version": "0.3.0 (Debian)", "profiles": []string{"oauth2"}, "capabilities": []string{"url"}})
+			answer(map[string]interface{}{"id": m.ID, "ok": true, "driver": "golang.org/x/oauth2", "version": "0.3.0 (Debian)", "profiles": []string{"oauth2"}, "capabilities": []string{"url", "cancel"}})
+		case "cancel":
+			// Answered at once: the cancelled call answers for itself.
+			result := map[string]interface{}{"id": m.ID, "ok": true, "outcome": "ok"}
+			if cancel, running := calls.Load(m.Call); running {
+				cancel.(context.CancelFunc)()
+			} else {
+				result["message"] = "no call " + m.Call + " is in flight"
+			}
+			answer(result)
 		case "shutdown":
 			work.Wait()
 			answer(map[string]interface{}{"id": m.ID, "ok": true})
 			return
 		case "login", "request":
 			work.Add(1)
+			// The call's context exists before its goroutine runs, so a cancel right behind it finds it.
+			ctx, cancel := context.WithCancel(context.Background())
+			calls.Store(m.ID, cancel)
 			go func(m message) {
 				defer work.Done()
+				defer func() {
+					calls.Delete(m.ID)
+					cancel()
+				}()
 				var result map[string]interface{}
 				if m.Op == "login" {
 					result = login(m)
 				} else {
-					result = request(m)
+					result = request(m, ctx)
 				}
 				result["id"] = m.ID
 				answer(result)

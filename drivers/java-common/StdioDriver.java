@@ -2,7 +2,8 @@
 // drivers: reads the runner's JSON lines, runs every login and request on its
 // own thread (the runner sends concurrent calls on purpose), answers each id
 // exactly once, and exits after shutdown. A driver supplies hello, login and
-// request handlers that return the outcome object.
+// request handlers that return the outcome object, and, for the `cancel`
+// extension, a canceller that stops a running request by its message id.
 import com.google.gson.Gson;
 import com.google.gson.JsonObject;
 import java.io.BufferedReader;
@@ -15,6 +16,11 @@ import java.util.function.Consumer;
 public final class StdioDriver {
     public interface Handler {
         JsonObject handle(JsonObject message) throws Exception;
+    }
+
+    /** Cancels the running request whose message id is given; false when none is running. */
+    public interface Canceller {
+        boolean cancel(String requestId);
     }
 
     static final Gson gson = new Gson();
@@ -39,6 +45,12 @@ public final class StdioDriver {
     }
 
     public static void run(String name, String version, Consumer<JsonObject> hello, Handler login, Handler request) throws Exception {
+        run(name, version, hello, login, request, null);
+    }
+
+    /** With a canceller, the driver declares `cancel`; the cancelled request answers for itself. */
+    public static void run(String name, String version, Consumer<JsonObject> hello, Handler login, Handler request, Canceller canceller)
+            throws Exception {
         ExecutorService pool = Executors.newCachedThreadPool();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
         String line;
@@ -53,7 +65,7 @@ public final class StdioDriver {
                 result.addProperty("driver", name);
                 result.addProperty("version", version);
                 result.add("profiles", gson.toJsonTree(new String[] {"oauth2"}));
-                result.add("capabilities", gson.toJsonTree(new String[] {"url"}));
+                result.add("capabilities", gson.toJsonTree(canceller == null ? new String[] {"url"} : new String[] {"url", "cancel"}));
                 answer(result);
             } else if (op.equals("shutdown")) {
                 pool.shutdown();
@@ -77,6 +89,13 @@ public final class StdioDriver {
                     result.addProperty("id", id);
                     answer(result);
                 });
+            } else if (op.equals("cancel") && canceller != null) {
+                // Answered at once: the cancelled call answers for itself.
+                String call = m.get("call").getAsString();
+                JsonObject result = outcome("ok");
+                result.addProperty("id", id);
+                if (!canceller.cancel(call)) result.addProperty("message", "no call " + call + " is in flight");
+                answer(result);
             } else {
                 JsonObject result = outcome("unsupported");
                 result.addProperty("id", id);

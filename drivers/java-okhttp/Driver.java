@@ -7,9 +7,11 @@
 // replaced the token the failed request carried), gives up after one retry,
 // and returns the request with the new token. The refresh call uses a
 // separate client without the Authenticator, so its own 401 cannot recurse.
+// The `cancel` extension is OkHttp's `Call.cancel()` on the app's call.
 import com.google.gson.Gson;
 import com.google.gson.JsonObject;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import okhttp3.*;
 
@@ -21,6 +23,10 @@ public final class Driver {
     static String base, basic;
     static final OkHttpClient plain = new OkHttpClient();
     static OkHttpClient client;
+    /** The app's calls in flight, by the runner's message id: what `cancel` reaches. */
+    static final Map<String, Call> calls = new ConcurrentHashMap<>();
+    /** Ids a `cancel` named, which a call registered just after it still meets. */
+    static final java.util.Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
 
     /** The token grant; true when new tokens are in place. Caller holds tokenLock. */
     static boolean grant(FormBody form) throws Exception {
@@ -101,7 +107,11 @@ public final class Driver {
             }
         }
         JsonObject result = new JsonObject();
-        try (Response response = client.newCall(builder.build()).execute()) {
+        String id = m.get("id").getAsString();
+        Call call = client.newCall(builder.build());
+        calls.put(id, call);
+        if (cancelRequested.remove(id)) call.cancel();
+        try (Response response = call.execute()) {
             int status = response.code();
             boolean ok = status >= 200 && status < 300;
             // The app's glue: a 401 after a refused refresh means "sign in again".
@@ -112,13 +122,23 @@ public final class Driver {
             result.addProperty("body", response.body().string());
         } catch (java.io.IOException e) {
             result.addProperty("ok", false);
-            result.addProperty("outcome", "transport_error");
+            // OkHttp reports a cancelled call as an IOException ("Canceled").
+            result.addProperty("outcome", call.isCanceled() ? "cancelled" : "transport_error");
             result.addProperty("message", e.toString());
+        } finally {
+            calls.remove(id);
         }
         return result;
     }
 
     public static void main(String[] args) throws Exception {
-        StdioDriver.run("okhttp-authenticator", "3.13.1 (Debian)", Driver::hello, Driver::login, Driver::request);
+        StdioDriver.run("okhttp-authenticator", "3.13.1 (Debian)", Driver::hello, Driver::login, Driver::request, id -> {
+            cancelRequested.add(id);
+            Call call = calls.get(id);
+            if (call == null) return false;
+            cancelRequested.remove(id);
+            call.cancel();
+            return true;
+        });
     }
 }
