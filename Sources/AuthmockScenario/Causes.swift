@@ -86,25 +86,26 @@ struct Symptoms {
     }
 
     /// Every refresh that presented a refresh token an earlier refresh had
-    /// presented was sent after a cancel that came while that earlier one was
-    /// out: the cancel took the refresh, or the slot that let other calls wait
-    /// for it, with it (KTOR-8285, ReviewStage/luke#570). A client that
+    /// presented was sent after a cancel that came while such an earlier one
+    /// was out: the cancel took the refresh, or the slot that let other calls
+    /// wait for it, with it (KTOR-8285, ReviewStage/luke#570). A client that
     /// refreshes twice with one token without a cancel (case 9.5 shows its
     /// single flight first) has no single flight, whatever it did after.
     var refreshedAgainAfterCancel: Bool {
         guard !observation.cancels.isEmpty else { return false }
         let refreshes = observation.entries.filter { $0.kind == .refresh && !Observation.isForeign($0) }
-        var again: [(first: JournalEntry, later: JournalEntry)] = []
-        for (index, first) in refreshes.enumerated() {
-            guard let token = first.refreshToken?.id else { continue }
-            for later in refreshes[(index + 1)...] where later.refreshToken?.id == token { again.append((first, later)) }
-        }
-        return !again.isEmpty
-            && again.allSatisfy { pair in
-                observation.cancels.contains { cancel in
-                    pair.first.realTime < cancel.at && Observation.end(pair.first) > cancel.at && pair.later.realTime > cancel.at
-                }
+        var again = 0
+        for (index, later) in refreshes.enumerated() {
+            guard let token = later.refreshToken?.id else { continue }
+            let earlier = refreshes[..<index].filter { $0.refreshToken?.id == token }
+            guard !earlier.isEmpty else { continue }
+            again += 1
+            let afterCancel = earlier.contains { first in
+                observation.cancels.contains { first.realTime < $0.at && Observation.end(first) > $0.at && later.realTime > $0.at }
             }
+            if !afterCancel { return false }
+        }
+        return again > 0
     }
 
     /// Requests that carried an access token older than one the client had already been handed.

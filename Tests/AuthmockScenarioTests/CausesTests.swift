@@ -202,6 +202,27 @@ struct CausesTests {
         #expect(causes == ["uses-session-after-sign-out"], "\(causes)")
     }
 
+    /// aiohttp-oauth2-client on 9.5-clock: the cancelled call's task took
+    /// its refresh (R3 spent at the server, the answer never read); the next
+    /// call refreshed with R3 again, and the one after once more, after that
+    /// refusal. Every second spend follows a spend that was out when the
+    /// call was cancelled: the cancel is the cause, not a missing single flight.
+    @Test func secondSpendsAfterACancelDuringTheRefreshAreTheCancels() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 3601
+        t.add(0.10, .refresh, path: "/oauth/token", refresh: "r1", status: 200, ms: 1000, issues: ("A2", 300), issuesRefresh: "r2")
+        t.add(0.20, .refresh, path: "/oauth/token", refresh: "r1", status: 400)
+        t.add(0.30, .refresh, path: "/oauth/token", refresh: "r1", status: 400)
+        t.call("c1", sent: 0.05, answered: 0.15, outcome: "cancelled", status: nil)
+        t.call("c2", sent: 0.16, answered: 0.25, outcome: "reauth_required", status: 400)
+        t.calls[0].cancelledAt = EvaluatorTests.start.addingTimeInterval(0.15)
+        let failed = [Self.count(.refreshTokenReuse, expected: 0, saw: 2), Self.count(.superfluousRefreshes, expected: 0, saw: 2)]
+        #expect(Causes.diagnose(t.observation, failed: failed).map(\.id) == ["cancel-breaks-refresh"])
+        // The same spends with the cancel after them: no single flight.
+        t.calls[0].cancelledAt = EvaluatorTests.start.addingTimeInterval(0.35)
+        #expect(Causes.diagnose(t.observation, failed: failed).map(\.id) == ["no-single-flight"])
+    }
+
     /// A 401 that came after the server had refused the refresh token is no
     /// "never refreshes after a 401": the client was told its session is dead.
     @Test func a401AfterARefusedRefreshIsNotNoRefreshAfter401() {

@@ -15,8 +15,12 @@ own and hands it each call; the calls run concurrently on that loop, as in
 an asyncio app. Signing in fetches the first token (``grant.fetch_token()``,
 what the first request would do), so the tokens exist when the app says
 the user signed in.
+
+The protocol's ``cancel`` extension cancels the call's asyncio task, as an
+app cancels a task whose screen closed.
 """
 import asyncio
+import concurrent.futures
 import importlib.metadata
 import os
 import sys
@@ -38,6 +42,9 @@ class AiohttpOAuth2ClientDriver:
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
         self.session = None
+        # The calls in flight by X-Authmock-Call, and the calls a cancel named
+        # (one may arrive just before its call's thread has registered it).
+        self.calls, self.cancelled, self.guard = {}, set(), threading.Lock()
 
     def run(self, coroutine):
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
@@ -57,7 +64,27 @@ class AiohttpOAuth2ClientDriver:
         return {"outcome": "ok"}
 
     def request(self, method, path, headers, body):
-        return self.run(self._request(method, path, headers, body))
+        call = headers.get("X-Authmock-Call")
+        future = asyncio.run_coroutine_threadsafe(self._request(method, path, headers, body), self.loop)
+        with self.guard:
+            self.calls[call] = future
+            if call in self.cancelled:
+                future.cancel()
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            return {"outcome": "cancelled", "message": "the call's task was cancelled"}
+        finally:
+            with self.guard:
+                self.calls.pop(call, None)
+
+    def cancel(self, call):
+        # Cancelling the future cancels its task on the loop (asyncio.run_coroutine_threadsafe).
+        with self.guard:
+            self.cancelled.add(call)
+            future = self.calls.get(call)
+        if future is not None:
+            future.cancel()
 
     async def _request(self, method, path, headers, body):
         if self.session is None:
@@ -71,4 +98,5 @@ class AiohttpOAuth2ClientDriver:
 
 
 if __name__ == "__main__":
-    serve("aiohttp-oauth2-client", importlib.metadata.version("aiohttp-oauth2-client"), ["oauth2"], AiohttpOAuth2ClientDriver)
+    serve("aiohttp-oauth2-client", importlib.metadata.version("aiohttp-oauth2-client"), ["oauth2"], AiohttpOAuth2ClientDriver,
+          capabilities=("url", "cancel"))
