@@ -108,6 +108,20 @@ struct Builder {
             guard case .fault(let rule) = step, let warning = Self.unmatchable(rule) else { continue }
             scenario.warnings.append(checker.error(at: node.mark, warning))
         }
+        // A cancel names a call sent before it (the runner numbers them in order).
+        var sent = 0
+        for (step, node) in zip(steps, stepList.array ?? []) {
+            switch step {
+            case .request: sent += 1
+            case .parallel(let calls): sent += calls.count
+            case .cancel(let call):
+                if sent == 0 { throw checker.error(at: node.mark, "cancel: no call has been sent before this step") }
+                if let call, call > sent {
+                    throw checker.error(at: node.mark, "cancel.call: \(call) names a call not yet sent (\(sent) sent before this step)")
+                }
+            default: break
+            }
+        }
         // HS256's secret is shared, not published: it has no key to rotate.
         if let stepValues = stepList.array, let index = steps.firstIndex(where: { if case .rotateKeys = $0 { true } else { false } }) {
             let algorithm = scenario.server["signing_alg"].flatMap { if case .string(let name) = $0 { name } else { nil } } ?? "HS256"

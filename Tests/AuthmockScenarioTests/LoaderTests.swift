@@ -133,6 +133,14 @@ struct LoaderTests {
             "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - rotate_keys: {}\nexpect:\n  refreshes: 1\n", "test.yaml:6:5",
             "rotate_keys: needs `server: {signing_alg: RS256}`"
         ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - login: {}\n  - cancel: {}\nexpect:\n  refreshes: 1\n", "test.yaml:6:5",
+            "cancel: no call has been sent before this step"
+        ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - request: {path: /a, wait: false}\n  - cancel: {call: 2}\nexpect:\n  refreshes: 1\n",
+            "test.yaml:6:5", "cancel.call: 2 names a call not yet sent (1 sent before this step)"
+        ),
     ])
     func errorsSayWhereAndWhat(yaml: String, place: String, fragment: String) {
         do throws(ScenarioError) {
