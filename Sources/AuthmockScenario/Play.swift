@@ -258,9 +258,7 @@ struct Performance {
 
     /// Cancels call number `number` (1-based), or the latest still unanswered.
     private mutating func cancel(_ number: Int?, step: Int) async throws -> Bool {
-        for index in outcome.calls.indices where outcome.calls[index].answer == nil {
-            outcome.calls[index].answer = await channel.arrivedAnswer(outcome.calls[index].driverID)
-        }
+        await takeArrivedAnswers()
         let index: Int?
         if let number {
             index = outcome.calls.indices.contains(number - 1) ? number - 1 : nil
@@ -353,12 +351,17 @@ struct Performance {
         for index in outcome.calls.indices { try await collect(index) }
     }
 
-    /// A call the driver answered `unsupported` (among the answers arrived so
-    /// far) leaves nothing to judge: a GraphQL-only client asked for REST.
-    private mutating func unsupportedCall() async -> String? {
+    /// Records the answers that have arrived so far, without waiting for the others.
+    private mutating func takeArrivedAnswers() async {
         for index in outcome.calls.indices where outcome.calls[index].answer == nil {
             outcome.calls[index].answer = await channel.arrivedAnswer(outcome.calls[index].driverID)
         }
+    }
+
+    /// A call the driver answered `unsupported` (among the answers arrived so
+    /// far) leaves nothing to judge: a GraphQL-only client asked for REST.
+    private mutating func unsupportedCall() async -> String? {
+        await takeArrivedAnswers()
         guard let call = outcome.calls.first(where: { $0.answer?.outcome == .unsupported }) else { return nil }
         let message = call.answer?.message.map { ": \($0)" } ?? ""
         return "the driver cannot express \(call.call) (\(call.spec.method) \(call.spec.path)): it answered unsupported\(message)"
