@@ -1,16 +1,16 @@
 // swift-tools-version:6.0
-// Two authmock drivers for Alamofire 5, one per refresh recipe. Build and run
-// on macOS (or Linux) next to a checkout of authmock:
-//     cd drivers/swift-alamofire && swift build
-//     swift run authmock run ../../scenarios --driver .build/debug/alamofire-authenticator
-// CI does not build this package: Alamofire is not in the package mirror CI uses.
+// Two authmock drivers for Alamofire 5, one per refresh recipe, on macOS or
+// Linux next to a checkout of authmock (README: the commands the saved
+// reports were made with). Alamofire is pinned to the version they were
+// measured with. CI does not build this package: Alamofire is not in the
+// package mirror CI uses.
 import PackageDescription
 
 let package = Package(
     name: "authmock-alamofire-drivers",
     platforms: [.macOS(.v15), .iOS(.v18)],
     dependencies: [
-        .package(url: "https://github.com/Alamofire/Alamofire.git", from: "5.10.0"),
+        .package(url: "https://github.com/Alamofire/Alamofire.git", exact: "5.12.0"),
         .package(name: "authmock", path: "../.."),
     ],
     targets: [
