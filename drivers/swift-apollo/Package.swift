@@ -11,7 +11,7 @@ let package = Package(
     name: "authmock-apollo-drivers",
     platforms: [.macOS(.v15), .iOS(.v18)],
     dependencies: [
-        .package(url: "https://github.com/apollographql/apollo-ios.git", from: "1.25.0"),
+        .package(url: "https://github.com/apollographql/apollo-ios.git", exact: "1.25.7"),
         .package(name: "authmock", path: "../.."),
     ],
     targets: [

@@ -12,7 +12,7 @@ let package = Package(
     name: "authmock-apollo2-drivers",
     platforms: [.macOS(.v15), .iOS(.v18)],
     dependencies: [
-        .package(url: "https://github.com/apollographql/apollo-ios.git", from: "2.0.0"),
+        .package(url: "https://github.com/apollographql/apollo-ios.git", exact: "2.4.0"),
         .package(name: "authmock", path: "../.."),
     ],
     targets: [

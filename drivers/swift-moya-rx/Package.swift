@@ -11,8 +11,10 @@ let package = Package(
     name: "authmock-moya-rx-drivers",
     platforms: [.macOS(.v15), .iOS(.v18)],
     dependencies: [
-        .package(url: "https://github.com/Moya/Moya.git", from: "15.0.0"),
-        .package(url: "https://github.com/ReactiveX/RxSwift.git", from: "6.0.0"),
+        // The versions the saved reports were measured with (README).
+        .package(url: "https://github.com/Moya/Moya.git", exact: "15.0.3"),
+        .package(url: "https://github.com/ReactiveX/RxSwift.git", exact: "6.10.2"),
+        .package(url: "https://github.com/Alamofire/Alamofire.git", exact: "5.12.0"),
         .package(name: "authmock", path: "../.."),
     ],
     targets: [
@@ -21,7 +23,8 @@ let package = Package(
             name: "MoyaDriverSupport",
             dependencies: [
                 .product(name: "Moya", package: "Moya"), .product(name: "RxMoya", package: "Moya"),
-                .product(name: "RxSwift", package: "RxSwift"), .product(name: "DriverKit", package: "authmock"),
+                .product(name: "RxSwift", package: "RxSwift"), .product(name: "Alamofire", package: "Alamofire"),
+                .product(name: "DriverKit", package: "authmock"),
             ]),
         // Recipe 1: a Moya plugin that adds the token in prepare() and refreshes in didReceive() on a 401.
         .executableTarget(name: "moya-plugin-refresh", dependencies: ["MoyaDriverSupport"]),
