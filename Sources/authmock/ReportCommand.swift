@@ -39,6 +39,7 @@ struct ReportCommand: AsyncParsableCommand {
                     Data("authmock report merge: --json and --junit merge one driver's shards; these reports come from \(runs.count) drivers\n".utf8))
                 throw ExitCode(RunExit.usage)
             }
+            try ReportFiles(junit: junit, json: json, html: html).makeFolders()
             let columns = runs.map { CompatibilityReport.Column(name: $0.driverName ?? $0.driver, results: $0.cases) }
             try CompatibilityReport.write(columns, markdown: markdown, html: runs.count > 1 ? html : nil)
             // --json and --junit are there only with one driver (checked above).

@@ -84,6 +84,8 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(RunExit.usage)
         }
         let (known, caseState, part) = try checkedOptions()
+        let reports = ReportFiles(junit: junit, json: json, html: html)
+        try reports.makeFolders()
         let scenarios = suite.scenarios
         let (filtered, dialects) = try selectedRuns(scenarios)
         // A shard of a small selection may be empty: its report is then empty, not an error.
@@ -121,7 +123,7 @@ struct RunCommand: AsyncParsableCommand {
         print(Reports.failures(results, everyCase: verbose), terminator: "")
         if !showSkips { print(Reports.foldedSkips(results), terminator: "") }
         let suiteVersion = suite.includesBuiltIn ? BuiltinSuite.version : nil
-        try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, reports: ReportFiles(junit: junit, json: json, html: html))
+        try finishRun(results, seconds: seconds, driver: driver, suite: suiteVersion, reports: reports)
     }
 }
 
@@ -183,6 +185,29 @@ struct ReportFiles {
     var junit: String?
     var json: String?
     var html: String?
+
+    /// Makes each report's folder, before a run rather than at its end: a run
+    /// of many minutes is not lost for want of a folder or a write permission.
+    func makeFolders() throws {
+        for path in [junit, json, html].compactMap({ $0 }) {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw ValidationError("cannot make the folder \(folder.path) for the report \(path): \(error.localizedDescription)")
+            }
+        }
+    }
+
+    /// Writes one report, saying which and where when that fails.
+    static func write(_ text: String, to path: String, _ kind: String) throws {
+        do {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            FileHandle.standardError.write(Data("cannot write the \(kind) report to \(path): \(error.localizedDescription)\n".utf8))
+            throw ExitCode(RunExit.usage)
+        }
+    }
 }
 
 /// The end of a run, whole or merged from shards: the counts, the reports
@@ -190,14 +215,14 @@ struct ReportFiles {
 func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: String?, reports: ReportFiles) throws {
     print(Reports.summary(results, seconds: seconds, suite: suite), terminator: "")
     if let junit = reports.junit {
-        try Reports.junit(results, seconds: seconds, suite: suite).write(toFile: junit, atomically: true, encoding: .utf8)
+        try ReportFiles.write(Reports.junit(results, seconds: seconds, suite: suite), to: junit, "JUnit")
     }
     if let json = reports.json {
-        try Reports.json(results, seconds: seconds, driver: driver, suite: suite).write(toFile: json, atomically: true, encoding: .utf8)
+        try ReportFiles.write(Reports.json(results, seconds: seconds, driver: driver, suite: suite), to: json, "JSON")
     }
     if let html = reports.html {
         let page = RunReportPage.html(results, run: RunReportPage.Run(driver: driver, seconds: seconds, suite: suite))
-        try page.write(toFile: html, atomically: true, encoding: .utf8)
+        try ReportFiles.write(page, to: html, "HTML")
         print("report: \(html)")
     }
     if results.contains(where: { $0.verdict == .fail || $0.verdict == .error }) { throw ExitCode(RunExit.failures) }
