@@ -1,6 +1,7 @@
 import AuthmockScenario
 import AuthmockTransports
 import Foundation
+import Synchronization
 import ReferenceClient
 import Testing
 
@@ -29,8 +30,8 @@ import Testing
 
     /// The matrix: every cell a fault must fail, and a sample of the cells it
     /// must pass (`runs(for:)`); AUTHMOCK_TEETH_FULL=1 runs every cell.
-    /// Clients run three at a time at 32 case runs each (96 at once, as one
-    /// client at 96 before: the cases mostly wait, on two cores ~2 minutes);
+    /// Clients run in three lanes at 32 case runs each (96 at once, as one
+    /// client at 96 before: the cases mostly wait);
     /// `no-late-401-check` runs alone at the end (see `alone`). The runner
     /// starts the longest waits first, so what is left at a client's end is short.
     @Test func theMatrixHolds() async throws {
@@ -49,21 +50,31 @@ import Testing
                 runs.count, matrix.differences(fault: fault.name, results: results) + matrix.causeDifferences(fault: fault.name, results: results)
             )
         }
-        // Three clients at a time, then each of `alone` by itself.
+        // Three lanes, each taking the next client as soon as its last one is
+        // done (no batch waits for its slowest client), then each of `alone` by itself.
         let together = matrix.faults.indices.filter { !Self.alone.contains(matrix.faults[$0].name) }
-        let batches =
-            stride(from: 0, to: together.count, by: 3).map { Array(together[$0..<min($0 + 3, together.count)]) }
-            + matrix.faults.indices.filter { Self.alone.contains(matrix.faults[$0].name) }.map { [$0] }
+        let queue = WorkQueue(together)
         var differences: [String] = []
         var runCount = 0
-        for batch in batches {
-            await withTaskGroup(of: (runs: Int, differences: [String]).self) { tasks in
-                for index in batch { tasks.addTask { await check(index) } }
-                for await checked in tasks {
+        await withTaskGroup(of: [(runs: Int, differences: [String])].self) { lanes in
+            for _ in 0..<3 {
+                lanes.addTask {
+                    var checked: [(runs: Int, differences: [String])] = []
+                    while let index = queue.next() { checked.append(await check(index)) }
+                    return checked
+                }
+            }
+            for await lane in lanes {
+                for checked in lane {
                     differences += checked.differences
                     runCount += checked.runs
                 }
             }
+        }
+        for index in matrix.faults.indices where Self.alone.contains(matrix.faults[index].name) {
+            let checked = await check(index)
+            differences += checked.differences
+            runCount += checked.runs
         }
         for difference in differences { Issue.record("teeth or cause matrix cell differs: \(difference)") }
         print(
@@ -107,4 +118,11 @@ import Testing
             page == CasesPage.markdown(scenarios, matrix: try TeethMatrix.load(path: Self.matrixPath)),
             "docs/cases.md is stale: run scripts/regen-docs.sh")
     }
+}
+
+/// Items taken one at a time by several tasks.
+final class WorkQueue<Item: Sendable>: Sendable {
+    private let items: Mutex<[Item]>
+    init(_ items: [Item]) { self.items = Mutex(items.reversed()) }
+    func next() -> Item? { items.withLock { $0.popLast() } }
 }
