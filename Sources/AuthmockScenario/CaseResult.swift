@@ -62,6 +62,9 @@ public struct CallOutcome: Sendable, Codable, Equatable {
     public var answered: Double?
     /// When the runner cancelled it (a `cancel` step), in seconds since the case began.
     public var cancelled: Double?
+    /// The instance of the app's client that made it, when not the app's own
+    /// (2 and on: its extension, widget; the `instances` extension).
+    public var instance: Int?
 
     public init(call: String, request: String, outcome: String, status: Int? = nil, message: String? = nil) {
         self.call = call

@@ -108,6 +108,26 @@ struct Symptoms {
         return again > 0
     }
 
+    /// A refresh token spent by one instance of the app (case 9.6: the app,
+    /// its extension) was spent again for another: each refresh is put down
+    /// to the instance whose calls alone were in flight when it was sent. The
+    /// instances kept copies of their own instead of reading the store they
+    /// share. A spend while both instances' calls were out is not put down to
+    /// either: that is no single flight, not a stale copy.
+    var spentAgainByAnotherInstance: Bool {
+        let calls = observation.calls.map { (instance: $0.spec.instance ?? 1, from: $0.sentAt, to: $0.answer?.receivedAt ?? .distantFuture) }
+        guard Set(calls.map(\.instance)).count > 1 else { return false }
+        func instance(of refresh: JournalEntry) -> Int? {
+            let out = Set(calls.filter { $0.from <= refresh.realTime && refresh.realTime <= $0.to }.map(\.instance))
+            return out.count == 1 ? out.first : nil
+        }
+        let refreshes = observation.entries.filter { $0.kind == .refresh && !Observation.isForeign($0) }
+        return refreshes.enumerated().contains { index, later in
+            guard let token = later.refreshToken?.id, let second = instance(of: later) else { return false }
+            return refreshes[..<index].contains { $0.refreshToken?.id == token && instance(of: $0).map { $0 != second } ?? false }
+        }
+    }
+
     /// Requests that carried an access token older than one the client had already been handed.
     /// (Or retried the very token a 401 refused after the newer one's answer ended: `retriesPastNewer`.)
     /// A use of an earlier login's token after a later sign-in is left to the
@@ -294,6 +314,18 @@ enum Causes {
                 .over(.attemptsPerCall), .over(.maxRequests),
             ],
             shows: { $0.refreshedAgainAfterCancel }),
+        // Before single flight: the second spend is an instance's stale copy, made with no other call out.
+        Entry(
+            cause: Cause(
+                id: "instances-keep-own-copies",
+                title:
+                    "one instance of the app (its extension, a widget) refreshes with a refresh token another instance already spent: each keeps its own copy of the token store they share"
+            ),
+            explains: [
+                .any(.superfluousRefreshes), .over(.refreshes), .any(.refreshTokenReuse), .any(.outcomes), .any(.unfoundedReauth),
+                .any(.staleTokenUses), .over(.attemptsPerCall), .over(.maxRequests),
+            ],
+            shows: { $0.spentAgainByAnotherInstance }),
         Entry(
             cause: Cause(id: "no-single-flight", title: "refreshes (or signs in) beside a refresh already in flight: no single flight"),
             explains: [

@@ -69,6 +69,10 @@ public struct DriverInfo: Sendable, Equatable {
         if scenario.cancelsCalls && !capabilities.contains(Capability.cancel) {
             return "the case cancels a call in flight, and the driver does not declare the `cancel` capability in hello (docs/driver-protocol.md)"
         }
+        if scenario.usesInstances && !capabilities.contains(Capability.instances) {
+            return
+                "the case calls from a second instance of the app's client (an extension, a widget), and the driver does not declare the `instances` capability in hello (docs/driver-protocol.md)"
+        }
         return nil
     }
 }
@@ -84,6 +88,9 @@ extension Scenario {
             }
         }
     }
+
+    /// Whether a call comes from an instance of the client other than the app's own.
+    var usesInstances: Bool { anyCall { ($0.instance ?? 1) > 1 } }
 
     /// Whether a call hands its body over as a one-shot stream.
     var streamsBodies: Bool { anyCall(\.bodyStream) }

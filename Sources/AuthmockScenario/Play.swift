@@ -336,7 +336,8 @@ struct Performance {
         let sentAt = Date()
         let (target, full, fields, stream) = (path, url, headers, spec.bodyStream ? true : nil)
         let id = try await channel.post {
-            .request(id: $0, method: spec.method, path: target, url: full, headers: fields, body: spec.body, bodyStream: stream)
+            .request(
+                id: $0, method: spec.method, path: target, url: full, headers: fields, body: spec.body, bodyStream: stream, instance: spec.instance)
         }
         outcome.calls.append(CallRecord(call: call, driverID: id, spec: spec, sentAt: sentAt))
         return outcome.calls.count - 1
@@ -364,6 +365,6 @@ struct Performance {
         await takeArrivedAnswers()
         guard let call = outcome.calls.first(where: { $0.answer?.outcome == .unsupported }) else { return nil }
         let message = call.answer?.message.map { ": \($0)" } ?? ""
-        return "the driver cannot express \(call.call) (\(call.spec.method) \(call.spec.path)): it answered unsupported\(message)"
+        return "the driver cannot express \(call.call) (\(call.requestLine)): it answered unsupported\(message)"
     }
 }

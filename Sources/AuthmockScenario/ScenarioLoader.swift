@@ -168,7 +168,7 @@ struct Builder {
         return CallSpec(
             method: (o["method"]?.string ?? "GET").uppercased(), path: path,
             headers: o["headers"]?.object?.compactMapValues(\.string) ?? [:], body: o["body"]?.string,
-            bodyStream: o["body_stream"]?.boolean ?? false)
+            bodyStream: o["body_stream"]?.boolean ?? false, instance: o["instance"]?.integer)
     }
 
     /// `request: {graphql: {query, operation_name, variables}}`: a POST with
@@ -189,7 +189,7 @@ struct Builder {
         if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) { headers["Content-Type"] = "application/json" }
         return CallSpec(
             method: "POST", path: path, headers: headers, body: String(decoding: data, as: UTF8.self),
-            bodyStream: o["body_stream"]?.boolean ?? false, graphQL: true)
+            bodyStream: o["body_stream"]?.boolean ?? false, graphQL: true, instance: o["instance"]?.integer)
     }
 
     func step(_ value: SpecValue) throws(ScenarioError) -> Step {

@@ -58,6 +58,10 @@ public struct DriverRequest: Sendable {
     /// The `bodyStream` capability: the app hands `body` over as a stream
     /// that can be read once (send it through the library's streaming body API).
     public var bodyStream = false
+    /// The `instances` capability: which instance of the application's client
+    /// makes the call (1, the app; 2 and on, its extension, widget, a second
+    /// process), each over the one token store the app keeps.
+    public var instance = 1
 }
 
 /// What the application finally saw.
@@ -251,7 +255,7 @@ struct Conversation: Sendable {
             guard let client else { return await refuseBeforeHello(message) }
             let request = DriverRequest(
                 method: fields.method ?? "GET", path: fields.path ?? "/", url: fields.url,
-                headers: fields.headers ?? [:], body: fields.body, bodyStream: fields.bodyStream ?? false)
+                headers: fields.headers ?? [:], body: fields.body, bodyStream: fields.bodyStream ?? false, instance: fields.instance ?? 1)
             // A task of its own, not the group's child: `cancel` ends one call, and a group cancels only all.
             let call = Task { await client.request(request) }
             let calls = self.calls

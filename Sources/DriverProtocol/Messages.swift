@@ -50,6 +50,10 @@ public enum Capability {
     /// The driver understands `cancel`: the application cancels a call in
     /// flight (Task cancellation, OkHttp `Call.cancel`, an `AbortController`).
     public static let cancel = "cancel"
+    /// The driver runs several instances of the application's client (an app
+    /// and its extension or widget, two processes, two client objects) over
+    /// one token store, as the app does: a request may name its `instance`.
+    public static let instances = "instances"
 }
 
 /// A message from the runner: an `id` and one operation with its own fields.
@@ -137,10 +141,13 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
         public var body: String?
         /// The `bodyStream` extension: the app hands the body over as a stream that can be read once.
         public var bodyStream: Bool?
+        /// The `instances` extension: which instance of the client makes the
+        /// call (1, the app, when absent; 2 and on: its extension, widget, ...).
+        public var instance: Int?
 
         public init(
             method: String? = nil, path: String? = nil, url: String? = nil, headers: [String: String]? = nil, body: String? = nil,
-            bodyStream: Bool? = nil
+            bodyStream: Bool? = nil, instance: Int? = nil
         ) {
             self.method = method
             self.path = path
@@ -148,6 +155,7 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
             self.headers = headers
             self.body = body
             self.bodyStream = bodyStream
+            self.instance = instance
         }
     }
 
@@ -211,9 +219,12 @@ public struct RunnerMessage: Sendable, Codable, Equatable {
     }
 
     public static func request(
-        id: String, method: String, path: String, url: String?, headers: [String: String], body: String?, bodyStream: Bool? = nil
+        id: String, method: String, path: String, url: String?, headers: [String: String], body: String?, bodyStream: Bool? = nil,
+        instance: Int? = nil
     ) -> Self {
-        Self(id: id, .request(Request(method: method, path: path, url: url, headers: headers, body: body, bodyStream: bodyStream)))
+        Self(
+            id: id,
+            .request(Request(method: method, path: path, url: url, headers: headers, body: body, bodyStream: bodyStream, instance: instance)))
     }
 
     public static func logout(id: String) -> Self { Self(id: id, .logout) }

@@ -68,6 +68,9 @@ public enum ProtocolSchema {
                 Member("headers", .stringMap, required: true, "headers forwarded unchanged on every attempt (X-Authmock-Call among them)"),
                 Member("body", .string, "the body as UTF-8 text; absent for none"),
                 Member("bodyStream", .boolean, "the `bodyStream` extension: hand the body over as a stream that can be read once"),
+                Member(
+                    "instance", .integer(1...64),
+                    "the `instances` extension: which instance of the client makes the call, over the one token store (1, the app, when absent)"),
             ]),
         Message(name: "logout", doc: "the `logout` extension: the application signs the user out", members: []),
         Message(

@@ -81,8 +81,13 @@ extension ReferenceClient {
     /// afresh (the `bodyStream` extension).
     @TaskLocal static var oneShotBody = false
 
-    public func request(method: String, path: String, headers: [String: String], body: String?, bodyStream: Bool = false) async -> ClientOutcome {
-        await Self.$oneShotBody.withValue(bodyStream) { await call(method: method, path: path, headers: headers, body: body) }
+    public func request(
+        method: String, path: String, headers: [String: String], body: String?, bodyStream: Bool = false, instance: Int = 1
+    ) async -> ClientOutcome {
+        let store = await store(forInstance: instance)
+        return await Self.$instanceStore.withValue(store) {
+            await Self.$oneShotBody.withValue(bodyStream) { await call(method: method, path: path, headers: headers, body: body) }
+        }
     }
 
     private func call(method: String, path: String, headers: [String: String], body: String?) async -> ClientOutcome {

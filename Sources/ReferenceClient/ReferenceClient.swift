@@ -5,6 +5,7 @@ import Foundation
 import NIOCore
 import NIOSSL
 import NIOHTTP1
+import Synchronization
 
 /// The classic token-refresh bugs, one switch each. The reference client is
 /// correct with none set; the conformance suite must catch every one of them.
@@ -77,6 +78,11 @@ public enum ClientFault: String, Sendable, CaseIterable {
     case neverRefetchJWKS = "never-refetch-jwks"
     /// Does not compare the id token's `nonce` with the one it sent.
     case ignoreNonce = "ignore-nonce"
+    /// Each instance of the app (its extension, a widget) reads the shared
+    /// token store once and keeps its own copy: it never sees the tokens
+    /// another instance got, and refreshes on its own with a refresh token
+    /// that instance already spent (opencloud-eu/ios#43, auth0/react-native-auth0#1374).
+    case instancesKeepOwnCopy = "instances-keep-own-copy"
 }
 
 /// When the client refreshes by its own clock, before any 401. Not a fault:
@@ -138,7 +144,15 @@ public final class ReferenceClient: Sendable {
     let faults: Set<ClientFault>
     let proactive: ProactiveRefresh
     let http: HTTPClient
-    let store: TokenStore
+    /// The token store (the app's keychain) every instance of the client
+    /// shares, and through it its one refresh at a time.
+    let sharedStore: TokenStore
+    /// The other instances' own copies of the store (`instances-keep-own-copy` only).
+    let instanceCopies = Mutex<[Int: TokenStore]>([:])
+    /// The store the running call's instance reads: the shared one unless a
+    /// call of another instance set its copy (`request(instance:)`).
+    @TaskLocal static var instanceStore: TokenStore?
+    var store: TokenStore { Self.instanceStore ?? sharedStore }
     /// The OpenID Connect sign-in, when the app signed in that way.
     let openID: OpenIDSession
     /// Longest Retry-After the client honours.
@@ -158,10 +172,7 @@ public final class ReferenceClient: Sendable {
         self.clientSecret = clientSecret
         self.faults = faults
         self.proactive = faults.contains(.noProactiveRefresh) && !faults.contains(.refreshOnlyByExpiry) ? .off : proactive
-        store = TokenStore(
-            margin: proactive == .atExpiry ? .zero : nil, expiryFromJWT: faults.contains(.trustJWTExp),
-            joinOldSessionRefresh: faults.contains(.joinOldSessionRefresh),
-            cancelEffect: faults.contains(.cancelAbortsRefresh) ? .abortRefresh : faults.contains(.cancelClearsSingleFlight) ? .clearSlot : .none)
+        sharedStore = Self.makeStore(faults: faults, proactive: proactive)
         openID = OpenIDSession(clientID: clientID, faults: faults)
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
@@ -181,6 +192,29 @@ public final class ReferenceClient: Sendable {
             }
         }
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    static func makeStore(faults: Set<ClientFault>, proactive: ProactiveRefresh) -> TokenStore {
+        TokenStore(
+            margin: proactive == .atExpiry ? .zero : nil, expiryFromJWT: faults.contains(.trustJWTExp),
+            joinOldSessionRefresh: faults.contains(.joinOldSessionRefresh),
+            cancelEffect: faults.contains(.cancelAbortsRefresh) ? .abortRefresh : faults.contains(.cancelClearsSingleFlight) ? .clearSlot : .none)
+    }
+
+    /// The store instance `instance` of the app reads. A correct app: the
+    /// shared one, whatever the instance, so one refresh serves them all and
+    /// each sees the tokens another got. The broken variant: instance 2 and
+    /// on copy it at their first call and keep that copy.
+    func store(forInstance instance: Int) async -> TokenStore {
+        guard instance > 1, faults.contains(.instancesKeepOwnCopy) else { return sharedStore }
+        if let copy = instanceCopies.withLock({ $0[instance] }) { return copy }
+        let copy = Self.makeStore(faults: faults, proactive: proactive)
+        await copy.start(from: await sharedStore.copy)
+        return instanceCopies.withLock { copies in
+            if let first = copies[instance] { return first }
+            copies[instance] = copy
+            return copy
+        }
     }
 
     /// The dialect the client speaks by name (hello's `profiles`); every

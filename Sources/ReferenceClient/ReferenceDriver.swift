@@ -18,7 +18,8 @@ public struct ReferenceDriver: DriverClient {
 
     public func request(_ request: DriverRequest) async -> DriverOutcome {
         let outcome = await client.request(
-            method: request.method, path: request.target, headers: request.headers, body: request.body, bodyStream: request.bodyStream)
+            method: request.method, path: request.target, headers: request.headers, body: request.body, bodyStream: request.bodyStream,
+            instance: request.instance)
         // A cancelled call's app is gone: whatever but success it ended in, it was cancelled.
         if Task.isCancelled && outcome.kind != .ok { return DriverOutcome(.cancelled, message: outcome.message) }
         return convert(outcome)

@@ -108,6 +108,26 @@ actor TokenStore {
         }
     }
 
+    /// What another instance's in-memory copy of the store starts from (the
+    /// broken variant `instances-keep-own-copy`: read once, never again).
+    struct Copy: Sendable {
+        var access, refresh: String?
+        var accessIssuedAt: Int
+        var lifetime: Double?
+        var expiresAt: ContinuousClock.Instant?
+        var signedOut: RefreshResult?
+    }
+
+    var copy: Copy {
+        Copy(access: access, refresh: refresh, accessIssuedAt: accessIssuedAt, lifetime: lifetime, expiresAt: expiresAt, signedOut: signedOut)
+    }
+
+    func start(from copy: Copy) {
+        (access, refresh, accessIssuedAt, lifetime, expiresAt, signedOut) =
+            (copy.access, copy.refresh, copy.accessIssuedAt, copy.lifetime, copy.expiresAt, copy.signedOut)
+        generation += 1
+    }
+
     /// The app signs the user out: tokens gone, every later call told to sign in.
     func signOut() {
         session += 1

@@ -66,6 +66,7 @@ let identity = DriverIdentity(
     name: name, version: "0.1.0", profiles: ReferenceClient.profiles,
     capabilities: [
         Capability.url, Capability.logout, Capability.bodyStream, Capability.graphQL, Capability.oidc, Capability.dialect, Capability.cancel,
+        Capability.instances,
     ])
 struct CannotSpeak: Error, CustomStringConvertible { let description: String }
 @Sendable func makeClient(_ hello: Hello) throws -> any DriverClient {

@@ -223,6 +223,29 @@ struct CausesTests {
         #expect(Causes.diagnose(t.observation, failed: failed).map(\.id) == ["no-single-flight"])
     }
 
+    /// Case 9.6: the app's call spends r1; then, with only the extension's call
+    /// out, r1 is spent again. That is an instance's own stale copy of the
+    /// store. The same second spend while both instances' calls are out is
+    /// put down to neither: no single flight.
+    @Test func aSecondSpendForAnotherInstanceIsItsOwnCopy() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 3601
+        t.add(0.10, .refresh, path: "/oauth/token", refresh: "r1", status: 200, ms: 20, issues: ("A2", 300), issuesRefresh: "r2")
+        t.add(0.40, .refresh, path: "/oauth/token", refresh: "r1", status: 400)
+        t.call("c1", sent: 0.05, answered: 0.2)
+        t.call("c2", sent: 0.3, answered: 0.5, outcome: "reauth_required", status: 400)
+        t.calls[1].spec.instance = 2
+        let failed = [Self.count(.refreshTokenReuse, expected: 0, saw: 1), Self.count(.superfluousRefreshes, expected: 0, saw: 1)]
+        #expect(Causes.diagnose(t.observation, failed: failed).map(\.id) == ["instances-keep-own-copies"])
+        // The app's call still out at the second spend: not one instance's.
+        t.calls[0].answer?.receivedAt = EvaluatorTests.start.addingTimeInterval(0.45)
+        #expect(!Causes.diagnose(t.observation, failed: failed).map(\.id).contains("instances-keep-own-copies"))
+        // One instance only: whatever it is, not the instances'.
+        t.calls[0].answer?.receivedAt = EvaluatorTests.start.addingTimeInterval(0.2)
+        t.calls[1].spec.instance = nil
+        #expect(!Causes.diagnose(t.observation, failed: failed).map(\.id).contains("instances-keep-own-copies"))
+    }
+
     /// A 401 that came after the server had refused the refresh token is no
     /// "never refreshes after a 401": the client was told its session is dead.
     @Test func a401AfterARefusedRefreshIsNotNoRefreshAfter401() {

@@ -141,6 +141,10 @@ struct LoaderTests {
             "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - request: {path: /a, wait: false}\n  - cancel: {call: 2}\nexpect:\n  refreshes: 1\n",
             "test.yaml:6:5", "cancel.call: 2 names a call not yet sent (1 sent before this step)"
         ),
+        (
+            "id: \"1\"\nname: x\ndescription: y\nsteps:\n  - request: {path: /a, instance: 0}\nexpect:\n  refreshes: 1\n",
+            "test.yaml:5:35", "request.instance: must be at least 1, got 0"
+        ),
     ])
     func errorsSayWhereAndWhat(yaml: String, place: String, fragment: String) {
         do throws(ScenarioError) {

@@ -29,7 +29,7 @@ struct ProtocolSchemaTests {
             "login": .login(id: "1", username: "alice", password: "wonderland", openid: true),
             "request": .request(
                 id: "2", method: "POST", path: "/api/notes", url: "http://localhost:1/api/notes", headers: ["X-Authmock-Call": "c1"],
-                body: "{}", bodyStream: true),
+                body: "{}", bodyStream: true, instance: 2),
             "logout": .logout(id: "3"),
             "cancel": .cancel(id: "5", call: "2"),
             "shutdown": .shutdown(id: "4"),

@@ -172,3 +172,36 @@ struct PythonHelperCancelTests {
         }
     }
 }
+
+/// The Python helper's `instances`: a driver that declares it gets each
+/// request's instance (1 when the message names none); one that does not
+/// gets the call as before, with no `instance` argument its client may not take.
+struct PythonHelperInstancesTests {
+    static let driver = """
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import authmock_driver
+        class Client:
+            def request(self, method, path, headers, body, instance=None):
+                return {"outcome": "ok", "status": 200, "body": "instance %s" % instance}
+        capabilities = ("url", "instances") if sys.argv[2] == "yes" else ("url",)
+        authmock_driver.serve("helper-test", "1", ["oauth2"], lambda hello: Client(), capabilities=capabilities)
+        """
+
+    @Test(arguments: [true, false]) func eachRequestReachesItsInstance(declared: Bool) async throws {
+        let helper = repositoryRoot.appendingPathComponent("drivers/python-common").path
+        let lines = [
+            #"{"id":"0","op":"hello","protocol":1,"baseURL":"http://127.0.0.1:1","profile":"oauth2","clientId":"demo","clientSecret":""}"#,
+            #"{"id":"1","op":"request","method":"GET","path":"/api/a","headers":{"X-Authmock-Call":"c1"}}"#,
+            #"{"id":"2","op":"request","method":"GET","path":"/api/b","headers":{"X-Authmock-Call":"c2"},"instance":2}"#,
+            #"{"id":"3","op":"shutdown"}"#,
+        ]
+        let run = try await runProcess(
+            "python3", ["-c", Self.driver, helper, declared ? "yes" : "no"], stdin: lines.joined(separator: "\n") + "\n", mergeOutput: false)
+        #expect(run.status == 0, "\(run.stderr)")
+        let answers = run.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let bodies = Dictionary(answers.map { ($0["id"] as? String ?? "", $0["body"] as? String ?? "") }) { first, _ in first }
+        #expect(bodies["1"] == (declared ? "instance 1" : "instance None"), "\(run.stdout)")
+        #expect(bodies["2"] == (declared ? "instance 2" : "instance None"), "\(run.stdout)")
+    }
+}

@@ -57,6 +57,9 @@ def serve(name, version, profiles, make_client, capabilities=("url",), renewal_m
     cancels a call in flight; ``call`` is the call's ``X-Authmock-Call``
     header, as ``request`` got it. The client stops that call the way its
     library does, and the call answers ``{"outcome": "cancelled"}``.
+    ``instances`` (declare it): a request may come from another instance of
+    the app's client over the same token store (its extension, a widget);
+    the client's ``request`` then gets ``instance=N`` (1 is the app).
     """
     client, threads = None, []
     calls = {}  # request id -> the call's X-Authmock-Call, which the client knows it by
@@ -81,7 +84,9 @@ def serve(name, version, profiles, make_client, capabilities=("url",), renewal_m
             threads[-1].start()
         elif op == "request":
             calls[message_id] = message.get("headers", {}).get("X-Authmock-Call", message_id)
-            work = lambda m=message: client.request(m["method"], m.get("url") or m["path"], m.get("headers", {}), m.get("body"))
+            # The `instances` extension: only a driver that declares it gets `instance`.
+            instance = {"instance": message.get("instance", 1)} if "instances" in capabilities else {}
+            work = lambda m=message, i=instance: client.request(m["method"], m.get("url") or m["path"], m.get("headers", {}), m.get("body"), **i)
             threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
             threads[-1].start()
         elif op == "cancel" and "cancel" in capabilities and hasattr(client, "cancel"):

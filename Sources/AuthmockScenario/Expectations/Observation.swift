@@ -15,6 +15,12 @@ struct CallRecord: Sendable {
     /// When the runner cancelled it (a `cancel` step).
     var cancelledAt: Date?
 
+    /// Its method and path, and for a call of another instance of the app
+    /// (its extension) which one: wherever the call is shown.
+    var requestLine: String {
+        "\(spec.method) \(spec.path)" + ((spec.instance ?? 1) > 1 ? " (instance \(spec.instance ?? 1))" : "")
+    }
+
     /// The outcome kind's name, or `unanswered`, or `unknown` for an answer without one.
     var outcome: String {
         guard let answer else { return "unanswered" }
@@ -23,8 +29,8 @@ struct CallRecord: Sendable {
 
     /// What the report keeps of it; times in seconds since `start`.
     func summary(start: Date) -> CallOutcome {
-        var summary = CallOutcome(
-            call: call, request: "\(spec.method) \(spec.path)", outcome: outcome, status: answer?.status, message: answer?.message)
+        var summary = CallOutcome(call: call, request: requestLine, outcome: outcome, status: answer?.status, message: answer?.message)
+        summary.instance = spec.instance.flatMap { $0 > 1 ? $0 : nil }
         summary.sent = (sentAt.timeIntervalSince(start) * 1000).rounded() / 1000
         summary.answered = answer.map { ($0.receivedAt.timeIntervalSince(start) * 1000).rounded() / 1000 }
         summary.cancelled = cancelledAt.map { ($0.timeIntervalSince(start) * 1000).rounded() / 1000 }

@@ -26,7 +26,7 @@ struct OutcomesExpectation: Expectation {
     func judge(_ observation: Observation) -> Judgement {
         let calls = observation.calls
         let evidence = calls.map { record in
-            "\(record.call) \(record.spec.method) \(record.spec.path) -> \(record.outcome)"
+            "\(record.call) \(record.requestLine) -> \(record.outcome)"
                 + (record.answer?.status.map { " \($0)" } ?? "") + (record.answer?.message.map { " (\($0))" } ?? "")
         }
         var broken: [String] = []

@@ -25,7 +25,7 @@ struct UnfoundedReauthExpectation: CountingExpectation {
         if !unfounded.isEmpty { message += " (no refresh answer refused the refresh token: the sign-in screen came from something else)" }
         return Judgement(
             passed: range.admits(unfounded.count), message: message,
-            evidence: observation.lines(observation.refreshes) + unfounded.map { "\($0.call) \($0.spec.method) \($0.spec.path) -> reauth_required" },
+            evidence: observation.lines(observation.refreshes) + unfounded.map { "\($0.call) \($0.requestLine) -> reauth_required" },
             measured: [range.measure("unfounded reauth_required outcomes", saw: unfounded.count)])
     }
 }

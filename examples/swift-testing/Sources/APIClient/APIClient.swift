@@ -68,6 +68,18 @@ public final class APIClient: Sendable {
         self.longestRetryAfter = longestRetryAfter
     }
 
+    /// Another instance of the app's client (its share extension, a widget)
+    /// over the same session: one store of tokens and one renewal at a time
+    /// for both, so neither spends a refresh token the other already
+    /// rotated. (Two processes share the session through the keychain and a
+    /// lock; one process, as here, through the object.)
+    public init(sharingSessionOf other: APIClient) {
+        baseURL = other.baseURL
+        http = other.http
+        session = other.session
+        longestRetryAfter = other.longestRetryAfter
+    }
+
     public func signIn(username: String, password: String) async throws {
         try await session.signIn(username: username, password: password)
     }

@@ -1,11 +1,27 @@
 import APIClient
 import AuthmockTesting
 import Foundation
+import Synchronization
 
 /// The API client in the driver protocol's words: sign in, make a call,
 /// sign out, each ending in the outcome the app would see.
 struct APIClientAdapter: DriverClient {
     let client: APIClient
+    /// The app's other instances (its extension: case 9.6), each made at its
+    /// first call over the app's session, as the extension's own client is.
+    let instances = Mutex<[Int: APIClient]>([:])
+
+    init(client: APIClient) { self.client = client }
+
+    func client(forInstance number: Int) -> APIClient {
+        guard number > 1 else { return client }
+        return instances.withLock { made in
+            if let instance = made[number] { return instance }
+            let instance = APIClient(sharingSessionOf: client)
+            made[number] = instance
+            return instance
+        }
+    }
 
     func login(username: String, password: String) async -> DriverOutcome {
         do {
@@ -18,7 +34,7 @@ struct APIClientAdapter: DriverClient {
 
     func request(_ request: DriverRequest) async -> DriverOutcome {
         do {
-            let response = try await client.send(
+            let response = try await client(forInstance: request.instance).send(
                 APIRequest(method: request.method, path: request.path, headers: request.headers, body: request.body.map { Data($0.utf8) }))
             let body = String(decoding: response.body, as: UTF8.self)
             return DriverOutcome((200..<300).contains(response.status) ? .ok : .httpError, status: response.status, body: body)
@@ -49,7 +65,8 @@ extension ClientUnderTest {
     /// the case's mock. `sharesRenewal: false` breaks its single flight.
     static func apiClient(sharesRenewal: Bool = true) -> ClientUnderTest {
         // `cancel`: a cancelled case cancels the Swift task running the call, as an app's screen does.
-        let capabilities = [Capability.logout, Capability.cancel]
+        // `instances`: a call of the app's extension goes through a second client over the same session.
+        let capabilities = [Capability.logout, Capability.cancel, Capability.instances]
         return ClientUnderTest(name: "swift-testing-example", version: "1.0", profiles: ["oauth2"], capabilities: capabilities) { hello in
             guard let base = URL(string: hello.baseURL) else { throw URLError(.badURL) }
             return APIClientAdapter(
