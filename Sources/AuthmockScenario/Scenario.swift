@@ -67,9 +67,7 @@ public struct ClockVariant: Sendable {
     /// token's life and a second of slack for clients that keep whole-second
     /// clocks. A client with an early-refresh margin longer than the token's
     /// life refreshes before every call, which the necessity rules allow (early).
-    /// A variant that sets a longer life waits that life and the slack (`wait(forLife:)`).
-    public static let waitSeconds = wait(forLife: accessSeconds)
-    static func wait(forLife seconds: Int) -> Double { Double(seconds) + 1.1 }
+    public static let waitSeconds = 3.1
     /// What the variant's id adds to the case's.
     public static let idSuffix = "-clock"
 }
@@ -107,8 +105,8 @@ extension Scenario {
             lifetimes = "the access token issued at sign-in lives \(first) s and refreshed ones \(refreshed) s"
         }
         copy.description +=
-            " Clock variant: \(lifetimes), and where the case moves the server clock it waits \(copy.clockWait) s of real time instead (after the faults and revocations that follow), so the token runs out by the client's own clock as well as the server's, and a client that renews on a timer meets what the case sets up."
-        copy.steps = Self.waitingInRealTime(steps, seconds: copy.clockWait)
+            " Clock variant: \(lifetimes), and where the case moves the server clock it waits \(ClockVariant.waitSeconds) s of real time instead (after the faults and revocations that follow), so the token runs out by the client's own clock as well as the server's, and a client that renews on a timer meets what the case sets up."
+        copy.steps = Self.waitingInRealTime(steps)
         copy.timeout += copy.realSeconds - realSeconds
         if let expect = variant.expect { copy.expect = expect }
         if let should = variant.should { copy.should = should.isEmpty ? nil : should }
@@ -117,18 +115,9 @@ extension Scenario {
 }
 
 extension Scenario {
-    /// The real seconds a clock variant waits where the case moves the
-    /// server clock: its longest access token life and the slack.
-    var clockWait: Double {
-        let lives = ["access_ttl", "sign_in_access_ttl"].compactMap { key -> Int? in
-            if case .integer(let seconds)? = server.values[key] { seconds } else { nil }
-        }
-        return ClockVariant.wait(forLife: lives.max() ?? ClockVariant.accessSeconds)
-    }
-
     /// A clock variant for a client that renews `margin` seconds before
     /// expiry: its short-lived access tokens (sign-in's and refreshed ones
-    /// that run out within the variant's wait, `clockWait`) live `margin` longer, so they
+    /// that run out within the variant's wait, `ClockVariant.waitSeconds`) live `margin` longer, so they
     /// run out by that client's clock where they would for a client without
     /// one, instead of every token it gets needing renewing at once (which
     /// judges the margin against the case, not the refresh logic).
@@ -136,9 +125,8 @@ extension Scenario {
         guard isClockVariant, margin > 0 else { return self }
         var copy = self
         let extra = Int(margin.rounded(.up))
-        let wait = clockWait
         for key in ["access_ttl", "sign_in_access_ttl"] {
-            guard case .integer(let seconds)? = copy.server.values[key], Double(seconds) <= wait else { continue }
+            guard case .integer(let seconds)? = copy.server.values[key], Double(seconds) <= ClockVariant.waitSeconds else { continue }
             copy.server.values[key] = .integer(seconds + extra)
         }
         copy.description +=
@@ -153,7 +141,7 @@ extension Scenario {
     /// token or the refresh fault there, as a client that renews before
     /// sending meets them after it; on the server clock the order of those
     /// steps and the advance makes no difference.
-    static func waitingInRealTime(_ steps: [Step], seconds: Double) -> [Step] {
+    static func waitingInRealTime(_ steps: [Step]) -> [Step] {
         var out: [Step] = []
         var index = steps.startIndex
         while index < steps.endIndex {
@@ -167,7 +155,7 @@ extension Scenario {
                 out.append(steps[index])
                 index += 1
             }
-            out.append(.sleep(seconds: seconds))
+            out.append(.sleep(seconds: ClockVariant.waitSeconds))
         }
         return out
     }

@@ -9,13 +9,13 @@ struct APIClientAdapter: DriverClient {
     let client: APIClient
     /// The app's other instances (its extension: case 9.6), each made at its
     /// first call over the app's session, as the extension's own client is.
-    let instances = Mutex<[Int: APIClient]>([:])
+    let instances = OtherInstances()
 
     init(client: APIClient) { self.client = client }
 
     func client(forInstance number: Int) -> APIClient {
         guard number > 1 else { return client }
-        return instances.withLock { made in
+        return instances.made.withLock { made in
             if let instance = made[number] { return instance }
             let instance = APIClient(sharingSessionOf: client)
             made[number] = instance
@@ -73,4 +73,9 @@ extension ClientUnderTest {
                 client: APIClient(baseURL: base, clientID: hello.clientID, clientSecret: hello.clientSecret, sharesRenewal: sharesRenewal))
         }
     }
+}
+
+/// The clients of the app's other instances, by number.
+final class OtherInstances: Sendable {
+    let made = Mutex<[Int: APIClient]>([:])
 }
