@@ -145,19 +145,14 @@ struct PythonHelperCancelTests {
         """
 
     @Test(arguments: [true, false]) func aCancelReachesTheClientAndTheCallAnswersCancelled(declared: Bool) async throws {
-        let helper = repositoryRoot.appendingPathComponent("drivers/python-common").path
-        let lines = [
-            #"{"id":"0","op":"hello","protocol":1,"baseURL":"http://127.0.0.1:1","profile":"oauth2","clientId":"demo","clientSecret":""}"#,
-            #"{"id":"1","op":"request","method":"GET","path":"/api/a","headers":{"X-Authmock-Call":"c1"}}"#,
-            #"{"id":"2","op":"cancel","call":"1"}"#,
-            #"{"id":"3","op":"shutdown"}"#,
-        ]
-        let run = try await runProcess(
-            "python3", ["-c", Self.driver, helper, declared ? "yes" : "no"], stdin: lines.joined(separator: "\n") + "\n", mergeOutput: false)
+        let run = try await runHelperDriver(
+            Self.driver, declared: declared,
+            [
+                #"{"id":"1","op":"request","method":"GET","path":"/api/a","headers":{"X-Authmock-Call":"c1"}}"#,
+                #"{"id":"2","op":"cancel","call":"1"}"#, #"{"id":"3","op":"shutdown"}"#,
+            ])
         #expect(run.status == 0, "\(run.stderr)")
-        let answers = run.stdout.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        let answers = run.answers
         let byID = Dictionary(answers.map { ($0["id"] as? String ?? "", $0) }) { first, _ in first }
         let ids = answers.compactMap { $0["id"] as? String }
         if declared {
@@ -189,19 +184,33 @@ struct PythonHelperInstancesTests {
         """
 
     @Test(arguments: [true, false]) func eachRequestReachesItsInstance(declared: Bool) async throws {
-        let helper = repositoryRoot.appendingPathComponent("drivers/python-common").path
-        let lines = [
-            #"{"id":"0","op":"hello","protocol":1,"baseURL":"http://127.0.0.1:1","profile":"oauth2","clientId":"demo","clientSecret":""}"#,
-            #"{"id":"1","op":"request","method":"GET","path":"/api/a","headers":{"X-Authmock-Call":"c1"}}"#,
-            #"{"id":"2","op":"request","method":"GET","path":"/api/b","headers":{"X-Authmock-Call":"c2"},"instance":2}"#,
-            #"{"id":"3","op":"shutdown"}"#,
-        ]
-        let run = try await runProcess(
-            "python3", ["-c", Self.driver, helper, declared ? "yes" : "no"], stdin: lines.joined(separator: "\n") + "\n", mergeOutput: false)
+        let run = try await runHelperDriver(
+            Self.driver, declared: declared,
+            [
+                #"{"id":"1","op":"request","method":"GET","path":"/api/a","headers":{"X-Authmock-Call":"c1"}}"#,
+                #"{"id":"2","op":"request","method":"GET","path":"/api/b","headers":{"X-Authmock-Call":"c2"},"instance":2}"#,
+                #"{"id":"3","op":"shutdown"}"#,
+            ])
         #expect(run.status == 0, "\(run.stderr)")
-        let answers = run.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let answers = run.answers
         let bodies = Dictionary(answers.map { ($0["id"] as? String ?? "", $0["body"] as? String ?? "") }) { first, _ in first }
         #expect(bodies["1"] == (declared ? "instance 1" : "instance None"), "\(run.stdout)")
         #expect(bodies["2"] == (declared ? "instance 2" : "instance None"), "\(run.stdout)")
     }
+}
+
+/// A driver written on the Python helper (`script`, run with the helper's
+/// folder and "yes" or "no" for whether it declares the extension under
+/// test), fed `lines` after the shared hello: its exit, stderr, and answers in order.
+func runHelperDriver(
+    _ script: String, declared: Bool, _ lines: [String]
+) async throws -> (
+    status: Int32, stderr: String, stdout: String, answers: [[String: Any]]
+) {
+    let helper = repositoryRoot.appendingPathComponent("drivers/python-common").path
+    let hello = #"{"id":"0","op":"hello","protocol":1,"baseURL":"http://127.0.0.1:1","profile":"oauth2","clientId":"demo","clientSecret":""}"#
+    let run = try await runProcess(
+        "python3", ["-c", script, helper, declared ? "yes" : "no"], stdin: ([hello] + lines).joined(separator: "\n") + "\n", mergeOutput: false)
+    let answers = run.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    return (run.status, run.stderr, run.stdout, answers)
 }
