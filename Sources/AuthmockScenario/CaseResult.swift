@@ -63,7 +63,8 @@ public struct CallOutcome: Sendable, Codable, Equatable {
     /// When the runner cancelled it (a `cancel` step), in seconds since the case began.
     public var cancelled: Double?
     /// The instance of the app's client that made it, when not the app's own
-    /// (2 and on: its extension, widget; the `instances` extension).
+    /// (2 and on: its extension, widget; the `instances` extension); text
+    /// reports and the picture say it beside `request`.
     public var instance: Int?
 
     public init(call: String, request: String, outcome: String, status: Int? = nil, message: String? = nil) {

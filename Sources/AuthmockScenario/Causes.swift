@@ -93,38 +93,35 @@ struct Symptoms {
     /// single flight first) has no single flight, whatever it did after.
     var refreshedAgainAfterCancel: Bool {
         guard !observation.cancels.isEmpty else { return false }
-        let refreshes = observation.entries.filter { $0.kind == .refresh && !Observation.isForeign($0) }
-        var again = 0
-        for (index, later) in refreshes.enumerated() {
-            guard let token = later.refreshToken?.id else { continue }
-            let earlier = refreshes[..<index].filter { $0.refreshToken?.id == token }
-            guard !earlier.isEmpty else { continue }
-            again += 1
-            let afterCancel = earlier.contains { first in
-                observation.cancels.contains { first.realTime < $0.at && Observation.end(first) > $0.at && later.realTime > $0.at }
+        let respent = respentRefreshTokens
+        return !respent.isEmpty
+            && respent.allSatisfy { later, earlier in
+                earlier.contains { first in
+                    observation.cancels.contains { first.realTime < $0.at && Observation.end(first) > $0.at && later.realTime > $0.at }
+                }
             }
-            if !afterCancel { return false }
+    }
+
+    /// Each refresh that presented a refresh token earlier refreshes had
+    /// presented, with those earlier ones, in journal order.
+    var respentRefreshTokens: [(later: JournalEntry, earlier: [JournalEntry])] {
+        let refreshes = observation.refreshes
+        return refreshes.enumerated().compactMap { index, later in
+            guard let token = later.refreshToken?.id else { return nil }
+            let earlier = refreshes[..<index].filter { $0.refreshToken?.id == token }
+            return earlier.isEmpty ? nil : (later, earlier)
         }
-        return again > 0
     }
 
     /// A refresh token spent by one instance of the app (case 9.6: the app,
-    /// its extension) was spent again for another: each refresh is put down
-    /// to the instance whose calls alone were in flight when it was sent. The
-    /// instances kept copies of their own instead of reading the store they
-    /// share. A spend while both instances' calls were out is not put down to
-    /// either: that is no single flight, not a stale copy.
+    /// its extension) was spent again for another (`Observation.instance(ofRefresh:)`):
+    /// the instances kept copies of their own instead of reading the store
+    /// they share. A spend while both instances' calls were out is put down
+    /// to neither: that is no single flight, not a stale copy.
     var spentAgainByAnotherInstance: Bool {
-        let calls = observation.calls.map { (instance: $0.spec.instance ?? 1, from: $0.sentAt, to: $0.answer?.receivedAt ?? .distantFuture) }
-        guard Set(calls.map(\.instance)).count > 1 else { return false }
-        func instance(of refresh: JournalEntry) -> Int? {
-            let out = Set(calls.filter { $0.from <= refresh.realTime && refresh.realTime <= $0.to }.map(\.instance))
-            return out.count == 1 ? out.first : nil
-        }
-        let refreshes = observation.entries.filter { $0.kind == .refresh && !Observation.isForeign($0) }
-        return refreshes.enumerated().contains { index, later in
-            guard let token = later.refreshToken?.id, let second = instance(of: later) else { return false }
-            return refreshes[..<index].contains { $0.refreshToken?.id == token && instance(of: $0).map { $0 != second } ?? false }
+        respentRefreshTokens.contains { later, earlier in
+            guard let second = observation.instance(ofRefresh: later) else { return false }
+            return earlier.contains { observation.instance(ofRefresh: $0).map { $0 != second } ?? false }
         }
     }
 

@@ -90,7 +90,7 @@ extension Scenario {
     }
 
     /// Whether a call comes from an instance of the client other than the app's own.
-    var usesInstances: Bool { anyCall { ($0.instance ?? 1) > 1 } }
+    var usesInstances: Bool { anyCall { $0.otherInstance != nil } }
 
     /// Whether a call hands its body over as a one-shot stream.
     var streamsBodies: Bool { anyCall(\.bodyStream) }

@@ -185,6 +185,11 @@ public struct CallSpec: Sendable {
     /// extension): nil is the app itself (instance 1); 2 and on, its
     /// extension, widget or second process over the same token store.
     public var instance: Int? = nil
+
+    /// The instance's number: 1, the app, when none is named.
+    var instanceNumber: Int { instance ?? 1 }
+    /// The instance when it is another than the app's own (its extension).
+    var otherInstance: Int? { instanceNumber > 1 ? instanceNumber : nil }
 }
 
 public enum Step: Sendable {

@@ -39,7 +39,11 @@ public enum SequenceDiagram {
         var lanes: [(label: String, call: CallOutcome?, entries: [ReportedEntry])] = [
             ("token endpoint", nil, entries.filter { tokenKinds.contains($0.kind) && $0.call == nil })
         ]
-        for call in calls { lanes.append(("\(call.call) \(call.request)", call, entries.filter { $0.call == call.call })) }
+        for call in calls {
+            // Another instance's call (the app's extension) says so before its path, which a cut label loses first.
+            let label = "\(call.call) " + (call.instance.map { "[instance \($0)] " } ?? "") + call.request
+            lanes.append((label, call, entries.filter { $0.call == call.call }))
+        }
         let loose = entries.filter { !(tokenKinds.contains($0.kind) && $0.call == nil) && ($0.call.map { !callIDs.contains($0) } ?? true) }
         if !loose.isEmpty { lanes.append(("other requests", nil, loose)) }
         let stacked = lanes.map { lane in

@@ -77,6 +77,29 @@ import Testing
         #expect(cancelled.count == 1 && cancelled.first?["outcome"] as? String == "cancelled", "\(calls)")
     }
 
+    /// Case 9.6: the extension's calls are marked as its instance's on the
+    /// time line and in the JSON, and the cause is the instances' copies.
+    @Test func anotherInstancesCallsAreMarkedOnTheTimeLine() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.chromium), "scripts/test.sh installs chromium")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-html-instances-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let page = directory.appendingPathComponent("report.html")
+        let json = directory.appendingPathComponent("report.json")
+        let run = try await runAuthmock([
+            "run", "--driver", "\(try referenceDriver()) --fault instances-keep-own-copy", "--case", "9.6", "--profile", "oauth2",
+            "--html", page.path, "--json", json.path,
+        ])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("c4 GET /api/extension (instance 2) -> reauth_required"), "\(run.stdout)")
+        let dom = try await Self.dom(page)
+        #expect(dom.contains("data-cause=\"instances-keep-own-copies\""))
+        #expect(dom.contains("c2 [instance 2] GET /api/extension"), "the extension's lane")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        let calls = try #require(((report["cases"] as? [[String: Any]])?.first)?["calls"] as? [[String: Any]])
+        #expect(calls.map { $0["instance"] as? Int } == [nil, 2, nil, 2, nil, 2], "\(calls)")
+    }
+
     /// `report merge --html` of one driver's shards is the same page.
     @Test func mergedShardsGiveTheSamePage() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-html-merge-\(UUID().uuidString)")

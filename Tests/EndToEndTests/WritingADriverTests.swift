@@ -126,10 +126,8 @@ struct BuiltInSuiteBinaryTests {
 /// at once, and the call answers `cancelled`; a driver that does not declare
 /// `cancel` answers it `unsupported`.
 struct PythonHelperCancelTests {
-    static let driver = """
-        import sys, threading
-        sys.path.insert(0, sys.argv[1])
-        import authmock_driver
+    static let client = """
+        import threading
         class Client:
             def __init__(self):
                 self.stopped = {}
@@ -140,13 +138,11 @@ struct PythonHelperCancelTests {
                 return {"outcome": "ok", "status": 200, "body": ""}
             def cancel(self, call):
                 self.stopped.setdefault(call, threading.Event()).set()
-        capabilities = ("url", "cancel") if sys.argv[2] == "yes" else ("url",)
-        authmock_driver.serve("helper-test", "1", ["oauth2"], lambda hello: Client(), capabilities=capabilities)
         """
 
     @Test(arguments: [true, false]) func aCancelReachesTheClientAndTheCallAnswersCancelled(declared: Bool) async throws {
         let run = try await runHelperDriver(
-            Self.driver, declared: declared,
+            Self.client, declaring: declared ? "cancel" : nil,
             [
                 #"{"id":"1","op":"request","method":"GET","path":"/api/a","headers":{"X-Authmock-Call":"c1"}}"#,
                 #"{"id":"2","op":"cancel","call":"1"}"#, #"{"id":"3","op":"shutdown"}"#,
@@ -172,20 +168,15 @@ struct PythonHelperCancelTests {
 /// request's instance (1 when the message names none); one that does not
 /// gets the call as before, with no `instance` argument its client may not take.
 struct PythonHelperInstancesTests {
-    static let driver = """
-        import sys
-        sys.path.insert(0, sys.argv[1])
-        import authmock_driver
+    static let client = """
         class Client:
             def request(self, method, path, headers, body, instance=None):
                 return {"outcome": "ok", "status": 200, "body": "instance %s" % instance}
-        capabilities = ("url", "instances") if sys.argv[2] == "yes" else ("url",)
-        authmock_driver.serve("helper-test", "1", ["oauth2"], lambda hello: Client(), capabilities=capabilities)
         """
 
     @Test(arguments: [true, false]) func eachRequestReachesItsInstance(declared: Bool) async throws {
         let run = try await runHelperDriver(
-            Self.driver, declared: declared,
+            Self.client, declaring: declared ? "instances" : nil,
             [
                 #"{"id":"1","op":"request","method":"GET","path":"/api/a","headers":{"X-Authmock-Call":"c1"}}"#,
                 #"{"id":"2","op":"request","method":"GET","path":"/api/b","headers":{"X-Authmock-Call":"c2"},"instance":2}"#,
@@ -199,18 +190,26 @@ struct PythonHelperInstancesTests {
     }
 }
 
-/// A driver written on the Python helper (`script`, run with the helper's
-/// folder and "yes" or "no" for whether it declares the extension under
-/// test), fed `lines` after the shared hello: its exit, stderr, and answers in order.
+/// A driver written on the Python helper around `client` (a Python class
+/// `Client`), declaring `url` and `capability`, fed `lines` after the
+/// shared hello: its exit, stderr, and answers in order.
 func runHelperDriver(
-    _ script: String, declared: Bool, _ lines: [String]
+    _ client: String, declaring capability: String?, _ lines: [String]
 ) async throws -> (
     status: Int32, stderr: String, stdout: String, answers: [[String: Any]]
 ) {
+    let capabilities = ["url", capability].compactMap { $0.map { "\"\($0)\"" } }.joined(separator: ", ")
+    let script = """
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import authmock_driver
+        \(client)
+        authmock_driver.serve("helper-test", "1", ["oauth2"], lambda hello: Client(), capabilities=(\(capabilities),))
+        """
     let helper = repositoryRoot.appendingPathComponent("drivers/python-common").path
     let hello = #"{"id":"0","op":"hello","protocol":1,"baseURL":"http://127.0.0.1:1","profile":"oauth2","clientId":"demo","clientSecret":""}"#
     let run = try await runProcess(
-        "python3", ["-c", script, helper, declared ? "yes" : "no"], stdin: ([hello] + lines).joined(separator: "\n") + "\n", mergeOutput: false)
+        "python3", ["-c", script, helper], stdin: ([hello] + lines).joined(separator: "\n") + "\n", mergeOutput: false)
     let answers = run.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     return (run.status, run.stderr, run.stdout, answers)
 }

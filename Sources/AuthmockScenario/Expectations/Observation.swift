@@ -18,7 +18,7 @@ struct CallRecord: Sendable {
     /// Its method and path, and for a call of another instance of the app
     /// (its extension) which one: wherever the call is shown.
     var requestLine: String {
-        "\(spec.method) \(spec.path)" + ((spec.instance ?? 1) > 1 ? " (instance \(spec.instance ?? 1))" : "")
+        "\(spec.method) \(spec.path)" + (spec.otherInstance.map { " (instance \($0))" } ?? "")
     }
 
     /// The outcome kind's name, or `unanswered`, or `unknown` for an answer without one.
@@ -29,8 +29,9 @@ struct CallRecord: Sendable {
 
     /// What the report keeps of it; times in seconds since `start`.
     func summary(start: Date) -> CallOutcome {
-        var summary = CallOutcome(call: call, request: requestLine, outcome: outcome, status: answer?.status, message: answer?.message)
-        summary.instance = spec.instance.flatMap { $0 > 1 ? $0 : nil }
+        var summary = CallOutcome(
+            call: call, request: "\(spec.method) \(spec.path)", outcome: outcome, status: answer?.status, message: answer?.message)
+        summary.instance = spec.otherInstance
         summary.sent = (sentAt.timeIntervalSince(start) * 1000).rounded() / 1000
         summary.answered = answer.map { ($0.receivedAt.timeIntervalSince(start) * 1000).rounded() / 1000 }
         summary.cancelled = cancelledAt.map { ($0.timeIntervalSince(start) * 1000).rounded() / 1000 }
@@ -196,7 +197,20 @@ struct Observation {
     func line(_ entry: JournalEntry) -> String {
         var text = describe(entry, start: start, labels: labels, faults: faultActions)
         if entry.call == nil, let call = attributed[entry.seq] { text += " (no call header; attributed to \(call))" }
+        if entry.kind == .refresh, let instance = instance(ofRefresh: entry) { text += " (for instance \(instance): only its calls were out)" }
         return text
+    }
+
+    /// The instance of the app (case 9.6: the app, its extension) a refresh
+    /// was made for, where the case's calls come from several: the one whose
+    /// calls alone were in flight when it was sent. nil in a case of one
+    /// instance, or when calls of several were out.
+    func instance(ofRefresh refresh: JournalEntry) -> Int? {
+        guard Set(calls.map(\.spec.instanceNumber)).count > 1 else { return nil }
+        let out = Set(
+            calls.filter { $0.sentAt <= refresh.realTime && refresh.realTime <= ($0.answer?.receivedAt ?? .distantFuture) }.map(
+                \.spec.instanceNumber))
+        return out.count == 1 ? out.first : nil
     }
 
     /// The journal as the report's data, in arrival order.
