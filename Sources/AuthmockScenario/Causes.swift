@@ -56,6 +56,30 @@ struct Symptoms {
         return !toldDead && !own.contains { $0.seq > refusal.seq && [.refresh, .login].contains($0.kind) && !observation.isSignInStep($0) }
     }
 
+    /// A call's only request was refused for its token, that refusal is
+    /// what the application got (`http_error` with its status: a 401, or
+    /// GraphQL's UNAUTHENTICATED in a 200), and the client refreshed (or
+    /// signed in on its own) after it, and that renewed the token or was
+    /// refused: the refresh led to no retry and no sign-in (a Moya plugin's
+    /// `didReceive` starts one beside the answer). Under
+    /// header rotation the refresh is the call's own second request.
+    var refreshedButHandedOnRefusal: Bool {
+        let own = observation.entries.filter { !Observation.isForeign($0) }
+        return observation.calls.contains { call in
+            guard call.outcome == OutcomeKind.httpError.rawValue else { return false }
+            let attempts = observation.attempts(of: call.call).filter { $0.kind != .refresh }
+            guard attempts.count == 1, let refusal = attempts.first, refusal.refusedCredentials, !refusal.undelivered,
+                call.answer?.status == refusal.status
+            else { return false }
+            // A refresh that renewed the token or was refused; one the server
+            // could not answer (a 5xx, a 429, a reset) leaves the 401 the right answer.
+            return own.contains { entry in
+                entry.seq > refusal.seq && (entry.kind == .refresh || entry.kind == .login && !observation.isSignInStep(entry))
+                    && (entry.refused || !entry.failed && !entry.undelivered)
+            }
+        }
+    }
+
     /// No refresh request reached the server after the case's sign-in.
     var neverRefreshed: Bool { observation.refreshes.isEmpty }
 
@@ -330,6 +354,20 @@ enum Causes {
                 .any(.unfoundedReauth), .over(.logins), .any(.staleTokenUses), .over(.maxRequests), .any(.attemptsPerCall),
             ],
             shows: { $0.superfluous("still in flight") || $0.refreshedTwiceWithOneToken || $0.shows(.any(.superfluousSignIns)) }),
+        Entry(
+            cause: Cause(
+                id: "no-retry-after-refresh",
+                title:
+                    "refreshes on a 401 but hands that 401 to the application: the call is neither sent again with the new token nor ends in sign-in"
+            ),
+            explains: [
+                .any(.outcomes), .under(.attemptsPerCall), .any(.retriedWithNewToken), .any(.sameBodyOnRetry), .any(.mutationsPerCall),
+                .any(.waitFor),
+            ],
+            shows: {
+                $0.refreshedButHandedOnRefusal
+                    && $0.showsAny([.any(.outcomes), .under(.attemptsPerCall), .any(.retriedWithNewToken), .any(.waitFor)])
+            }),
         Entry(
             cause: Cause(id: "no-refresh-after-401", title: "never refreshes after a 401 (refreshes only by its own clock, or not at all)"),
             explains: [

@@ -110,6 +110,8 @@ extension ReferenceClient {
             var seen = generation
             while needsRefresh(answer, path: path) {
                 let result = await refresh(after: seen, triggering: (method, path, headers, body))
+                // The bug: whatever the refresh did, the application gets the 401.
+                if faults.contains(.noRetryAfterRefresh), result.answer == nil { return finish(answer, path: path) }
                 switch result.result {
                 case .refreshed:
                     // Header rotation: the refresh was this very request, answered already.

@@ -83,6 +83,11 @@ public enum ClientFault: String, Sendable, CaseIterable {
     /// another instance got, and refreshes on its own with a refresh token
     /// that instance already spent (opencloud-eu/ios#43, auth0/react-native-auth0#1374).
     case instancesKeepOwnCopy = "instances-keep-own-copy"
+    /// Refreshes on a 401 but hands that 401 to the application: the call is
+    /// not sent again with the new token, and a refused refresh is not told
+    /// as a sign-in either (a Moya plugin that refreshes in `didReceive`,
+    /// drivers/swift-moya-rx).
+    case noRetryAfterRefresh = "no-retry-after-refresh"
 }
 
 /// When the client refreshes by its own clock, before any 401. Not a fault:

@@ -259,6 +259,33 @@ struct CausesTests {
         #expect(!Causes.diagnose(t.observation, failed: failed).map(\.id).contains("no-refresh-after-401"))
     }
 
+    /// A Moya plugin's recipe: the 401 reaches the application and the
+    /// refresh it started arrives while the app is already signing in again
+    /// (case 9.4). The refresh is the client's own, not the sign-in step's:
+    /// the client did refresh after the 401, it only never sent the call again.
+    @Test func aRefreshBesideTheAppsOwn401IsNoRetryAfterRefresh() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 301
+        t.add(0.50, .resource, call: "c1", access: "A1", status: 401)
+        t.add(0.52, .refresh, path: "/oauth/token", refresh: "r1", status: 400)
+        t.call("c1", sent: 0.45, answered: 0.51, outcome: "http_error", status: 401)
+        var observation = t.observation
+        observation.signInSteps = [EvaluatorTests.start.addingTimeInterval(0.515)...EvaluatorTests.start.addingTimeInterval(0.6)]
+        #expect(observation.isSignInStep(observation.entries.first { $0.kind == .refresh }!) == false)
+        #expect(Causes.diagnose(observation, failed: Self.failed("outcomes")).map(\.id) == ["no-retry-after-refresh"])
+    }
+
+    /// A refresh the server could not answer (a 503) leaves the call's 401
+    /// the right answer for the app: not the cause, whatever else failed.
+    @Test func a401HandedOnAfterARefreshThatGotA503IsNotNoRetryAfterRefresh() {
+        var t = EvaluatorTests.signedIn()
+        t.advanced = 301
+        t.add(0.50, .resource, call: "c1", access: "A1", status: 401)
+        t.add(0.52, .refresh, path: "/oauth/token", refresh: "r1", status: 503)
+        t.call("c1", sent: 0.45, answered: 0.6, outcome: "http_error", status: 401)
+        #expect(!Causes.diagnose(t.observation, failed: Self.failed("outcomes")).map(\.id).contains("no-retry-after-refresh"))
+    }
+
     /// A check that failed because no request reached the API (the login was
     /// revoked first) is no retry that lost the request.
     @Test func nothingToJudgeIsNotALostRequest() {

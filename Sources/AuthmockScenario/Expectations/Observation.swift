@@ -103,7 +103,10 @@ struct Observation {
     var reuseRevokesLogin = false
 
     /// Whether `entry` arrived during one of the case's `login` steps.
-    func isSignInStep(_ entry: JournalEntry) -> Bool { signInSteps.contains { $0.contains(entry.realTime) } }
+    /// Only a sign-in request can be one: a refresh that arrives while the
+    /// app signs in is the client's own (a refresh started beside the 401
+    /// the app was handed, case 9.4).
+    func isSignInStep(_ entry: JournalEntry) -> Bool { entry.kind == .login && signInSteps.contains { $0.contains(entry.realTime) } }
     /// Access token -> when a request first presented it (the client had it then).
     private let firstUse: [String: Date]
     /// Call -> when the driver reported its outcome (the client had every answer of it then).
