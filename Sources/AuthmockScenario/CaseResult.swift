@@ -112,6 +112,10 @@ public struct CaseResult: Sendable, Codable {
     public var notes: [String]?
     /// When the driver confirmed the app had signed the user out (a `logout` step), in seconds since the case began.
     public var signedOut: Double?
+    /// The last journal entry (`seq`) the verdict read. Entries after it
+    /// came once the case had ended (the driver's last answer, a short
+    /// quiet wait): evidence, marked `late`, but no finding counted them.
+    public var judgedThrough: Int?
 
     public init(
         id: String, name: String, profile: String, level: String, file: String, verdict: Verdict, reason: String? = nil,

@@ -36,6 +36,8 @@ struct Play: Sendable {
         var signInSteps: [ClosedRange<Date>] = []
         /// What the failed findings come from.
         var causes: [Cause]?
+        /// The last journal entry (`seq`) the verdict read; 0 for an empty journal.
+        var judgedThrough: Int?
         /// Fault rules the case's steps installed: (rule id, step number).
         var faults: [(id: Int, step: Int)] = []
         /// What the report should say beside the verdict (a fault that never fired).
@@ -77,6 +79,7 @@ struct Play: Sendable {
         // machine, workers to reap) says nothing of its refresh logic. One
         // that does not answer is killed by the link.
         try? await shutdown(channel)
+        try? await rediagnose(&performance.outcome)
         return performance.outcome
     }
 
@@ -86,6 +89,7 @@ struct Play: Sendable {
         if outcome.stop == nil {
             let seen = try await observation(outcome)
             judged = seen
+            outcome.judgedThrough = seen.entries.last?.seq ?? 0
             outcome.findings += scenario.expect.evaluate(seen, level: scenario.level)
             outcome.findings += scenario.should?.evaluate(seen, level: .should) ?? []
             outcome.findings += CallEvidence.findings(seen)
@@ -110,6 +114,18 @@ struct Play: Sendable {
                 outcome.findings[index].rule = "the case's reports: " + scenario.reports.joined(separator: ", ")
             }
         }
+    }
+
+    /// Requests that came after the verdict read the journal (a refresh a
+    /// plugin started beside the last answer, slower than the quiet wait)
+    /// count in no finding, but the report shows them: the causes are what
+    /// the whole journal shows, so that no cause line contradicts it.
+    func rediagnose(_ outcome: inout Outcome) async throws {
+        guard outcome.stop == nil, let judged = outcome.judgedThrough, outcome.causes != nil else { return }
+        let seen = try await observation(outcome)
+        guard seen.entries.contains(where: { $0.seq > judged }) else { return }
+        let causes = Causes.diagnose(seen, failed: outcome.findings.filter { !$0.passed })
+        outcome.causes = causes.isEmpty ? nil : causes
     }
 
     /// The broken `max_requests` finding, if the journal already holds
@@ -212,8 +228,35 @@ struct Performance {
 
     /// After the last step: every answer in, and a call the driver could not express stops the case.
     mutating func finish() async throws {
-        if outcome.stop == nil { try await collectAll() }
+        if outcome.stop == nil {
+            try await collectAll()
+            try await settle()
+        }
         if outcome.stop == nil, let reason = await unsupportedCall() { outcome.stop = .unsupported(reason) }
+    }
+
+    /// What the client sends just after its last answer belongs to the case:
+    /// a Moya plugin hands the 401 on and its refresh reaches the server a
+    /// few milliseconds later, and a verdict that read the journal at the
+    /// last answer said "saw 0 refreshes" beside a report that showed one.
+    /// The verdict waits until no request is in flight and none has arrived
+    /// for `quiet`, for `bound` at most (a request a fault holds, a client
+    /// that never stops: the journal then says what came in time).
+    private func settle(quiet: Duration = .milliseconds(30), bound: Duration = .milliseconds(500)) async throws {
+        let control = play.mock.control
+        let kinds = Set(RouteKind.allCases)
+        let until = min(play.deadline, .now + bound)
+        var arrived = control.arrivals(kinds)
+        var quietSince = ContinuousClock.now
+        while ContinuousClock.now < until {
+            try await Task.sleep(for: .milliseconds(5))
+            let now = control.arrivals(kinds)
+            if now != arrived {
+                (arrived, quietSince) = (now, .now)
+            } else if ContinuousClock.now - quietSince >= quiet, try await control.journalCount() >= arrived {
+                return
+            }
+        }
     }
 
     private mutating func signIn(username: String?, password: String, openID: Bool, expected: OutcomeKind?, step: Int) async throws -> Bool {

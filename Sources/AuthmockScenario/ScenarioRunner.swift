@@ -301,6 +301,7 @@ public enum ScenarioRunner {
             result.causes = outcome.causes
             result.notes = outcome.notes.isEmpty ? nil : outcome.notes
             result.signedOut = outcome.signedOutAt.map { ($0.timeIntervalSince(start) * 1000).rounded() / 1000 }
+            result.judgedThrough = outcome.judgedThrough
             result.driver = outcome.driver
             result.driverVersion = outcome.version
             result.driverHello = outcome.hello
@@ -329,6 +330,7 @@ public enum ScenarioRunner {
         let tokens = (try? await mock.control.tokens()).map(TokenFacts.init) ?? TokenFacts()
         var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: start, endpointPaths: Set(mock.profile.endpointPaths))
         seen.noteFaults(mock.control.faults())
+        seen.judgedThrough = result.judgedThrough
         result.journal = evidence(entries.map(seen.line))
         result.entries = evidence(seen.reported)
     }

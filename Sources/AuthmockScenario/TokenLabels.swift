@@ -127,8 +127,12 @@ public struct ReportedEntry: Sendable, Codable, Equatable {
     public var faultAction: String?
     /// False when the client never got the answer (a dropped connection).
     public var delivered: Bool
+    /// True when it arrived after the verdict read the journal (`judgedThrough`): evidence only.
+    public var late: Bool?
 
-    init(_ entry: JournalEntry, start: Date, labels: TokenLabels, attributedTo: String? = nil, faults: [Int: String] = [:]) {
+    init(
+        _ entry: JournalEntry, start: Date, labels: TokenLabels, attributedTo: String? = nil, faults: [Int: String] = [:], late: Bool = false
+    ) {
         seq = entry.seq
         at = (entry.realTime.timeIntervalSince(start) * 1000).rounded() / 1000
         seconds = (entry.durationMs).rounded() / 1000
@@ -152,5 +156,6 @@ public struct ReportedEntry: Sendable, Codable, Equatable {
         fault = entry.fault
         faultAction = entry.fault.flatMap { faults[$0] }
         delivered = !entry.undelivered
+        self.late = late ? true : nil
     }
 }

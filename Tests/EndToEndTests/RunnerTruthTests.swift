@@ -81,6 +81,74 @@ struct RunnerTruthTests {
         #expect(result.stdout.contains("0 failed"), "\(result.stdout)")
     }
 
+    /// A refresh that reaches the server after the case ended (here a second
+    /// after the driver answered, longer than the quiet wait) is in the
+    /// journal, marked late, and counted by no finding; the cause line is
+    /// computed with it, so it does not say "never refreshes" beside it.
+    @Test func aRequestAfterTheCaseEndedIsMarkedLateAndTheCauseSeesIt() async throws {
+        let script = try Self.writeDriver(
+            """
+            import base64, json, sys, threading, time, urllib.request, urllib.error
+            hello, tokens, late = {}, {}, []
+            def post(form):
+                auth = base64.b64encode(f"{hello['clientId']}:{hello['clientSecret']}".encode()).decode()
+                req = urllib.request.Request(hello["baseURL"] + "/oauth/token", data=form.encode(), method="POST",
+                    headers={"Authorization": "Basic " + auth, "Content-Type": "application/x-www-form-urlencoded"})
+                try:
+                    return json.loads(urllib.request.urlopen(req).read())
+                except urllib.error.HTTPError:
+                    return {}
+            def refresh_later():
+                time.sleep(1.0)
+                tokens.update(post("grant_type=refresh_token&refresh_token=" + tokens["refresh_token"]))
+            for line in sys.stdin:
+                m = json.loads(line)
+                if m["op"] == "hello":
+                    hello = m
+                    print(json.dumps({"id": m["id"], "ok": True, "driver": "late-refresh", "version": "1", "profiles": ["oauth2"]}), flush=True)
+                elif m["op"] == "login":
+                    tokens.update(post(f"grant_type=password&username={m['username']}&password={m['password']}"))
+                    print(json.dumps({"id": m["id"], "ok": True}), flush=True)
+                elif m["op"] == "request":
+                    req = urllib.request.Request(hello["baseURL"] + m["path"], method=m["method"],
+                        headers=dict(m.get("headers", {}), Authorization="Bearer " + tokens["access_token"]))
+                    try:
+                        status = urllib.request.urlopen(req).status
+                    except urllib.error.HTTPError as e:
+                        status = e.code
+                    if status == 401:
+                        thread = threading.Thread(target=refresh_later); thread.start(); late.append(thread)
+                    ok = status < 400
+                    print(json.dumps({"id": m["id"], "ok": ok, "outcome": "ok" if ok else "http_error", "status": status}), flush=True)
+                elif m["op"] == "shutdown":
+                    for thread in late: thread.join()
+                    print(json.dumps({"id": m["id"], "ok": True}), flush=True)
+                    break
+                else:
+                    print(json.dumps({"id": m["id"], "ok": False, "outcome": "unsupported"}), flush=True)
+            """)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-late-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: report) }
+        let result = try await runAuthmock([
+            "run", "--driver", "python3 \(script.path)", "--case", "5.3", "--profile", "oauth2", "--json", report.path,
+        ])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any])
+        let run = try #require((json["cases"] as? [[String: Any]])?.first)
+        let entries = try #require(run["entries"] as? [[String: Any]])
+        let refresh = try #require(entries.first { $0["kind"] as? String == "refresh" }, "\(entries)")
+        #expect(refresh["late"] as? Bool == true, "\(refresh)")
+        #expect((run["judgedThrough"] as? Int).map { $0 < (refresh["seq"] as? Int ?? 0) } == true, "\(run)")
+        let journal = try #require(run["journal"] as? [String])
+        #expect(journal.contains { $0.contains("refresh") && $0.contains("(late: after the case ended; no finding counted it)") }, "\(journal)")
+        // The finding counted what the case saw; the cause is what the whole journal shows.
+        let findings = try #require(run["findings"] as? [[String: Any]])
+        #expect(findings.contains { ($0["message"] as? String)?.contains("saw 0") == true && $0["expectation"] as? String == "refreshes" })
+        let causes = try #require(run["causes"] as? [[String: Any]]).compactMap { $0["id"] as? String }
+        #expect(causes == ["no-retry-after-refresh"], "\(causes)")
+    }
+
     @Test func aTakenPortIsNamedWithTheWayOut() async throws {
         let server = try ServingBinary([])
         let second = try await runAuthmock(["serve", "--port", String(server.port)])

@@ -98,6 +98,8 @@ struct Observation {
     var idTokenFaults: Set<Int> = []
     /// What each of the case's fault rules does, by id: journal lines say it beside the rule's number.
     var faultActions: [Int: String] = [:]
+    /// The last entry the verdict read (`CaseResult.judgedThrough`): later ones are shown as late.
+    var judgedThrough: Int?
     /// The server revokes a login whose rotated refresh token comes back
     /// (`refresh_reuse: revoke_login`): findings about reuse say so only then.
     var reuseRevokesLogin = false
@@ -201,6 +203,7 @@ struct Observation {
         var text = describe(entry, start: start, labels: labels, faults: faultActions)
         if entry.call == nil, let call = attributed[entry.seq] { text += " (no call header; attributed to \(call))" }
         if entry.kind == .refresh, let instance = instance(ofRefresh: entry) { text += " (for instance \(instance): only its calls were out)" }
+        if isLate(entry) { text += " (late: after the case ended; no finding counted it)" }
         return text
     }
 
@@ -218,8 +221,12 @@ struct Observation {
 
     /// The journal as the report's data, in arrival order.
     var reported: [ReportedEntry] {
-        entries.map { ReportedEntry($0, start: start, labels: labels, attributedTo: attributed[$0.seq], faults: faultActions) }
+        entries.map {
+            ReportedEntry($0, start: start, labels: labels, attributedTo: attributed[$0.seq], faults: faultActions, late: isLate($0))
+        }
     }
+
+    func isLate(_ entry: JournalEntry) -> Bool { judgedThrough.map { entry.seq > $0 } ?? false }
 
     func seqs(_ selected: [JournalEntry], limit: Int = 10) -> String {
         let list = selected.prefix(limit).map { "#\($0.seq)" }.joined(separator: ", ")
