@@ -116,12 +116,40 @@ struct Play: Sendable {
         }
     }
 
+    /// What the client sends just after its last answer belongs to the case:
+    /// a Moya plugin hands the 401 on and its refresh reaches the server a
+    /// few milliseconds later, and a verdict that read the journal at the
+    /// last answer said "saw 0 refreshes" beside a report that showed one.
+    /// The verdict waits until no request is in flight and none has arrived
+    /// for `quiet`, for `bound` at most (a request a fault holds, a client
+    /// that never stops: the journal then says what came in time). Once the
+    /// driver has exited, `quiet: .zero` waits only for what is in flight.
+    func settle(quiet: Duration = .milliseconds(30), bound: Duration = .milliseconds(500)) async throws {
+        let control = mock.control
+        let kinds = Set(RouteKind.allCases)
+        let until = min(deadline, .now + bound)
+        var arrived = control.arrivals(kinds)
+        var quietSince = ContinuousClock.now
+        while ContinuousClock.now < until {
+            try await Task.sleep(for: .milliseconds(5))
+            let now = control.arrivals(kinds)
+            if now != arrived {
+                (arrived, quietSince) = (now, .now)
+            } else if ContinuousClock.now - quietSince >= quiet, try await control.journalCount() >= arrived {
+                return
+            }
+        }
+    }
+
     /// Requests that came after the verdict read the journal (a refresh a
     /// plugin started beside the last answer, slower than the quiet wait)
     /// count in no finding, but the report shows them: the causes are what
     /// the whole journal shows, so that no cause line contradicts it.
     func rediagnose(_ outcome: inout Outcome) async throws {
         guard outcome.stop == nil, let judged = outcome.judgedThrough, outcome.causes != nil else { return }
+        // The driver has exited: what it sent last is answered and journaled
+        // before this read, so the report's journal, read next, is the same.
+        try await settle(quiet: .zero)
         let seen = try await observation(outcome)
         guard seen.entries.contains(where: { $0.seq > judged }) else { return }
         let causes = Causes.diagnose(seen, failed: outcome.findings.filter { !$0.passed })
@@ -230,33 +258,9 @@ struct Performance {
     mutating func finish() async throws {
         if outcome.stop == nil {
             try await collectAll()
-            try await settle()
+            try await play.settle()
         }
         if outcome.stop == nil, let reason = await unsupportedCall() { outcome.stop = .unsupported(reason) }
-    }
-
-    /// What the client sends just after its last answer belongs to the case:
-    /// a Moya plugin hands the 401 on and its refresh reaches the server a
-    /// few milliseconds later, and a verdict that read the journal at the
-    /// last answer said "saw 0 refreshes" beside a report that showed one.
-    /// The verdict waits until no request is in flight and none has arrived
-    /// for `quiet`, for `bound` at most (a request a fault holds, a client
-    /// that never stops: the journal then says what came in time).
-    private func settle(quiet: Duration = .milliseconds(30), bound: Duration = .milliseconds(500)) async throws {
-        let control = play.mock.control
-        let kinds = Set(RouteKind.allCases)
-        let until = min(play.deadline, .now + bound)
-        var arrived = control.arrivals(kinds)
-        var quietSince = ContinuousClock.now
-        while ContinuousClock.now < until {
-            try await Task.sleep(for: .milliseconds(5))
-            let now = control.arrivals(kinds)
-            if now != arrived {
-                (arrived, quietSince) = (now, .now)
-            } else if ContinuousClock.now - quietSince >= quiet, try await control.journalCount() >= arrived {
-                return
-            }
-        }
     }
 
     private mutating func signIn(username: String?, password: String, openID: Bool, expected: OutcomeKind?, step: Int) async throws -> Bool {
