@@ -1,6 +1,7 @@
+@_exported import AlamofireCorelibsSupport
 @_exported import DriverKit
 import Foundation
-@_exported import Moya
+@preconcurrency @_exported import Moya
 @_exported import RxMoya
 @_exported import RxSwift
 
@@ -86,12 +87,20 @@ public struct Unauthorized: Error {
     public init(_ response: Response) { self.response = response }
 }
 
+/// The Alamofire session a provider is given: Moya's own default
+/// (`MoyaProvider.defaultAlamofireSession()`: the default configuration with
+/// Alamofire's headers, requests started by Moya), built behind the corelibs
+/// delegate of ../swift-alamofire so that Alamofire runs unmodified on Linux.
+public func alamofireSession() -> Session {
+    corelibsSafeSession(configuration: URLSessionConfiguration.af.default, startRequestsImmediately: false)
+}
+
 /// What the recipes share: where the server is, the user's tokens, and the token endpoint.
 public final class MoyaSession: Sendable {
     public let hello: Hello
     public let tokens = TokenStore()
     /// The token endpoint's own provider: no plugin, so no bearer token on it.
-    let auth = MoyaProvider<TokenGrant>()
+    let auth = MoyaProvider<TokenGrant>(session: alamofireSession())
 
     public init(hello: Hello) {
         self.hello = hello

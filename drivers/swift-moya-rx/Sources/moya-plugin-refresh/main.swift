@@ -30,6 +30,6 @@ final class RefreshTokenPlugin: PluginType, @unchecked Sendable {
 
 await Driver.run(name: "moya-plugin-refresh", version: "15", profiles: ["oauth2"]) { hello in
     let session = MoyaSession(hello: hello)
-    let provider = MoyaProvider<APICall>(plugins: [RefreshTokenPlugin(session: session)])
+    let provider = MoyaProvider<APICall>(session: alamofireSession(), plugins: [RefreshTokenPlugin(session: session)])
     return MoyaDriver(session: session) { provider.rx.request($0) }
 }

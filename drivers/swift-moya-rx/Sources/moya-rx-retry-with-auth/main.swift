@@ -23,6 +23,6 @@ extension PrimitiveSequence where Trait == SingleTrait, Element == Response {
 
 await Driver.run(name: "moya-rx-retry-with-auth", version: "15", profiles: ["oauth2"]) { hello in
     let session = MoyaSession(hello: hello)
-    let provider = MoyaProvider<APICall>(plugins: [AccessTokenPlugin { _ in session.tokens.accessToken }])
+    let provider = MoyaProvider<APICall>(session: alamofireSession(), plugins: [AccessTokenPlugin { _ in session.tokens.accessToken }])
     return MoyaDriver(session: session) { provider.rx.request($0).retryWithAuthIfNeeded(session) }
 }

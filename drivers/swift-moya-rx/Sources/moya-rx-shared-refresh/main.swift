@@ -48,7 +48,7 @@ final class TokenAcquisition: @unchecked Sendable {
 await Driver.run(name: "moya-rx-shared-refresh", version: "15", profiles: ["oauth2"]) { hello in
     let session = MoyaSession(hello: hello)
     let acquisition = TokenAcquisition(session: session)
-    let provider = MoyaProvider<APICall>(plugins: [AccessTokenPlugin { _ in session.tokens.accessToken }])
+    let provider = MoyaProvider<APICall>(session: alamofireSession(), plugins: [AccessTokenPlugin { _ in session.tokens.accessToken }])
     return MoyaDriver(session: session, signedIn: { acquisition.signedIn() }) { call in
         provider.rx.request(call).flatMap { response -> Single<Response> in
             guard response.statusCode == 401 else { return .just(response) }
