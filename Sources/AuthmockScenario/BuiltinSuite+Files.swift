@@ -1938,16 +1938,14 @@ steps:
   - check: {refresh_token_reuse: 0, superfluous_refreshes: 0}
   - advance_clock: 3601
   # Both instances' first attempts are answered together, and the refresh
-  # is held 600 ms: the second instance's call meets the refresh in flight
-  # (in the clock variant the calls meet no gather, and 300 ms let a loaded
-  # machine send the second call after the refresh now and then).
+  # is held 300 ms: the second instance's call meets the refresh in flight.
   - fault:
       match: {kind: resource}
       times: 2
       action: {type: gather, count: 2}
   - fault:
       match: {kind: refresh}
-      action: {type: delay, ms: 600}
+      action: {type: delay, ms: 300}
   - parallel:
       requests:
         - {method: GET, path: /api/app}

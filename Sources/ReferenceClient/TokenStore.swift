@@ -145,9 +145,18 @@ actor TokenStore {
     /// `joinInFlight: false` is the broken variant that does not wait for a
     /// renewing already under way (it then sends without a token).
     func dueGeneration(joinInFlight: Bool = true) -> Int? {
-        if !joinInFlight, refreshInFlight != nil { return nil }
-        return dueForRefresh && signedOut == nil ? generation : nil
+        if joinInFlight { return dueForRefresh && signedOut == nil ? generation : nil }
+        guard refreshInFlight == nil, !claimed, dueForRefresh, signedOut == nil else { return nil }
+        // The caller's refresh starts at its next step on this actor; until
+        // then its claim counts as the renewal under way, so that which of
+        // two concurrent calls meets it does not depend on how they interleave.
+        claimed = true
+        return generation
     }
+
+    /// A due refresh claimed by `dueGeneration(joinInFlight: false)` whose
+    /// `refresh` has not started yet (the broken variant only).
+    private var claimed = false
 
     var dueForRefresh: Bool {
         guard let expiresAt, let lifetime else { return false }
@@ -159,7 +168,7 @@ actor TokenStore {
     func current(waitForRefresh: Bool = true) async -> (token: String?, generation: Int, signedOut: RefreshResult?) {
         if waitForRefresh, let inFlight = refreshInFlight { _ = await join(inFlight) }
         // The broken variant clears its token while refreshing and sends without one.
-        if !waitForRefresh, refreshInFlight != nil { return (nil, generation, signedOut) }
+        if !waitForRefresh, refreshInFlight != nil || claimed { return (nil, generation, signedOut) }
         return (access, generation, signedOut)
     }
 
@@ -206,6 +215,7 @@ actor TokenStore {
         perform:
             @escaping @Sendable (_ access: String?, _ refresh: String?) async -> (RefreshResult, access: String?, refresh: String?, lifetime: Double?)
     ) async -> RefreshResult {
+        claimed = false
         if let signedOut { return signedOut }
         if singleFlight {
             if generation > seen { return .refreshed }
