@@ -53,7 +53,7 @@ struct Symptoms {
             return false
         }
         let toldDead = own.contains { $0.seq < refusal.seq && $0.kind == .refresh && $0.refused }
-        return !toldDead && !own.contains { $0.seq > refusal.seq && [.refresh, .login].contains($0.kind) && !observation.isSignInStep($0) }
+        return !toldDead && !own.contains { $0.seq > refusal.seq && observation.isOwnRenewal($0) }
     }
 
     /// A call's only request was refused for its token, that refusal is
@@ -74,8 +74,7 @@ struct Symptoms {
             // A refresh that renewed the token or was refused; one the server
             // could not answer (a 5xx, a 429, a reset) leaves the 401 the right answer.
             return own.contains { entry in
-                entry.seq > refusal.seq && (entry.kind == .refresh || entry.kind == .login && !observation.isSignInStep(entry))
-                    && (entry.refused || !entry.failed && !entry.undelivered)
+                entry.seq > refusal.seq && observation.isOwnRenewal(entry) && (entry.refused || !entry.failed && !entry.undelivered)
             }
         }
     }
@@ -258,7 +257,7 @@ struct Symptoms {
         for (index, entry) in own.enumerated() where entry.kind == .resource && entry.forbidden && !entry.undelivered {
             for later in own[(index + 1)...] {
                 if later.kind == .resource && later.refusedCredentials { break }
-                if later.kind == .refresh || later.kind == .login && !observation.isSignInStep(later) { return true }
+                if observation.isOwnRenewal(later) { return true }
             }
         }
         return false

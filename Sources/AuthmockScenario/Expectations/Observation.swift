@@ -109,6 +109,8 @@ struct Observation {
     /// app signs in is the client's own (a refresh started beside the 401
     /// the app was handed, case 9.4).
     func isSignInStep(_ entry: JournalEntry) -> Bool { entry.kind == .login && signInSteps.contains { $0.contains(entry.realTime) } }
+    /// A renewal the client made of its own: a refresh, or a sign-in no `login` step asked for.
+    func isOwnRenewal(_ entry: JournalEntry) -> Bool { [.refresh, .login].contains(entry.kind) && !isSignInStep(entry) }
     /// Access token -> when a request first presented it (the client had it then).
     private let firstUse: [String: Date]
     /// Call -> when the driver reported its outcome (the client had every answer of it then).
