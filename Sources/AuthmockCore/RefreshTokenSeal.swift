@@ -117,3 +117,18 @@ struct RefreshJWT: Sendable {
         return object["jti"] as? String
     }
 }
+
+extension RefreshTokenSeal {
+    /// Refresh tokens as a server issues them (JWTs with `jwtClaims` given),
+    /// each sealed with a key of its own: a dialect file's pattern for its
+    /// backend's refresh tokens must take authmock's, or no refresh would pass.
+    public static func examples(jwtClaims: [String: String]?, count: Int = 8) -> [String] {
+        (0..<count).map { n in
+            let seal = RefreshTokenSeal(signingKey: .random(), jwtClaims: jwtClaims, issuer: IssuerName("http://127.0.0.1:8080"))
+            let owner = TokenOwner(
+                familyID: "fam_\(String(n * 7919 + 1, radix: 16))", subject: "alice@example.com", clientID: "demo", scope: "read write")
+            let now = Date()
+            return seal.token(owner: owner, issuedAt: now, expiresAt: now.addingTimeInterval(Double(n + 1) * 86_400))
+        }
+    }
+}

@@ -158,6 +158,10 @@ public enum DialectFormat {
                                     "unrotated_refresh_token", .string(oneOf: DialectDescription.UnrotatedRefreshToken.allCases.map(\.rawValue)),
                                     "with rotation off, what the refresh answer's `{refresh_token}` says: left_out (default: its member is left out, the client keeps its own) or repeated (the token the client sent)"
                                 ),
+                                Field(
+                                    "refresh_token_pattern", .string(),
+                                    "a regular expression the backend's refresh tokens match whole; a refresh token that does not is refused before any lookup, `refresh_token_malformed` (GoTrue's 400 `validation_failed`). It must take authmock's own refresh tokens: 60 base64url characters, or a JWT with `jwt.refresh_claims`"
+                                ),
                             ], pathRequired: false)), required: true, "where the client exchanges its refresh token"),
                 Field("tokens", .object(tokens), required: true, "the answer to a sign-in or refresh that issued tokens"),
                 Field(

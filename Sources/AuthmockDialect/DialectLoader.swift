@@ -201,7 +201,7 @@ private struct DialectBuilder {
             accessToken: accessToken, accessTokenCopy: accessTokenCopy,
             tokens: try refreshObject["tokens"].map { v throws(ScenarioError) in try answerTemplate(v, "refresh.tokens") },
             unrotatedRefreshToken: refreshObject["unrotated_refresh_token"]?.string.flatMap(DialectDescription.UnrotatedRefreshToken.init(rawValue:)),
-            via: via)
+            via: via, refreshTokenPattern: refreshObject["refresh_token_pattern"]?.string)
         // The router takes `/a/`, `//a` and `/a` for one path: two spellings of one would trap at start.
         if signIn.path != refresh.path, Self.routeKey(signIn.path) == Self.routeKey(refresh.path) {
             checker.found.add(
@@ -226,7 +226,9 @@ private struct DialectBuilder {
     /// renewed access token travel in headers.
     func resourceRefresh(_ value: SpecValue) throws(ScenarioError) -> DialectDescription.Refresh {
         let o = try value.object(checker, "refresh")
-        for key in ["method", "path", "match", "encoding", "access_token", "access_token_copy", "tokens", "unrotated_refresh_token"] {
+        for key in [
+            "method", "path", "match", "encoding", "access_token", "access_token_copy", "tokens", "unrotated_refresh_token", "refresh_token_pattern",
+        ] {
             if let given = o[key] {
                 checker.found.add(checker.error(at: given.mark, "refresh.\(key): a refresh `via: resources` has no endpoint of its own"))
             }
@@ -274,6 +276,8 @@ private struct DialectBuilder {
             if case .body(.unsupportedMediaType) = situation, !refuses { continue }
             // An unknown client is one only where the file names the field.
             if case .unknownClient = situation, o["client_id"] == nil { continue }
+            // A malformed refresh token is answered as an unknown one, which needs an answer, where the file does not tell them apart.
+            if situation == .refreshTokenMalformed { continue }
             if answers[situation.key] == nil, situation.group.flatMap({ answers[$0] }) == nil, !missing.contains(situation.key) {
                 missing.append(situation.key)
             }
@@ -295,6 +299,7 @@ private struct DialectBuilder {
         checkErrorsIn2xx(answers, at: answersValue, errorBody: errorBody, successes: [tokens.body] + (resources.map { [$0] } ?? []))
         let jwt = try o["jwt"].map(jwtShape)
         let jwks = jwt?.servedJWKSPath
+        checkRefreshTokenPattern(refresh.refreshTokenPattern, at: (try? o.required("refresh", checker, at: value.mark)), jwt: jwt)
         let signOut = try o["sign_out"].map { value throws(ScenarioError) in try self.signOut(value, signIn: signIn, refresh: refresh) }
         if let signOut, let jwks, signOut.method == "GET", Self.routeKey(jwks) == Self.routeKey(signOut.path) {
             checker.found.add(checker.error(at: o["sign_out"]?.mark, "sign_out: GET \(signOut.path) is where the JWKS is served"))
@@ -316,6 +321,29 @@ private struct DialectBuilder {
             refreshOn: o["refresh_on"]?.string.flatMap(DialectDescription.RefreshSignal.init(rawValue:)))
         return LoadedDialect(
             description: description, settings: try YAMLFile.settings(o["settings"], checker: checker, path: "settings"), file: file)
+    }
+
+    /// `refresh.refresh_token_pattern`: a regular expression that takes the
+    /// refresh tokens authmock issues for this file, or every refresh would be refused.
+    func checkRefreshTokenPattern(_ pattern: String?, at refreshValue: SpecValue?, jwt: DialectDescription.JWTShape?) {
+        guard let pattern else { return }
+        let mark = (try? refreshValue?.object(checker, "refresh"))?["refresh_token_pattern"]?.mark ?? refreshValue?.mark
+        let regex: Regex<AnyRegexOutput>
+        do {
+            regex = try Regex(pattern)
+        } catch {
+            checker.found.add(checker.error(at: mark, "refresh.refresh_token_pattern: not a regular expression: \(error)"))
+            return
+        }
+        let issued = RefreshTokenSeal.examples(jwtClaims: jwt?.refreshClaims)
+        if let refused = issued.first(where: { (try? regex.wholeMatch(in: $0)) == nil }) {
+            let kind = jwt?.refreshClaims == nil ? "60 base64url characters" : "a JWT (`jwt.refresh_claims`)"
+            checker.found.add(
+                checker.error(
+                    at: mark,
+                    "refresh.refresh_token_pattern: must take the refresh tokens authmock issues (\(kind), such as \(refused)); this one refuses them"
+                ))
+        }
     }
 
     /// `documents:`: paths of their own, each a template of the server's URL and issuer.

@@ -286,6 +286,10 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         public var tokens: AnswerTemplate?
         /// What `{refresh_token}` says when rotation is off; nil: left out.
         public var unrotatedRefreshToken: UnrotatedRefreshToken?
+        /// A regular expression every refresh token of the backend's matches
+        /// whole; one that does not is refused before any lookup
+        /// (`refresh_token_malformed`). nil: any value is looked up.
+        public var refreshTokenPattern: String?
         /// `resources`: no refresh endpoint (`method` and `path` are empty);
         /// the refresh token rides on an ordinary request in place of the
         /// access token. nil: an endpoint.
@@ -298,6 +302,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
             case method, path, match, encoding, alsoAccepts = "also_accepts", refreshToken = "refresh_token", accessToken = "access_token",
                 accessTokenCopy = "access_token_copy"
             case tokens, unrotatedRefreshToken = "unrotated_refresh_token", via, renewedAccessToken = "renewed_access_token"
+            case refreshTokenPattern = "refresh_token_pattern"
         }
 
         /// Where a refresh happens.
@@ -323,8 +328,9 @@ public struct DialectDescription: Sendable, Codable, Equatable {
             refreshToken: TokenLocation,
             accessToken: TokenLocation?,
             accessTokenCopy: TokenLocation? = nil, tokens: AnswerTemplate? = nil, unrotatedRefreshToken: UnrotatedRefreshToken? = nil,
-            via: Via? = nil, renewedAccessToken: TokenLocation? = nil
+            via: Via? = nil, renewedAccessToken: TokenLocation? = nil, refreshTokenPattern: String? = nil
         ) {
+            self.refreshTokenPattern = refreshTokenPattern
             self.via = via
             self.renewedAccessToken = renewedAccessToken
             self.method = method

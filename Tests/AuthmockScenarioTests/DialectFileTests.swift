@@ -161,6 +161,22 @@ struct DialectFileTests {
             }, line: 11,
             message: "refresh.also_accepts: json is already the endpoint's encoding"),
         Broken(
+            name: "a refresh token pattern that is no regular expression",
+            edit: {
+                $0.replacingOccurrences(
+                    of: "  refresh_token: {header: X-Refresh-Token}\n",
+                    with: "  refresh_token: {header: X-Refresh-Token}\n  refresh_token_pattern: \"[a-z\"\n")
+            }, line: 12,
+            message: "refresh.refresh_token_pattern: not a regular expression"),
+        Broken(
+            name: "a refresh token pattern that refuses authmock's own tokens",
+            edit: {
+                $0.replacingOccurrences(
+                    of: "  refresh_token: {header: X-Refresh-Token}\n",
+                    with: "  refresh_token: {header: X-Refresh-Token}\n  refresh_token_pattern: \"[a-z0-9]{12}\"\n")
+            }, line: 12,
+            message: "refresh.refresh_token_pattern: must take the refresh tokens authmock issues (60 base64url characters"),
+        Broken(
             name: "a path segment that is a route parameter",
             edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/:session") }, line: 10,
             message: "must be a plain path starting with /"),

@@ -47,9 +47,17 @@ struct IdentityProviderTests {
             #expect(again.status == .ok)
             #expect(try again.json()["refresh_token"] as? String == child)
 
-            let unknown = try await token("refresh_token", #"{"refresh_token": "not-one-of-ours"}"#)
-            #expect(unknown.status == .badRequest)
-            #expect(try unknown.json()["code"] as? String == "refresh_token_not_found")
+            // GoTrue's Validate: a token of neither of its shapes is refused before any lookup; one of them is looked up.
+            for malformed in ["not-one-of-ours", "abcdefghijk", "ABCDEFGHIJKL", child + "."] {
+                let refused = try await token("refresh_token", #"{"refresh_token": "\#(malformed)"}"#)
+                #expect(refused.status == .badRequest, "\(malformed)")
+                #expect(try refused.json() as NSDictionary == ["code": "validation_failed", "message": "Refresh token is not valid"], "\(malformed)")
+            }
+            for unknownShape in ["abcdefghijkl", String(child.reversed())] {
+                let unknown = try await token("refresh_token", #"{"refresh_token": "\#(unknownShape)"}"#)
+                #expect(unknown.status == .badRequest)
+                #expect(try unknown.json()["code"] as? String == "refresh_token_not_found", "\(unknownShape)")
+            }
             let neither = try await token("id_token", #"{"refresh_token": "\#(child)"}"#)
             #expect(neither.status == .notFound, "a grant_type that is neither endpoint's")
 

@@ -271,6 +271,10 @@ public struct DeclaredProfile: Profile {
         case .failure(let situation): return .failure(situation)
         case .success(let value): token = value
         }
+        // Compiled per refresh: a `Regex` is not Sendable, and a refresh is rare beside the cost.
+        if let pattern = description.refresh.refreshTokenPattern, let shape = try? Regex(pattern), (try? shape.wholeMatch(in: token)) == nil {
+            return .failure(.refreshTokenMalformed)
+        }
         if let access = copies.first {
             guard copies.allSatisfy({ $0 == access }) else { return .failure(.accessTokenMismatch(.bearerDiffers)) }
             guard let claims = await mock.authority.signedClaims(access) else { return .failure(.accessTokenMismatch(.notOurs)) }
@@ -469,7 +473,9 @@ public struct DeclaredProfile: Profile {
         let detail = situation.detail
         // A file's empty detail says nothing after the message.
         func said(_ fixed: String?) -> String? { fixed.map { $0.isEmpty ? nil : $0 } ?? detail }
-        if let declared = answers[situation.key] ?? situation.group.flatMap({ answers[$0] }) {
+        // A malformed refresh token is, to a file that does not tell the two apart, one the server never issued.
+        let narrower = situation == .refreshTokenMalformed ? answers["refresh_token_unknown"] : nil
+        if let declared = answers[situation.key] ?? narrower ?? situation.group.flatMap({ answers[$0] }) {
             let status = situation.group == "refresh_refused" ? refreshFailureStatus : nil
             return ErrorAnswer(declared.row, detail: said(declared.detail), headers: declared.headers, status: status, body: declared.body)
         }

@@ -40,6 +40,9 @@ public enum Situation: Error, Sendable, Equatable {
 
     // Refresh, at a refresh endpoint or (header rotation) on a resource.
     case refreshToken(RefreshTokenFailure)
+    /// A refresh token not of the backend's shape (`refresh.refresh_token_pattern`),
+    /// refused before any lookup as GoTrue refuses one.
+    case refreshTokenMalformed
     /// An access token sent where the refresh token belongs.
     case accessTokenAsRefreshToken
     /// A refresh that sends the access token too: it is not ours, of another
@@ -136,7 +139,7 @@ extension Situation {
             .malformedFraming("bad chunk size"), .payloadTooLarge("limit 65536 bytes"), .storeUnavailable, .internalError,
             .body(.malformed), .body(.notAnObject), .body(.missing("refreshToken")), .body(.wrongType("refreshToken")),
             .body(.unsupportedMediaType("text/plain")),
-            .wrongCredentials, .unknownUser, .unknownClient("nobody"), .accessTokenAsRefreshToken, .bearerMissing,
+            .wrongCredentials, .unknownUser, .unknownClient("nobody"), .refreshTokenMalformed, .accessTokenAsRefreshToken, .bearerMissing,
             .accessTokenMismatch(.notOurs), .accessTokenMismatch(.otherLogin), .accessTokenMismatch(.bearerDiffers),
             .noAccessToken(notBearer: false), .noAccessToken(notBearer: true), .refreshTokenAsAccessToken,
             .insufficientScope(required: "write"),
@@ -168,6 +171,7 @@ extension Situation {
         case .unknownClient: "client_unknown"
         case .refreshToken(.clientMismatch): "refresh_token_of_another_client"
         case .refreshToken(let failure): "refresh_token_\(failure.rawValue)"
+        case .refreshTokenMalformed: "refresh_token_malformed"
         case .accessTokenAsRefreshToken: "access_token_as_refresh_token"
         case .accessTokenMismatch: "access_token_mismatch"
         case .bearerMissing: "access_token_missing_on_refresh"
@@ -187,7 +191,7 @@ extension Situation {
         case .notFound, .methodNotAllowed, .requestUnmatched, .malformedFraming, .payloadTooLarge, .storeUnavailable, .internalError: nil
         case .body: "bad_request"
         case .wrongCredentials, .unknownUser, .unknownClient: nil
-        case .refreshToken, .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: "refresh_refused"
+        case .refreshToken, .refreshTokenMalformed, .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: "refresh_refused"
         case .noAccessToken, .accessToken, .refreshTokenAsAccessToken, .insufficientScope: "access_refused"
         }
     }
@@ -224,6 +228,10 @@ extension Situation {
         ),
         ("refresh_refused", "group: any refused refresh below (required unless each is named)"),
         ("refresh_token_unknown", "a refresh token this server never issued"),
+        (
+            "refresh_token_malformed",
+            "a refresh token not of the shape `refresh.refresh_token_pattern` gives, refused before any lookup; default: as refresh_token_unknown"
+        ),
         ("refresh_token_expired", "a refresh token past its lifetime"),
         ("refresh_token_revoked", "a refresh token revoked, or its login revoked"),
         ("refresh_token_reused", "an already rotated refresh token, after the reuse grace: the login is revoked"),

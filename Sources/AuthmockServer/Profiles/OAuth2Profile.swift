@@ -129,7 +129,8 @@ public struct OAuth2Profile: Profile {
         case .unknownClient: return ErrorAnswer(OAuth2Error.invalidClient)
         case .refreshToken(let failure): return ErrorAnswer(OAuth2Error.refresh(failure))
         // A refresh here sends no access token; one in refresh_token's place is simply not a refresh token.
-        case .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing: return ErrorAnswer(OAuth2Error.refresh(.unknown))
+        case .refreshTokenMalformed, .accessTokenAsRefreshToken, .accessTokenMismatch, .bearerMissing:
+            return ErrorAnswer(OAuth2Error.refresh(.unknown))
         case .noAccessToken(let notBearer):
             return ErrorAnswer(notBearer ? OAuth2Error.resourceNotBearer : .resourceMissingToken, headers: [.wwwAuthenticate: bare])
         case .accessToken(.missing): return ErrorAnswer(OAuth2Error.resourceToken(.missing), headers: [.wwwAuthenticate: bare])
