@@ -252,9 +252,14 @@ public final class TokenAuthority: Sendable {
         let dialectClaims = settings.jwtShape.idTokenClaims
         if let identity, dialectClaims != nil || access.scope.split(separator: " ").contains("openid") {
             var extra = userClaims(of: access.subject)
-            if let dialectClaims {
+            if settings.resourceToken == .id {
+                // The id token stands for its access token at the resources: that token's record is its.
+                extra["jti"] = .string(access.jti)
+            } else if dialectClaims != nil {
                 // Such a backend's id tokens have an id of their own, as its access tokens do.
                 extra["jti"] = .string(UUID().uuidString.lowercased())
+            }
+            if let dialectClaims {
                 for (name, value) in dialectClaims {
                     extra[name] = .string(TokenShape.filled(value, user: access.subject, clientID: access.clientID))
                 }
@@ -294,10 +299,41 @@ public final class TokenAuthority: Sendable {
                 }
             }
         }
-        let jti = claims.jti.value
         guard !settings.jwtShape.accessAudience || claims.aud?.value.contains(settings.audience) == true else {
-            return .invalid(.wrongAudience, tokenID: jti)
+            return .invalid(.wrongAudience, tokenID: claims.jti.value)
         }
+        return try await judge(claims, key: key)
+    }
+
+    /// Judges a token presented to a resource: the access token, or under
+    /// `api_token: id` the id token issued beside it, which stands for that
+    /// access token (its `jti`): it expires, is revoked and grants scopes
+    /// with it. There an access token is refused as one for another audience.
+    public func verifyResourceToken(_ token: String?) async throws -> AccessVerification {
+        guard settings.resourceToken == .id else { return try await verifyAccessToken(token) }
+        guard let token, !token.isEmpty else { return .invalid(.missing, tokenID: nil) }
+        let checked = clock.now()
+        if keyRing.hasExpired(at: checked), await keyRing.dropExpired(at: checked) { forgetVerifiedTokens() }
+        switch await checkSignature(token, as: IDTokenClaims.self) {
+        case .success(let id):
+            guard case .string(let jti)? = id.extra["jti"] else { return .invalid(.malformed, tokenID: nil) }
+            let claims = AccessTokenClaims(
+                iss: id.iss, sub: id.sub, aud: id.aud, exp: id.exp, iat: id.iat, nbf: nil, jti: .init(value: jti), clientID: id.azp, scope: "",
+                sid: id.sid ?? "")
+            return try await judge(claims, key: TokenID(jti))
+        case .failure(let rejected):
+            // One of this server's access tokens, where the id token goes.
+            if rejected.failure == .malformed, case .success(let access) = await checkSignature(token, as: AccessTokenClaims.self) {
+                return .invalid(.wrongAudience, tokenID: access.jti.value)
+            }
+            return .invalid(rejected.failure, tokenID: rejected.tokenID)
+        }
+    }
+
+    /// An access token's standing on the server clock, its signature checked:
+    /// its record's expiry and revocation, and its login's.
+    private func judge(_ claims: AccessTokenClaims, key: TokenID) async throws -> AccessVerification {
+        let jti = claims.jti.value
         let now = try await now()
         let (record, familyRevoked) =
             if let memoryStore { memoryStore.accessState(key: key, claims: claims) } else { try await store.accessState(jti: jti, sid: claims.sid) }
@@ -315,21 +351,28 @@ public final class TokenAuthority: Sendable {
             return nil
         }()
         if let failure { return .invalid(failure, tokenID: jti) }
-        return .valid(AccessGrant(claims: claims, key: key))
+        var granted = claims
+        // An id token carries no scope: its access token's record has it.
+        if let record, granted.scope.isEmpty { granted.scope = record.scope }
+        return .valid(AccessGrant(claims: granted, key: key))
     }
 
     private func checkSignature(_ token: String) async -> Result<AccessTokenClaims, RejectedSignature> {
+        await checkSignature(token, as: AccessTokenClaims.self)
+    }
+
+    private func checkSignature<Claims: SignedClaims>(_ token: String, as: Claims.Type) async -> Result<Claims, RejectedSignature> {
         // One token, one spelling: a padded or otherwise non-canonical part
         // would verify (base64 decoders forgive it) yet be a second string for
         // the same token to the cache, revocation by value and the journal.
         guard Self.isCanonicalCompactJWS(token) else { return .failure(RejectedSignature(failure: .malformed, tokenID: nil)) }
-        let parsed: (header: JWTHeader, payload: AccessTokenClaims, signature: Data)
+        let parsed: (header: JWTHeader, payload: Claims, signature: Data)
         do {
-            parsed = try DefaultJWTParser().parse(Array(token.utf8), as: AccessTokenClaims.self)
+            parsed = try DefaultJWTParser().parse(Array(token.utf8), as: Claims.self)
         } catch {
             return .failure(RejectedSignature(failure: .malformed, tokenID: nil))
         }
-        let jti = parsed.payload.jti.value
+        let jti = parsed.payload.tokenID
         // Checked before any key is touched: `alg: none` and algorithm-confusion
         // tokens are refused by name, not by a failed HMAC.
         guard parsed.header.alg == keyRing.algorithm.rawValue else { return .failure(RejectedSignature(failure: .wrongAlgorithm, tokenID: jti)) }
@@ -339,12 +382,11 @@ public final class TokenAuthority: Sendable {
         guard await knowsKey(parsed.header.kid) else { return .failure(RejectedSignature(failure: .badSignature, tokenID: jti)) }
         // Times beyond any clock this server can be set to cannot be compared as
         // whole seconds (and no token of ours carries them).
-        let times = [parsed.payload.exp.value, parsed.payload.iat.value, parsed.payload.nbf?.value ?? parsed.payload.iat.value].map(
-            \.timeIntervalSince1970)
+        let times = parsed.payload.times.map(\.timeIntervalSince1970)
         guard times.allSatisfy({ abs($0) < Self.latestTokenTime }) else { return .failure(RejectedSignature(failure: .malformed, tokenID: jti)) }
-        let claims: AccessTokenClaims
+        let claims: Claims
         do {
-            claims = try await keyRing.verify(token, as: AccessTokenClaims.self)
+            claims = try await keyRing.verify(token, as: Claims.self)
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             return .failure(RejectedSignature(failure: .badSignature, tokenID: jti))
         } catch {
@@ -486,6 +528,25 @@ public final class TokenAuthority: Sendable {
             return .success(issued)
         }
     }
+}
+
+/// What signature checks read of a token's claims, whichever kind it is.
+protocol SignedClaims: JWTPayload {
+    var iss: IssuerClaim { get }
+    /// The `jti`, where the token has one.
+    var tokenID: String? { get }
+    /// `exp`, `iat` and `nbf`, each as far as the token has it.
+    var times: [Date] { get }
+}
+
+extension AccessTokenClaims: SignedClaims {
+    var tokenID: String? { jti.value }
+    var times: [Date] { [exp.value, iat.value, nbf?.value ?? iat.value] }
+}
+
+extension IDTokenClaims: SignedClaims {
+    var tokenID: String? { if case .string(let jti)? = extra["jti"] { jti } else { nil } }
+    var times: [Date] { [exp.value, iat.value, authTime] }
 }
 
 private struct RejectedSignature: Error {

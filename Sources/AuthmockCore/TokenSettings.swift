@@ -43,6 +43,10 @@ public struct TokenSettings: Sendable, Equatable {
     public var keyRotationGraceSeconds = 3600
     /// A dialect's JWTs where they differ from authmock's (`jwt:` in a dialect file).
     public var jwtShape = TokenShape()
+    /// Which token resources take (`api_token`): the access token, or the
+    /// id token issued beside it, as API Gateway's Cognito authorizer does
+    /// on a method without OAuth scopes.
+    public var resourceToken: ResourceToken = .access
 
     public init(
         accessTTL: Int = 300, refreshTTL: Int = 86_400, rotateRefreshTokens: Bool = true,
@@ -117,4 +121,14 @@ public enum ReusedParent: String, Sendable, CaseIterable {
     /// (a reuse interval); a token whose successor was rotated or revoked
     /// in turn is treated as `new_child`.
     case currentChild = "current_child"
+}
+
+/// The token a resource takes in `Authorization: Bearer`.
+public enum ResourceToken: String, Sendable, CaseIterable {
+    /// The access token (OAuth 2.0, RFC 6750).
+    case access
+    /// The id token issued beside it; an access token is refused. The id
+    /// token stands for its access token: it carries that token's `jti`, and
+    /// expires, is revoked and grants scopes with it.
+    case id
 }

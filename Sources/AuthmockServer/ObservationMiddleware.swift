@@ -77,7 +77,8 @@ struct ObservationMiddleware: RouterMiddleware {
         // A refresh token in Authorization (header rotation) is judged as a refresh token only.
         var verification: AccessVerification? = nil
         if mock.learned == nil, let token = presented.token, !token.isEmpty, token != route.refreshToken {
-            verification = try await mock.authority.verifyAccessToken(token)
+            // A resource takes the token `api_token` names; anything else presents an access token.
+            verification = try await route.kind == .resource ? mock.authority.verifyResourceToken(token) : mock.authority.verifyAccessToken(token)
             entry.accessToken = verification.map(PresentedToken.init)
         }
         context.arrived(

@@ -90,7 +90,7 @@ enum Resources {
         if let known = context.verification {
             verification = known
         } else {
-            verification = try await mock.authority.verifyAccessToken(token)
+            verification = try await mock.authority.verifyResourceToken(token)
         }
         switch verification {
         case .invalid(let failure, _):

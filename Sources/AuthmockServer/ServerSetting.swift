@@ -246,6 +246,14 @@ extension ServerSetting {
             inScenarios: true, backendTrait: true
         ) { $0.profileOptions.unknownUser = UnknownUser(rawValue: $1.string) ?? .hide },
         .init(
+            key: "api_token", type: .choice(ResourceToken.allCases.map(\.rawValue)), defaultText: "access",
+            doc:
+                "the token resources take as Bearer: access, or id (the id token issued beside it, as API Gateway's Cognito authorizer on a "
+                + "method without OAuth scopes; the access token is then refused, and the id token expires and is revoked with its access token; "
+                + "for logins that get an id token: a dialect with `jwt.id_token_claims`, or an `openid` sign-in)",
+            inScenarios: false
+        ) { $0.tokens.resourceToken = ResourceToken(rawValue: $1.string) ?? .access },
+        .init(
             key: "rotation_header", type: .string, defaultText: "the dialect's (Authorization)",
             doc: "a refresh `via: resources`: the response header carrying a new access token", inScenarios: true
         ) { $0.profileOptions.rotationHeader = $1.string },

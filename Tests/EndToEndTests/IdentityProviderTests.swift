@@ -73,6 +73,51 @@ struct IdentityProviderTests {
         }
     }
 
+    /// `--api-token id`: the API as API Gateway's Cognito authorizer answers
+    /// on a method without OAuth scopes (docs/profiles/cognito.md): it takes
+    /// the id token, refuses the access token, and the id token expires and
+    /// is revoked with the access token issued beside it.
+    @Test func cognitoWithoutScopesTakesTheIDTokenAtTheAPI() async throws {
+        let server = try ServingBinary(["--profile", "cognito", "--api-token", "id", "--log-level", "error"])
+        defer { _ = server.interrupt() }
+        try await server.withClient { client in
+            func initiate(_ body: String, target: String = "InitiateAuth") async throws -> TestClient.Response {
+                try await client.post(
+                    "/",
+                    headers: [
+                        .contentType: "application/x-amz-json-1.1", HTTPField.Name("X-Amz-Target")!: "AWSCognitoIdentityProviderService.\(target)",
+                    ], body: ByteBuffer(string: body))
+            }
+            func api(_ token: String) async throws -> TestClient.Response {
+                try await client.get("/api/me", headers: [.authorization: "Bearer \(token)"])
+            }
+            let signIn = try await initiate(
+                #"{"AuthFlow": "USER_PASSWORD_AUTH", "ClientId": "demo", "AuthParameters": {"USERNAME": "alice", "PASSWORD": "wonderland"}}"#)
+            let result = try #require(try signIn.json()["AuthenticationResult"] as? [String: Any])
+            let (id, access, refresh) = try (
+                #require(result["IdToken"] as? String), #require(result["AccessToken"] as? String), #require(result["RefreshToken"] as? String)
+            )
+            #expect(try await api(id).status == .ok)
+            let refused = try await api(access)
+            #expect(refused.status == .unauthorized)
+            #expect(try refused.json() as NSDictionary == ["message": "Unauthorized"])
+
+            let advanced = try await client.post(
+                "/_authmock/clock/advance", headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"seconds": 3601}"#))
+            #expect(advanced.status == .ok)
+            let expired = try await api(id)
+            #expect(expired.status == .unauthorized)
+            #expect(try expired.json() as NSDictionary == ["message": "The incoming token has expired"])
+
+            let renewed = try await initiate(
+                #"{"AuthFlow": "REFRESH_TOKEN_AUTH", "ClientId": "demo", "AuthParameters": {"REFRESH_TOKEN": "\#(refresh)"}}"#)
+            let newID = try #require((try renewed.json()["AuthenticationResult"] as? [String: Any])?["IdToken"] as? String)
+            #expect(try await api(newID).status == .ok)
+            #expect(try await initiate(#"{"Token": "\#(refresh)", "ClientId": "demo"}"#, target: "RevokeToken").status == .ok)
+            #expect(try await api(newID).status == .unauthorized, "the revoked login's id token")
+        }
+    }
+
     /// The reference client passes every case that applies on each
     /// identity provider's built-in dialect: one run over all of them, as a
     /// user would start it (their case runs wait on each other's holds
