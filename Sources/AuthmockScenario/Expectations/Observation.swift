@@ -80,6 +80,8 @@ struct Observation {
     let endpointPaths: Set<String>
     /// seq of an untagged request -> the call it was attributed to.
     let attributed: [Int: String]
+    /// The calls are recognised from the traffic (`--judge`), not scripted.
+    let recognisedCalls: Bool
     /// The case's tokens by login and generation (`A1`, `R2`).
     let labels: TokenLabels
     /// When the driver confirmed the app had signed the user out (`logout` step).
@@ -124,14 +126,25 @@ struct Observation {
 
     /// `endpointPaths`: the dialect's sign-in and refresh paths, which may
     /// lie under `/api/` (`/api/token/refresh/`).
-    init(entries: [JournalEntry], calls: [CallRecord], tokens: TokenFacts, start: Date, endpointPaths: Set<String> = []) {
+    /// `recognisingCalls`: traffic no runner scripted (`--judge`), whose
+    /// requests carry no call header: its calls are recognised from the
+    /// requests themselves (`RecognisedCalls`).
+    init(
+        entries: [JournalEntry], calls: [CallRecord], tokens: TokenFacts, start: Date, endpointPaths: Set<String> = [],
+        recognisingCalls: Bool = false
+    ) {
         self.entries = entries
         self.calls = calls
         self.tokens = tokens
         self.start = start
         self.endpointPaths = endpointPaths
-        attributed = Self.attribute(entries, calls, endpointPaths: endpointPaths)
-        labels = TokenLabels(entries, accessFamily: tokens.accessFamily, refreshFamily: tokens.refreshFamily)
+        let labels = TokenLabels(entries, accessFamily: tokens.accessFamily, refreshFamily: tokens.refreshFamily)
+        self.labels = labels
+        attributed =
+            recognisingCalls
+            ? RecognisedCalls.recognise(entries, labels: labels) { Self.isCallAttempt($0, endpointPaths: endpointPaths) }
+            : Self.attribute(entries, calls, endpointPaths: endpointPaths)
+        recognisedCalls = recognisingCalls
         var firstUse: [String: Date] = [:]
         for entry in entries { if let jti = entry.accessToken?.id, firstUse[jti] == nil { firstUse[jti] = entry.realTime } }
         self.firstUse = firstUse
@@ -178,6 +191,20 @@ struct Observation {
     /// The call an entry belongs to: its header, or the attribution.
     func call(of entry: JournalEntry) -> String? { entry.call ?? attributed[entry.seq] }
 
+    /// The application's calls: the scripted ones, or those recognised in free traffic.
+    var callIDs: [String] {
+        guard recognisedCalls else { return calls.map(\.call) }
+        var seen = Set<String>()
+        // A request that names its call keeps that name; the rest were recognised.
+        return entries.filter(isCallAttempt).compactMap(call(of:)).filter { seen.insert($0).inserted }
+    }
+
+    /// The calls that carry a body: as scripted, or (recognised) whose first request had one.
+    var callsWithBody: [String] {
+        guard recognisedCalls else { return calls.filter { $0.spec.body != nil }.map(\.call) }
+        return callIDs.filter { (attempts(of: $0).first?.bodyBytes ?? 0) > 0 }
+    }
+
     /// Attempts of an application call on its own server, in arrival order.
     func attempts(of call: String) -> [JournalEntry] {
         entries.filter { self.call(of: $0) == call && !isForeign($0) && isCallAttempt($0) }
@@ -203,7 +230,9 @@ struct Observation {
 
     func line(_ entry: JournalEntry) -> String {
         var text = describe(entry, start: start, labels: labels, faults: faultActions)
-        if entry.call == nil, let call = attributed[entry.seq] { text += " (no call header; attributed to \(call))" }
+        if entry.call == nil, let call = attributed[entry.seq] {
+            text += recognisedCalls ? " (\(call))" : " (no call header; attributed to \(call))"
+        }
         if entry.kind == .refresh, let instance = instance(ofRefresh: entry) { text += " (for instance \(instance): only its calls were out)" }
         if isLate(entry) { text += " (late: after the case ended; no finding counted it)" }
         return text

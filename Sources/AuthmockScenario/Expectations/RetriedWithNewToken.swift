@@ -10,8 +10,8 @@ struct RetriedWithNewTokenExpectation: FlagExpectation {
 
     func judgeRequired(_ observation: Observation) -> Judgement {
         var broken: [JournalEntry] = []
-        for record in observation.calls {
-            let tries = observation.attempts(of: record.call)
+        for call in observation.callIDs {
+            let tries = observation.attempts(of: call)
             guard tries.count >= 2, tries.dropLast().contains(where: \.refusedCredentials) else { continue }
             if tries.last?.accessToken?.id == tries.first?.accessToken?.id { broken.append(contentsOf: tries) }
         }

@@ -7,21 +7,21 @@ struct SameBodyOnRetryExpectation: FlagExpectation {
     let required: Bool
 
     func judgeRequired(_ observation: Observation) -> Judgement {
-        let withBody = observation.calls.filter { $0.spec.body != nil }
-        let retried = withBody.filter { observation.attempts(of: $0.call).count >= 2 }
+        let withBody = observation.callsWithBody
+        let retried = withBody.filter { observation.attempts(of: $0).count >= 2 }
         // The rule is about a retry: without one there is nothing to judge.
         guard !retried.isEmpty else {
             return .nothingToJudge(
                 "no call with a body was sent twice, so no retry could be compared",
-                evidence: observation.lines(withBody.flatMap { observation.attempts(of: $0.call) }))
+                evidence: observation.lines(withBody.flatMap { observation.attempts(of: $0) }))
         }
-        let broken = retried.filter { Set(observation.attempts(of: $0.call).map { $0.bodySHA256 ?? "(no body)" }).count > 1 }
+        let broken = retried.filter { Set(observation.attempts(of: $0).map { $0.bodySHA256 ?? "(no body)" }).count > 1 }
         return Judgement(
             passed: broken.isEmpty,
             message: broken.isEmpty
                 ? "every retry carried the byte-identical body"
-                : "the body changed between attempts of " + broken.map(\.call).joined(separator: ", ") + " (compare bodySHA256 and bodyBytes)",
-            evidence: broken.flatMap { observation.attempts(of: $0.call) }.map {
+                : "the body changed between attempts of " + broken.joined(separator: ", ") + " (compare bodySHA256 and bodyBytes)",
+            evidence: broken.flatMap { observation.attempts(of: $0) }.map {
                 observation.line($0) + " body=\($0.bodyBytes) bytes sha256=\(($0.bodySHA256 ?? "none").prefix(12))"
             })
     }

@@ -21,6 +21,10 @@ import Foundation
 ///   never refused refresh token was held;
 /// - `requests_after_logout: 0`: a request presenting a token of a login
 ///   after that login's sign-out was answered.
+///
+/// A call is recognised without `X-Authmock-Call` (`RecognisedCalls`), and
+/// once one was sent again: `same_body_on_retry` (the retry carried the
+/// body the first request did) and, after a 401, `retried_with_new_token`.
 public struct TrafficJudge: TrafficJudging {
     public init() {}
 
@@ -29,6 +33,13 @@ public struct TrafficJudge: TrafficJudging {
         SuperfluousRefreshesExpectation(range: CountRange(min: 0, max: 0)),
         RefreshTokenReuseExpectation(range: CountRange(min: 0, max: 0)),
         StaleTokenUsesExpectation(range: CountRange(min: 0, max: 0)),
+    ])
+
+    /// Judged where the traffic holds what they judge, a call sent again
+    /// (recognised without `X-Authmock-Call`: `RecognisedCalls`).
+    static let retryExpectations = Expectations([
+        SameBodyOnRetryExpectation(required: true),
+        RetriedWithNewTokenExpectation(required: true),
     ])
 
     public func verdicts(entries: [JournalEntry], tokens: TokenSnapshot, endpointPaths: Set<String>) -> TrafficVerdicts {
@@ -73,12 +84,26 @@ public struct TrafficJudge: TrafficJudging {
         // expiry to judge a refresh early or late against.
         facts.accessExpiry = facts.accessExpiry.filter { $0.value != .distantFuture }
         let start = entries.map(\.realTime).min() ?? Date()
-        let observation = Observation(entries: entries, calls: [], tokens: facts, start: start, endpointPaths: endpointPaths)
+        let observation = Observation(
+            entries: entries, calls: [], tokens: facts, start: start, endpointPaths: endpointPaths, recognisingCalls: true)
         guard entries.contains(where: { $0.issuedAccess != nil || $0.issuedRefresh != nil }) else { return (observation, nil) }
         var findings = expectations.evaluate(observation, level: .must)
+        findings += retryFindings(observation)
         if let signIns = SuperfluousSignIns.finding(observation, freeTraffic: true) { findings.append(signIns) }
         if let afterSignOut = afterSignOut(observation) { findings.append(afterSignOut) }
         return (observation, findings)
+    }
+
+    /// `same_body_on_retry` once a call with a body was sent again, and
+    /// `retried_with_new_token` once a call was sent again after a 401: no
+    /// finding before the traffic holds one.
+    static func retryFindings(_ observation: Observation) -> [Finding] {
+        let retried = observation.callIDs.map { observation.attempts(of: $0) }.filter { $0.count >= 2 }
+        let afterRefusal = retried.contains { $0.dropLast().contains(where: \.refusedCredentials) }
+        return retryExpectations.evaluate(observation, level: .must).filter { finding in
+            guard !(finding.measured ?? []).contains(Measured.nothingToJudge) else { return false }
+            return finding.expectation != RetriedWithNewTokenExpectation.key || afterRefusal
+        }
     }
 
     /// `requests_after_logout` by login: requests presenting a token of a
