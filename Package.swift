@@ -322,6 +322,7 @@ let package = Package(
                 "authmock-reference-driver",
                 "authmock-urlsession-driver",
                 "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -63,9 +63,15 @@ public struct UpstreamForwarder: Sendable {
         if let host = request.head.authority { outbound.headers.replaceOrAdd(name: "X-Forwarded-Host", value: host) }
         outbound.headers.replaceOrAdd(name: "X-Forwarded-Proto", value: mock.options.tls == nil ? "http" : "https")
         if mock.proxyWantsPlainAnswer(context: context) { outbound.headers.remove(name: "Accept-Encoding") }
-        // The observation middleware has read the body already (bounded by --max-body), and kept it on the request.
-        let body = try await request.body.collect(upTo: mock.options.maxBodyBytes)
-        if body.readableBytes > 0 || request.headers[.contentLength] != nil { outbound.body = .bytes(body) }
+        let length = request.headers[.contentLength].flatMap(Int.init)
+        if let length, mock.options.streamsUpload(length: length) {
+            // An upload over --max-body, unread so far: to the backend as it comes.
+            outbound.body = .stream(request.body, length: .known(Int64(length)))
+        } else {
+            // The observation middleware has read the body already (bounded by --max-body), and kept it on the request.
+            let body = try await request.body.collect(upTo: mock.options.maxBodyBytes)
+            if body.readableBytes > 0 || length != nil { outbound.body = .bytes(body) }
+        }
 
         let answer: HTTPClientResponse
         do {

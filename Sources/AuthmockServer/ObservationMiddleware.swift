@@ -60,6 +60,8 @@ struct ObservationMiddleware: RouterMiddleware {
         if body.readableBytes > 0 {
             entry.bodyBytes = body.readableBytes
             entry.bodyDigest = BodyDigest(sha256: SHA256.hash(data: body.readableBytesView))
+        } else if let length = request.headers[.contentLength].flatMap(Int.init), mock.options.streamsUpload(length: length) {
+            entry.bodyBytes = length
         }
 
         var route = profile.classify(method: request.method, path: path, query: request.uri.query, headers: request.headers, body: body)
@@ -107,6 +109,9 @@ struct ObservationMiddleware: RouterMiddleware {
         let limit = mock.options.maxBodyBytes
         let length = request.headers[.contentLength]
         if let length = length.flatMap(Int.init), length > limit {
+            // A proxy passes an upload it need not read to the backend as it
+            // comes (`UpstreamForwarder`): journaled by its length, unhashed.
+            if mock.options.streamsUpload(length: length) { return .success(ByteBuffer()) }
             return .failure(BodyRefusal(response: profile.fail(.payloadTooLarge("\(length) > \(limit) bytes"), context: context)))
         }
         do {

@@ -56,6 +56,12 @@ public struct ServerOptions: Sendable {
     /// `authmock proxy`: the real backend every request of the client's is
     /// forwarded to, and what the proxy does to its tokens on the way.
     public var upstream: UpstreamOptions? = nil
+
+    /// Whether a body of `length` bytes (its `Content-Length`) goes to the
+    /// backend unread: at a proxy, over `--max-body`, where no sign-in or
+    /// refresh is that large and a photo upload is. Journaled by its length,
+    /// unhashed; anywhere else such a body is 413.
+    public func streamsUpload(length: Int) -> Bool { upstream != nil && length > maxBodyBytes }
     /// `--judge`: `GET /_authmock/verdicts` judges the traffic (with the
     /// judge the server was given, `Authmock.judge`).
     public var judge = false

@@ -194,8 +194,11 @@ extension ServerSetting {
             key: "public_url", type: .string, defaultText: "derived",
             doc: "base URL clients see (issuer, metadata) behind a proxy or port mapping", inScenarios: false
         ) { $0.publicURL = $1.string },
-        .init(key: "max_body", type: .integer(minimum: 1024), defaultText: "65536", doc: "largest accepted request body in bytes", inScenarios: false)
-        {
+        .init(
+            key: "max_body", type: .integer(minimum: 1024), defaultText: "65536",
+            doc: "largest request body read in bytes (larger: 413; at a proxy, one with a Content-Length goes to the backend unread)",
+            inScenarios: false
+        ) {
             $0.maxBodyBytes = $1.integer
         },
         .init(

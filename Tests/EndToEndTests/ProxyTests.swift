@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -212,6 +213,31 @@ import Testing
         #expect(xml.contains("<failure") && xml.contains("superfluous_refreshes"), "\(xml.prefix(1500))")
         let page = try String(contentsOf: html, encoding: .utf8)
         #expect(page.contains("data-cause=\"no-single-flight\"") && page.contains("class=\"timeline\""), "\(page.prefix(1500))")
+    }
+
+    /// An upload over --max-body (a `Content-Length` one) goes to the
+    /// backend as it comes, whole, and is journaled by its length.
+    @Test func anUploadOverMaxBodyStreamsThrough() async throws {
+        let (real, proxy) = try Self.startBoth()
+        defer {
+            _ = proxy.interrupt()
+            real.stop()
+        }
+        let tokens = try await Self.signIn(proxy)
+        let upload = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        var request = HTTPClientRequest(url: proxy.baseURL + "/api/uploads")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(tokens.access)")
+        request.headers.add(name: "Content-Type", value: "application/octet-stream")
+        request.body = .bytes(ByteBuffer(bytes: upload))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let answer = try JSONSerialization.jsonObject(with: Data(buffer: try await response.body.collect(upTo: 1 << 16))) as? [String: Any]
+        #expect(response.status.code == 200, "\(answer ?? [:])")
+        #expect(answer?["bytes"] as? Int == upload.count)
+        let digest = SHA256.hash(data: upload).map { String(format: "%02x", $0) }.joined()
+        #expect(answer?["sha256"] as? String == digest, "the backend got every byte, in order")
+        let entry = try #require(try await Self.journal(proxy).last { $0["path"] as? String == "/api/uploads" })
+        #expect(entry["bodyBytes"] as? Int == upload.count && entry["bodySHA256"] == nil, "\(entry)")
     }
 
     /// Without --judge the verdicts are refused with a sentence that says how to get them.

@@ -5,6 +5,7 @@ SimpleJWTFidelityTests to compare authmock's simplejwt dialect with. Binds a fre
 the port, and an access and a refresh token the library itself made
 already expired (the real server's clock cannot be moved)."""
 import datetime
+import hashlib
 
 from django_fixture import alice, configure, serve
 
@@ -28,11 +29,19 @@ def me(request):
     return Response({"sub": request.user.username})
 
 
+@api_view(["POST"])
+@permission_classes([IsAuthenticated])
+def uploads(request):
+    # What arrived, for ProxyTests: an upload larger than --max-body goes through the proxy whole.
+    return Response({"bytes": len(request.body), "sha256": hashlib.sha256(request.body).hexdigest()})
+
+
 urlpatterns = [
     path("api/token/", TokenObtainPairView.as_view()),
     path("api/token/refresh/", TokenRefreshView.as_view()),
     path("api/token/blacklist/", TokenBlacklistView.as_view()),
     path("api/me", me),
+    path("api/uploads", uploads),
 ]
 
 if __name__ == "__main__":
