@@ -163,7 +163,10 @@ public struct MockControl: MockSteering {
 
     /// What a judge reads: the whole journal and the tokens.
     private func trafficSoFar() async throws(ControlInputError) -> (entries: [JournalEntry], tokens: TokenSnapshot) {
-        (try await journalEntries(JournalFilter()).entries, try await tokens())
+        let entries = try await journalEntries(JournalFilter()).entries
+        // A proxy's judge also reads the logins of tokens their login's bound let go: the journal names them.
+        if let learned = mock.learned { return (entries, learned.snapshot(at: mock.clock.now(), forgotten: true)) }
+        return (entries, try await tokens())
     }
 
     /// Requests of these kinds that have arrived, answered or not (a refresh held in flight counts).

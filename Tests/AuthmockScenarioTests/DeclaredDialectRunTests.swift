@@ -253,10 +253,14 @@ import Testing
         }
         // As in the matrix, a fault whose catch needs an unloaded machine runs
         // after the others, by itself (CI met no-late-401-check's 1.2 on
-        // cognito passing beside thirty other clients).
-        let alone = checks.filter { TeethMatrixTests.alone.contains($0.fault) }
+        // cognito passing beside thirty other clients). Here also
+        // ignore-retry-after: its retry is caught only when it comes within
+        // the second 5.4's Retry-After asks for, and beside thirty clients
+        // on two cores an immediate retry once took longer (keycloak, stop 71).
+        let byItself = TeethMatrixTests.alone.union(["ignore-retry-after"])
+        let alone = checks.filter { byItself.contains($0.fault) }
         let missed =
-            try await Self.missed(checks.filter { !TeethMatrixTests.alone.contains($0.fault) }, misses: misses)
+            try await Self.missed(checks.filter { !byItself.contains($0.fault) }, misses: misses)
             + Self.missed(alone, atOnce: 1, misses: misses)
         #expect(checks.count >= 20, "only \(checks.count) faults are caught on a vendor dialect")
         #expect(Set(checks.map(\.dialect.description.name)).count == vendors.count, "every vendor dialect meets a fault")

@@ -35,6 +35,37 @@ struct LearnedTokensTests {
         #expect(tokens.snapshot(at: Self.start).families.count == 1, "every refresh continued the one login")
     }
 
+    /// Ten refreshes of one token that all succeed (a backend without a
+    /// lock, a client without single flight) hand out more tokens than a
+    /// login keeps: the judge still reads the login of the token they all
+    /// presented, or it would call them refreshes of no login (stop 71's
+    /// flaky "10 refreshes: 10 unknown").
+    @Test func aJudgeStillReadsTheLoginOfTokensTheBoundLetGo() throws {
+        let tokens = LearnedTokens(expireAfterSeconds: nil, tokensPerLogin: 4, retiredLimit: 32)
+        let login = tokens.learn(UpstreamAnswer(accessToken: "access-0", refreshToken: "refresh-0"), presented: [], at: Self.start)
+        for round in 1...10 {
+            _ = tokens.learn(
+                UpstreamAnswer(accessToken: "access-\(round)", refreshToken: "refresh-\(round)"), presented: ["refresh-0"], at: Self.start)
+        }
+        let first = try #require(login.refresh?.text)
+        #expect(!tokens.snapshot(at: Self.start).refresh.contains { $0.id == first }, "the listing keeps the bound")
+        let judged = tokens.snapshot(at: Self.start, forgotten: true)
+        let kept = try #require(judged.refresh.first { $0.id == first }, "retired, not forgotten by the judge")
+        #expect(kept.family == "login-1" && kept.state == LearnedTokens.forgotten.rawValue)
+        #expect(judged.families.count == 1, "every refresh continued the login of the token it spent, let go or not")
+        #expect(judged.access.count + judged.refresh.count == 22)
+        // Bounded too: past retiredLimit the oldest let-go tokens are forgotten by the judge as well.
+        let bounded = LearnedTokens(expireAfterSeconds: nil, tokensPerLogin: 4, retiredLimit: 8)
+        var refresh = "r-0"
+        _ = bounded.learn(UpstreamAnswer(accessToken: "a-0", refreshToken: refresh), presented: [], at: Self.start)
+        for round in 1...1_000 {
+            _ = bounded.learn(UpstreamAnswer(accessToken: "a-\(round)", refreshToken: "r-\(round)"), presented: [refresh], at: Self.start)
+            refresh = "r-\(round)"
+        }
+        let listed = bounded.snapshot(at: Self.start, forgotten: true)
+        #expect(listed.access.count + listed.refresh.count == 4 + 8)
+    }
+
     @Test func pastTheLoginBoundTheOldestLoginIsForgottenWhole() {
         let tokens = LearnedTokens(expireAfterSeconds: nil, tokensPerLogin: 4, maxLogins: 3)
         for login in 1...10 {

@@ -48,11 +48,19 @@ public final class LearnedTokens: Sendable {
         var loginOrder: Deque<Int> = []
         /// Each login's newest refresh token.
         var newestRefresh: [Int: Key] = [:]
+        /// Tokens a login's bound let go, newest last, up to `retiredLimit`:
+        /// the journal still names them, and a judge reads their login.
+        var retired: Deque<(key: Key, token: Token)> = []
+        /// The login of each retired token: a refresh that spends one continues it.
+        var retiredLogin: [Key: Int] = [:]
     }
 
     private let state = Mutex(State())
     public let tokensPerLogin: Int
     public let maxLogins: Int
+    /// Most tokens let go by their login's bound that are still named to a
+    /// judge (about the journal's length: a request names one or two).
+    public let retiredLimit: Int
     /// `--expire-after`: an access token this many seconds old (proxy clock) is expired at the proxy.
     public let expireAfterSeconds: Double?
 
@@ -60,11 +68,15 @@ public final class LearnedTokens: Sendable {
     /// backend handed its login a newer one. Whether the backend still
     /// takes it is the backend's business; its answer says.
     public static let superseded: PresentedToken.State = "superseded"
+    /// A token its login's bound let go: the proxy no longer judges it (it
+    /// is `unknown` if it comes back), but a judge still reads its login.
+    public static let forgotten: PresentedToken.State = "forgotten"
 
-    public init(expireAfterSeconds: Double?, tokensPerLogin: Int = 16, maxLogins: Int = 10_000) {
+    public init(expireAfterSeconds: Double?, tokensPerLogin: Int = 16, maxLogins: Int = 10_000, retiredLimit: Int = 100_000) {
         self.expireAfterSeconds = expireAfterSeconds
         self.tokensPerLogin = max(2, tokensPerLogin)
         self.maxLogins = max(1, maxLogins)
+        self.retiredLimit = max(0, retiredLimit)
     }
 
     static func key(_ text: String) -> Key { SHA256.hash(data: Data(text.utf8)) }
@@ -79,7 +91,7 @@ public final class LearnedTokens: Sendable {
         let refreshKey = answer.refreshToken.map(Self.key)
         return state.withLock { state in
             var known: Int? = nil
-            for key in presentedKeys where known == nil { known = state.tokens[key]?.login }
+            for key in presentedKeys where known == nil { known = state.tokens[key]?.login ?? state.retiredLogin[key] }
             let login: Int
             if let known {
                 login = known
@@ -118,13 +130,18 @@ public final class LearnedTokens: Sendable {
         state.tokens[key] = token
         state.byLogin[token.login, default: []].append(key)
         while let held = state.byLogin[token.login], held.count > tokensPerLogin, let oldest = state.byLogin[token.login]?.popFirst() {
-            state.tokens[oldest] = nil
+            if let gone = state.tokens.removeValue(forKey: oldest), retiredLimit > 0 {
+                state.retired.append((oldest, gone))
+                state.retiredLogin[oldest] = gone.login
+                if state.retired.count > retiredLimit, let dropped = state.retired.popFirst() { state.retiredLogin[dropped.key] = nil }
+            }
             if state.newestRefresh[token.login] == oldest { state.newestRefresh[token.login] = nil }
         }
         return token.id
     }
 
     private func forget(login: Int, _ state: inout State) {
+        // Its let-go tokens leave the retired list in turn; a snapshot lists none of a forgotten login's.
         for key in state.byLogin.removeValue(forKey: login) ?? [] { state.tokens[key] = nil }
         state.newestRefresh[login] = nil
     }
@@ -199,11 +216,19 @@ public final class LearnedTokens: Sendable {
         return true
     }
 
-    /// The control API's `tokens` listing: logins as families; values only as a short tail.
-    public func snapshot(at now: Date) -> TokenSnapshot {
+    /// The control API's `tokens` listing: logins as families; values only
+    /// as a short tail. `forgotten`: with the tokens a login's bound let go
+    /// (state `forgotten`), which a judge needs: the journal names them, and
+    /// a refresh's login is read from the token it presented.
+    public func snapshot(at now: Date, forgotten: Bool = false) -> TokenSnapshot {
         state.withLock { state in
-            // Oldest login first, each login's tokens oldest first.
-            let tokens = state.loginOrder.flatMap { login in (state.byLogin[login] ?? []).compactMap { state.tokens[$0] } }
+            // Oldest login first, each login's tokens oldest first (the let-go ones before the kept).
+            let live = Set(state.loginOrder)
+            let retired = forgotten ? Dictionary(grouping: state.retired.map(\.token).filter { live.contains($0.login) }, by: \.login) : [:]
+            let tokens = state.loginOrder.flatMap { login in
+                (retired[login] ?? []) + (state.byLogin[login] ?? []).compactMap { state.tokens[$0] }
+            }
+            let retiredIDs = Set(retired.values.joined().map(\.id))
             var firstSeen: [Int: Date] = [:]
             for token in tokens where firstSeen[token.login] == nil { firstSeen[token.login] = token.learnedAt }
             let families = firstSeen.sorted { $0.key < $1.key }.map {
@@ -213,7 +238,8 @@ public final class LearnedTokens: Sendable {
                 tokens.filter { $0.kind == kind }.map { token in
                     TokenSnapshot.Token(
                         id: token.id.text, family: "login-\(token.login)", subject: token.subject ?? "",
-                        state: Self.standing(of: token, at: now, expireAfter: self.expireAfterSeconds).rawValue,
+                        state: retiredIDs.contains(token.id)
+                            ? Self.forgotten.rawValue : Self.standing(of: token, at: now, expireAfter: self.expireAfterSeconds).rawValue,
                         expiresAt: Self.end(of: token, expireAfter: self.expireAfterSeconds) ?? .distantFuture, tokenTail: token.tail,
                         issuedAt: token.learnedAt,
                         lifetimeSeconds: token.expiresAt.map { $0.timeIntervalSince(token.learnedAt) })
