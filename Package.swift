@@ -195,7 +195,11 @@ let package = Package(
         // Links no CLI, database driver, process or WebSocket transport.
         .target(
             name: "AuthmockTesting",
-            dependencies: ["AuthmockCore", "AuthmockDialect", "AuthmockModel", "AuthmockScenario", "AuthmockServer", "DriverKit", "DriverProtocol"]
+            dependencies: [
+                "AuthmockCore", "AuthmockDialect", "AuthmockModel", "AuthmockProxy", "AuthmockScenario", "AuthmockServer", "DriverKit",
+                "DriverProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         // The driver protocol's messages and vocabulary, shared by the runner and DriverKit.
         .target(name: "DriverProtocol"),

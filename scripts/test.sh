@@ -110,12 +110,14 @@ export AUTHMOCK_TEST_POSTGRES_DIR="$pgdir"
 timed "swift test" swift test --skip-build --no-parallel
 # examples/swift-testing, a package of its own that depends on this one
 # (AuthmockTesting in its test target): one test per built-in case
-# (--verbose lists them), its single flight's teeth, a 503 by hand. Built in
+# (--verbose lists them), its single flight's teeth, a 503 by hand, and its
+# client through the proxy in front of django-oauth-toolkit, installed above
+# (AUTHMOCK_REAL_BACKENDS=1 runs those; without it they are skipped). Built in
 # this package's build directory, so the dependencies compiled above with
 # the same flags are not compiled again (alone, cold, it takes about four
 # minutes on two cores: its README).
 timed "examples/swift-testing build" built_without_own_warnings swift build --build-tests --package-path examples/swift-testing --scratch-path .build
-timed "examples/swift-testing" swift test --skip-build --package-path examples/swift-testing --scratch-path .build --verbose
+AUTHMOCK_REAL_BACKENDS=1 timed "examples/swift-testing" swift test --skip-build --package-path examples/swift-testing --scratch-path .build --verbose
 # The OpenAPI contract from outside: schemathesis against each profile, bounded.
 timed "schemathesis" scripts/schemathesis.sh 30
 # Coverage-guided fuzzing of the token check, body parsers and scenario loader, bounded.

@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import AuthmockDialect
+import AuthmockProxy
 import AuthmockScenario
 public import AuthmockServer
 import DriverProtocol
@@ -13,6 +15,36 @@ public enum MockServer {
     /// `configure` sets anything else (token lifetimes, rotation, users)
     /// before it starts. Call `stop()` on it when done, or use `with`.
     public static func start(dialect: String = "oauth2", configure: (inout ServerOptions) throws -> Void = { _ in }) async throws -> RunningMock {
+        var options = try options(dialect: dialect)
+        try configure(&options)
+        return try await RunningMock.start(try await Authmock(options: options))
+    }
+
+    /// Starts `authmock proxy` in this process (docs/proxy.md): in front of
+    /// the backend at `upstream`, which speaks `dialect`, with its verdicts
+    /// on (`control.verdicts()`). The app under test uses the proxy's
+    /// `baseURL`; its clock expires the backend's tokens at the proxy,
+    /// and its faults act on the real traffic.
+    public static func proxy(
+        upstream: String, dialect: String = "oauth2", expireAfterSeconds: Double? = nil,
+        configure: (inout ServerOptions) throws -> Void = { _ in }
+    ) async throws -> RunningMock {
+        var options = try options(dialect: dialect)
+        options.upstream = try UpstreamOptions(url: upstream, expireAfterSeconds: expireAfterSeconds)
+        options.judge = true
+        try configure(&options)
+        let mock = try await Authmock(options: options, judge: TrafficJudge())
+        // `configure` may have changed the upstream's options (its timeout, a CA file); a nil one is no proxy.
+        guard let upstreamOptions = options.upstream else { throw StartError("a proxy needs an upstream; configure removed it") }
+        let client = UpstreamForwarder.makeClient(upstreamOptions)
+        let forwarder = UpstreamForwarder(mock: mock, client: client)
+        return try await RunningMock.start(
+            mock, forwarder: { request, context in try await forwarder.forward(request, context: context) },
+            onStop: { try? await client.shutdown() })
+    }
+
+    /// A server's options for `dialect`: a built-in profile's, or a dialect file's.
+    private static func options(dialect: String) throws -> ServerOptions {
         var options = ServerOptions(host: "127.0.0.1", port: 0)
         if dialect == ProfileName.oauth2 {
             options.profile = dialect
@@ -24,8 +56,7 @@ public enum MockServer {
             throw StartError(
                 "'\(dialect)' is neither a built-in dialect (\(Profiles.names.joined(separator: ", "))) nor a dialect file (.yaml)")
         }
-        try configure(&options)
-        return try await RunningMock.start(try await Authmock(options: options))
+        return options
     }
 
     /// Runs `body` with a started mock, and stops it after, whatever `body` did.
