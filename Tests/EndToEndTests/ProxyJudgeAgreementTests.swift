@@ -58,13 +58,18 @@ import Testing
         var fixture: String
         var needs: String
         var profile: String
-        /// Seconds past the backend's access token lifetime.
+        /// Seconds of the proxy's clock after which the access token has ended there.
         var expiry: Int
         /// The client the driver signs in as.
         var client: (id: String, secret: String)? = nil
+        /// The proxy's own flags beside `--upstream`, `--profile` and `--judge`.
+        var proxyFlags: [String] = []
 
+        /// With `--expire-after 30s`, as the measure asks: the
+        /// backend's 5-minute tokens end at the proxy after 30 s of its clock.
         static let simplejwt = Backend(
-            fixture: "simplejwt-server.py", needs: "django, djangorestframework and djangorestframework-simplejwt", profile: "simplejwt", expiry: 301)
+            fixture: "simplejwt-server.py", needs: "django, djangorestframework and djangorestframework-simplejwt", profile: "simplejwt", expiry: 31,
+            proxyFlags: ["--expire-after", "30s"])
         static let oauthToolkit = Backend(
             fixture: "oauth-toolkit-server.py", needs: "django, djangorestframework and django-oauth-toolkit", profile: "oauth2", expiry: 36_001)
     }
@@ -75,7 +80,7 @@ import Testing
         let real = try FixtureServer(backend.fixture, needs: backend.needs)
         defer { real.stop() }
         let proxy = try ServingBinary(
-            ["--upstream", real.baseURL, "--profile", backend.profile, "--judge", "--log-level", "error"], command: "proxy")
+            ["--upstream", real.baseURL, "--profile", backend.profile, "--judge", "--log-level", "error"] + backend.proxyFlags, command: "proxy")
         defer { _ = proxy.interrupt() }
         var hello: [String: Any] = [
             "id": "0", "op": "hello", "protocol": 1, "baseURL": proxy.baseURL, "profile": backend.profile,
