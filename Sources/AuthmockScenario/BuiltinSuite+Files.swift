@@ -1960,6 +1960,69 @@ clock_variant: {}
 """##
         ),
         (
+            "9.7-back-online-one-refresh.yaml",
+            ##"""
+# yaml-language-server: $schema=../docs/scenario.schema.json
+id: "9.7"
+name: calls sent again when the network returns share one refresh
+description: >
+  The app goes offline: five calls fail with the connection dropped (the
+  app keeps them to send again). An hour passes, so the access token
+  expires, and the network returns: the app sends the five calls again at
+  once. A correct client renews once for all five, beside nothing else,
+  and every call succeeds. Broken clients add a refresh of their own when
+  the network comes back (a connectivity listener or an auto-refresh timer
+  that resumes with the app) beside the one the calls' 401s start, so the
+  refresh token is spent twice and reuse detection ends the login
+  (supabase-community/supabase-kt#1060, the reconnect's refresh beside the
+  calls'; supabase/supabase-js#1203, the timer on resume from the
+  background; vellum-ai/vellum-assistant#22311, the proactive and
+  reactive refreshes racing into refresh_reuse_detected). Whether a call
+  that met the dropped connection is sent again by the client's transport
+  is its own policy: only the calls after the network returned must
+  succeed.
+reports: [supabase-community/supabase-kt#1060, supabase/supabase-js#1203, vellum-ai/vellum-assistant#22311]
+profiles: [oauth2, envelope, reissue, renewal]
+level: must
+steps:
+  - login: {}
+  # Offline: the connection drops on each call, before any answer.
+  - fault:
+      match: {kind: resource}
+      times: 5
+      action: {type: close-connection}
+  - parallel: {count: 5, request: {method: GET, path: /api/offline}}
+  - wait_for: all
+  # An hour passes offline.
+  - advance_clock: 3601
+  # Back online: the five calls again, their first attempts answered
+  # together, and the refresh held 300 ms, so a second refresh is surely
+  # one made beside the first.
+  - fault:
+      match: {kind: resource}
+      times: 5
+      action: {type: gather, count: 5}
+  - fault:
+      match: {kind: refresh}
+      action: {type: delay, ms: 300}
+  - parallel: {count: 5, request: {method: GET, path: /api/online}}
+  - wait_for: all
+expect:
+  superfluous_refreshes: 0
+  refresh_token_reuse: 0
+  unfounded_reauth: 0
+  refreshes: {min: 1, max: 3}
+  max_requests: 30
+should:
+  outcomes: {ok: {min: 5}}
+# Also as 9.7-clock: the five calls find the token expired by the client's
+# own clock, and renew before they are sent.
+clock_variant:
+  server: {sign_in_access_ttl: 2, access_ttl: 3600}
+
+"""##
+        ),
+        (
             "_teeth.yaml",
             ##"""
 # The suite's teeth, checked by TeethMatrixTests: for each fault switch of
@@ -2002,6 +2065,8 @@ refresh-per-401:
     "9.5-clock": [oauth2, envelope, reissue, renewal]
     "9.6": [oauth2, envelope, reissue, renewal]
     "9.6-clock": [oauth2, envelope, reissue, renewal]
+    "9.7": [oauth2, envelope, reissue, renewal]
+    "9.7-clock": [oauth2, envelope, reissue, renewal]
 retry-forever:
   cause: unbounded
   fail:
@@ -2065,6 +2130,7 @@ drop-call-header-on-retry:
     "9.3": [oauth2, envelope, reissue, renewal]
     "9.5": [oauth2, envelope, reissue, renewal]
     "9.6": [oauth2, envelope, reissue, renewal]
+    "9.7": [oauth2, envelope, reissue, renewal]
 drop-body-on-retry:
   cause: retry-loses-request
   fail:
@@ -2138,6 +2204,8 @@ no-bearer-prefix:
     "9.5-clock": [oauth2, envelope, reissue, renewal]
     "9.6": [oauth2, envelope, reissue, renewal]
     "9.6-clock": [oauth2, envelope, reissue, renewal]
+    "9.7": [oauth2, envelope, reissue, renewal]
+    "9.7-clock": [oauth2, envelope, reissue, renewal]
 ignore-rotated-header:
   cause: stale-token
   # Its calls wait for the rotation in flight and go out with the old token
@@ -2191,6 +2259,7 @@ send-without-token-during-refresh:
     "9.5": [envelope]
     "9.5-clock": [envelope]
     "9.6-clock": [envelope]
+    "9.7-clock": [envelope]
 ignore-retry-after:
   cause: ignores-retry-after
   fail:
@@ -2250,6 +2319,7 @@ refresh-only-by-expiry:
     "9.4": [oauth2, envelope, reissue, renewal]
     "9.5": [oauth2, envelope, reissue, renewal]
     "9.6": [oauth2, envelope, reissue, renewal]
+    "9.7": [oauth2, envelope, reissue, renewal]
 forget-refresh-token-when-absent:
   cause: drops-refresh-token
   fail:
@@ -2381,6 +2451,16 @@ no-retry-after-refresh:
     "11.1.1": [oauth2, envelope, reissue, renewal, header-rotation]
     "11.3": [oauth2, envelope, reissue, renewal]
     "11.3.1": [oauth2, envelope, reissue, renewal]
+    "9.7": [oauth2, envelope, reissue, renewal]
+# The app's connectivity listener (or an auto-refresh timer resuming with
+# it) refreshes as soon as a call gets through after a call failed to reach
+# the server, beside the refresh the calls' 401s share: two refreshes of one
+# token in flight at once.
+refresh-on-reconnect:
+  cause: no-single-flight
+  fail:
+    "9.7": [oauth2, envelope, reissue, renewal]
+    "9.7-clock": [oauth2, envelope, reissue, renewal]
 
 """##
         ),

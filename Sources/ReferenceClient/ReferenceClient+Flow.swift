@@ -91,6 +91,12 @@ extension ReferenceClient {
     }
 
     private func call(method: String, path: String, headers: [String: String], body: String?) async -> ClientOutcome {
+        // The bug: the app's first call after being offline tells it the network
+        // is back, and its listener refreshes at once, beside whatever the calls do.
+        if faults.contains(.refreshOnReconnect), cameBackOnline() {
+            let generation = await store.generation
+            Task { _ = await self.refresh(after: generation, triggering: (method, path, headers, body), alone: true) }
+        }
         let waitForRefresh = !faults.contains(.sendWithoutTokenDuringRefresh)
         // Proactive refresh: the client's own clock says the token is (nearly) expired.
         if proactive != .off, let due = await store.dueGeneration(joinInFlight: waitForRefresh) {
@@ -135,6 +141,8 @@ extension ReferenceClient {
             }
             return finish(answer, path: path)
         } catch {
+            // A call the app cancelled did not find the network gone.
+            if faults.contains(.refreshOnReconnect), !Task.isCancelled { wentOffline() }
             return ClientOutcome(kind: .transportError, message: "\(error)")
         }
     }

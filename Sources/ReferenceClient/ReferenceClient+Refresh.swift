@@ -8,7 +8,8 @@ extension ReferenceClient {
 
     /// One refresh for every call that saw generation `seen` fail; the answer
     /// is set only for the call whose own request was the refresh (header rotation).
-    func refresh(after seen: Int, triggering call: Triggering) async -> (result: TokenStore.RefreshResult, answer: Answer?) {
+    /// `alone`: a refresh outside the single flight (`refresh-on-reconnect`).
+    func refresh(after seen: Int, triggering call: Triggering, alone: Bool = false) async -> (result: TokenStore.RefreshResult, answer: Answer?) {
         let served = AnswerBox()
         var seen = seen
         // Without the late-401 check, every 401 asks for a refresh of the current tokens.
@@ -16,8 +17,8 @@ extension ReferenceClient {
         let original = await store.refresh
         let logoutOnAnyError = faults.contains(.logoutOnAnyRefreshError)
         let result = await store.refresh(
-            after: seen, singleFlight: !faults.contains(.refreshPer401), keepAbsentRefresh: !faults.contains(.forgetRefreshTokenWhenAbsent),
-            acceptLateRefresh: faults.contains(.lateRefreshRevivesSession)
+            after: seen, singleFlight: !alone && !faults.contains(.refreshPer401), keepAbsentRefresh: !faults.contains(.forgetRefreshTokenWhenAbsent),
+            acceptLateRefresh: faults.contains(.lateRefreshRevivesSession), outside: alone
         ) { access, refresh in
             var outcome = await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)
             // The bug: an endpoint that is down is taken for a dead refresh token.

@@ -88,6 +88,11 @@ public enum ClientFault: String, Sendable, CaseIterable {
     /// as a sign-in either (a Moya plugin that refreshes in `didReceive`,
     /// drivers/swift-moya-rx).
     case noRetryAfterRefresh = "no-retry-after-refresh"
+    /// When the network returns after a call failed to reach the server, it
+    /// refreshes on its own (a connectivity listener, an auto-refresh timer
+    /// resuming), beside the refresh the calls' 401s share: the refresh
+    /// token is spent twice (supabase-community/supabase-kt#1060).
+    case refreshOnReconnect = "refresh-on-reconnect"
 }
 
 /// When the client refreshes by its own clock, before any 401. Not a fault:
@@ -158,6 +163,17 @@ public final class ReferenceClient: Sendable {
     /// call of another instance set its copy (`request(instance:)`).
     @TaskLocal static var instanceStore: TokenStore?
     var store: TokenStore { Self.instanceStore ?? sharedStore }
+    /// A call failed to reach the server and none has reached it since
+    /// (`refresh-on-reconnect` only): the app thinks itself offline.
+    private let offline = Mutex(false)
+    func wentOffline() { offline.withLock { $0 = true } }
+    /// Whether the app was offline until now; it is online from here.
+    func cameBackOnline() -> Bool {
+        offline.withLock { was in
+            defer { was = false }
+            return was
+        }
+    }
     /// The OpenID Connect sign-in, when the app signed in that way.
     let openID: OpenIDSession
     /// Longest Retry-After the client honours.

@@ -210,8 +210,10 @@ actor TokenStore {
     }
 
     /// Refreshes once for all calls that saw `generation` fail.
+    /// `outside`: a refresh of the app's own beside the single flight
+    /// (`refresh-on-reconnect`): no call joins it, and it is not the one in flight.
     func refresh(
-        after seen: Int, singleFlight: Bool = true, keepAbsentRefresh: Bool = true, acceptLateRefresh: Bool = false,
+        after seen: Int, singleFlight: Bool = true, keepAbsentRefresh: Bool = true, acceptLateRefresh: Bool = false, outside: Bool = false,
         perform:
             @escaping @Sendable (_ access: String?, _ refresh: String?) async -> (RefreshResult, access: String?, refresh: String?, lifetime: Double?)
     ) async -> RefreshResult {
@@ -222,6 +224,13 @@ actor TokenStore {
             if let inFlight = refreshInFlight { return await join(inFlight) }
         }
         let (access, refresh, session) = (self.access, self.refresh, self.session)
+        if outside {
+            let (result, newAccess, newRefresh, lifetime) = await perform(access, refresh)
+            // Numbered as no refresh in flight is: its end leaves the single flight's slot as it is.
+            return finish(
+                result, access: newAccess, refresh: newRefresh, lifetime: lifetime, keepAbsentRefresh: keepAbsentRefresh, session: session,
+                number: -1, acceptLate: acceptLateRefresh)
+        }
         inFlightNumber += 1
         inFlightSession = session
         let number = inFlightNumber
