@@ -45,60 +45,52 @@ struct RecognisedCallTests {
         }
     }
 
-    static func serving() throws -> ServingBinary { try ServingBinary(["--profile", "envelope", "--judge", "--log-level", "error"]) }
-
-    @Test func aRetryThatKeepsItsBodyAndTakesTheNewTokenPasses() async throws {
-        let server = try Self.serving()
+    /// A server judging, an app signed in whose token has just expired;
+    /// `calls` is what the app then sends; the verdicts after.
+    static func judged(_ calls: (inout App) async throws -> Void) async throws -> (verdict: String?, failed: [String], causes: [String]) {
+        let server = try ServingBinary(["--profile", "envelope", "--judge", "--log-level", "error"])
         defer { _ = server.interrupt() }
         var app = App(base: server.baseURL)
         try await app.signIn()
         try await app.expire()
         #expect(try await app.post("/api/items", body: #"{"name": "cup"}"#, token: app.access).status == 401)
-        try await app.renew()
-        #expect(try await app.post("/api/items", body: #"{"name": "cup"}"#, token: app.access).status == 200)
-        let judged = try await app.verdicts()
+        try await calls(&app)
+        return try await app.verdicts()
+    }
+
+    @Test func aRetryThatKeepsItsBodyAndTakesTheNewTokenPasses() async throws {
+        let judged = try await Self.judged { app in
+            try await app.renew()
+            let retried = try await app.post("/api/items", body: #"{"name": "cup"}"#, token: app.access)
+            #expect(retried.status == 200)
+        }
         #expect(judged.verdict == "pass" && judged.failed.isEmpty, "\(judged)")
     }
 
     @Test func aRetryThatLostItsBodyIsCaught() async throws {
-        let server = try Self.serving()
-        defer { _ = server.interrupt() }
-        var app = App(base: server.baseURL)
-        try await app.signIn()
-        try await app.expire()
-        #expect(try await app.post("/api/items", body: #"{"name": "cup"}"#, token: app.access).status == 401)
-        try await app.renew()
-        _ = try await app.post("/api/items", body: "{}", token: app.access)
-        let judged = try await app.verdicts()
+        let judged = try await Self.judged { app in
+            try await app.renew()
+            _ = try await app.post("/api/items", body: "{}", token: app.access)
+        }
         #expect(judged.verdict == "fail" && judged.failed == ["same_body_on_retry"], "\(judged)")
         #expect(judged.causes.first == "retry-loses-request", "\(judged)")
     }
 
     @Test func aRetryWithTheRefusedTokenIsCaught() async throws {
-        let server = try Self.serving()
-        defer { _ = server.interrupt() }
-        var app = App(base: server.baseURL)
-        try await app.signIn()
-        try await app.expire()
-        let refused = app.access
-        #expect(try await app.post("/api/items", body: #"{"name": "cup"}"#, token: refused).status == 401)
-        #expect(try await app.post("/api/items", body: #"{"name": "cup"}"#, token: refused).status == 401)
-        let judged = try await app.verdicts()
+        let judged = try await Self.judged { app in
+            let resent = try await app.post("/api/items", body: #"{"name": "cup"}"#, token: app.access)
+            #expect(resent.status == 401)
+        }
         #expect(judged.verdict == "fail" && judged.failed.contains("retried_with_new_token"), "\(judged)")
         #expect(judged.causes.first == "no-refresh-after-401", "\(judged)")
     }
 
-    /// Another path, or the same one after the window, is another call.
+    /// Another path is another call.
     @Test func anotherRequestIsAnotherCall() async throws {
-        let server = try Self.serving()
-        defer { _ = server.interrupt() }
-        var app = App(base: server.baseURL)
-        try await app.signIn()
-        try await app.expire()
-        #expect(try await app.post("/api/items", body: #"{"name": "cup"}"#, token: app.access).status == 401)
-        try await app.renew()
-        _ = try await app.post("/api/orders", body: "{}", token: app.access)
-        let judged = try await app.verdicts()
+        let judged = try await Self.judged { app in
+            try await app.renew()
+            _ = try await app.post("/api/orders", body: "{}", token: app.access)
+        }
         #expect(judged.verdict == "pass", "\(judged)")
     }
 }
