@@ -28,6 +28,18 @@ public final class RunningMock: Sendable {
     public static func start(
         _ mock: Authmock, logger: Logger? = nil, forwarder: Forwarder? = nil, onStop: (@Sendable () async -> Void)? = nil
     ) async throws -> RunningMock {
+        do {
+            return try await serve(mock, logger: logger, forwarder: forwarder, onStop: onStop)
+        } catch {
+            // What it would have stopped (a proxy's HTTP client) stops with the failed start.
+            await onStop?()
+            throw error
+        }
+    }
+
+    private static func serve(
+        _ mock: Authmock, logger: Logger?, forwarder: Forwarder?, onStop: (@Sendable () async -> Void)?
+    ) async throws -> RunningMock {
         let logger =
             logger
             ?? {
@@ -51,7 +63,6 @@ public final class RunningMock: Sendable {
         }
         var iterator = ports.makeAsyncIterator()
         guard await iterator.next() != nil else {
-            await onStop?()
             if case .failure(let error) = await server.result { throw StartError("the mock did not start: \(error)") }
             throw StartError("the mock did not start")
         }
