@@ -16,10 +16,18 @@ public struct Cause: Sendable, Equatable, Codable {
     public var id: String
     /// What the client does, as a person says it.
     public var title: String
+    /// The journal lines that show it, where the findings' own evidence
+    /// need not (the refresh after a 401 the app was handed); nil: none given.
+    public var evidence: [String]?
 
     public init(id: String, title: String) {
         self.id = id
         self.title = title
+    }
+
+    public init(id: String, title: String, evidence: [String]?) {
+        self.init(id: id, title: title)
+        self.evidence = evidence
     }
 }
 
@@ -47,13 +55,25 @@ struct Symptoms {
     /// client, no refusal of its refresh token had reached it before (a
     /// client told its refresh token is dead rightly stops refreshing), and
     /// no refresh or sign-in of its own followed.
-    var refusalWithoutRefresh: Bool {
+    var refusalWithoutRefresh: Bool { unansweredRefusal != nil }
+
+    /// The first refusal of a call's token with no renewal after it and no
+    /// refused refresh before it (`refusalWithoutRefresh`).
+    var unansweredRefusal: JournalEntry? {
         let own = observation.entries.filter { !Observation.isForeign($0) }
         guard let refusal = own.first(where: { $0.kind == .resource && $0.presentsBearer && $0.refusedCredentials && !$0.undelivered }) else {
-            return false
+            return nil
         }
         let toldDead = own.contains { $0.seq < refusal.seq && $0.kind == .refresh && $0.refused }
-        return !toldDead && !own.contains { $0.seq > refusal.seq && observation.isOwnRenewal($0) }
+        return !toldDead && !own.contains { $0.seq > refusal.seq && observation.isOwnRenewal($0) } ? refusal : nil
+    }
+
+    /// The first refresh made beside one of its login still in flight, and that one.
+    var refreshBesideOneInFlight: [JournalEntry] {
+        guard let beside = refreshes.first(where: { $0.kind == .superfluous && $0.reason.contains("still in flight") })?.entry else { return [] }
+        let own = observation.entries.filter { !Observation.isForeign($0) && $0.kind == .refresh }
+        let inFlight = own.last { $0.seq < beside.seq && Observation.end($0) > beside.realTime }
+        return (inFlight.map { [$0] } ?? []) + [beside]
     }
 
     /// A call's only request was refused for its token, that refusal is
@@ -63,20 +83,26 @@ struct Symptoms {
     /// refused: the refresh led to no retry and no sign-in (a Moya plugin's
     /// `didReceive` starts one beside the answer). Under
     /// header rotation the refresh is the call's own second request.
-    var refreshedButHandedOnRefusal: Bool {
+    var refreshedButHandedOnRefusal: Bool { !refusalHandedOnAfterRenewal.isEmpty }
+
+    /// The first call's refusal the application got, and the renewal after
+    /// it (`refreshedButHandedOnRefusal`); empty when no call shows it.
+    var refusalHandedOnAfterRenewal: [JournalEntry] {
         let own = observation.entries.filter { !Observation.isForeign($0) }
-        return observation.calls.contains { call in
-            guard call.outcome == OutcomeKind.httpError.rawValue else { return false }
+        for call in observation.calls where call.outcome == OutcomeKind.httpError.rawValue {
             let attempts = observation.attempts(of: call.call).filter { $0.kind != .refresh }
             guard attempts.count == 1, let refusal = attempts.first, refusal.refusedCredentials, !refusal.undelivered,
                 call.answer?.status == refusal.status
-            else { return false }
+            else { continue }
             // A refresh that renewed the token or was refused; one the server
             // could not answer (a 5xx, a 429, a reset) leaves the 401 the right answer.
-            return own.contains { entry in
+            if let renewal = own.first(where: { entry in
                 entry.seq > refusal.seq && observation.isOwnRenewal(entry) && (entry.refused || !entry.failed && !entry.undelivered)
+            }) {
+                return [refusal, renewal]
             }
         }
+        return []
     }
 
     /// No refresh request reached the server after the case's sign-in.
@@ -296,6 +322,8 @@ enum Causes {
         var explains: [Pattern]
         /// Whether the case's journal and findings show it.
         var shows: @Sendable (Symptoms) -> Bool
+        /// The requests that show it, said under the cause line.
+        var evidence: (@Sendable (Symptoms) -> [JournalEntry])? = nil
     }
 
     static let ok = OutcomeKind.ok.rawValue
@@ -352,7 +380,8 @@ enum Causes {
                 .any(.superfluousRefreshes), .any(.superfluousSignIns), .over(.refreshes), .any(.refreshTokenReuse), .any(.outcomes),
                 .any(.unfoundedReauth), .over(.logins), .any(.staleTokenUses), .over(.maxRequests), .any(.attemptsPerCall),
             ],
-            shows: { $0.superfluous("still in flight") || $0.refreshedTwiceWithOneToken || $0.shows(.any(.superfluousSignIns)) }),
+            shows: { $0.superfluous("still in flight") || $0.refreshedTwiceWithOneToken || $0.shows(.any(.superfluousSignIns)) },
+            evidence: { $0.refreshBesideOneInFlight }),
         Entry(
             cause: Cause(
                 id: "no-retry-after-refresh",
@@ -368,7 +397,8 @@ enum Causes {
             shows: {
                 $0.refreshedButHandedOnRefusal
                     && $0.showsAny([.any(.outcomes), .under(.attemptsPerCall), .any(.retriedWithNewToken), .any(.waitFor)])
-            }),
+            },
+            evidence: { $0.refusalHandedOnAfterRenewal }),
         Entry(
             cause: Cause(id: "no-refresh-after-401", title: "never refreshes after a 401 (refreshes only by its own clock, or not at all)"),
             explains: [
@@ -382,7 +412,8 @@ enum Causes {
                         .under(.refreshes), .under(.attemptsPerCall), .any(.outcomes), .any(.retriedWithNewToken), .any(.mutationsPerCall),
                         .any(.waitFor),
                     ])
-            }),
+            },
+            evidence: { $0.unansweredRefusal.map { [$0] } ?? [] }),
         Entry(
             cause: Cause(
                 id: "refresh-fails-in-client",
@@ -531,7 +562,12 @@ enum Causes {
         for entry in table where entry.shows(symptoms) {
             let explained = unexplained.filter { finding in entry.explains.contains { $0.matches(finding) } }
             guard !explained.isEmpty else { continue }
-            if !causes.contains(entry.cause) { causes.append(entry.cause) }
+            if !causes.contains(where: { $0.id == entry.cause.id }) {
+                var cause = entry.cause
+                let shown = entry.evidence.map { $0(symptoms) } ?? []
+                if !shown.isEmpty { cause.evidence = observation.lines(shown, limit: 4) }
+                causes.append(cause)
+            }
             unexplained.removeAll { finding in entry.explains.contains { $0.matches(finding) } }
         }
         // A check that failed for want of anything to judge (no request reached
@@ -551,7 +587,8 @@ enum Causes {
         var labels: [String: [String]] = [:]
         for result in results where result.verdict == .fail || result.knownFailure != nil {
             for cause in result.causes ?? [] {
-                if labels[cause.id] == nil { order.append(cause) }
+                // One case run's evidence is no group's.
+                if labels[cause.id] == nil { order.append(Cause(id: cause.id, title: cause.title)) }
                 labels[cause.id, default: []].append(result.label)
             }
         }

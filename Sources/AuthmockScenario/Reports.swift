@@ -60,7 +60,11 @@ public enum Reports {
         guard [.fail, .nonStrict, .error].contains(result.verdict) else { return "" }
         var out = "\n\(result.verdict.rawValue) \(result.label) \(result.name)  (\(result.file))\n"
         if let reason = result.reason { out += "  \(reason)\n" }
-        if let causes = result.causes, !causes.isEmpty { out += "  cause: \(causes.map(\.title).joined(separator: "; "))\n" }
+        if let causes = result.causes, !causes.isEmpty {
+            out += "  cause: \(causes.map(\.title).joined(separator: "; "))\n"
+            // The requests that show it, where a cause names them.
+            for line in causes.flatMap({ $0.evidence ?? [] }) { out += "    seen: \(line)\n" }
+        }
         for note in result.notes ?? [] { out += "  note: \(note)\n" }
         for finding in result.failedFindings {
             out += "  x \(finding.expectation): \(finding.message)\n"

@@ -272,7 +272,11 @@ struct CausesTests {
         var observation = t.observation
         observation.signInSteps = [EvaluatorTests.start.addingTimeInterval(0.515)...EvaluatorTests.start.addingTimeInterval(0.6)]
         #expect(observation.isSignInStep(observation.entries.first { $0.kind == .refresh }!) == false)
-        #expect(Causes.diagnose(observation, failed: Self.failed("outcomes")).map(\.id) == ["no-retry-after-refresh"])
+        let causes = Causes.diagnose(observation, failed: Self.failed("outcomes"))
+        #expect(causes.map(\.id) == ["no-retry-after-refresh"])
+        // Its evidence: the 401 the app was handed, and the refresh after it, which no finding shows.
+        let evidence = causes.first?.evidence ?? []
+        #expect(evidence.count == 2 && evidence[0].contains("[resource]") && evidence[1].contains("[refresh]"), "\(evidence)")
     }
 
     /// A refresh the server could not answer (a 503) leaves the call's 401
