@@ -96,6 +96,8 @@ public enum RunReportPage {
         if let reason = result.reason { out += "<p>\(esc(reason))</p>\n" }
         for cause in result.causes ?? [] {
             out += "<p>cause: <span class=\"cause\" data-cause=\"\(esc(cause.id))\">\(esc(cause.title))</span></p>\n"
+            // The requests that show it, open: they are why the line says what it says.
+            if let seen = cause.evidence, !seen.isEmpty { out += "<pre class=\"seen\">\(esc(seen.joined(separator: "\n")))</pre>\n" }
         }
         for note in result.notes ?? [] { out += "<p class=\"note\">note: \(esc(note))</p>\n" }
         for finding in result.failedFindings {

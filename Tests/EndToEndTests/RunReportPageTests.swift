@@ -43,6 +43,8 @@ import Testing
         // The failing case: its findings and its picture.
         #expect(dom.contains("id=\"case-1.1-oauth2\" data-verdict=\"FAIL\""))
         #expect(dom.contains("data-expectation=\"superfluous_refreshes\""))
+        // The cause's own evidence: the refresh made beside one in flight, and that one.
+        #expect(dom.contains("<pre class=\"seen\">") && dom.contains("[refresh]"), "\(dom.prefix(3000))")
         #expect(dom.contains("<svg") && dom.contains("class=\"timeline\""))
         // Refreshes the finding points at are outlined; tokens are told apart.
         #expect(dom.range(of: #"class="req refresh flagged superfluous""#) != nil, "no superfluous refresh outlined")
