@@ -282,9 +282,7 @@ public final class TokenAuthority: Sendable {
     /// `AccessTokenFailure`; it throws only when the token store fails.
     public func verifyAccessToken(_ token: String?) async throws -> AccessVerification {
         guard let token, !token.isEmpty else { return .invalid(.missing, tokenID: nil) }
-        // A key whose rotation grace ended no longer vouches for its tokens, cached or not.
-        let checked = clock.now()
-        if keyRing.hasExpired(at: checked), await keyRing.dropExpired(at: checked) { forgetVerifiedTokens() }
+        await dropEndedKeys()
         let (claims, key): (AccessTokenClaims, TokenID)
         if let known = verifiedTokens.withLock({ $0[TokenText(token)] }) {
             (claims, key) = known
@@ -312,8 +310,7 @@ public final class TokenAuthority: Sendable {
     public func verifyResourceToken(_ token: String?) async throws -> AccessVerification {
         guard settings.resourceToken == .id else { return try await verifyAccessToken(token) }
         guard let token, !token.isEmpty else { return .invalid(.missing, tokenID: nil) }
-        let checked = clock.now()
-        if keyRing.hasExpired(at: checked), await keyRing.dropExpired(at: checked) { forgetVerifiedTokens() }
+        await dropEndedKeys()
         switch await checkSignature(token, as: IDTokenClaims.self) {
         case .success(let id):
             guard case .string(let jti)? = id.extra["jti"] else { return .invalid(.malformed, tokenID: nil) }
@@ -328,6 +325,12 @@ public final class TokenAuthority: Sendable {
             }
             return .invalid(rejected.failure, tokenID: rejected.tokenID)
         }
+    }
+
+    /// A key whose rotation grace ended no longer vouches for its tokens, cached or not.
+    private func dropEndedKeys() async {
+        let checked = clock.now()
+        if keyRing.hasExpired(at: checked), await keyRing.dropExpired(at: checked) { forgetVerifiedTokens() }
     }
 
     /// An access token's standing on the server clock, its signature checked:

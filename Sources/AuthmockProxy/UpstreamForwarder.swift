@@ -53,6 +53,9 @@ public struct UpstreamForwarder: Sendable {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
+    /// This forwarder as the application serves it (`AuthmockApplication.make`).
+    public var forwarding: Forwarder { { request, context in try await forward(request, context: context) } }
+
     /// The answer to one request of the client's.
     public func forward(_ request: Request, context: AuthmockRequestContext) async throws -> Response {
         if let own = mock.proxyAnswer(context: context) { return own }

@@ -37,10 +37,8 @@ public enum MockServer {
         // `configure` may have changed the upstream's options (its timeout, a CA file); a nil one is no proxy.
         guard let upstreamOptions = options.upstream else { throw StartError("a proxy needs an upstream; configure removed it") }
         let client = UpstreamForwarder.makeClient(upstreamOptions)
-        let forwarder = UpstreamForwarder(mock: mock, client: client)
         return try await RunningMock.start(
-            mock, forwarder: { request, context in try await forwarder.forward(request, context: context) },
-            onStop: { try? await client.shutdown() })
+            mock, forwarder: UpstreamForwarder(mock: mock, client: client).forwarding, onStop: { try? await client.shutdown() })
     }
 
     /// A server's options for `dialect`: a built-in profile's, or a dialect file's.

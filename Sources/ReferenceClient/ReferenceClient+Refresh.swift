@@ -17,7 +17,7 @@ extension ReferenceClient {
         let original = await store.refresh
         let logoutOnAnyError = faults.contains(.logoutOnAnyRefreshError)
         let result = await store.refresh(
-            after: seen, singleFlight: !alone && !faults.contains(.refreshPer401), keepAbsentRefresh: !faults.contains(.forgetRefreshTokenWhenAbsent),
+            after: seen, singleFlight: !faults.contains(.refreshPer401), keepAbsentRefresh: !faults.contains(.forgetRefreshTokenWhenAbsent),
             acceptLateRefresh: faults.contains(.lateRefreshRevivesSession), outside: alone
         ) { access, refresh in
             var outcome = await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)

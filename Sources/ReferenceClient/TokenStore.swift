@@ -219,7 +219,7 @@ actor TokenStore {
     ) async -> RefreshResult {
         claimed = false
         if let signedOut { return signedOut }
-        if singleFlight {
+        if singleFlight && !outside {
             if generation > seen { return .refreshed }
             if let inFlight = refreshInFlight { return await join(inFlight) }
         }

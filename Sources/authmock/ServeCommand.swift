@@ -93,10 +93,7 @@ struct ServeCommand: AsyncParsableCommand {
         let certificate = certificatePath(options)
         // A proxy's HTTP client, shut down when the server has stopped.
         let client = upstream.map { UpstreamForwarder.makeClient($0) }
-        let forwarder: Forwarder? = client.map { client in
-            let forwarder = UpstreamForwarder(mock: mock, client: client)
-            return { request, context in try await forwarder.forward(request, context: context) }
-        }
+        let forwarder = client.map { UpstreamForwarder(mock: mock, client: $0).forwarding }
         let app = try AuthmockApplication.make(mock: mock, logger: logger, forwarder: forwarder) { port in
             printBanner(mock, port: port, certificate: certificate)
         }

@@ -66,6 +66,20 @@ struct LearnedTokensTests {
         #expect(listed.access.count + listed.refresh.count == 4 + 8)
     }
 
+    /// A let-go token of a login forgotten whole starts a login of its own
+    /// when it comes back: it cannot add tokens to a login no bound counts.
+    @Test func aLetGoTokenOfAForgottenLoginStartsANewLogin() {
+        let tokens = LearnedTokens(expireAfterSeconds: nil, tokensPerLogin: 2, maxLogins: 1, retiredLimit: 8)
+        _ = tokens.learn(UpstreamAnswer(accessToken: "a-0", refreshToken: "r-0"), presented: [], at: Self.start)
+        _ = tokens.learn(UpstreamAnswer(accessToken: "a-1", refreshToken: "r-1"), presented: ["r-0"], at: Self.start)
+        // A second login forgets the first whole; then r-0, let go before, comes back.
+        _ = tokens.learn(UpstreamAnswer(accessToken: "b-0", refreshToken: "s-0"), presented: [], at: Self.start)
+        _ = tokens.learn(UpstreamAnswer(accessToken: "a-2", refreshToken: "r-2"), presented: ["r-0"], at: Self.start)
+        let listed = tokens.snapshot(at: Self.start, forgotten: true)
+        #expect(listed.families.map(\.id) == ["login-3"], "the answer to r-0 is a login of its own, the only one kept")
+        #expect(tokens.count == 2)
+    }
+
     @Test func pastTheLoginBoundTheOldestLoginIsForgottenWhole() {
         let tokens = LearnedTokens(expireAfterSeconds: nil, tokensPerLogin: 4, maxLogins: 3)
         for login in 1...10 {

@@ -23,13 +23,12 @@ enum RecognisedCalls {
         // Calls whose last request was answered with a retried status, waiting for a retry: their last request.
         var open: [(call: String, last: JournalEntry)] = []
         for entry in entries.sorted(by: { $0.seq < $1.seq }) where entry.call == nil && isCallAttempt(entry) {
+            // A call past the window is retried no more: the list stays as short as the window's traffic.
+            open.removeAll { entry.realTime.timeIntervalSince(Observation.end($0.last)) > window }
             let login = labels.login(of: entry.accessToken?.id)
             let candidates = open.indices.filter { index in
                 let last = open[index].last
-                let answered = Observation.end(last)
-                guard last.method == entry.method, last.path == entry.path, answered <= entry.realTime,
-                    entry.realTime.timeIntervalSince(answered) <= window
-                else { return false }
+                guard last.method == entry.method, last.path == entry.path, Observation.end(last) <= entry.realTime else { return false }
                 let earlier = labels.login(of: last.accessToken?.id)
                 return login == nil || earlier == nil || login == earlier
             }

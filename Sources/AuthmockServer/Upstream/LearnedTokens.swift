@@ -91,7 +91,10 @@ public final class LearnedTokens: Sendable {
         let refreshKey = answer.refreshToken.map(Self.key)
         return state.withLock { state in
             var known: Int? = nil
-            for key in presentedKeys where known == nil { known = state.tokens[key]?.login ?? state.retiredLogin[key] }
+            for key in presentedKeys where known == nil {
+                // A let-go token continues its login while the login is kept; a forgotten login starts anew.
+                known = state.tokens[key]?.login ?? state.retiredLogin[key].flatMap { state.byLogin[$0] != nil ? $0 : nil }
+            }
             let login: Int
             if let known {
                 login = known
