@@ -1986,7 +1986,13 @@ profiles: [oauth2, envelope, reissue, renewal]
 level: must
 steps:
   - login: {}
-  # Offline: the connection drops on each call, before any answer.
+  # Offline: the connection drops on each call, before any answer. The five
+  # are gathered first, so every call has started before the first fails:
+  # the network is gone for the whole burst, not for its late calls.
+  - fault:
+      match: {kind: resource}
+      times: 5
+      action: {type: gather, count: 5}
   - fault:
       match: {kind: resource}
       times: 5
