@@ -190,6 +190,29 @@ struct PythonHelperInstancesTests {
     }
 }
 
+/// The Python helper's `logout`: a driver that declares it and whose client
+/// has `logout()` gets the operation (answered with what `logout` returned);
+/// one that does not declare it answers `unsupported`, so the case is SKIP.
+struct PythonHelperLogoutTests {
+    static let client = """
+        import sys
+        class Client:
+            def logout(self):
+                print("signed out", file=sys.stderr)
+                return {"outcome": "ok"}
+        """
+
+    @Test(arguments: [true, false]) func aLogoutReachesTheClient(declared: Bool) async throws {
+        let run = try await runHelperDriver(
+            Self.client, declaring: declared ? "logout" : nil, [#"{"id":"1","op":"logout"}"#, #"{"id":"2","op":"shutdown"}"#])
+        #expect(run.status == 0, "\(run.stderr)")
+        let logout = run.answers.first { $0["id"] as? String == "1" }
+        #expect(logout?["outcome"] as? String == (declared ? "ok" : "unsupported"), "\(run.stdout)")
+        #expect(logout?["ok"] as? Bool == declared, "\(run.stdout)")
+        #expect(run.stderr.contains("signed out") == declared, "\(run.stderr)")
+    }
+}
+
 /// A driver written on the Python helper around `client` (a Python class
 /// `Client`), declaring `url` and `capability`, fed `lines` after the
 /// shared hello: its exit, stderr, and answers in order.

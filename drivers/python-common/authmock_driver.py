@@ -60,6 +60,9 @@ def serve(name, version, profiles, make_client, capabilities=("url",), renewal_m
     ``instances`` (declare it): a request may come from another instance of
     the app's client over the same token store (its extension, a widget);
     the client's ``request`` then gets ``instance=N`` (1 is the app).
+    ``logout`` (declare it, and give the client ``logout()`` returning an
+    outcome dict): the app signs the user out; it runs on its own thread,
+    like ``login``, while the calls in flight go on.
     """
     client, threads = None, []
     calls = {}  # request id -> the call's X-Authmock-Call, which the client knows it by
@@ -88,6 +91,9 @@ def serve(name, version, profiles, make_client, capabilities=("url",), renewal_m
             instance = {"instance": message.get("instance", 1)} if "instances" in capabilities else {}
             work = lambda m=message, i=instance: client.request(m["method"], m.get("url") or m["path"], m.get("headers", {}), m.get("body"), **i)
             threads.append(threading.Thread(target=_answer, args=(message_id, work), daemon=True))
+            threads[-1].start()
+        elif op == "logout" and "logout" in capabilities and hasattr(client, "logout"):
+            threads.append(threading.Thread(target=_answer, args=(message_id, client.logout), daemon=True))
             threads[-1].start()
         elif op == "cancel" and "cancel" in capabilities and hasattr(client, "cancel"):
             # Answered at once; the cancelled call answers for itself.
