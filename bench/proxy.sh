@@ -5,6 +5,9 @@
 # not the backend:
 #   direct     wrk -> hello-world
 #   proxied    wrk -> authmock proxy -> hello-world
+#   forwarded  wrk -> a bare forwarder -> hello-world (bench/hello --forward:
+#              Hummingbird and AsyncHTTPClient and nothing else, the floor of
+#              any proxy built on them: two HTTP exchanges per request)
 # each sent the same request (an Authorization header the proxy looks up and
 # forwards). Prints, as medians over ROUNDS rounds that interleave the two:
 #   latency    p50 and p99 with one connection (a request at a time: what a
@@ -12,7 +15,9 @@
 #   CPU        the proxy's CPU time per proxied request under load
 #              (CONNECTIONS connections, from /proc/PID/stat: steadier than
 #              requests/s on a shared machine), against the hello-world's
-#              own per request, the framework's floor.
+#              own per request, the framework's floor, and against the bare
+#              forwarder's, the floor of a proxy: what authmock's own work
+#              (journal, token lookup, faults) adds is the second ratio.
 # Usage: [ROUNDS=3] bench/proxy.sh [seconds-per-run, default 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +35,10 @@ HELLO_PORT=$(free_port)
 "$HELLO" "$HELLO_PORT" & pids+=($!)
 HELLO_PID=$!
 wait_up "http://127.0.0.1:$HELLO_PORT/hello"
+FORWARD_PORT=$(free_port)
+"$HELLO" "$FORWARD_PORT" --forward "$HELLO_PORT" & pids+=($!)
+FORWARD_PID=$!
+wait_up "http://127.0.0.1:$FORWARD_PORT/hello"
 PROXY_PORT=$(free_port)
 "$AUTHMOCK" proxy --upstream "http://127.0.0.1:$HELLO_PORT" --port "$PROXY_PORT" --log-level warning >/dev/null & pids+=($!)
 PROXY_PID=$!
@@ -59,6 +68,7 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "proxied-latency $(run proxied-latency "$PROXY_PID" "http://127.0.0.1:$PROXY_PORT/hello" 1)" >> "$work/results"
   echo "direct-load $(run direct-load "$HELLO_PID" "http://127.0.0.1:$HELLO_PORT/hello" "$CONNECTIONS")" >> "$work/results"
   echo "proxied-load $(run proxied-load "$PROXY_PID" "http://127.0.0.1:$PROXY_PORT/hello" "$CONNECTIONS")" >> "$work/results"
+  echo "forwarded-load $(run forwarded-load "$FORWARD_PID" "http://127.0.0.1:$FORWARD_PORT/hello" "$CONNECTIONS")" >> "$work/results"
 done
 
 python3 - "$work/results" "$SECONDS_PER_RUN" "$CONNECTIONS" "$ROUNDS" <<'PY'
@@ -87,4 +97,10 @@ print(f"{'hello-world, direct':<28}{med(hello):>10.1f} us")
 print(f"{'authmock proxy':<28}{med(proxy):>10.1f} us   (the proxy's own process; the backend's is apart)")
 ratio = [p / h for p, h in zip(proxy, hello)]
 print(f"{'proxy / hello-world':<28}{med(ratio):>10.2f}      (target <= 1.2) {spread(ratio)}")
+forward = [r[2] for r in runs["forwarded-load"]]
+print(f"{'bare forwarder':<28}{med(forward):>10.1f} us   (Hummingbird + AsyncHTTPClient, no authmock: a proxy's floor)")
+floor = [f / h for f, h in zip(forward, hello)]
+print(f"{'bare forwarder / hello-world':<28}{med(floor):>10.2f}      {spread(floor)}")
+over = [p / f for p, f in zip(proxy, forward)]
+print(f"{'proxy / bare forwarder':<28}{med(over):>10.2f}      (authmock's own work) {spread(over)}")
 PY

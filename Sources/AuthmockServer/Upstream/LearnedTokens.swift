@@ -152,26 +152,28 @@ public final class LearnedTokens: Sendable {
     /// An access token as it stands at `now`.
     public func access(_ text: String, at now: Date) -> PresentedToken {
         let key = Self.key(text)
-        return state.withLock { state in
-            guard let token = state.tokens[key] else {
-                return PresentedToken(kind: .access, id: Self.id(key, Self.claims(text)).text, state: .unknown)
+        let known = state.withLock { state in
+            state.tokens[key].map { token in
+                PresentedToken(
+                    kind: token.kind == .access ? .access : .refresh, id: token.id.text,
+                    state: Self.standing(of: token, at: now, expireAfter: expireAfterSeconds))
             }
-            return PresentedToken(
-                kind: token.kind == .access ? .access : .refresh, id: token.id.text,
-                state: Self.standing(of: token, at: now, expireAfter: expireAfterSeconds))
         }
+        // An unknown token is named outside the lock: reading its claims is the costly part.
+        return known ?? PresentedToken(kind: .access, id: Self.id(key, Self.claims(text)).text, state: .unknown)
     }
 
     /// A refresh token as it stands at `now`.
     public func refresh(_ text: String, at now: Date) -> PresentedToken {
         let key = Self.key(text)
-        return state.withLock { state in
-            guard let token = state.tokens[key] else {
-                return PresentedToken(kind: .refresh, id: Self.id(key, Self.claims(text)).text, state: .unknown)
+        let known = state.withLock { state in
+            state.tokens[key].map { token in
+                token.kind == .access
+                    ? PresentedToken(kind: .refresh, id: token.id.text, state: .accessToken)
+                    : PresentedToken(kind: .refresh, id: token.id.text, state: Self.standing(of: token, at: now, expireAfter: expireAfterSeconds))
             }
-            if token.kind == .access { return PresentedToken(kind: .refresh, id: token.id.text, state: .accessToken) }
-            return PresentedToken(kind: .refresh, id: token.id.text, state: Self.standing(of: token, at: now, expireAfter: expireAfterSeconds))
         }
+        return known ?? PresentedToken(kind: .refresh, id: Self.id(key, Self.claims(text)).text, state: .unknown)
     }
 
     private static func standing(of token: Token, at now: Date, expireAfter: Double?) -> PresentedToken.State {
@@ -261,7 +263,7 @@ public final class LearnedTokens: Sendable {
     /// `key`: the text's digest, which the caller has already made.
     static func id(_ key: Key, _ claims: (jti: String?, exp: Double?, sub: String?)) -> TokenID {
         if let jti = claims.jti, !jti.isEmpty { return TokenID(jti) }
-        return TokenID("sha256:" + key.prefix(8).map { String(format: "%02x", $0) }.joined())
+        return TokenID("sha256:" + key.prefix(8).hexString)
     }
 
     /// A JWT's `jti`, `exp` and `sub`, read without checking its signature
