@@ -100,6 +100,19 @@ class AuthlibDriver:
         self.client.token = token
         return {"outcome": "ok", "idTokenClaims": dict(claims)}
 
+    def logout(self):
+        # The app's sign-out: forget the token, then revoke the refresh token
+        # with authlib's RFC 7009 call (OAuth2Client.revoke_token), so the
+        # login ends at the server too.
+        token = self.client.token
+        self.client.token, self.identity = None, None
+        if token and token.get("refresh_token"):
+            try:
+                self.client.revoke_token(self.base + "/oauth/revoke", token=token["refresh_token"], token_type_hint="refresh_token")
+            except Exception as error:  # signed out here whatever the server answered
+                print(f"revocation failed: {error}", file=sys.stderr)
+        return {"outcome": "ok"}
+
     def request(self, method, path, headers, body):
         if self.client.token is None:
             return {"outcome": "reauth_required", "message": "not signed in"}
@@ -114,4 +127,4 @@ class AuthlibDriver:
 
 
 if __name__ == "__main__":
-    serve("authlib-httpx", authlib.__version__, ["oauth2"], AuthlibDriver, capabilities=("url", "oidc"))
+    serve("authlib-httpx", authlib.__version__, ["oauth2"], AuthlibDriver, capabilities=("url", "oidc", "logout"))
