@@ -25,7 +25,8 @@ from authmock_driver import serve, session_call  # noqa: E402
 class RequestsOAuth2ClientDriver:
     def __init__(self, hello):
         self.base = hello["baseURL"]
-        self.client = OAuth2Client(token_endpoint=self.base + "/oauth/token", client_id=hello["clientId"], client_secret=hello["clientSecret"],
+        self.client = OAuth2Client(token_endpoint=self.base + "/oauth/token", revocation_endpoint=self.base + "/oauth/revoke",
+                                   client_id=hello["clientId"], client_secret=hello["clientSecret"],
                                    testing=True)  # allows http:// on loopback, as its docs say for tests
         self.session = requests.Session()
 
@@ -37,9 +38,24 @@ class RequestsOAuth2ClientDriver:
         self.session.auth = OAuth2AccessTokenAuth(self.client, token=token)
         return {"outcome": "ok"}
 
+    def logout(self):
+        # The app's sign-out: the session loses its auth handler, and the
+        # refresh token is revoked with the library's RFC 7009 call.
+        auth, self.session.auth = self.session.auth, None
+        token = getattr(auth, "token", None)
+        if token is not None and token.refresh_token:
+            try:
+                self.client.revoke_refresh_token(token.refresh_token)
+            except Exception as error:  # signed out here whatever the server answered
+                print(f"revocation failed: {error}", file=sys.stderr)
+        return {"outcome": "ok"}
+
     def request(self, method, path, headers, body):
+        if self.session.auth is None:
+            return {"outcome": "reauth_required", "message": "not signed in"}
         return session_call(self.session, self.base, method, path, headers, body, refused=OAuth2Error)
 
 
 if __name__ == "__main__":
-    serve("requests-oauth2client", importlib.metadata.version("requests-oauth2client"), ["oauth2"], RequestsOAuth2ClientDriver)
+    serve("requests-oauth2client", importlib.metadata.version("requests-oauth2client"), ["oauth2"], RequestsOAuth2ClientDriver,
+          capabilities=("url", "logout"))

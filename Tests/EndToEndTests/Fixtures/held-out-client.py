@@ -9,10 +9,11 @@ a correct client nobody tuned to those cases must pass them, and each
 its case (HeldOutClientTests).
 
 The client: RFC 8414 metadata; the password grant with client_secret_basic;
-one token store per app (its extensions share it); a refresh on a Bearer
-401 and when its own clock says the token ran out, one refresh at a time
-per login; a refresh answer belongs to the login that asked for it; sign-out
-forgets the tokens and revokes the refresh token (RFC 7009).
+one token store per app (its extensions share it); a refresh on a 401 with
+a Bearer challenge (or none) and when its own clock says the token ran out,
+one refresh at a time per login; a refresh answer belongs to the login that
+asked for it; a short Retry-After honoured once; sign-out forgets the tokens
+and revokes the refresh token (RFC 7009).
 """
 import argparse
 import base64
