@@ -42,7 +42,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "--attach: command started once listening ({page} is the page URL, {attach} the WebSocket URL), stopped at the end.")
     var launch: String?
     @Option(name: .customLong("case"), help: "Only cases whose id matches this glob (e.g. 1.* or 2.1); repeatable.") var cases: [String] = []
-    @Option(help: "Only these profiles; repeatable.") var profile: [String] = []
+    @Option(help: "Only these built-in dialects, by name (a case's profiles); repeatable.") var profile: [String] = []
     @Option(
         name: .customLong("dialect"),
         help:
