@@ -126,7 +126,10 @@ extension ServerSetting {
         .init(key: "port", type: .integer(minimum: 0), defaultText: "8080", doc: "port; 0 picks a free one (printed at start)", inScenarios: false) {
             $0.port = $1.integer
         },
-        .init(key: "profile", type: .choice(Profiles.names), defaultText: "oauth2", doc: "the built-in dialect served, by name (docs/profiles/); --dialect NAME is the same", inScenarios: false) {
+        .init(
+            key: "profile", type: .choice(Profiles.names), defaultText: "oauth2",
+            doc: "the built-in dialect served, by name (docs/profiles/); --dialect NAME is the same", inScenarios: false
+        ) {
             $0.profile = $1.string
         },
         .init(key: "access_ttl", type: .integer(minimum: 1), defaultText: "300", doc: "access-token lifetime in seconds", inScenarios: true) {
