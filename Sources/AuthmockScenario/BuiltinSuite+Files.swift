@@ -1697,10 +1697,9 @@ id: "9.1"
 name: signing out while a refresh is in flight ends the session for good
 description: >
   A call meets an expired token and the refresh goes out; the server
-  rotates the tokens at once but holds the answer for a second, and
-  meanwhile the app signs the user out (at the server too, where the
-  backend has a sign-out endpoint). Then the refresh answer arrives with
-  fresh tokens. A correct client drops them:
+  rotates the tokens at once but holds the answer until the app has
+  signed the user out (at the server too, where the backend has a
+  sign-out endpoint). Then the refresh answer arrives with fresh tokens. A correct client drops them:
   no request carries a token after the sign-out (the call that waited ends
   reauth_required, the next call finds nobody signed in), and the late
   answer does not bring the session back. Needs the driver protocol's
@@ -1711,12 +1710,15 @@ level: must
 steps:
   - login: {}
   - advance_clock: 3601
+  # Held until the sign-out is done, however late the runner sends it (at
+  # most 5 s, for a client whose sign-out waits for the refresh).
   - fault:
       match: {kind: refresh}
-      action: {type: delay-response, ms: 1000}
+      action: {type: delay-response, ms: 5000}
   - request: {method: GET, path: /api/first, wait: false}
   - wait_for: {kind: refresh, count: 1}
   - logout: {}
+  - clear_faults: {}
   - wait_for: all
   - request: {method: GET, path: /api/second}
 expect:
@@ -1843,9 +1845,9 @@ description: >
   Two calls meet an expired token at once and share one refresh (the
   client's single flight, shown before anything is cancelled). The token
   expires again; a call meets it and its refresh goes out; the server
-  rotates the tokens at once but holds the answer for a second.
-  Meanwhile the app cancels that call (its screen closed, its task
-  cancelled), then makes two more. A correct client lets the refresh
+  rotates the tokens at once and holds the answer while the app cancels
+  that call (its screen closed, its task cancelled) and makes another,
+  and for a second after; then the app makes one more. A correct client lets the refresh
   finish and keeps what it brought: the cancelled call ends `cancelled`,
   the next call waits for the same refresh and succeeds, and no second
   refresh spends the rotated refresh token. Broken clients cancel the
@@ -1876,15 +1878,21 @@ steps:
   - wait_for: all
   - check: {superfluous_refreshes: 0, refresh_token_reuse: 0}
   - advance_clock: 3601
+  # Held until the runner has cancelled the call and sent the next one,
+  # however late it is, then a second for a client that starts a second
+  # refresh (at most 5 s in all).
   - fault:
       match: {kind: refresh}
-      action: {type: delay-response, ms: 1000}
+      action: {type: delay-response, ms: 5000}
   - request: {method: GET, path: /api/first, wait: false}
   # The refresh this call starts: a client that renewed early in the first
   # part may have refreshed more than once there.
   - wait_for: {kind: refresh, count: 1, since_last_request: true}
   - cancel: {}
-  - request: {method: GET, path: /api/second}
+  - request: {method: GET, path: /api/second, wait: false}
+  - sleep: 1
+  - clear_faults: {}
+  - wait_for: all
   - request: {method: GET, path: /api/third}
 # Refreshes are judged by necessity, not counted: a client that renews
 # every token early (golang.org/x/oauth2's 10 s before expiry, more than

@@ -237,6 +237,7 @@ struct Performance {
         case .expire(let selector): _ = try await control.expire(selector)
         case .revoke(let selector): _ = try await control.revoke(selector)
         case .fault(let rule): outcome.faults.append((control.addFault(rule).id, number))
+        case .clearFaults: _ = control.clearFaults()
         case .waitFor(.allCalls): try await collectAll()
         case .waitFor(.journal(let kinds, let count, let answered, let since)):
             let before = since ? kinds.reduce(0) { $0 + (arrivalsAtLastSend[$1] ?? 0) } : 0

@@ -165,7 +165,7 @@ extension Step {
     /// A step that changes what the server will answer, with no client action.
     var setsTheServerUp: Bool {
         switch self {
-        case .fault, .revoke, .expire: true
+        case .fault, .clearFaults, .revoke, .expire: true
         default: false
         }
     }
@@ -212,10 +212,15 @@ public enum Step: Sendable {
     case expire(TokenSelector)
     case revoke(TokenSelector)
     case fault(FaultRule)
+    /// Removes every fault rule, as `DELETE /_authmock/faults`: what they
+    /// hold goes on at once. A hold the runner ends after its own steps
+    /// (a cancel, a sign-out) lasts however late the runner is.
+    case clearFaults
     /// A new signing key (RS256/ES256); the old one verifies for `graceSeconds` (nil: `key_grace`).
     case rotateKeys(graceSeconds: Double?)
     case waitFor(WaitCondition)
-    /// Real time: only for cases about the client's own clock.
+    /// Real time: only for cases about the client's own clock, or the
+    /// window a broken client acts in.
     case sleep(seconds: Double)
     /// Expectations checked at this point, over everything so far.
     case check(Expectations)
@@ -380,6 +385,9 @@ public enum ScenarioFormat {
         Field("revoke", .object(selector), "revoke tokens"),
         Field("fault", .object(fault), "add a fault rule (the control API's shape)"),
         Field(
+            "clear_faults", .object(ObjectSpec("clear_faults", [])),
+            "remove every fault rule, as `DELETE /_authmock/faults`: the requests and answers they hold go on at once"),
+        Field(
             "rotate_keys",
             .object(ObjectSpec("rotate_keys", [Field("grace_seconds", .number(), "how long the old key still verifies (default key_grace)")])),
             "a new signing key, as `POST /_authmock/keys/rotate` (needs signing_alg RS256 or ES256)"),
@@ -403,7 +411,7 @@ public enum ScenarioFormat {
                             ),
                         ])),
             ]), "all: until every call sent so far is answered; or until count requests of kind have arrived (answered or not; at most 5 s)"),
-        Field("sleep", .duration, "real time; only for cases about the client's own clock"),
+        Field("sleep", .duration, "real time; only for cases about the client's own clock, or the window a broken client acts in"),
         Field("check", .object(expectations), "expectations checked at this point"),
     ]
 

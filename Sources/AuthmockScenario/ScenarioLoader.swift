@@ -214,6 +214,7 @@ struct Builder {
             if let grace, grace < 0 { throw checker.error(at: body.mark, "rotate_keys.grace_seconds: must be >= 0") }
             return .rotateKeys(graceSeconds: grace)
         case "logout": return .logout
+        case "clear_faults": return .clearFaults
         case "cancel":
             let call = try body.object?["call"].map { value throws(ScenarioError) in try value.integer(checker, "cancel.call") }
             if let call, call < 1 { throw checker.error(at: body.mark, "cancel.call: the first call is 1") }
