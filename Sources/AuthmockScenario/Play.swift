@@ -40,6 +40,9 @@ struct Play: Sendable {
         var judgedThrough: Int?
         /// Fault rules the case's steps installed: (rule id, step number).
         var faults: [(id: Int, step: Int)] = []
+        /// Rules a `clear_faults` step removed, as they were then: the
+        /// journal still names what they did, and whether they fired.
+        var clearedFaults: [FaultRuleView] = []
         /// What the report should say beside the verdict (a fault that never fired).
         var notes: [String] = []
     }
@@ -104,7 +107,7 @@ struct Play: Sendable {
             outcome.causes = causes.isEmpty ? nil : causes
         }
         // A fault that never fired tested nothing: said, whatever the verdict.
-        let fired = Dictionary(mock.control.faults().map { ($0.id, $0.fired) }) { a, _ in a }
+        let fired = Dictionary(Self.faults(mock, clearedBefore: outcome.clearedFaults).map { ($0.id, $0.fired) }) { a, _ in a }
         for (id, step) in outcome.faults where fired[id] == 0 {
             outcome.notes.append("the fault rule of step \(step) never fired: no request matched it, so the case did not test what it injects")
         }
@@ -175,8 +178,13 @@ struct Play: Sendable {
         observation.reuseRevokesLogin = mock.options.tokens.refreshReuse == .revokeLogin
         let scope = mock.profile.answer(to: .insufficientScope(required: ""))
         observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
-        observation.noteFaults(mock.control.faults())
+        observation.noteFaults(Self.faults(mock, clearedBefore: outcome.clearedFaults), cleared: Set(outcome.clearedFaults.map(\.id)))
         return observation
+    }
+
+    /// The case's fault rules: those `clear_faults` removed, then those still installed.
+    static func faults(_ mock: Authmock, clearedBefore cleared: [FaultRuleView]) -> [FaultRuleView] {
+        cleared + mock.control.faults()
     }
 
     func shutdown(_ channel: DriverChannel) async throws {
@@ -237,7 +245,9 @@ struct Performance {
         case .expire(let selector): _ = try await control.expire(selector)
         case .revoke(let selector): _ = try await control.revoke(selector)
         case .fault(let rule): outcome.faults.append((control.addFault(rule).id, number))
-        case .clearFaults: _ = control.clearFaults()
+        case .clearFaults:
+            outcome.clearedFaults += control.faults()
+            _ = control.clearFaults()
         case .waitFor(.allCalls): try await collectAll()
         case .waitFor(.journal(let kinds, let count, let answered, let since)):
             let before = since ? kinds.reduce(0) { $0 + (arrivalsAtLastSend[$1] ?? 0) } : 0

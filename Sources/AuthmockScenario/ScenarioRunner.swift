@@ -272,8 +272,8 @@ public enum ScenarioRunner {
             }
             startup?.leave()
             result.driverStderr = stderr
-            let calls = record(conversation, into: &result, start: wallStart)
-            await attachEvidence(mock, calls: calls, to: &result, start: wallStart)
+            let (calls, clearedFaults) = record(conversation, into: &result, start: wallStart)
+            await attachEvidence(mock, calls: calls, clearedFaults: clearedFaults, to: &result, start: wallStart)
             if result.verdict != .skip && result.reason == nil {
                 let failed = result.failedFindings
                 result.verdict = failed.contains(where: \.isMust) ? .fail : failed.isEmpty ? .pass : .nonStrict
@@ -294,7 +294,10 @@ public enum ScenarioRunner {
 
     /// What the conversation with the driver brought: the calls, findings,
     /// causes and the driver's identity, or why it ended in an error.
-    static func record(_ conversation: Result<Play.Outcome, any Error>, into result: inout CaseResult, start: Date) -> [CallRecord] {
+    /// Returns the calls, and the fault rules a `clear_faults` step removed.
+    static func record(
+        _ conversation: Result<Play.Outcome, any Error>, into result: inout CaseResult, start: Date
+    ) -> (calls: [CallRecord], clearedFaults: [FaultRuleView]) {
         do {
             let outcome = try conversation.get()
             result.calls = outcome.calls.map { $0.summary(start: start) }
@@ -312,7 +315,7 @@ public enum ScenarioRunner {
             case .none, .failed:
                 result.findings = outcome.findings
             }
-            return outcome.calls
+            return (outcome.calls, outcome.clearedFaults)
         } catch let failure as DriverFailure {
             result.verdict = .error
             result.reason = failure.description
@@ -320,16 +323,18 @@ public enum ScenarioRunner {
             result.verdict = .error
             result.reason = "\(error)"
         }
-        return []
+        return ([], [])
     }
 
     /// The journal as the report shows it, each line with its tokens' labels.
     /// The verdict already read the journal; a store failing since only shortens the evidence.
-    static func attachEvidence(_ mock: Authmock, calls: [CallRecord], to result: inout CaseResult, start: Date) async {
+    static func attachEvidence(
+        _ mock: Authmock, calls: [CallRecord], clearedFaults: [FaultRuleView], to result: inout CaseResult, start: Date
+    ) async {
         let entries = (try? await mock.control.journal().entries) ?? []
         let tokens = (try? await mock.control.tokens()).map(TokenFacts.init) ?? TokenFacts()
         var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: start, endpointPaths: Set(mock.profile.endpointPaths))
-        seen.noteFaults(mock.control.faults())
+        seen.noteFaults(Play.faults(mock, clearedBefore: clearedFaults), cleared: Set(clearedFaults.map(\.id)))
         seen.judgedThrough = result.judgedThrough
         result.journal = evidence(entries.map(seen.line))
         result.entries = evidence(seen.reported)

@@ -70,13 +70,16 @@ public final class FaultRules: Sendable {
     /// Holds a request `milliseconds` (a `delay`, a `delay-response`), or
     /// until its rule is removed (`DELETE /_authmock/faults`, a reset):
     /// a test that clears its faults gets its requests back at once.
-    func hold(rule id: Int, milliseconds: Int) async throws {
+    /// Returns false when the removal ended the hold early.
+    @discardableResult
+    func hold(rule id: Int, milliseconds: Int) async throws -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(milliseconds)
         while holds(id) {
             let left = deadline - ContinuousClock.now
-            if left <= .zero { return }
+            if left <= .zero { return true }
             try await Task.sleep(for: min(left, .milliseconds(20)))
         }
+        return false
     }
 
     /// Removes every rule; returns how many there were.

@@ -14,6 +14,9 @@ public protocol JournalStore: Sendable {
     /// Records an answered request. An entry that cannot be written (a
     /// failing database) is counted as dropped, never an error of the answer.
     func append(_ entry: JournalEntry) async
+    /// Replaces the entry of `entry.seq`, if still held: an answer a
+    /// removed `delay-response` rule released before its time.
+    func amend(_ entry: JournalEntry) async
     /// Matching entries in `seq` order, and how many were dropped overall.
     func entries(_ filter: JournalFilter) async throws -> (entries: [JournalEntry], dropped: Int)
     func count(_ filter: JournalFilter) async throws -> Int
@@ -82,6 +85,16 @@ public final class MemoryJournal: JournalStore {
             state.entries.append(entry)
             state.heapBytes += heap
             while state.entries.count > capacity || (state.bytes > maxBytes && state.entries.count > 1) { state.dropOldest() }
+        }
+    }
+
+    public func amend(_ entry: JournalEntry) {
+        let heap = entry.heapBytes
+        state.withLock { state in
+            // The entry is among the newest: search from the end.
+            guard let index = state.entries.lastIndex(where: { $0.seq == entry.seq }) else { return }
+            state.heapBytes += heap - state.entries[index].heapBytes
+            state.entries[index] = entry
         }
     }
 

@@ -169,7 +169,11 @@ struct ObservationMiddleware: RouterMiddleware {
                 // The entry's duration includes the hold: it says when the client got the answer.
                 let response = await answer(
                     &entry, request, context, since: start, try await routed(request, context, next), fault: fault.id, heldMs: Double(milliseconds))
-                try await mock.faults.hold(rule: fault.id, milliseconds: milliseconds)
+                if try await !mock.faults.hold(rule: fault.id, milliseconds: milliseconds) {
+                    // Released early (its rule removed): the entry says when the answer really went.
+                    entry.durationMs = (ContinuousClock.now - start).inMilliseconds
+                    if let memory = mock.memoryJournal { memory.amend(entry) } else { await mock.journal.amend(entry) }
+                }
                 return response
             case .closeConnection:
                 await record(&entry, request, context, since: start, nil, fault: fault.id, undelivered: true)

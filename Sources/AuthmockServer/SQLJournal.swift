@@ -95,6 +95,15 @@ final class SQLJournal: JournalStore {
         }
     }
 
+    func amend(_ entry: JournalEntry) async {
+        do {
+            let json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
+            _ = try await db.run(statements.amend, [.text(json), .integer(Int64(json.utf8.count)), .integer(Int64(entry.seq))])
+        } catch {
+            logger.warning("journal entry \(entry.seq) keeps its planned hold: \(error)")
+        }
+    }
+
     func entries(_ filter: JournalFilter) async throws -> (entries: [JournalEntry], dropped: Int) {
         let (clause, binds) = Self.matching(filter)
         let rows = try await db.run(statements.select + clause + " ORDER BY seq" + (filter.limit.map { " LIMIT \($0)" } ?? ""), binds)
@@ -165,7 +174,7 @@ final class SQLJournal: JournalStore {
     /// The statements, with this store's table names (PostgreSQL's dialect).
     private struct Statements: Sendable {
         let schema: [String]
-        let next, last, insert, select, count, usage, dropped, trim: String
+        let next, last, insert, amend, select, count, usage, dropped, trim: String
         let reset, discard: [String]
 
         init(prefix: String) {
@@ -178,6 +187,7 @@ final class SQLJournal: JournalStore {
             last = named("SELECT CAST(coalesce(max(seq), 0) AS BIGINT) FROM authmock_journal")
             // A try the deadline abandoned may still have been written: trying again is a no-op then.
             insert = named("INSERT INTO authmock_journal (seq, kind, call, bytes, entry) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq) DO NOTHING")
+            amend = named("UPDATE authmock_journal SET entry = ?, bytes = ? WHERE seq = ?")
             select = named("SELECT entry FROM authmock_journal")
             count = named("SELECT count(*) FROM authmock_journal")
             usage = named("SELECT count(*), CAST(coalesce(sum(bytes), 0) AS BIGINT) FROM authmock_journal")

@@ -304,6 +304,32 @@ import Testing
         }
     }
 
+    /// `clear_faults` ends the holds of the rules it removes: an answer held
+    /// for a minute goes out when the step runs, well inside the case's
+    /// timeout (how 9.1 and 9.5 hold a refresh across a sign-out or cancel).
+    @Test func clearFaultsReleasesAHeldAnswer() async throws {
+        let parsed = try scenario(
+            """
+            id: "9.9"
+            name: a held answer released
+            description: an answer held a minute, released by clear_faults
+            profile: oauth2
+            timeout: 10
+            steps:
+              - login: {}
+              - fault: {match: {kind: resource}, action: {type: delay-response, ms: 60000}}
+              - request: {path: /api/items, wait: false}
+              - wait_for: {kind: resource, count: 1, answered: true}
+              - clear_faults: {}
+              - wait_for: all
+            expect:
+              outcomes: {ok: all}
+            """)
+        let result = await ScenarioRunner.runCase(parsed, profile: "oauth2", options: RunOptions(driver: try referenceDriver(), jobs: 1))
+        #expect(result.verdict == .pass, "\(result.reason ?? "")\(Reports.details(result))")
+        #expect(result.seconds < 8)
+    }
+
     /// A driver that declares `tls` has its cases served over HTTPS: the
     /// probe's hello is plain HTTP (capabilities are not known yet), every
     /// case's hello names an `https` base URL and carries the certificate,

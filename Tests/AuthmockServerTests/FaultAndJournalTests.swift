@@ -54,7 +54,8 @@ struct FaultAndJournalTests {
     }
 
     /// Removing the rules lets go of the requests they hold: a 30-s delay, a
-    /// held answer and a gather waiting for ten, cleared after 300 ms, answer at once.
+    /// held answer and a gather waiting for ten, cleared after 300 ms, answer
+    /// at once, and the journal says when the answer went, not the 30 s planned.
     @Test(arguments: [
         #"{"type": "delay", "ms": 30000}"#, #"{"type": "delay-response", "ms": 30000}"#,
         #"{"type": "gather", "count": 10, "ms": 30000, "quiet_ms": 30000}"#,
@@ -70,6 +71,9 @@ struct FaultAndJournalTests {
             #expect(try await server.control(.delete, "/faults").status == .ok)
             #expect(!(try await pair).access.isEmpty)
             #expect(ContinuousClock.now - start < .seconds(10), "the request was held \(ContinuousClock.now - start) after its rule was removed")
+            let entry = try #require(try await server.journal().first)
+            let ms = try #require(entry["durationMs"] as? Double)
+            #expect(ms >= 250 && ms < 10_000, "the journal says the answer took \(ms) ms")
         }
     }
 

@@ -376,6 +376,21 @@ struct PostgresStateTests {
         let afterReset = try await replicas[1].withClient { try await $0.get("/_authmock/journal") }.json()
         #expect((afterReset["entries"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [1])
         #expect(afterReset["dropped"] as? Int == 0)
+
+        // An answer held 30 s, released after 300 ms by removing its rule:
+        // the shared entry is amended to say when the answer really went.
+        let rule = #"{"match": {"kind": "health"}, "action": {"type": "delay-response", "ms": 30000}}"#
+        let added = try await replicas[0].withClient {
+            try await $0.post("/_authmock/faults", headers: [.contentType: "application/json"], body: ByteBuffer(string: rule))
+        }
+        #expect(added.status == .created, "\(added.body.map { String(buffer: $0) } ?? "")")
+        async let held = replicas[0].withClient { try await $0.get("/health") }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await replicas[0].withClient { try await $0.delete("/_authmock/faults", body: ByteBuffer()) }.status == .ok)
+        #expect(try await held.status == .ok)
+        let amended = try await replicas[1].withClient { try await $0.get("/_authmock/journal?since=1") }.json()
+        let ms = try #require((amended["entries"] as? [[String: Any]])?.first?["durationMs"] as? Double)
+        #expect(ms >= 250 && ms < 10_000, "the shared journal says the answer took \(ms) ms")
         for replica in replicas { _ = replica.interrupt() }
     }
 
