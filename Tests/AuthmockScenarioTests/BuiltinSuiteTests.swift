@@ -57,7 +57,9 @@ struct BuiltinSuiteTests {
         let waits = order.map { cases[$0].0.realSeconds }
         #expect(waits == waits.sorted(by: >))
         #expect(cases[order[0]].0.id.hasSuffix(ClockVariant.idSuffix))
-        #expect(cases[order[0]].0.realSeconds == 2 * ClockVariant.waitSeconds, "two 3.1 s waits, the longest of the suite")
+        #expect(
+            cases[order[0]].0.realSeconds >= 2 * ClockVariant.waitSeconds,
+            "two 3.1 s waits at least (9.5-clock's, and its 1 s window for a second refresh): the longest of the suite")
         let firstWithoutWait = try #require(order.firstIndex { cases[$0].0.realSeconds == 0 })
         #expect(order[firstWithoutWait...] == ArraySlice(order[firstWithoutWait...].sorted()), "ties keep the files' order")
         #expect(ScenarioRunner.launchOrder(cases, jobs: 1) == Array(cases.indices), "one at a time: the files' order")
