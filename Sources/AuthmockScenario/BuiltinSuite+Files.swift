@@ -176,8 +176,8 @@ should:
 id: "1.3"
 name: calls started during a refresh wait for it
 description: >
-  The refresh request is held by the server for 400 ms. While it is in
-  flight the application starts four more calls. A correct client makes
+  The refresh request is held by the server while the application starts
+  four more calls, and 300 ms after. A correct client makes
   them wait for the refresh and sends them with the new token, never
   without an Authorization header, and does not refresh again. Clients
   that clear the token while refreshing send those calls unauthenticated.
@@ -187,14 +187,18 @@ level: must
 steps:
   - login: {}
   - advance_clock: 3601
+  # Held until the runner has handed the four calls over, however late it
+  # is, and 300 ms more for the client to start them (at most 5 s in all).
   - fault:
       match: {kind: refresh}
-      action: {type: delay, ms: 400}
+      action: {type: delay, ms: 5000}
   - request: {method: GET, path: /api/first, wait: false}
   - wait_for: {kind: refresh, count: 1}
   - parallel:
       count: 4
       request: {method: GET, path: /api/items}
+  - sleep: 0.3
+  - clear_faults: {}
   - wait_for: all
 expect:
   superfluous_refreshes: 0
@@ -1289,9 +1293,9 @@ id: "4.2"
 name: out-of-order answers never move the client back to an older token
 description: >
   Every answer rotates the access token (rotate_every 1, 5 s grace). The
-  answer to the second call is made first but held for 600 ms; meanwhile
-  the server clock moves on and the third call's answer, carrying a newer
-  token, arrives before it. When the held answer finally arrives with the
+  answer to the second call is made first but held until the third call
+  has been answered: meanwhile the server clock moves on and the third
+  call's answer, carrying a newer token, arrives before it. When the held answer finally arrives with the
   older token, a correct client keeps the newer one (it compares issue
   times). A client that adopts whichever token arrives last goes back to
   the older token, which stops working when the grace window ends.
@@ -1304,11 +1308,14 @@ steps:
   - request: {method: GET, path: /api/1}
   - fault:
       match: {kind: resource, header: {name: X-Authmock-Call, value: c2}}
-      action: {type: delay-response, ms: 600}
+      action: {type: delay-response, ms: 5000}
   - request: {method: GET, path: /api/2, wait: false}
   - wait_for: {kind: resource, count: 2, answered: true}
   - advance_clock: 2
   - request: {method: GET, path: /api/3}
+  # Only now the second call's answer goes, after the third's, however late
+  # the runner is (at most 5 s, for a client that sends one call at a time).
+  - clear_faults: {}
   - wait_for: all
   - advance_clock: 10
   - request: {method: GET, path: /api/4}
