@@ -259,6 +259,10 @@ public final class ReferenceClient: Sendable {
     func send(
         _ method: String, _ pathOrURL: String, headers: [(String, String)] = [], body: String? = nil, stream: Bool = false
     ) async throws -> Answer {
+        // A cancelled call sends nothing. AsyncHTTPClient cancels a request
+        // whose task was already cancelled only asynchronously, so under load
+        // a fast answer could win and the cancelled call end ok (9.5).
+        try Task.checkCancellation()
         let url = pathOrURL.hasPrefix("http") ? pathOrURL : baseURL + pathOrURL
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
