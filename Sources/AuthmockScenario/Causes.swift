@@ -265,6 +265,28 @@ struct Symptoms {
         return false
     }
 
+    /// A refresh whose answer was lost after the server had rotated its
+    /// token, and a retry of it with that same token, sent only after a call
+    /// out at the loss had been answered (with a later call, not at once),
+    /// that the server refused: its grace window for the rotated token had
+    /// closed (case 3.5). The two refreshes, or none.
+    var lostRefreshRetriedLate: [JournalEntry] {
+        let refreshes = observation.refreshes
+        for lost in refreshes where lost.undelivered && !lost.failed {
+            guard let token = lost.refreshToken?.id, let issued = lost.issuedRefresh, issued != token else { continue }
+            let answered = observation.calls.compactMap { call in call.sentAt <= lost.realTime ? call.answer?.receivedAt : nil }.min()
+            guard let answered else { continue }
+            // The first presentation of the token after the loss: a retry at once that went through, and
+            // the token kept and spent again later, is another behaviour (spent-refresh-token).
+            if let retry = refreshes.first(where: { $0.seq > lost.seq && $0.refreshToken?.id == token }), retry.refused,
+                retry.realTime > answered
+            {
+                return [lost, retry]
+            }
+        }
+        return []
+    }
+
     /// A later sign-in's calls carried an earlier login's tokens, and the app
     /// had signed that login out with a `logout` step before the sign-in.
     var oldLoginTokensAfterSignOut: Bool {
@@ -382,6 +404,16 @@ enum Causes {
             ],
             shows: { $0.superfluous("still in flight") || $0.refreshedTwiceWithOneToken || $0.shows(.any(.superfluousSignIns)) },
             evidence: { $0.refreshBesideOneInFlight }),
+        // Before the 401 handed on: the call whose refresh was lost may end with it, rightly.
+        Entry(
+            cause: Cause(
+                id: "lost-refresh-retried-late",
+                title:
+                    "tries a refresh whose answer was lost again only with a later call, when the server no longer took the rotated token (sent again at once, it was inside the server's grace window)"
+            ),
+            explains: [.any(.outcomes), .any(.unfoundedReauth)],
+            shows: { !$0.lostRefreshRetriedLate.isEmpty },
+            evidence: { $0.lostRefreshRetriedLate }),
         Entry(
             cause: Cause(
                 id: "no-retry-after-refresh",

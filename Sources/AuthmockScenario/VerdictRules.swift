@@ -148,15 +148,15 @@ enum VerdictRules {
         ### A client the suite was not tuned to
 
         The reference driver's switches were written beside the cases they test. The cases \
-        about signing out, account switches, cancelled callers, an app and its extension, and \
-        coming back online (9.x) are also checked with a client written from \
+        about signing out, account switches, cancelled callers, an app and its extension, \
+        coming back online (9.x) and a short grace window (3.5) are also checked with a client written from \
         [driver-protocol.md](driver-protocol.md) and the Python helper alone \
         (`Tests/EndToEndTests/Fixtures/held-out-client.py`): it passes all of them (and every \
         case of the oauth2 profile it can express), and each of its `--bug` switches (a \
         cancel that abandons the refresh, an extension with its own copy of the store, a late \
         refresh answer written over a new session, a token cache a new sign-in does not \
         replace, a sign-out that never reaches the server, a refresh when the network \
-        returns) fails its own case, with the cause above that names it, and no other \
+        returns, a refresh without an answer tried again only with the next call) fails its own case, with the cause above that names it, and no other \
         (HeldOutClientTests).
 
         ### One cause, named once

@@ -22,7 +22,14 @@ extension ReferenceClient {
         ) { access, refresh in
             var outcome = await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)
             // The bug: an endpoint that is down is taken for a dead refresh token.
-            if logoutOnAnyError, case .unavailable(let status, let message) = outcome.0 { outcome.0 = .rejected(status: status, message: message) }
+            if logoutOnAnyError, case .unavailable(let status, let message) = outcome.0 {
+                outcome.0 = .rejected(status: status, message: message)
+            } else if case .unavailable(nil, _) = outcome.0, !self.faults.contains(.retryLostRefreshLater), !Task.isCancelled {
+                // No answer at all: the server may have rotated the token and the
+                // answer been lost. Once more at once, while a server's grace
+                // window for the rotated token is still open (case 3.5).
+                outcome = await self.performRefresh(access: access, refresh: refresh, call: call, served: served, depth: 0)
+            }
             return outcome
         }
         if faults.contains(.keepFirstRefreshToken), case .refreshed = result { await store.restoreRefresh(original) }

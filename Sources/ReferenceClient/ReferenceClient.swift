@@ -93,6 +93,10 @@ public enum ClientFault: String, Sendable, CaseIterable {
     /// resuming), beside the refresh the calls' 401s share: the refresh
     /// token is spent twice (supabase-community/supabase-kt#1060).
     case refreshOnReconnect = "refresh-on-reconnect"
+    /// A refresh whose answer never came (the connection dropped) is tried
+    /// again only with the next call, not at once: on a server whose grace
+    /// window for the rotated token is short, that retry comes too late (case 3.5).
+    case retryLostRefreshLater = "retry-lost-refresh-later"
 }
 
 /// When the client refreshes by its own clock, before any 401. Not a fault:

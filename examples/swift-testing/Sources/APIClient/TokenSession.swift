@@ -89,9 +89,14 @@ actor TokenSession {
             answer = try await endpoint.refresh(refreshToken)
         } catch {
             // The answer was lost: the refresh token may or may not be spent.
-            // The session stays; the next call tries again, and the server
-            // says which.
-            throw APIError.refreshUnavailable(status: nil, reason: "\(error)")
+            // Once more at once, inside the grace window a server may keep for
+            // the rotated token (case 3.5). If that fails too, the session
+            // stays; the next call tries again, and the server says which.
+            do {
+                answer = try await endpoint.refresh(refreshToken)
+            } catch {
+                throw APIError.refreshUnavailable(status: nil, reason: "\(error)")
+            }
         }
         guard epoch == self.epoch else { throw APIError.signInRequired("signed out while the token was being renewed") }
         switch answer {
