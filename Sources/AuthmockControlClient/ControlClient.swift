@@ -89,6 +89,9 @@ public struct ControlClient: MockSteering {
     public func journalCount(_ filter: JournalFilter = JournalFilter()) async throws -> Int {
         try await send(.journalCount, query: filter.query, as: [String: Int].self)["count"] ?? 0
     }
+    public func arrivals(_ kinds: Set<RouteKind>) async throws -> Int {
+        try await send(.arrivals, query: JournalFilter(kinds: kinds).query, as: [String: Int].self)["count"] ?? 0
+    }
     public func prune() async throws -> PruneReport { try await send(.pruneTokens) }
     public func verdicts() async throws -> TrafficVerdicts { try await send(.verdicts) }
 

@@ -4,7 +4,7 @@
 /// and `authmock ctl` send them by this method and path.
 public enum ControlOperation: String, CaseIterable, Sendable {
     case routes, reset, clock, advanceClock, setClock, tokens, expireTokens, revokeTokens, keys, rotateKeys
-    case faults, addFault, clearFaults, journal, pruneTokens, journalCount, verdicts
+    case faults, addFault, clearFaults, journal, pruneTokens, journalCount, arrivals, verdicts
     case console, timeline, events
 
     /// Every path starts with this.
@@ -12,7 +12,7 @@ public enum ControlOperation: String, CaseIterable, Sendable {
 
     public var method: String {
         switch self {
-        case .routes, .clock, .tokens, .keys, .faults, .journal, .journalCount, .verdicts, .console, .timeline, .events: "GET"
+        case .routes, .clock, .tokens, .keys, .faults, .journal, .journalCount, .arrivals, .verdicts, .console, .timeline, .events: "GET"
         case .reset, .advanceClock, .setClock, .expireTokens, .revokeTokens, .rotateKeys, .addFault, .pruneTokens: "POST"
         case .clearFaults: "DELETE"
         }
@@ -35,6 +35,7 @@ public enum ControlOperation: String, CaseIterable, Sendable {
         case .journal: "/journal"
         case .pruneTokens: "/tokens/prune"
         case .journalCount: "/journal/count"
+        case .arrivals: "/journal/arrivals"
         case .verdicts: "/verdicts"
         case .console: "/console"
         case .timeline: "/timeline"
@@ -61,6 +62,8 @@ public enum ControlOperation: String, CaseIterable, Sendable {
         case .journal: "?kind=&call=&since=&limit=: recorded requests, oldest first (limit: at most that many)"
         case .pruneTokens: "run a pruning pass now: what it removed, and the totals so far"
         case .journalCount: "?kind=&call=&since=: how many requests match"
+        case .arrivals:
+            "?kind=: how many requests have arrived, counted as each comes in: one a fault holds, or still being answered, counts before the journal has it"
         case .verdicts: "what the client did on its own, judged by the suite's expectations so far (--judge)"
         case .console: "the live console: the traffic's time line, the verdicts, and buttons for expiry, the clock, revocation and faults (HTML)"
         case .timeline: "the traffic so far as the run report's time line (SVG)"

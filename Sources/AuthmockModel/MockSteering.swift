@@ -22,6 +22,9 @@ public protocol MockSteering: Sendable {
     func clearFaults() async throws -> Int
     func journal(_ filter: JournalFilter) async throws -> ControlWire.JournalPage
     func journalCount(_ filter: JournalFilter) async throws -> Int
+    /// Requests of `kinds` that have arrived, counted on arrival: one a fault
+    /// holds, or one still being answered, counts before the journal has it.
+    func arrivals(_ kinds: Set<RouteKind>) async throws -> Int
     func prune() async throws -> PruneReport
     /// The traffic so far, judged (a server started with `--judge`).
     func verdicts() async throws -> TrafficVerdicts

@@ -1238,9 +1238,10 @@ description: >
   token expires, the refresh must present the refresh token the replay
   handed it, not the one the lost answer had rotated. A `should` case: a
   client that defers the retry is right on a server with a longer window
-  (3.3) or none (3.3.1). A server that hands back the same successor
-  however late (GoTrue, `reused_parent: current_child`) cannot tell the
-  two apart, so no case runs on it.
+  (3.3) or none (3.3.1). On a server that hands back the same successor
+  however late (GoTrue, the supabase dialect's `reused_parent:
+  current_child`) a retry at the next call gets in too, and there the case
+  judges only what the client then holds.
 reports: ["https://connect2id.com/blog/connect2id-server-14-2", "https://docs.aws.amazon.com/cognito-user-identity-pools/latest/APIReference/API_RefreshTokenRotationType.html", django-oauth/django-oauth-toolkit#702]
 profiles: [oauth2, envelope, reissue, renewal]
 level: should

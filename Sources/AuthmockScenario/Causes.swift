@@ -287,6 +287,19 @@ struct Symptoms {
         return []
     }
 
+    /// A sign-in the library made by itself that `superfluous_sign_ins`
+    /// judges superfluous: made beside a refresh or sign-in in flight
+    /// (`inFlight`), or while the client held a never refused refresh token.
+    func superfluousSignIn(inFlight: Bool) -> Bool {
+        let own = observation.entries.filter { !Observation.isForeign($0) }
+        return own.contains { entry in
+            guard entry.kind == .login, !observation.isSignInStep(entry),
+                let reason = SuperfluousSignIns.superfluousReason(entry, own: own, observation: observation)
+            else { return false }
+            return reason.hasSuffix("was still in flight") == inFlight
+        }
+    }
+
     /// A later sign-in's calls carried an earlier login's tokens, and the app
     /// had signed that login out with a `logout` step before the sign-in.
     var oldLoginTokensAfterSignOut: Bool {
@@ -402,8 +415,17 @@ enum Causes {
                 .any(.superfluousRefreshes), .any(.superfluousSignIns), .over(.refreshes), .any(.refreshTokenReuse), .any(.outcomes),
                 .any(.unfoundedReauth), .over(.logins), .any(.staleTokenUses), .over(.maxRequests), .any(.attemptsPerCall),
             ],
-            shows: { $0.superfluous("still in flight") || $0.refreshedTwiceWithOneToken || $0.shows(.any(.superfluousSignIns)) },
+            shows: { $0.superfluous("still in flight") || $0.refreshedTwiceWithOneToken || $0.superfluousSignIn(inFlight: true) },
             evidence: { $0.refreshBesideOneInFlight }),
+        // A sign-in of its own with nothing in flight: not single flight, the tokens it dropped.
+        Entry(
+            cause: Cause(
+                id: "signs-in-again-unasked",
+                title:
+                    "signs in again by itself (a grant the app did not ask for) while it held a refresh token the server never refused, with no refresh or sign-in in flight"
+            ),
+            explains: [.any(.superfluousSignIns), .over(.logins), .over(.maxRequests)],
+            shows: { $0.superfluousSignIn(inFlight: false) }),
         // Before the 401 handed on: the call whose refresh was lost may end with it, rightly.
         Entry(
             cause: Cause(

@@ -8,7 +8,11 @@ import Foundation
 struct Play: Sendable {
     let scenario: Scenario
     let profile: String
+    /// The case's server as it was started: its address, dialect, settings and accounts.
     let mock: Authmock
+    /// What the steps steer it with and read back from: the protocol a mock
+    /// in this process and one over the control API both speak.
+    let steering: any MockSteering
     let deadline: ContinuousClock.Instant
     let start: Date
 
@@ -107,7 +111,7 @@ struct Play: Sendable {
             outcome.causes = causes.isEmpty ? nil : causes
         }
         // A fault that never fired tested nothing: said, whatever the verdict.
-        let fired = Dictionary(Self.faults(mock, clearedBefore: outcome.clearedFaults).map { ($0.id, $0.fired) }) { a, _ in a }
+        let fired = Dictionary(try await faults(clearedBefore: outcome.clearedFaults).map { ($0.id, $0.fired) }) { a, _ in a }
         for (id, step) in outcome.faults where fired[id] == 0 {
             outcome.notes.append("the fault rule of step \(step) never fired: no request matched it, so the case did not test what it injects")
         }
@@ -128,17 +132,17 @@ struct Play: Sendable {
     /// that never stops: the journal then says what came in time). Once the
     /// driver has exited, `quiet: .zero` waits only for what is in flight.
     func settle(quiet: Duration = .milliseconds(30), bound: Duration = .milliseconds(500)) async throws {
-        let control = mock.control
+        let control = steering
         let kinds = Set(RouteKind.allCases)
         let until = min(deadline, .now + bound)
-        var arrived = control.arrivals(kinds)
+        var arrived = try await control.arrivals(kinds)
         var quietSince = ContinuousClock.now
         while ContinuousClock.now < until {
             try await Task.sleep(for: .milliseconds(5))
-            let now = control.arrivals(kinds)
+            let now = try await control.arrivals(kinds)
             if now != arrived {
                 (arrived, quietSince) = (now, .now)
-            } else if ContinuousClock.now - quietSince >= quiet, try await control.journalCount() >= arrived {
+            } else if ContinuousClock.now - quietSince >= quiet, try await control.journalCount(JournalFilter()) >= arrived {
                 return
             }
         }
@@ -169,7 +173,7 @@ struct Play: Sendable {
 
     func observation(_ outcome: Outcome) async throws -> Observation {
         var observation = Observation(
-            entries: try await mock.control.journal().entries, calls: outcome.calls, tokens: TokenFacts(try await mock.control.tokens()),
+            entries: try await steering.journal(JournalFilter()).entries, calls: outcome.calls, tokens: TokenFacts(try await steering.tokens()),
             start: start,
             endpointPaths: Set(mock.profile.endpointPaths))
         observation.signedOutAt = outcome.signedOutAt
@@ -178,13 +182,13 @@ struct Play: Sendable {
         observation.reuseRevokesLogin = mock.options.tokens.refreshReuse == .revokeLogin
         let scope = mock.profile.answer(to: .insufficientScope(required: ""))
         observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
-        observation.noteFaults(Self.faults(mock, clearedBefore: outcome.clearedFaults), cleared: Set(outcome.clearedFaults.map(\.id)))
+        observation.noteFaults(try await faults(clearedBefore: outcome.clearedFaults), cleared: Set(outcome.clearedFaults.map(\.id)))
         return observation
     }
 
     /// The case's fault rules: those `clear_faults` removed, then those still installed.
-    static func faults(_ mock: Authmock, clearedBefore cleared: [FaultRuleView]) -> [FaultRuleView] {
-        cleared + mock.control.faults()
+    func faults(clearedBefore cleared: [FaultRuleView]) async throws -> [FaultRuleView] {
+        cleared + (try await steering.faults())
     }
 
     func shutdown(_ channel: DriverChannel) async throws {
@@ -225,7 +229,7 @@ struct Performance {
 
     /// Performs step `number` (from 1); false when the case stops here.
     mutating func perform(_ step: Step, number: Int) async throws -> Bool {
-        let control = play.mock.control
+        let control = play.steering
         switch step {
         case .login(let username, let password, let openID, let expected):
             return try await signIn(username: username, password: password, openID: openID, expected: expected, step: number)
@@ -244,10 +248,10 @@ struct Performance {
         case .setClock(let offset): _ = try await control.setClock(offsetSeconds: offset)
         case .expire(let selector): _ = try await control.expire(selector)
         case .revoke(let selector): _ = try await control.revoke(selector)
-        case .fault(let rule): outcome.faults.append((control.addFault(rule).id, number))
+        case .fault(let rule): outcome.faults.append((try await control.addFault(rule).id, number))
         case .clearFaults:
-            outcome.clearedFaults += control.faults()
-            _ = control.clearFaults()
+            outcome.clearedFaults += try await control.faults()
+            _ = try await control.clearFaults()
         case .waitFor(.allCalls): try await collectAll()
         case .waitFor(.journal(let kinds, let count, let answered, let since)):
             let before = since ? kinds.reduce(0) { $0 + (arrivalsAtLastSend[$1] ?? 0) } : 0
@@ -342,9 +346,9 @@ struct Performance {
     /// By default counted on arrival: a request held by a delay fault counts while it is held.
     /// `after`: requests of the kinds that had arrived before the latest call (`since_last_request`), not counted.
     private mutating func waitForJournal(_ kinds: Set<RouteKind>, count: Int, after: Int = 0, answered: Bool, step: Int) async throws -> Bool {
-        let control = play.mock.control
+        let control = play.steering
         let waitUntil = min(play.deadline, .now + .seconds(5))
-        let seen = { answered ? try await control.journalCount(JournalFilter(kinds: kinds)) : control.arrivals(kinds) }
+        let seen = { answered ? try await control.journalCount(JournalFilter(kinds: kinds)) : try await control.arrivals(kinds) }
         while try await seen() - after < count {
             guard ContinuousClock.now < waitUntil else {
                 if let reason = await unsupportedCall() {
@@ -353,11 +357,13 @@ struct Performance {
                 }
                 let names = kinds.map(\.rawValue).sorted().joined(separator: "/")
                 let since = after > 0 ? " after the latest call was sent" : ""
-                var message = "step \(step): waited 5 s for \(count) \(names) request(s)\(since); the client sent \(control.arrivals(kinds) - after)"
+                var message =
+                    "step \(step): waited 5 s for \(count) \(names) request(s)\(since); the client sent \(try await control.arrivals(kinds) - after)"
                 // A client the server had already refused its refresh token rightly sends no refresh:
                 // the wait follows from what ended its session, which the cause says.
                 var measured: [Measured]?
-                if kinds.contains(.refresh), try await control.journal().entries.contains(where: { $0.kind == .refresh && $0.refused }) {
+                if kinds.contains(.refresh), try await control.journal(JournalFilter()).entries.contains(where: { $0.kind == .refresh && $0.refused })
+                {
                     message += ", and the server had refused its refresh token before, so it had none to send"
                     measured = [Measured.nothingToJudge]
                 }
@@ -390,7 +396,7 @@ struct Performance {
             let scheme = play.mock.baseURL.hasPrefix("https:") ? "https" : "http"
             url = "\(scheme)://\(Observation.foreignHost):\(port)" + path
         }
-        for kind in RouteKind.allCases { arrivalsAtLastSend[kind] = play.mock.control.arrivals([kind]) }
+        for kind in RouteKind.allCases { arrivalsAtLastSend[kind] = try await play.steering.arrivals([kind]) }
         let sentAt = Date()
         let (target, full, fields, stream) = (path, url, headers, spec.bodyStream ? true : nil)
         let id = try await channel.post {

@@ -263,7 +263,7 @@ public enum ScenarioRunner {
                 // The timeout runs from when the driver is there (an attached
                 // client may first finish another case).
                 let deadline = ContinuousClock.now + .milliseconds(Int(scenario.timeout * 1000))
-                let play = Play(scenario: scenario, profile: profile, mock: mock, deadline: deadline, start: wallStart)
+                let play = Play(scenario: scenario, profile: profile, mock: mock, steering: mock.control, deadline: deadline, start: wallStart)
                 return try await play.run(channel, greeted: { startup?.leave() }) {
                     hello(
                         id: $0, mock: mock, profile: profile, client: client, driver: options.driverInfo,
@@ -331,10 +331,12 @@ public enum ScenarioRunner {
     static func attachEvidence(
         _ mock: Authmock, calls: [CallRecord], clearedFaults: [FaultRuleView], to result: inout CaseResult, start: Date
     ) async {
-        let entries = (try? await mock.control.journal().entries) ?? []
-        let tokens = (try? await mock.control.tokens()).map(TokenFacts.init) ?? TokenFacts()
+        let steering: any MockSteering = mock.control
+        let entries = (try? await steering.journal(JournalFilter()).entries) ?? []
+        let tokens = (try? await steering.tokens()).map(TokenFacts.init) ?? TokenFacts()
         var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: start, endpointPaths: Set(mock.profile.endpointPaths))
-        seen.noteFaults(Play.faults(mock, clearedBefore: clearedFaults), cleared: Set(clearedFaults.map(\.id)))
+        let installed = (try? await steering.faults()) ?? []
+        seen.noteFaults(clearedFaults + installed, cleared: Set(clearedFaults.map(\.id)))
         seen.judgedThrough = result.judgedThrough
         result.journal = evidence(entries.map(seen.line))
         result.entries = evidence(seen.reported)

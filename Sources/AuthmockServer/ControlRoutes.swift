@@ -57,6 +57,13 @@ enum ControlRoutes {
             let filter = try JournalFilter(query: query(request))
             if filter.limit != nil { throw ControlInputError(.invalidValue, "limit pages GET \(prefix)/journal; a count has no pages") }
             return JSONResponse.encode(["count": try await control.journalCount(filter)])
+        case .arrivals:
+            let filter = try JournalFilter(query: query(request))
+            guard filter.call == nil, filter.since == nil, filter.limit == nil else {
+                throw ControlInputError(
+                    .invalidValue, "arrivals are counted by kind only (?kind=refresh,resource); the journal has calls and sequence numbers")
+            }
+            return JSONResponse.encode(["count": control.arrivals(filter.kinds ?? Set(RouteKind.allCases))])
         case .verdicts:
             return JSONResponse.encode(try await control.verdicts(), encoder: ControlWire.encoder)
         case .console:

@@ -55,6 +55,9 @@ import Testing
         let logins = try await control.journal(JournalFilter(kinds: [.login]))
         #expect(logins.entries.map(\.status) == [200] && logins.last == logins.entries.last?.seq && (logins.held ?? 0) >= 1)
         #expect(try await control.journalCount(JournalFilter(kinds: [.login], since: logins.entries[0].seq)) == 0)
+        // Counted on arrival: the sign-in, and no refresh.
+        #expect(try await control.arrivals([.login]) == 1)
+        #expect(try await control.arrivals([.refresh, .resource]) == 0)
         #expect(try await control.expire(TokenSelector(kind: .access)).access == 1)
         #expect(try await control.revoke(TokenSelector(kind: .refresh)).refresh == 1)
         #expect(try await control.keys().algorithm == "HS256")

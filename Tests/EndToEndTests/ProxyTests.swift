@@ -326,7 +326,8 @@ import Testing
     }
 
     /// `--plan`: the step after the first refresh loses the next refresh's
-    /// answer, as a person would have clicked it, and says so in the log; a
+    /// answer, as a person would have clicked it, and says so in the log (a
+    /// later step clears the rules); a
     /// plan that does not check stops the start at its file, line and column.
     @Test func aPlanActsOnTheTrafficAsItComes() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("authmock-plan-\(UUID().uuidString)")
@@ -339,6 +340,8 @@ import Testing
             fault: {match: {kind: refresh}, times: 1, action: {type: drop-response}}
           - every: 1h
             expire: {kind: access}
+          - after_refreshes: 2
+            clear_faults: {}
 
         """.write(to: plan, atomically: true, encoding: .utf8)
         let (real, proxy) = try Self.startBoth(["--plan", plan.path, "--log-level", "notice"])
@@ -362,6 +365,7 @@ import Testing
             entries.contains { $0["kind"] as? String == "refresh" && $0["undelivered"] as? Bool == true && $0["fault"] as? Int == 1 }, "\(entries)")
         let (_, log) = proxy.interrupt()
         #expect(log.contains("plan step 1 (line 2, after 1 refresh): fault: fault rule 1"), "\(log)")
+        #expect(log.contains("plan step 3 (line 6, after 2 refreshes): clear_faults: removed "), "\(log)")
 
         let bad = directory.appendingPathComponent("bad.yaml")
         try "plan:\n  - after: soon\n    expire: {kind: access}\n".write(to: bad, atomically: true, encoding: .utf8)

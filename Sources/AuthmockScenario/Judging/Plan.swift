@@ -1,6 +1,6 @@
 public import AuthmockFileFormat
 import AuthmockCore
-import AuthmockModel
+public import AuthmockModel
 public import AuthmockServer
 import Foundation
 public import Logging
@@ -9,7 +9,7 @@ import Yams
 /// `--plan FILE` (`authmock proxy`, `authmock serve`): what happens to the
 /// tokens and the traffic while a person or a UI test drives the app, each
 /// step a case's step (`expire`, `revoke`, `advance_clock`, `set_clock`,
-/// `fault`) with a trigger: `after` a while, `every` so often, or
+/// `fault`, `clear_faults`) with a trigger: `after` a while, `every` so often, or
 /// `after_refreshes` N refreshes have arrived (the next one meets it):
 ///
 ///     plan:
@@ -51,7 +51,9 @@ public struct Plan: Sendable {
         Field("every", .duration, "again and again, this often (at least 1 s)"),
         Field("after_refreshes", .integer(minimum: 1), "once this many refresh requests have arrived: the next refresh meets the step"),
     ]
-    static let actions: [Field] = ScenarioFormat.steps.filter { ["expire", "revoke", "advance_clock", "set_clock", "fault"].contains($0.name) }
+    static let actions: [Field] = ScenarioFormat.steps.filter {
+        ["expire", "revoke", "advance_clock", "set_clock", "fault", "clear_faults"].contains($0.name)
+    }
     static let spec = ObjectSpec(
         "plan file",
         [Field("plan", .array(.object(ObjectSpec("plan step", triggers + actions))), required: true, "the steps, each a trigger and one action")])
@@ -104,13 +106,14 @@ public struct Plan: Sendable {
 }
 
 /// Carries a plan out against a server, each step when its trigger says,
-/// until cancelled; each step and what it did goes to the log.
+/// until cancelled; each step and what it did goes to the log. It steers
+/// through `MockSteering`: the mock in this process, or one over HTTP.
 public struct PlanRunner: Sendable {
     let plan: Plan
-    let control: MockControl
+    let control: any MockSteering
     let logger: Logger
 
-    public init(plan: Plan, control: MockControl, logger: Logger) {
+    public init(plan: Plan, control: any MockSteering, logger: Logger) {
         self.plan = plan
         self.control = control
         self.logger = logger
@@ -136,7 +139,7 @@ public struct PlanRunner: Sendable {
                     await perform(item, number: number)
                 }
             case .afterRefreshes(let count):
-                while control.arrivals([.refresh]) < count { try await Task.sleep(for: .milliseconds(10)) }
+                while try await control.arrivals([.refresh]) < count { try await Task.sleep(for: .milliseconds(10)) }
                 await perform(item, number: number)
             }
         } catch {
@@ -156,7 +159,10 @@ public struct PlanRunner: Sendable {
             case .revoke(let selector): done = Self.changed(try await control.revoke(selector), "revoked")
             case .advanceClock(let seconds): done = "clock \(try await control.advanceClock(seconds: seconds).now)"
             case .setClock(let offset): done = "clock \(try await control.setClock(offsetSeconds: offset).now)"
-            case .fault(let rule): done = "fault rule \(control.addFault(rule).id)"
+            case .fault(let rule): done = "fault rule \(try await control.addFault(rule).id)"
+            case .clearFaults:
+                let removed = try await control.clearFaults()
+                done = "removed \(removed) fault rule\(removed == 1 ? "" : "s"); what they held goes on"
             default: done = "not a plan step"
             }
         } catch {
