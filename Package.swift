@@ -305,8 +305,8 @@ let package = Package(
         .testTarget(
             name: "AuthmockScenarioTests",
             dependencies: [
-                "AuthmockDialect", "AuthmockFileFormat", "AuthmockModel", "AuthmockScenario", "AuthmockServer", "AuthmockTransports", "DriverKit",
-                "DriverProtocol", "ReferenceClient",
+                "AuthmockControlClient", "AuthmockDialect", "AuthmockFileFormat", "AuthmockModel", "AuthmockScenario", "AuthmockServer",
+                "AuthmockTransports", "DriverKit", "DriverProtocol", "ReferenceClient",
                 "TestSupport",
                 "authmock-reference-driver",
                 .product(name: "Crypto", package: "swift-crypto"),

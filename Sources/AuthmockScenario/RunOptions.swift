@@ -1,4 +1,5 @@
 public import AuthmockDialect
+public import AuthmockModel
 public import AuthmockServer
 import Foundation
 
@@ -28,6 +29,12 @@ public struct RunOptions: Sendable {
     /// database driver: the CLI passes its own opener, and without one only
     /// `memory` opens.
     public var openState: @Sendable (ServerOptions, Double) async throws -> ServerState = RunOptions.memoryState
+    /// What each case's steps steer its server with (the clock, faults,
+    /// expiry, the journal): the server in this process by default. Any
+    /// `MockSteering` does, such as a `ControlClient` at the case server's
+    /// `baseURL`, which steers it over the control API as a runner in another
+    /// process would (the runner links no HTTP control client).
+    public var steering: @Sendable (Authmock) -> any MockSteering = { $0.control }
     /// Serve every case over HTTPS (`authmock run --tls`); a driver that
     /// declares the `tls` capability gets it without asking.
     public var servesTLS = false

@@ -263,7 +263,8 @@ public enum ScenarioRunner {
                 // The timeout runs from when the driver is there (an attached
                 // client may first finish another case).
                 let deadline = ContinuousClock.now + .milliseconds(Int(scenario.timeout * 1000))
-                let play = Play(scenario: scenario, profile: profile, mock: mock, steering: mock.control, deadline: deadline, start: wallStart)
+                let play = Play(
+                    scenario: scenario, profile: profile, mock: mock, steering: options.steering(mock), deadline: deadline, start: wallStart)
                 return try await play.run(channel, greeted: { startup?.leave() }) {
                     hello(
                         id: $0, mock: mock, profile: profile, client: client, driver: options.driverInfo,
