@@ -265,6 +265,27 @@ struct Symptoms {
         return false
     }
 
+    /// A refresh whose answer was lost, then, while the call it served was
+    /// still out, a request to the same endpoint in which the server read no
+    /// grant at all: the transport sent the refresh again at once without its
+    /// body (FoundationNetworking resends a POST whose kept-alive connection
+    /// closed, with an empty body, and the call then waits out its timeout).
+    /// The two requests, or none.
+    var refreshResentWithoutBody: [JournalEntry] {
+        let own = observation.entries.filter { !Observation.isForeign($0) }
+        for lost in observation.refreshes where lost.undelivered && !lost.failed {
+            let answered = observation.calls.compactMap { call in call.sentAt <= lost.realTime ? call.answer?.receivedAt : nil }.min()
+            guard let answered else { continue }
+            if let resent = own.first(where: { entry in
+                entry.seq > lost.seq && ![.refresh, .resource].contains(entry.kind) && entry.method == lost.method && entry.path == lost.path
+                    && entry.realTime < answered
+            }) {
+                return [lost, resent]
+            }
+        }
+        return []
+    }
+
     /// A refresh whose answer was lost after the server had rotated its
     /// token, and a retry of it with that same token, sent only after a call
     /// out at the loss had been answered (with a later call, not at once),
@@ -427,6 +448,15 @@ enum Causes {
             explains: [.any(.superfluousSignIns), .over(.logins), .over(.maxRequests)],
             shows: { $0.superfluousSignIn(inFlight: false) }),
         // Before the 401 handed on: the call whose refresh was lost may end with it, rightly.
+        Entry(
+            cause: Cause(
+                id: "refresh-resent-without-body",
+                title:
+                    "sends a refresh whose answer was lost again at once, but without its body (its transport's own resend): the token endpoint reads no grant, and the refresh token reaches it again only later (after a timeout, or with a later call)"
+            ),
+            explains: [.any(.outcomes), .any(.unfoundedReauth), .under(.refreshes)],
+            shows: { !$0.refreshResentWithoutBody.isEmpty },
+            evidence: { $0.refreshResentWithoutBody }),
         Entry(
             cause: Cause(
                 id: "lost-refresh-retried-late",
