@@ -67,6 +67,17 @@ public struct FaultRule: Sendable, Equatable {
             }
         }
 
+        /// What it did to a request when its rule was removed later (a
+        /// `clear_faults` step): a hold may have ended then, before its time.
+        public var didUntilCleared: String {
+            switch self {
+            case .delay(let milliseconds):
+                "held until the case cleared its faults or \(milliseconds) ms, whichever came first, then answered by the route"
+            case .delayResponse(let milliseconds): "answer held until the case cleared its faults or \(milliseconds) ms, whichever came first"
+            default: did
+            }
+        }
+
         /// Holding actions wait (or mark the answer) and then pass the request on: a later rule
         /// that matches may act on it too (gather, then delay one call).
         public var holds: Bool {

@@ -166,13 +166,20 @@ struct ObservationMiddleware: RouterMiddleware {
             case .gather(let count, let milliseconds, let quiet):
                 try await mock.faults.gather(rule: fault.id, count: count, milliseconds: milliseconds, quiet: quiet)
             case .delayResponse(let milliseconds):
-                // The entry's duration includes the hold: it says when the client got the answer.
+                // Journalled now, so a case can wait for the answer to exist; the
+                // entry's duration includes the hold: it says when the client got it.
                 let response = await answer(
-                    &entry, request, context, since: start, try await routed(request, context, next), fault: fault.id, heldMs: Double(milliseconds))
+                    &entry, request, context, since: start, try await routed(request, context, next), fault: fault.id,
+                    heldMs: Double(milliseconds), logged: false)
                 if try await !mock.faults.hold(rule: fault.id, milliseconds: milliseconds) {
                     // Released early (its rule removed): the entry says when the answer really went.
                     entry.durationMs = (ContinuousClock.now - start).inMilliseconds
                     if let memory = mock.memoryJournal { memory.amend(entry) } else { await mock.journal.amend(entry) }
+                }
+                // The log line when the answer goes, with the time it really took.
+                if context.logger.logLevel <= .info {
+                    context.notes.entry = entry
+                    RequestLog.write(request, status: response.status.code, context: context, ms: entry.durationMs)
                 }
                 return response
             case .closeConnection:
@@ -208,7 +215,7 @@ struct ObservationMiddleware: RouterMiddleware {
     /// access.
     private func record(
         _ entry: inout JournalEntry, _ request: Request, _ context: AuthmockRequestContext, since start: ContinuousClock.Instant,
-        _ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0
+        _ response: Response?, fault: Int? = nil, undelivered: Bool = false, heldMs: Double = 0, logged: Bool = true
     ) async {
         entry.status = response.map { Int($0.status.code) } ?? 0
         let notes = context.notes.values
@@ -221,7 +228,7 @@ struct ObservationMiddleware: RouterMiddleware {
         entry.undelivered = undelivered
         entry.durationMs = (ContinuousClock.now - start).inMilliseconds + heldMs
         mock.metrics.record(entry)
-        if context.logger.logLevel <= .info, let response, !undelivered {
+        if logged, context.logger.logLevel <= .info, let response, !undelivered {
             context.notes.entry = entry
             RequestLog.write(request, status: response.status.code, context: context, ms: entry.durationMs)
         }
@@ -232,9 +239,9 @@ struct ObservationMiddleware: RouterMiddleware {
     @inline(__always)
     private func answer(
         _ entry: inout JournalEntry, _ request: Request, _ context: AuthmockRequestContext, since start: ContinuousClock.Instant,
-        _ response: Response, fault: Int? = nil, heldMs: Double = 0
+        _ response: Response, fault: Int? = nil, heldMs: Double = 0, logged: Bool = true
     ) async -> Response {
-        await record(&entry, request, context, since: start, response, fault: fault, heldMs: heldMs)
+        await record(&entry, request, context, since: start, response, fault: fault, heldMs: heldMs, logged: logged)
         return response
     }
 }

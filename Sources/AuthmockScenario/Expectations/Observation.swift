@@ -295,15 +295,8 @@ extension Observation {
     /// `cleared`: rules a `clear_faults` step removed, which ended their holds.
     mutating func noteFaults(_ installed: [FaultRuleView], cleared: Set<Int>) {
         for fault in installed {
-            faultActions[fault.id] = fault.rule.action.did
+            faultActions[fault.id] = cleared.contains(fault.id) ? fault.rule.action.didUntilCleared : fault.rule.action.did
             if case .idToken = fault.rule.action { idTokenFaults.insert(fault.id) }
-            guard cleared.contains(fault.id) else { continue }
-            switch fault.rule.action {
-            case .delay(let ms):
-                faultActions[fault.id] = "held until the case cleared its faults or \(ms) ms, whichever came first, then answered by the route"
-            case .delayResponse(let ms): faultActions[fault.id] = "answer held until the case cleared its faults or \(ms) ms, whichever came first"
-            default: break
-            }
         }
     }
 }
