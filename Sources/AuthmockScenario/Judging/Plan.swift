@@ -1,7 +1,7 @@
 public import AuthmockFileFormat
 import AuthmockCore
 public import AuthmockModel
-public import AuthmockServer
+import AuthmockServer
 import Foundation
 public import Logging
 import Yams
