@@ -265,6 +265,19 @@ struct Symptoms {
         return false
     }
 
+    /// Refreshes the server answered but whose answer never reached the
+    /// client, each with when the first call out at the loss was answered
+    /// (what a retry "at once" must come before); a refresh no call was out
+    /// for (a timer's) is left out.
+    var lostRefreshes: [(lost: JournalEntry, answered: Date)] {
+        observation.refreshes.compactMap { lost in
+            guard lost.undelivered, !lost.failed,
+                let answered = observation.calls.compactMap({ $0.sentAt <= lost.realTime ? $0.answer?.receivedAt : nil }).min()
+            else { return nil }
+            return (lost, answered)
+        }
+    }
+
     /// A refresh whose answer was lost, then, while the call it served was
     /// still out, a request to the same endpoint in which the server read no
     /// grant at all: the transport sent the refresh again at once without its
@@ -273,9 +286,7 @@ struct Symptoms {
     /// The two requests, or none.
     var refreshResentWithoutBody: [JournalEntry] {
         let own = observation.entries.filter { !Observation.isForeign($0) }
-        for lost in observation.refreshes where lost.undelivered && !lost.failed {
-            let answered = observation.calls.compactMap { call in call.sentAt <= lost.realTime ? call.answer?.receivedAt : nil }.min()
-            guard let answered else { continue }
+        for (lost, answered) in lostRefreshes {
             if let resent = own.first(where: { entry in
                 entry.seq > lost.seq && ![.refresh, .resource].contains(entry.kind) && entry.method == lost.method && entry.path == lost.path
                     && entry.realTime < answered
@@ -293,10 +304,8 @@ struct Symptoms {
     /// closed (case 3.5). The two refreshes, or none.
     var lostRefreshRetriedLate: [JournalEntry] {
         let refreshes = observation.refreshes
-        for lost in refreshes where lost.undelivered && !lost.failed {
+        for (lost, answered) in lostRefreshes {
             guard let token = lost.refreshToken?.id, let issued = lost.issuedRefresh, issued != token else { continue }
-            let answered = observation.calls.compactMap { call in call.sentAt <= lost.realTime ? call.answer?.receivedAt : nil }.min()
-            guard let answered else { continue }
             // The first presentation of the token after the loss: a retry at once that went through, and
             // the token kept and spent again later, is another behaviour (spent-refresh-token).
             if let retry = refreshes.first(where: { $0.seq > lost.seq && $0.refreshToken?.id == token }), retry.refused,

@@ -188,6 +188,10 @@ struct Play: Sendable {
 
     /// The case's fault rules: those `clear_faults` removed, then those still installed.
     func faults(clearedBefore cleared: [FaultRuleView]) async throws -> [FaultRuleView] {
+        try await Self.faults(steering, clearedBefore: cleared)
+    }
+
+    static func faults(_ steering: any MockSteering, clearedBefore cleared: [FaultRuleView]) async throws -> [FaultRuleView] {
         cleared + (try await steering.faults())
     }
 

@@ -336,8 +336,8 @@ public enum ScenarioRunner {
         let entries = (try? await steering.journal(JournalFilter()).entries) ?? []
         let tokens = (try? await steering.tokens()).map(TokenFacts.init) ?? TokenFacts()
         var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: start, endpointPaths: Set(mock.profile.endpointPaths))
-        let installed = (try? await steering.faults()) ?? []
-        seen.noteFaults(clearedFaults + installed, cleared: Set(clearedFaults.map(\.id)))
+        let faults = (try? await Play.faults(steering, clearedBefore: clearedFaults)) ?? clearedFaults
+        seen.noteFaults(faults, cleared: Set(clearedFaults.map(\.id)))
         seen.judgedThrough = result.judgedThrough
         result.journal = evidence(entries.map(seen.line))
         result.entries = evidence(seen.reported)
