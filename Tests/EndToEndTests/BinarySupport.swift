@@ -156,9 +156,9 @@ final class FixtureServer: @unchecked Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// `needs`: what scripts/test.sh installs for it, said when it does not start.
-    init(_ fixture: String, needs: String) throws {
+    init(_ fixture: String, _ arguments: [String] = [], needs: String) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/\(fixture)").path]
+        process.arguments = ["python3", repositoryRoot.appendingPathComponent("Tests/EndToEndTests/Fixtures/\(fixture)").path] + arguments
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
