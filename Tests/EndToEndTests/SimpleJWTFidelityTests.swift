@@ -40,7 +40,8 @@ import Testing
     /// one after is refused; `--concurrent-refresh serialized` refuses the
     /// second as the oauth2 profile's reuse detection does.
     @Test func twoRefreshesAtOnceBothSucceedAsAtTheRealServer() async throws {
-        let real = try FixtureServer("simplejwt-server.py", ["--query-latency-ms", "25"], needs: "django, djangorestframework and djangorestframework-simplejwt")
+        let real = try FixtureServer(
+            "simplejwt-server.py", ["--query-latency-ms", "25"], needs: "django, djangorestframework and djangorestframework-simplejwt")
         defer { real.stop() }
         let racing = try ServingBinary(["--profile", "simplejwt", "--log-level", "error"])
         defer { _ = racing.interrupt() }
