@@ -75,7 +75,7 @@ let package = Package(
         // glibc's malloc_trim, for handing pruned memory back (MemoryReturn.swift).
         .target(name: "CSystemMemory"),
         // HTTP server: shared request plumbing, oauth2's profile in Swift and every
-        // other dialect served from its description (DeclaredProfile), the control API.
+        // other dialect served from its description (DeclaredDialect), the control API.
         .target(
             name: "AuthmockServer",
             dependencies: [

@@ -63,7 +63,7 @@ embed(
         "    /// the order the files first name them: a driver may know these by name,\n"
         "    /// and one that lists no profiles is taken to speak them. Every other\n"
         "    /// dialect (a vendor's, a team's) runs where a case applies to it.\n"
-        f"    public static let caseProfiles: [String] = {json.dumps(case_profiles('scenarios'))}\n"
+        f"    public static let caseDialects: [String] = {json.dumps(case_profiles('scenarios'))}\n"
     ),
 )
 embed("drivers/browser", (".html", ".js"), "Sources/AuthmockTransports/BrowserClient+Files.swift", "BrowserClient")

@@ -145,7 +145,7 @@ private struct DialectBuilder {
         if name.isEmpty || !name.allSatisfy({ ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }) {
             checker.found.add(checker.error(at: nameValue.mark, "dialect: '\(name)' must be lower-case letters, digits and dashes"))
         }
-        if !builtin, Profiles.names.contains(name) {
+        if !builtin, Dialects.names.contains(name) {
             checker.found.add(
                 checker.error(
                     at: nameValue.mark,

@@ -197,7 +197,7 @@ package struct SpecChecker {
         case .oneOf(let shapes): return try checkOneOf(node, shapes, path)
         case .choice(let fields): return try checkChoice(node, fields, path)
         case .any: return try anyValue(node, path)
-        case .profile: return try checkProfile(node, path)
+        case .profile: return try checkDialectName(node, path)
         }
     }
 
@@ -331,12 +331,12 @@ package struct SpecChecker {
     }
 
     /// A built-in profile's name, or one a dialect file may declare.
-    private func checkProfile(_ node: Node, _ path: String) throws(ScenarioError) -> SpecValue {
+    private func checkDialectName(_ node: Node, _ path: String) throws(ScenarioError) -> SpecValue {
         guard case .scalar(let scalar) = node, !node.isTag(.null) else {
             throw error(node, "\(path): expected a profile name, got \(describe(node))")
         }
         let name = scalar.string
-        let builtIn = Profiles.names
+        let builtIn = Dialects.names
         if builtIn.contains(name) { return .string(name, node.mark) }
         let declarable = !name.isEmpty && name.allSatisfy { ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "-" }
         if !declarable || Suggestion.closest(to: name, in: builtIn) != nil {
@@ -445,7 +445,7 @@ package enum SchemaWriter {
             if let keys { out["propertyNames"] = ["enum": keys] }
         case .oneOf(let shapes): out = ["oneOf": shapes.map { schema($0) }]
         case .any: out = [:]
-        case .profile: out = ["type": "string", "pattern": "^[a-z0-9-]+$", "examples": Profiles.names]
+        case .profile: out = ["type": "string", "pattern": "^[a-z0-9-]+$", "examples": Dialects.names]
         case .choice(let fields):
             out = [
                 "oneOf": fields.map { field in

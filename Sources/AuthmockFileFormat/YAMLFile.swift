@@ -74,7 +74,7 @@ package enum YAMLFile {
         var options = ServerOptions()
         settings.apply(to: &options)
         do {
-            try options.profileOptions.validate()
+            try options.dialectOptions.validate()
             try options.tokens.validate()
         } catch {
             throw checker.error(at: value.mark, "\(path): \(error.description)")

@@ -2559,5 +2559,5 @@ retry-lost-refresh-later:
     /// the order the files first name them: a driver may know these by name,
     /// and one that lists no profiles is taken to speak them. Every other
     /// dialect (a vendor's, a team's) runs where a case applies to it.
-    public static let caseProfiles: [String] = ["oauth2", "envelope", "reissue", "renewal", "header-rotation"]
+    public static let caseDialects: [String] = ["oauth2", "envelope", "reissue", "renewal", "header-rotation"]
 }

@@ -37,7 +37,7 @@ public struct CaseSelection: Sendable {
     /// own nor a declared dialect: a case of a team's dialect run without its file.
     public func undeclared(_ scenarios: [Scenario]) -> [(scenario: Scenario, profile: String)] {
         chosen(scenarios).flatMap { scenario in
-            scenario.profiles.filter { !BuiltinSuite.caseProfiles.contains($0) && dialects[$0] == nil }.map { (scenario, $0) }
+            scenario.profiles.filter { !BuiltinSuite.caseDialects.contains($0) && dialects[$0] == nil }.map { (scenario, $0) }
         }
     }
 
@@ -45,7 +45,7 @@ public struct CaseSelection: Sendable {
     /// cases' own, which run as declared dialects (a vendor's).
     public static func builtinDialects(named names: some Sequence<String>) -> [String: LoadedDialect] {
         var dialects: [String: LoadedDialect] = [:]
-        for name in Set(names) where !BuiltinSuite.caseProfiles.contains(name) {
+        for name in Set(names) where !BuiltinSuite.caseDialects.contains(name) {
             if let builtin = DialectLoader.builtin(name) { dialects[name] = builtin }
         }
         return dialects

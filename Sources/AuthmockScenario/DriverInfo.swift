@@ -24,15 +24,15 @@ public struct DriverInfo: Sendable, Equatable {
     /// A driver whose `hello` names profiles, none of which exists, can run
     /// no case: a misspelt name ("oauth") would otherwise SKIP the whole suite
     /// and leave the run green having judged nothing.
-    static func speaksAKnownProfile(_ info: DriverInfo, declared: Set<String> = []) -> Result<DriverInfo, ScenarioRunner.HelloFailure> {
-        guard let profiles = info.profiles, !profiles.contains(where: { Profiles.names.contains($0) || declared.contains($0) }) else {
+    static func speaksAKnownDialect(_ info: DriverInfo, declared: Set<String> = []) -> Result<DriverInfo, ScenarioRunner.HelloFailure> {
+        guard let profiles = info.profiles, !profiles.contains(where: { Dialects.names.contains($0) || declared.contains($0) }) else {
             return .success(info)
         }
-        let named = profiles.map { "'\($0)'\(Suggestion.hint(for: $0, in: Profiles.names))" }.joined(separator: ", ")
+        let named = profiles.map { "'\($0)'\(Suggestion.hint(for: $0, in: Dialects.names))" }.joined(separator: ", ")
         return .failure(
             ScenarioRunner.HelloFailure(
                 reason:
-                    "hello lists the profiles \(named), and none is a profile authmock serves (\(Profiles.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE",
+                    "hello lists the profiles \(named), and none is a profile authmock serves (\(Dialects.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE",
                 stderr: ""))
     }
 
@@ -42,8 +42,8 @@ public struct DriverInfo: Sendable, Equatable {
     /// its client from `hello` (the `dialect` capability). A driver that
     /// lists no profiles is taken to speak the ones the protocol names.
     public func cannotRun(_ scenario: Scenario, profile: String) -> String? {
-        let described = profile != ProfileName.oauth2 && capabilities.contains(Capability.dialect)
-        if !BuiltinSuite.caseProfiles.contains(profile), !described, !(profiles ?? []).contains(profile) {
+        let described = profile != DialectName.oauth2 && capabilities.contains(Capability.dialect)
+        if !BuiltinSuite.caseDialects.contains(profile), !described, !(profiles ?? []).contains(profile) {
             return "the driver does not speak the declared dialect \(profile) (it neither lists it nor has the `dialect` capability)"
         }
         if !described, let profiles, !profiles.contains(profile) {

@@ -175,12 +175,12 @@ struct Play: Sendable {
         var observation = Observation(
             entries: try await steering.journal(JournalFilter()).entries, calls: outcome.calls, tokens: TokenFacts(try await steering.tokens()),
             start: start,
-            endpointPaths: Set(mock.profile.endpointPaths))
+            endpointPaths: Set(mock.dialect.endpointPaths))
         observation.signedOutAt = outcome.signedOutAt
         observation.signOutRequestedAt = outcome.signOutRequestedAt
         observation.signInSteps = outcome.signInSteps
         observation.reuseRevokesLogin = mock.options.tokens.refreshReuse == .revokeLogin
-        let scope = mock.profile.answer(to: .insufficientScope(required: ""))
+        let scope = mock.dialect.answer(to: .insufficientScope(required: ""))
         observation.refusals = ["insufficient_scope": (scope.status, scope.row.code)]
         observation.noteFaults(try await faults(clearedBefore: outcome.clearedFaults), cleared: Set(outcome.clearedFaults.map(\.id)))
         return observation

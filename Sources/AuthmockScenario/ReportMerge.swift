@@ -88,7 +88,7 @@ public enum ReportMerge {
         let x = a.id.split(separator: ".").map { Int($0) ?? 0 }, y = b.id.split(separator: ".").map { Int($0) ?? 0 }
         if x != y { return x.lexicographicallyPrecedes(y) }
         if a.id != b.id { return a.id < b.id }
-        let profiles = Profiles.names
+        let profiles = Dialects.names
         return (profiles.firstIndex(of: a.profile) ?? profiles.count, a.profile) < (profiles.firstIndex(of: b.profile) ?? profiles.count, b.profile)
     }
 }

@@ -529,7 +529,7 @@ extension Scenario {
     public func runs(onProfiles asked: [String], dialects: [String: LoadedDialect]) -> [String] {
         let builtIn =
             dialects.isEmpty || !asked.isEmpty
-            ? profiles.filter { BuiltinSuite.caseProfiles.contains($0) && (asked.isEmpty || asked.contains($0)) } : []
+            ? profiles.filter { BuiltinSuite.caseDialects.contains($0) && (asked.isEmpty || asked.contains($0)) } : []
         let named = profiles.filter { dialects[$0] != nil }
         let applicable = dialects.values.filter { !named.contains($0.description.name) && applies(to: $0.description) }
         return builtIn + named + applicable.map(\.description.name).sorted()

@@ -33,7 +33,7 @@ public enum ScenarioRunner {
     ) async -> [CaseResult] {
         var probed = options
         if probed.driverInfo == nil, let first = cases.first {
-            switch await probe(options, profile: first.1).flatMap({ DriverInfo.speaksAKnownProfile($0, declared: Set(options.dialects.keys)) }) {
+            switch await probe(options, profile: first.1).flatMap({ DriverInfo.speaksAKnownDialect($0, declared: Set(options.dialects.keys)) }) {
             case .success(let info): probed.driverInfo = info
             case .failure(let failure):
                 // A driver that cannot say hello can run no case: one ERROR, not one per case.
@@ -335,7 +335,7 @@ public enum ScenarioRunner {
         let steering: any MockSteering = mock.control
         let entries = (try? await steering.journal(JournalFilter()).entries) ?? []
         let tokens = (try? await steering.tokens()).map(TokenFacts.init) ?? TokenFacts()
-        var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: start, endpointPaths: Set(mock.profile.endpointPaths))
+        var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: start, endpointPaths: Set(mock.dialect.endpointPaths))
         let faults = (try? await Play.faults(steering, clearedBefore: clearedFaults)) ?? clearedFaults
         seen.noteFaults(faults, cleared: Set(clearedFaults.map(\.id)))
         seen.judgedThrough = result.judgedThrough

@@ -5,7 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 public import Logging
 
-/// Serves the profile's fixed documents (`Profile.document(at:mock:)`) to
+/// Serves the profile's fixed documents (`Dialect.document(at:mock:)`) to
 /// a GET or HEAD no route took, before the not-found answer.
 struct DocumentsMiddleware: RouterMiddleware {
     let mock: Authmock
@@ -13,7 +13,7 @@ struct DocumentsMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: AuthmockRequestContext, next: (Request, AuthmockRequestContext) async throws -> Response
     ) async throws -> Response {
-        if request.method == .get || request.method == .head, let document = mock.profile.document(at: request.uri.path, mock: mock) {
+        if request.method == .get || request.method == .head, let document = mock.dialect.document(at: request.uri.path, mock: mock) {
             return document
         }
         return try await next(request, context)
@@ -45,7 +45,7 @@ public enum AuthmockApplication {
     public static func router(
         for mock: Authmock, forwarder: Forwarder? = nil
     ) -> Router<AuthmockRequestContext> {
-        let errors = ErrorMiddleware(profile: mock.profile, maxBodyBytes: mock.options.maxBodyBytes)
+        let errors = ErrorMiddleware(profile: mock.dialect, maxBodyBytes: mock.options.maxBodyBytes)
         let router = Router(context: AuthmockRequestContext.self)
         // About the mock, not the client under test: neither observed nor
         // journaled; their failures answered and their requests logged by
@@ -63,7 +63,7 @@ public enum AuthmockApplication {
 
         // What the client under test calls: observed, journaled, answered in the profile's dialect.
         let observation = ObservationMiddleware(mock: mock, errors: errors)
-        let cors = CORSMiddlewareStack(policy: mock.cors, exposing: mock.profile.exposedResponseHeaders)
+        let cors = CORSMiddlewareStack(policy: mock.cors, exposing: mock.dialect.exposedResponseHeaders)
         if let forwarder {
             // No route of the client's: all of it reaches the not-found responder, through these.
             if let cors { router.add(middleware: cors) }
@@ -75,7 +75,7 @@ public enum AuthmockApplication {
         if let cors { clientGroup = clientGroup.add(middleware: cors) }
         let client = ClientRoutes(group: clientGroup.add(middleware: observation))
         client.get("/health") { _, _ in JSONResponse.encode(["status": "ok"]) }
-        mock.profile.addRoutes(to: client, mock: mock)
+        mock.dialect.addRoutes(to: client, mock: mock)
         Resources.add(to: client, mock: mock)
         GraphQLEndpoint.add(to: client, mock: mock)
         // A request no route serves (a document, an unknown path, or a
@@ -102,9 +102,9 @@ public enum AuthmockApplication {
         // and inside one (RequestGuard, which also ends a CONNECT), so no stalled client holds a
         // socket, or shutdown, forever.
         let options = mock.options
-        let unparsable = mock.profile.answer(to: .malformedFraming("the request line or headers cannot be parsed"))
+        let unparsable = mock.dialect.answer(to: .malformedFraming("the request line or headers cannot be parsed"))
         let unparsableHead = HTTPResponse(status: .init(code: unparsable.status), headerFields: JSONResponse.fields(unparsable.headers))
-        let unparsableBody = mock.profile.errorBody(unparsable)
+        let unparsableBody = mock.dialect.errorBody(unparsable)
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
                 additionalChannelHandlers: [

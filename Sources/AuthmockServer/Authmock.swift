@@ -6,11 +6,12 @@ import NIOSSL
 import Synchronization
 
 /// One running mock: its token authority, directory and options. Routes of
-/// every profile, and later the control API, share this object.
+/// every dialect, and later the control API, share this object.
 public final class Authmock: Sendable {
     public let options: ServerOptions
     public let authority: TokenAuthority
-    public let profile: any Profile
+    /// The dialect served: oauth2's in Swift, or one described by a file.
+    public let dialect: any Dialect
     /// In memory, or the table a PostgreSQL store's replicas share (docs/state.md).
     public let journal: any JournalStore
     /// `journal` when it is the in-process one: the observation middleware
@@ -42,18 +43,18 @@ public final class Authmock: Sendable {
     public init(
         options: ServerOptions, state: ServerState? = nil, clock: VirtualClock = VirtualClock(), judge: (any TrafficJudging)? = nil
     ) async throws {
-        try options.profileOptions.validate()
-        let profile: any Profile
-        if let dialect = options.dialect {
-            profile = DeclaredProfile(dialect, options: options.profileOptions)
-        } else if let builtIn = Profiles.make(options.profile, options: options.profileOptions) {
-            profile = builtIn
+        try options.dialectOptions.validate()
+        let dialect: any Dialect
+        if let description = options.dialect {
+            dialect = DeclaredDialect(description, options: options.dialectOptions)
+        } else if let builtIn = Dialects.make(options.profile, options: options.dialectOptions) {
+            dialect = builtIn
         } else {
-            throw SettingsError("unknown profile '\(options.profile)'; known profiles: \(Profiles.names.joined(separator: ", "))")
+            throw SettingsError("unknown dialect '\(options.profile)'; the built-in dialects: \(Dialects.names.joined(separator: ", "))")
         }
         var options = options
         // A dialect whose user names are emails starts with its default account so named (`sign_in.default_user`).
-        if let name = (profile as? DeclaredProfile)?.description.signIn.defaultUser, options.directory.users == [Directory.defaultUser] {
+        if let name = (dialect as? DeclaredDialect)?.description.signIn.defaultUser, options.directory.users == [Directory.defaultUser] {
             options.directory.users = [Directory.defaultUser(named: name)]
         }
         try options.tokens.validate()
@@ -66,7 +67,7 @@ public final class Authmock: Sendable {
         self.cors = try CORSPolicy(setting: options.corsOrigin)
         var settings = options.tokens
         // A dialect's JWTs (a file given with --dialect, or a built-in one).
-        if let shape = (profile as? DeclaredProfile)?.description.jwt {
+        if let shape = (dialect as? DeclaredDialect)?.description.jwt {
             settings.jwtShape = TokenShape(
                 issuerPath: shape.issuerPath, accessLeftOut: shape.accessLeftOut, accessClaims: shape.accessClaims,
                 idTokenClaims: shape.idTokenClaims, refreshClaims: shape.refreshClaims)
@@ -82,7 +83,7 @@ public final class Authmock: Sendable {
             throw SettingsError("the TLS certificate or key cannot be used: \(error)")
         }
         self.options = options
-        self.profile = profile
+        self.dialect = dialect
         self.judge = judge
         self.learned = options.upstream.map { LearnedTokens(expireAfterSeconds: $0.expireAfterSeconds) }
         self.graphQL = try GraphQLEndpoint()

@@ -11,7 +11,7 @@ import Hummingbird
 /// The outermost one also writes the request log line (one middleware, not
 /// two: each is an async frame on every request).
 struct ErrorMiddleware: RouterMiddleware {
-    let profile: any Profile
+    let profile: any Dialect
     let maxBodyBytes: Int
     var logsRequests = false
 

@@ -147,7 +147,7 @@ public struct MockControl: MockSteering {
                 .notJudging, "this server does not judge the traffic: start it with --judge (authmock serve --judge, authmock proxy --judge)")
         }
         let traffic = try await trafficSoFar()
-        return judge.verdicts(entries: traffic.entries, tokens: traffic.tokens, endpointPaths: Set(mock.profile.endpointPaths))
+        return judge.verdicts(entries: traffic.entries, tokens: traffic.tokens, endpointPaths: Set(mock.dialect.endpointPaths))
     }
 
     /// The traffic so far as a time line (SVG): the console's picture.
@@ -158,7 +158,7 @@ public struct MockControl: MockSteering {
         }
         let traffic = try await trafficSoFar()
         return judge.timeline(
-            entries: traffic.entries, tokens: traffic.tokens, endpointPaths: Set(mock.profile.endpointPaths), dialect: mock.profile.name)
+            entries: traffic.entries, tokens: traffic.tokens, endpointPaths: Set(mock.dialect.endpointPaths), dialect: mock.dialect.name)
     }
 
     /// What a judge reads: the whole journal and the tokens.

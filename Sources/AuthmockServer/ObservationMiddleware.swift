@@ -43,7 +43,7 @@ struct ObservationMiddleware: RouterMiddleware {
         var context = context
         let seq = if let memory = mock.memoryJournal { memory.nextSequence() } else { try await mock.journal.nextSequence() }
         let arrival = (seq: seq, virtual: mock.clock.now(), real: Date(), start: ContinuousClock.now)
-        let profile = mock.profile
+        let profile = mock.dialect
         var request = request
         let presented = PresentedCredential(request.headers)
         var entry = JournalEntry(
@@ -105,7 +105,7 @@ struct ObservationMiddleware: RouterMiddleware {
     /// large or badly framed. Anything else thrown gets its answer in `handle`.
     @inline(__always)
     private func readBody(_ request: inout Request, _ context: AuthmockRequestContext) async throws -> Result<ByteBuffer, BodyRefusal> {
-        let profile = mock.profile
+        let profile = mock.dialect
         let limit = mock.options.maxBodyBytes
         let length = request.headers[.contentLength]
         if let length = length.flatMap(Int.init), length > limit {
@@ -157,7 +157,7 @@ struct ObservationMiddleware: RouterMiddleware {
                 return await answer(&entry, request, context, since: start, response, fault: fault.id)
             case .answer(let key):
                 // Checked when the rule was installed or its case loaded; an unknown name answers as a bug would.
-                let response = mock.profile.fail(Situation.named(key) ?? .internalError, context: context)
+                let response = mock.dialect.fail(Situation.named(key) ?? .internalError, context: context)
                 return await answer(&entry, request, context, since: start, response, fault: fault.id)
             case .delay(let milliseconds):
                 try await mock.faults.hold(rule: fault.id, milliseconds: milliseconds)

@@ -13,7 +13,7 @@ enum Resources {
     static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete]
 
     static func add(to routes: ClientRoutes, mock: Authmock) {
-        let profile = mock.profile
+        let profile = mock.dialect
         routes.issuing(.get, "/api/me") { request, context in
             switch try await profile.authorizeResource(request, context: context, mock: mock) {
             case .failure(let refusal): return .plain(profile.fail(refusal, context: context))

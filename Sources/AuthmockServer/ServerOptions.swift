@@ -7,7 +7,7 @@ public struct ServerOptions: Sendable {
     public var host: String
     /// 0 picks a free port.
     public var port: Int
-    /// A built-in dialect's name (`Profiles.names`); ignored when `dialect` is set.
+    /// A built-in dialect's name (`Dialects.names`); ignored when `dialect` is set.
     public var profile: String
     /// A dialect described in a file (`--dialect`), served instead of `profile`.
     public var dialect: DialectDescription? = nil
@@ -27,7 +27,7 @@ public struct ServerOptions: Sendable {
     /// Serve HTTPS with this certificate and key instead of plain HTTP.
     public var tls: TLSIdentity? = nil
     /// Options only some profiles read (header names, rotation, error styles).
-    public var profileOptions: ProfileOptions = ProfileOptions()
+    public var dialectOptions: DialectOptions = DialectOptions()
     /// How `/graphql` answers a token it refuses.
     public var graphQLAuthErrors: GraphQLAuthErrors = .http
     /// Browser origins allowed to call the client-facing routes (`CORSPolicy`'s

@@ -127,7 +127,7 @@ extension ServerSetting {
             $0.port = $1.integer
         },
         .init(
-            key: "profile", type: .choice(Profiles.names), defaultText: "oauth2",
+            key: "profile", type: .choice(Dialects.names), defaultText: "oauth2",
             doc: "the built-in dialect served, by name (docs/profiles/); --dialect NAME is the same", inScenarios: false
         ) {
             $0.profile = $1.string
@@ -243,14 +243,14 @@ extension ServerSetting {
         .init(
             key: "oauth2_errors", type: .choice(OAuth2ErrorStyle.allCases.map(\.rawValue)), defaultText: "strict",
             doc: "oauth2 profile: strict, or rfc-lax (vendor-style error mistakes)", inScenarios: true
-        ) { $0.profileOptions.oauth2Errors = OAuth2ErrorStyle(rawValue: $1.string) ?? .strict },
+        ) { $0.dialectOptions.oauth2Errors = OAuth2ErrorStyle(rawValue: $1.string) ?? .strict },
         .init(
             key: "unknown_user", type: .choice(UnknownUser.allCases.map(\.rawValue)), defaultText: "hide",
             doc:
                 "a sign-in with a user name no user has: hide (answered as a wrong password) or reveal (the dialect's `user_unknown` "
                 + "answer where it has one)",
             inScenarios: true, backendTrait: true
-        ) { $0.profileOptions.unknownUser = UnknownUser(rawValue: $1.string) ?? .hide },
+        ) { $0.dialectOptions.unknownUser = UnknownUser(rawValue: $1.string) ?? .hide },
         .init(
             key: "api_token", type: .choice(ResourceToken.allCases.map(\.rawValue)), defaultText: "access",
             doc:
@@ -262,19 +262,19 @@ extension ServerSetting {
         .init(
             key: "rotation_header", type: .string, defaultText: "the dialect's (Authorization)",
             doc: "a refresh `via: resources`: the response header carrying a new access token", inScenarios: true
-        ) { $0.profileOptions.rotationHeader = $1.string },
+        ) { $0.dialectOptions.rotationHeader = $1.string },
         .init(
             key: "rotate_every", type: .integer(minimum: 1), defaultText: "off",
             doc: "a refresh `via: resources`: rotate the access token on every Nth successful answer", inScenarios: true
-        ) { $0.profileOptions.rotateEvery = $1.integer },
+        ) { $0.dialectOptions.rotateEvery = $1.integer },
         .init(
             key: "rotation_grace", type: .integer(minimum: 0), defaultText: "0",
             doc: "a refresh `via: resources`: seconds a rotated-away access token still works", inScenarios: true
-        ) { $0.profileOptions.rotationGraceSeconds = $1.integer },
+        ) { $0.dialectOptions.rotationGraceSeconds = $1.integer },
         .init(
             key: "refresh_failure_status", type: .integer(minimum: 400), defaultText: "the dialect's",
             doc: "a dialect served from a file: the status of every refused refresh (4xx), in place of the file's", inScenarios: true
-        ) { $0.profileOptions.refreshFailureStatus = $1.integer },
+        ) { $0.dialectOptions.refreshFailureStatus = $1.integer },
         .init(
             key: "graphql_auth_errors", type: .choice(GraphQLAuthErrors.allCases.map(\.rawValue)), defaultText: "http",
             doc:

@@ -78,9 +78,9 @@ public enum AuthmockSuite {
             let loaded = try DialectLoader.load(file: file)
             selection.dialects[loaded.description.name] = loaded
         }
-        if let name = profiles.first(where: { !BuiltinSuite.caseProfiles.contains($0) && selection.dialects[$0] == nil }) {
+        if let name = profiles.first(where: { !BuiltinSuite.caseDialects.contains($0) && selection.dialects[$0] == nil }) {
             throw SuiteError(
-                "the client speaks '\(name)', which is neither a built-in dialect (\(Profiles.names.joined(separator: ", "))) nor declared in dialectFiles"
+                "the client speaks '\(name)', which is neither a built-in dialect (\(Dialects.names.joined(separator: ", "))) nor declared in dialectFiles"
             )
         }
         let info = client.driverInfo

@@ -44,7 +44,7 @@ public enum MockServer {
     /// A server's options for `dialect`: a built-in profile's, or a dialect file's.
     private static func options(dialect: String) throws -> ServerOptions {
         var options = ServerOptions(host: "127.0.0.1", port: 0)
-        if dialect == ProfileName.oauth2 {
+        if dialect == DialectName.oauth2 {
             options.profile = dialect
         } else if let loaded = DialectLoader.builtin(dialect) {
             loaded.apply(to: &options)
@@ -52,7 +52,7 @@ public enum MockServer {
             try DialectLoader.load(file: dialect).apply(to: &options)
         } else {
             throw StartError(
-                "'\(dialect)' is neither a built-in dialect (\(Profiles.names.joined(separator: ", "))) nor a dialect file (.yaml)")
+                "'\(dialect)' is neither a built-in dialect (\(Dialects.names.joined(separator: ", "))) nor a dialect file (.yaml)")
         }
         return options
     }

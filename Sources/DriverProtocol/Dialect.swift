@@ -3,7 +3,7 @@ import Foundation
 /// A dialect described as data: a team's own backend, written as a dialect
 /// file (docs/dialects.md). It says where sign-in and refresh live, where the
 /// tokens travel and what every answer looks like. The server serves it
-/// (`DeclaredProfile`), and the runner hands it to drivers in `hello`
+/// (`DeclaredDialect`), and the runner hands it to drivers in `hello`
 /// (`dialect`, driver-protocol.md), so a client can be configured from it.
 /// Its JSON is the dialect file's own shape with every default filled in.
 public struct DialectDescription: Sendable, Codable, Equatable {

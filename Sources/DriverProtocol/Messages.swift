@@ -282,6 +282,6 @@ public struct DriverMessage: Sendable, Codable, Equatable {
 /// is known by code, OAuth 2.0 (RFC 6749); every other is a dialect file
 /// (`dialects/`, or a team's own), which reaches a driver as its
 /// description (`hello`'s `dialect`).
-public enum ProfileName {
+public enum DialectName {
     public static let oauth2 = "oauth2"
 }

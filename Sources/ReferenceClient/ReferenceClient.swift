@@ -244,11 +244,11 @@ public final class ReferenceClient: Sendable {
 
     /// The dialect the client speaks by name (hello's `profiles`); every
     /// other comes as a description (the `dialect` capability).
-    public static let profiles = [ProfileName.oauth2]
+    public static let profiles = [DialectName.oauth2]
 
     /// Why the client cannot speak the case server's dialect from `hello`, or nil.
     public static func cannotSpeak(_ hello: Hello) -> String? {
-        guard hello.dialect == nil, hello.profile != ProfileName.oauth2 else { return nil }
+        guard hello.dialect == nil, hello.profile != DialectName.oauth2 else { return nil }
         return
             "the dialect \(hello.profile) came without its description in hello; this client speaks oauth2 by name and any other dialect from its description"
     }

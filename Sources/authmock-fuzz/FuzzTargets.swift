@@ -76,7 +76,7 @@ enum FuzzTarget: String, CaseIterable {
         guard let text = String(validating: bytes, as: UTF8.self) else { return }
         _ = ScenarioLoader.problems(text, file: "fuzz.yaml")
         guard let dialect = try? DialectLoader.parse(text, file: "fuzz.yaml") else { return }
-        let profile = DeclaredProfile(dialect.description)
+        let profile = DeclaredDialect(dialect.description)
         for situation in Situation.examples {
             var answer = profile.answer(to: situation)
             answer.detail = "fuzz"

@@ -26,7 +26,7 @@ struct DialectsCommand: ParsableCommand {
                 throw ValidationError("give a dialect's name or one of --example, --reference, --schema, --json")
             }
             guard let file = BuiltinDialects.file(name) else {
-                let inSwift = Profiles.names.contains(name) ? "'\(name)' is built in code, not as a file" : "no built-in dialect '\(name)'"
+                let inSwift = Dialects.names.contains(name) ? "'\(name)' is built in code, not as a file" : "no built-in dialect '\(name)'"
                 throw ValidationError(
                     "\(inSwift); built in as files: \(BuiltinDialects.names.joined(separator: ", ")) (or start from `authmock dialects --example`)")
             }
@@ -51,8 +51,8 @@ struct DialectsCommand: ParsableCommand {
         case (false, true, false): print(DialectFormat.referenceMarkdown(), terminator: "")
         case (false, false, true): print(DialectFormat.jsonSchema(), terminator: "")
         case (false, false, false):
-            for name in Profiles.names {
-                guard let profile = Profiles.make(name, options: ProfileOptions()) else { continue }
+            for name in Dialects.names {
+                guard let profile = Dialects.make(name, options: DialectOptions()) else { continue }
                 print("\(name.padding(toLength: 16, withPad: " ", startingAt: 0))\(profile.summary)")
             }
             print("\nServe one with `authmock serve --profile NAME`; `authmock dialects NAME` prints the file of")

@@ -16,7 +16,7 @@ struct ErrorsCommand: ParsableCommand {
             print(ErrorTable.markdown(), terminator: "")
             return
         }
-        guard let rows = ErrorTable.rows(forProfile: profile) else {
+        guard let rows = ErrorTable.rows(forDialect: profile) else {
             throw ValidationError("unknown profile '\(profile)'")
         }
         print(ErrorTable.table(rows), terminator: "")

@@ -40,7 +40,7 @@ struct MatrixCommand: AsyncParsableCommand {
         StopOnSignal.install()
         // The identity providers' built-in dialects run too, wherever a case
         // applies: their own SDKs' drivers speak only them (a vendor SDK's).
-        let providers = Profiles.names.filter { !BuiltinSuite.caseProfiles.contains($0) }.compactMap(DialectLoader.builtin)
+        let providers = Dialects.names.filter { !BuiltinSuite.caseDialects.contains($0) }.compactMap(DialectLoader.builtin)
         let cases = try SuiteSelection.assemble(paths: paths, builtIn: builtIn).scenarios.flatMap { scenario in
             (scenario.profiles + providers.filter { scenario.applies(to: $0.description) }.map(\.description.name)).map { (scenario, $0) }
         }

@@ -163,9 +163,9 @@ extension RunCommand {
         var selection = CaseSelection(ids: cases, level: level, profiles: profile)
         selection.dialects = try loadDialects(namedIn: selection.chosen(scenarios))
         let dialects = selection.dialects
-        if let unknown = profile.first(where: { !Profiles.names.contains($0) && dialects[$0] == nil }) {
+        if let unknown = profile.first(where: { !Dialects.names.contains($0) && dialects[$0] == nil }) {
             throw ValidationError(
-                "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Profiles.names)) (\(Profiles.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE"
+                "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Dialects.names)) (\(Dialects.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE"
             )
         }
         if let (scenario, name) = selection.undeclared(scenarios).first {

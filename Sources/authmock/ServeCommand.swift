@@ -208,7 +208,7 @@ struct ServeCommand: AsyncParsableCommand {
             let entries = (try? await mock.control.journal().entries) ?? []
             let tokens = (try? await mock.control.tokens()) ?? TokenSnapshot(families: [], access: [], refresh: [], pruned: PrunedCounts())
             let traffic = TrafficJudge.result(
-                entries: entries, tokens: tokens, endpointPaths: Set(mock.profile.endpointPaths), dialect: mock.profile.name)
+                entries: entries, tokens: tokens, endpointPaths: Set(mock.dialect.endpointPaths), dialect: mock.dialect.name)
             if let junitFile {
                 files.append((junitFile, { Data(Reports.junit([traffic], seconds: traffic.seconds, suite: "authmock --judge").utf8) }))
             }
@@ -283,7 +283,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ConfigError("\(error.description) (authmock validate \(path) lists every problem)")
             }
         } else {
-            try options.applyProfileSettings(except: given)
+            try options.applyDialectSettings(except: given)
         }
         guard (0...65_535).contains(options.port) else { throw ConfigError("--port must be between 0 and 65535") }
         options.adminToken = adminToken ?? environment["AUTHMOCK_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file.adminToken
@@ -343,7 +343,7 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     var lines = [
         "authmock \(AuthmockVersion.current) listening on \(options.tls == nil ? "http" : "https")://\(host):\(port) (\(options.dialect == nil ? "profile" : "declared dialect") \(options.profile))",
         // The dialect's own sentence on the backend (docs/dialects.md: `summary`, printed at start).
-        mock.profile.summary.isEmpty ? "" : "dialect: \(mock.profile.summary)",
+        mock.dialect.summary.isEmpty ? "" : "dialect: \(mock.dialect.summary)",
         "access tokens: \(options.tokens.signingAlgorithm.rawValue), \(options.tokens.accessTTL) s, kid \(mock.authority.keyID)"
             + (options.signingKey.isRandom && options.state == "memory"
                 ? " (random key: set AUTHMOCK_SIGNING_KEY, or --state sqlite:PATH, to keep tokens valid across restarts)" : ""),
@@ -357,7 +357,7 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
     lines.append(
         "GraphQL: \(mock.baseURL)/graphql, token refusals \(options.graphQLAuthErrors == .body ? "in the body (UNAUTHENTICATED)" : "as HTTP 401") (docs/graphql.md)"
     )
-    lines += mock.profile.startupHints(baseURL: mock.baseURL, directory: mock.directory.redactedForDisplay)
+    lines += mock.dialect.startupHints(baseURL: mock.baseURL, directory: mock.directory.redactedForDisplay)
     lines.removeAll { $0.isEmpty }
     // Written straight to the descriptor: a test or script reading the banner
     // through a pipe must not wait for a stdio buffer to fill.
@@ -376,9 +376,9 @@ private func printProxyBanner(_ mock: Authmock, _ upstream: UpstreamOptions, url
     let options = mock.options
     var lines = [
         "authmock \(AuthmockVersion.current) proxy listening on \(url), forwarding to \(upstream.url.absoluteString) (\(options.dialect == nil ? "profile" : "declared dialect") \(options.profile))",
-        mock.profile.summary.isEmpty ? "" : "dialect: \(mock.profile.summary)",
+        mock.dialect.summary.isEmpty ? "" : "dialect: \(mock.dialect.summary)",
         "tokens: learned from the backend's sign-in and refresh answers"
-            + (mock.profile.endpointPaths.isEmpty ? "" : " (\(mock.profile.endpointPaths.joined(separator: ", ")))"),
+            + (mock.dialect.endpointPaths.isEmpty ? "" : " (\(mock.dialect.endpointPaths.joined(separator: ", ")))"),
         upstream.expireAfterSeconds.map {
             "expire-after: \($0.formatted()) s: an API call with an older access token gets the dialect's expired answer, not forwarded"
         } ?? "expire-after: off (move the clock or `authmock ctl expire` to expire the backend's tokens at the proxy)",

@@ -84,7 +84,7 @@ struct ValidateCommand: ParsableCommand {
             throw ExitCode(RunExit.usage)
         }
         for scenario in scenarios {
-            let undeclared = dialects.isEmpty ? [] : scenario.profiles.filter { !Profiles.names.contains($0) && dialects[$0] == nil }
+            let undeclared = dialects.isEmpty ? [] : scenario.profiles.filter { !Dialects.names.contains($0) && dialects[$0] == nil }
             if !undeclared.isEmpty {
                 bad += 1
                 print(

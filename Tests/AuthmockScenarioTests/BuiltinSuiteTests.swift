@@ -22,11 +22,11 @@ struct BuiltinSuiteTests {
     /// The dialects the cases are written for, as the embedding script read
     /// them from the files' text, are the parsed cases' own, in the order the
     /// suite first names them; every one but oauth2 is a built-in file.
-    @Test func caseProfilesAreTheParsedCasesProfiles() throws {
+    @Test func caseDialectsAreTheParsedCasesDialects() throws {
         var seen: [String] = []
         for profile in try BuiltinSuite.scenarios().flatMap(\.profiles) where !seen.contains(profile) { seen.append(profile) }
-        #expect(BuiltinSuite.caseProfiles == seen, "run scripts/embed-suite.py")
-        for name in seen where name != ProfileName.oauth2 { #expect(DialectLoader.builtin(name) != nil, "\(name) has no file in dialects/") }
+        #expect(BuiltinSuite.caseDialects == seen, "run scripts/embed-suite.py")
+        for name in seen where name != DialectName.oauth2 { #expect(DialectLoader.builtin(name) != nil, "\(name) has no file in dialects/") }
     }
 
     /// README's counts of the suite are generated, not typed.

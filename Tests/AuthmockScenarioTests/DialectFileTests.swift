@@ -198,14 +198,14 @@ struct DialectFileTests {
             #expect(
                 BuiltinDialects.description(name) == loaded.description, "dialects/\(name).yaml compiles differently now: run scripts/regen-docs.sh")
             // The five the driver protocol names keep the server's defaults; a vendor's file says its backend's.
-            if BuiltinSuite.caseProfiles.contains(name) {
+            if BuiltinSuite.caseDialects.contains(name) {
                 #expect(loaded.settings.values.isEmpty, "a built-in dialect's settings are the server's defaults")
             }
-            #expect(Profiles.names.contains(name), "dialects/\(name).yaml is a profile without Swift")
+            #expect(Dialects.names.contains(name), "dialects/\(name).yaml is a profile without Swift")
             #expect(
                 BuiltinDialects.settings(name) == loaded.settings.values.mapValues(\.text),
                 "dialects/\(name).yaml's settings changed: run scripts/regen-docs.sh")
-            #expect(Profiles.make(name, options: ProfileOptions()) is DeclaredProfile)
+            #expect(Dialects.make(name, options: DialectOptions()) is DeclaredDialect)
         }
         let schema = try String(contentsOf: Self.root.appendingPathComponent("docs/dialect.schema.json"), encoding: .utf8)
         #expect(

@@ -83,7 +83,7 @@ import Testing
         #expect(result.reason?.contains("not JSON: Hello from the library!") == true, "\(result.reason ?? "")")
     }
 
-    @Test func anUnsupportedProfileIsSkipped() async throws {
+    @Test func anUnsupportedDialectIsSkipped() async throws {
         let result = try await runFake(
             Self.helloThen.replacingOccurrences(of: "PROFILES", with: #"["envelope"]"#)
                 + "\nfor line in sys.stdin:\n    m = json.loads(line)\n    send({'id': m['id'], 'ok': True})\n    if m['op'] == 'shutdown': break\n")

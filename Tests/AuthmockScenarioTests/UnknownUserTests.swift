@@ -36,7 +36,7 @@ struct UnknownUserTests {
 
     @Test func cognitoRevealsAnUnknownUserWhenAsked() async throws {
         let dialect = try #require(DialectLoader.builtin("cognito"))
-        try await withDialectServed(dialect, configure: { $0.profileOptions.unknownUser = .reveal }) { mock, client in
+        try await withDialectServed(dialect, configure: { $0.dialectOptions.unknownUser = .reveal }) { mock, client in
             let (type, header) = try await Self.cognitoSignIn(client, user: "nobody")
             #expect(type == "UserNotFoundException" && header == "UserNotFoundException:")
             #expect(try await mock.control.journal().entries.last?.situation == "user_unknown")
@@ -49,7 +49,7 @@ struct UnknownUserTests {
     @Test func aDialectWithoutTheAnswerSaysWrongCredentials() async throws {
         let dialect = try #require(DialectLoader.builtin("supabase"))
         #expect(dialect.description.errors.answers["user_unknown"] == nil)
-        try await withDialectServed(dialect, configure: { $0.profileOptions.unknownUser = .reveal }) { mock, client in
+        try await withDialectServed(dialect, configure: { $0.dialectOptions.unknownUser = .reveal }) { mock, client in
             let response = try await client.execute(
                 uri: "/auth/v1/token?grant_type=password", method: .post, headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: #"{"email": "nobody@example.com", "password": "nope"}"#))

@@ -66,7 +66,7 @@ struct CORSTests {
 
     @Test func headerRotationExposesItsTokenHeader() async throws {
         var options = options("*", profile: "header-rotation")
-        options.profileOptions.rotationHeader = "X-New-Token"
+        options.dialectOptions.rotationHeader = "X-New-Token"
         try await TestServer.run(options) { server in
             let pair = try await server.backendLogin()
             server.mock.clock.advance(seconds: 301)

@@ -14,11 +14,11 @@ struct DocExampleTests {
         try String(contentsOf: root.appendingPathComponent("docs/profiles/\(profile).md"), encoding: .utf8)
     }
 
-    @Test(arguments: Profiles.names)
+    @Test(arguments: Dialects.names)
     func examplesMatchTheServer(profile: String) async throws {
         var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "d", count: 32)))
         options.profile = profile
-        try options.applyProfileSettings()
+        try options.applyDialectSettings()
         try await Self.replay("docs/profiles/\(profile).md", options: options)
     }
 
@@ -61,10 +61,10 @@ struct DocExampleTests {
         }
     }
 
-    @Test(arguments: Profiles.names)
+    @Test(arguments: Dialects.names)
     func errorTableIsCurrent(profile: String) throws {
         let page = try Self.page(profile)
-        let table = ErrorTable.table(try #require(ErrorTable.rows(forProfile: profile)))
+        let table = ErrorTable.table(try #require(ErrorTable.rows(forDialect: profile)))
         #expect(
             page.contains("<!-- errors:begin -->\n\(table)<!-- errors:end -->"),
             "docs/profiles/\(profile).md error table is stale: run scripts/regen-docs.sh")

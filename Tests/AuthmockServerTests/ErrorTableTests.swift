@@ -20,13 +20,13 @@ struct ErrorTableTests {
 
     /// A dialect answers every situation with a row its own page documents
     /// (the oauth2 profile in both error styles), so no answer is undocumented.
-    @Test(arguments: Profiles.names)
+    @Test(arguments: Dialects.names)
     func everySituationIsAnsweredWithADocumentedRow(profile name: String) throws {
-        let documented = Set(try #require(ErrorTable.rows(forProfile: name)))
-        var styles = [ProfileOptions()]
-        if name == "oauth2" { styles[0].oauth2Errors = .rfcLax; styles.append(ProfileOptions()) }
+        let documented = Set(try #require(ErrorTable.rows(forDialect: name)))
+        var styles = [DialectOptions()]
+        if name == "oauth2" { styles[0].oauth2Errors = .rfcLax; styles.append(DialectOptions()) }
         for options in styles {
-            let profile = try #require(Profiles.make(name, options: options))
+            let profile = try #require(Dialects.make(name, options: options))
             for situation in Situation.examples {
                 let row = profile.answer(to: situation).row
                 let isDocumented = documented.contains(row)

@@ -134,7 +134,7 @@ struct GraphQLTests {
     }
 
     /// http mode: the profile's own refusal; body mode: 200, data null, UNAUTHENTICATED with the reason.
-    @Test(arguments: Profiles.names)
+    @Test(arguments: Dialects.names)
     func expiredTokenInBothModes(profile: String) async throws {
         for mode in GraphQLAuthErrors.allCases {
             try await TestServer.run(Self.options(profile, mode: mode)) { server in
@@ -146,7 +146,7 @@ struct GraphQLTests {
                 switch mode {
                 case .http:
                     // The dialect's own answer: a 401 but for result-code, whose errors are 200s with a code.
-                    let signal = try #require(Profiles.make(profile, options: ProfileOptions())).answer(to: .accessToken(.expired)).status
+                    let signal = try #require(Dialects.make(profile, options: DialectOptions())).answer(to: .accessToken(.expired)).status
                     #expect(Int(expired.status.code) == signal, "\(profile): \(expired.text)")
                     // Neither the envelope, Laravel (passport) nor API Gateway (cognito) sends a challenge with its 401.
                     let challenged = signal == 401 && !["envelope", "passport", "cognito"].contains(profile)

@@ -7,10 +7,10 @@ import Testing
 
 /// The header-rotation dialect's two flows, grace window and ordering.
 struct HeaderRotationTests {
-    func options(_ configure: (inout ProfileOptions) -> Void = { _ in }) -> ServerOptions {
+    func options(_ configure: (inout DialectOptions) -> Void = { _ in }) -> ServerOptions {
         var options = ServerOptions(signingKey: .random())
         options.profile = "header-rotation"
-        configure(&options.profileOptions)
+        configure(&options.dialectOptions)
         return options
     }
 
@@ -103,20 +103,20 @@ struct HeaderRotationTests {
 }
 
 /// `serve --profile NAME` tells how to sign in and refresh in that dialect.
-struct ProfileOptionsTests {
-    @Test func badProfileOptionsAreRefused() async throws {
+struct DialectOptionsTests {
+    @Test func badDialectOptionsAreRefused() async throws {
         var options = ServerOptions(signingKey: .random())
-        options.profileOptions.rotateEvery = 0
+        options.dialectOptions.rotateEvery = 0
         await #expect(throws: SettingsError.self) { _ = try await Authmock(options: options) }
-        options.profileOptions = ProfileOptions()
-        options.profileOptions.refreshFailureStatus = 200
+        options.dialectOptions = DialectOptions()
+        options.dialectOptions.refreshFailureStatus = 200
         await #expect(throws: SettingsError.self) { _ = try await Authmock(options: options) }
     }
 
     @Test func refreshFailureStatusIsConfigurable() async throws {
         var options = ServerOptions(signingKey: .random())
         options.profile = "reissue"
-        options.profileOptions.refreshFailureStatus = 401
+        options.dialectOptions.refreshFailureStatus = 401
         try await TestServer.run(options) { server in
             let pair = try await server.backendLogin()
             let response = try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "nope"}"#)
@@ -126,7 +126,7 @@ struct ProfileOptionsTests {
 
     @Test func rfcLaxDropsTheChallengeAndAnswers401AtTheTokenEndpoint() async throws {
         var options = ServerOptions(signingKey: .random())
-        options.profileOptions.oauth2Errors = .rfcLax
+        options.dialectOptions.oauth2Errors = .rfcLax
         try await TestServer.run(options) { server in
             let unknownGrant = try await server.form("/oauth/token", [("grant_type", "implicit")])
             #expect(unknownGrant.status == .unauthorized && unknownGrant.errorCode == "unsupported_grant_type")

@@ -70,7 +70,7 @@ struct OpenAPITests {
         #expect(documented == routes, "only documented: \(documented.subtracting(routes)); only routed: \(routes.subtracting(documented))")
     }
 
-    @Test func everyTagIsAProfileOrAGroup() throws {
+    @Test func everyTagIsADialectOrAGroup() throws {
         let known = Self.everywhere.union(CaseProfile.allCases.map(\.rawValue))
         for (operation, tags) in try Self.operations() {
             #expect(!tags.isEmpty && Set(tags).isSubset(of: known), "\(operation): \(tags)")

@@ -12,7 +12,7 @@ struct DialectBinaryTests {
     /// applies its settings, `run --profile` runs the cases that apply to it
     /// and sends drivers its description, and a misspelt profile is a usage
     /// error with a suggestion.
-    @Test func aBuiltInDialectFileIsAProfileWithoutSwift() async throws {
+    @Test func aBuiltInDialectFileNeedsNoSwift() async throws {
         let listed = try await runAuthmock(["dialects"])
         #expect(listed.stdout.contains("simplejwt"), "\(listed.stdout)")
         let server = try ServingBinary(["--profile", "simplejwt"])

@@ -41,7 +41,7 @@ struct RunnerTruthTests {
         #expect(result.stdout.contains("0 passed, 1 failed, 0 skipped"), "\(result.stdout)")
     }
 
-    @Test func aMisspeltProfileFailsTheRunWithADidYouMean() async throws {
+    @Test func aMisspeltDialectFailsTheRunWithADidYouMean() async throws {
         let script = try Self.writeDriver(Self.helloOnlyDriver(profiles: #"["oauth"]"#))
         defer { try? FileManager.default.removeItem(at: script) }
         let result = try await runAuthmock(["run", "--driver", "python3 \(script.path)"])

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 
 /// The built-in dialects written as dialect files (`dialects/*.yaml`): each
-/// served by `DeclaredProfile`, like a user's file. The files travel inside
+/// served by `DeclaredDialect`, like a user's file. The files travel inside
 /// the binary twice: as written (`authmock dialects NAME` prints it) and as
 /// the loader compiled it (served without reading YAML here; the loader
 /// lives above the server). BuiltinDialectTests fails when either differs
@@ -48,7 +48,7 @@ extension ServerOptions {
     /// The settings of the built-in dialect file `profile` names (its
     /// rotation), where `given` (the keys a flag, a variable or a config
     /// file set) has none: what `authmock serve --profile NAME` serves.
-    public mutating func applyProfileSettings(except given: Set<String> = []) throws(SettingsError) {
+    public mutating func applyDialectSettings(except given: Set<String> = []) throws(SettingsError) {
         let settings = BuiltinDialects.settings(profile)
         for setting in ServerSetting.all where !given.contains(setting.key) {
             if let text = settings[setting.key] {

@@ -66,7 +66,7 @@ enum DialectRequests {
             guard let username = fields[names.username], let password = fields[names.password],
                 let user = mock.directory.authenticate(username: username, password: password)
             else {
-                let unknown = mock.options.profileOptions.unknownUser == .reveal && fields[names.username].flatMap(mock.directory.user(named:)) == nil
+                let unknown = mock.options.dialectOptions.unknownUser == .reveal && fields[names.username].flatMap(mock.directory.user(named:)) == nil
                 return .refused(unknown ? .unknownUser : .wrongCredentials)
             }
             let issuedTo = named ?? Self.client(mock)

@@ -27,7 +27,7 @@ struct ResourceRefresh: Sendable {
     /// nil unless the file refreshes on resources. The loader has checked
     /// both header names; `rotation_header` (checked too) names another
     /// response header, `Bearer` only in `Authorization`.
-    init?(_ refresh: DialectDescription.Refresh, options: ProfileOptions) {
+    init?(_ refresh: DialectDescription.Refresh, options: DialectOptions) {
         guard refresh.onResources, case .header(let name, let scheme) = refresh.refreshToken, let location = HTTPField.Name(name) else { return nil }
         self.location = location
         self.scheme = scheme

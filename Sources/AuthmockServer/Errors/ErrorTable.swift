@@ -99,7 +99,7 @@ public enum OAuth2Error: ErrorCatalog {
     case resourceToken(AccessTokenFailure)
     case insufficientScope
 
-    public static let profile = ProfileName.oauth2
+    public static let profile = DialectName.oauth2
 
     public static var allCases: [OAuth2Error] {
         [
@@ -448,7 +448,7 @@ public enum ErrorTable {
     /// The rows a client of `profile` can meet, in the order its page lists
     /// them; nil for an unknown profile. A dialect file: its own rows, the
     /// shared ones for the situations it does not answer itself, GraphQL's.
-    public static func rows(forProfile profile: String) -> [ErrorRow]? {
+    public static func rows(forDialect profile: String) -> [ErrorRow]? {
         let graphQL = GraphQLAPIError.allCases.map(\.row)
         if profile == OAuth2Error.profile {
             return OAuth2Error.allCases.map(\.row) + OAuth2LaxError.allCases.map(\.row) + CommonError.allCases.map(\.row) + graphQL

@@ -6,7 +6,7 @@ public import HTTPTypes
 /// Every refusal, failure and body problem a dialect can answer, in words no
 /// dialect owns. Routes, the token core and the request pipeline say what
 /// happened; each dialect maps the situation to its documented answer
-/// (`Profile.answer(to:)`), so a dialect is one table from situations to rows.
+/// (`Dialect.answer(to:)`), so a dialect is one table from situations to rows.
 /// The oauth2 profile's grant-specific errors (client authentication,
 /// authorization codes, the authorization endpoint) stay in its own catalog:
 /// no other dialect has those requests.

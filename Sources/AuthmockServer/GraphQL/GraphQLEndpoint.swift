@@ -53,14 +53,14 @@ struct GraphQLEndpoint: Sendable {
             let execution = GraphQLExecution(grant: nil, notes: notes, clock: mock.clock)
             return .plain(try await execute(call, execution, context: context))
         }
-        switch try await mock.profile.authorizeResource(request, context: context, mock: mock) {
+        switch try await mock.dialect.authorizeResource(request, context: context, mock: mock) {
         case .failure(let refusal):
-            guard mock.options.graphQLAuthErrors == .body else { return .plain(mock.profile.fail(refusal, context: context)) }
+            guard mock.options.graphQLAuthErrors == .body else { return .plain(mock.dialect.fail(refusal, context: context)) }
             return .plain(bodyRefusal(refusal, context: context))
         case .success(let access):
             let execution = GraphQLExecution(grant: access.grant, notes: notes, clock: mock.clock)
             let response = try await execute(call, execution, context: context)
-            var answer = try await mock.profile.finishResource(response, access: access, mock: mock)
+            var answer = try await mock.dialect.finishResource(response, access: access, mock: mock)
             answer.mutationsApplied = call.operation == .mutation ? execution.mutationsApplied : nil
             return answer
         }

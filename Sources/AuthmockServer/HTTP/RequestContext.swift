@@ -10,7 +10,7 @@ import Synchronization
 /// and mutations `ClientRoutes` saw issued, the id-token claims an
 /// `id-token` fault asks for, and the journal entry made of it all. A
 /// reference, because the middleware's context is a copy of the route's.
-/// The error code is written where an answer is made (`Profile.fail`,
+/// The error code is written where an answer is made (`Dialect.fail`,
 /// oauth2's grant errors, the GraphQL endpoint); the rest in `ClientRoutes`
 /// and `ObservationMiddleware`.
 public final class RequestNotes: Sendable {
@@ -34,7 +34,7 @@ public final class RequestNotes: Sendable {
         set { state.withLock { $0.errorCode = newValue } }
     }
 
-    /// The dialect's situation key of the error answered (`Profile.fail`).
+    /// The dialect's situation key of the error answered (`Dialect.fail`).
     var situation: String? {
         get { state.withLock { $0.situation } }
         set { state.withLock { $0.situation = newValue } }

@@ -50,7 +50,7 @@ extension Authmock {
     }
 
     /// The dialect answers some errors with a 2xx status and a code.
-    private var errorsIn2xx: Bool { (profile as? DeclaredProfile)?.answersErrorsIn2xx == true }
+    private var errorsIn2xx: Bool { (profile as? DeclaredDialect)?.answersErrorsIn2xx == true }
 
     /// Whether the proxy reads the backend's whole answer before passing it
     /// on: sign-in, refresh and sign-out answers (tokens and codes are in

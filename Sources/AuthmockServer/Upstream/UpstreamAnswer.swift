@@ -27,14 +27,14 @@ public struct UpstreamAnswer: Sendable, Equatable {
     }
 }
 
-extension Profile {
+extension Dialect {
     /// Reads an upstream answer in this dialect: a file's answers by its
     /// templates, oauth2's by RFC 6749's member names (section 5.1, 5.2).
     /// `kind`: what was asked, which tells apart error answers that share a
     /// status and code (a refresh's `refresh_token_*`, an API call's `access_*`).
     public func readUpstream(status: Int, headers: HTTPFields, body: ByteBuffer, kind: RouteKind) -> UpstreamAnswer {
         let json = body.readableBytes == 0 ? nil : try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView))
-        guard let declared = self as? DeclaredProfile else {
+        guard let declared = self as? DeclaredDialect else {
             guard case .object(let members)? = json else { return UpstreamAnswer() }
             let text = { (name: String) -> String? in if case .string(let value)? = members[name] { value } else { nil } }
             return UpstreamAnswer(

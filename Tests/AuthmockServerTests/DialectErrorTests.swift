@@ -7,7 +7,7 @@ import HummingbirdTesting
 import Testing
 
 /// A case for a non-oauth2 profile: the profile it runs on, and the row it must produce.
-struct ProfileCase: Sendable, CustomTestStringConvertible {
+struct DialectCase: Sendable, CustomTestStringConvertible {
     let profile: String
     let name: String
     let expected: ErrorRow
@@ -108,190 +108,190 @@ extension TestResponse {
 let login = #"{"username": "alice", "password": "wonderland"}"#
 
 /// Shared body and resource errors, run on each plain profile.
-func plainCases(_ profile: String) -> [ProfileCase] {
+func plainCases(_ profile: String) -> [DialectCase] {
     [
-        ProfileCase(profile, "wrong password", BackendError.wrongCredentials) {
+        DialectCase(profile, "wrong password", BackendError.wrongCredentials) {
             try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#)
         },
-        ProfileCase(profile, "missing password", BackendError.missingField) { try await $0.postJSON("/auth/login", #"{"username": "alice"}"#) },
-        ProfileCase(profile, "number as username", BackendError.invalidField) {
+        DialectCase(profile, "missing password", BackendError.missingField) { try await $0.postJSON("/auth/login", #"{"username": "alice"}"#) },
+        DialectCase(profile, "number as username", BackendError.invalidField) {
             try await $0.postJSON("/auth/login", #"{"username": 7, "password": "x"}"#)
         },
-        ProfileCase(profile, "array body", BackendError.invalidField) { try await $0.postJSON("/auth/login", #"["alice"]"#) },
-        ProfileCase(profile, "broken JSON", BackendError.malformedJSON) { try await $0.postJSON("/auth/login", #"{"username""#) },
-        ProfileCase(profile, "no token", BackendError.missingToken) { try await $0.get("/api/me", bearer: nil) },
-        ProfileCase(profile, "expired token", BackendError.tokenExpired) { server in
+        DialectCase(profile, "array body", BackendError.invalidField) { try await $0.postJSON("/auth/login", #"["alice"]"#) },
+        DialectCase(profile, "broken JSON", BackendError.malformedJSON) { try await $0.postJSON("/auth/login", #"{"username""#) },
+        DialectCase(profile, "no token", BackendError.missingToken) { try await $0.get("/api/me", bearer: nil) },
+        DialectCase(profile, "expired token", BackendError.tokenExpired) { server in
             let pair = try await server.backendLogin()
             try await server.expireAccess()
             return try await server.get("/api/me", bearer: pair.access)
         },
-        ProfileCase(profile, "revoked token", BackendError.tokenRevoked) { server in
+        DialectCase(profile, "revoked token", BackendError.tokenRevoked) { server in
             let pair = try await server.backendLogin()
             _ = try await server.mock.control.revoke(TokenSelector(kind: .access))
             return try await server.get("/api/me", bearer: pair.access)
         },
-        ProfileCase(profile, "alg none", BackendError.tokenInvalid) { server in
+        DialectCase(profile, "alg none", BackendError.tokenInvalid) { server in
             let payload = try await server.backendLogin().access.split(separator: ".")[1]
             return try await server.get("/api/me", bearer: "\(base64URL(Data(#"{"alg":"none"}"#.utf8))).\(payload).")
         },
-        ProfileCase(profile, "read-only write", BackendError.accessDenied, options: { $0.directory.clients[0].defaultScopes = ["read"] }) { server in
+        DialectCase(profile, "read-only write", BackendError.accessDenied, options: { $0.directory.clients[0].defaultScopes = ["read"] }) { server in
             let pair = try await server.backendLogin()
             return try await server.postJSON("/api/notes", "{}", bearer: pair.access)
         },
     ]
 }
 
-let profileCases: [ProfileCase] =
+let profileCases: [DialectCase] =
     plainCases("reissue") + plainCases("renewal") + plainCases("header-rotation") + [
-        ProfileCase("reissue", "refresh token as access token", BackendError.refreshAsAccess) { server in
+        DialectCase("reissue", "refresh token as access token", BackendError.refreshAsAccess) { server in
             try await server.get("/api/me", bearer: try await server.backendLogin().refresh)
         },
-        ProfileCase("renewal", "refresh token as access token", BackendError.refreshAsAccess) { server in
+        DialectCase("renewal", "refresh token as access token", BackendError.refreshAsAccess) { server in
             try await server.get("/api/me", bearer: try await server.backendLogin().refresh)
         },
-        ProfileCase("reissue", "expired refresh token", ReissueError.refreshExpired) { server in
+        DialectCase("reissue", "expired refresh token", ReissueError.refreshExpired) { server in
             let pair = try await server.backendLogin()
             server.mock.clock.advance(seconds: 86_400)
             return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
         },
-        ProfileCase("reissue", "revoked refresh token", ReissueError.refreshRevoked) { server in
+        DialectCase("reissue", "revoked refresh token", ReissueError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
             _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
             return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
         },
-        ProfileCase("reissue", "reused refresh token", ReissueError.refreshReused) { server in
+        DialectCase("reissue", "reused refresh token", ReissueError.refreshReused) { server in
             let pair = try await server.backendLogin()
             let body = #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#
             #expect(try await server.postJSON("/auth/reissue", body).status == .ok)
             return try await server.postJSON("/auth/reissue", body)
         },
-        ProfileCase("reissue", "unknown refresh token", ReissueError.refreshUnknown) { server in
+        DialectCase("reissue", "unknown refresh token", ReissueError.refreshUnknown) { server in
             let pair = try await server.backendLogin()
             return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(pair.access)", "refreshToken": "nope"}"#)
         },
-        ProfileCase("reissue", "access token of another login", ReissueError.accessMismatch) { server in
+        DialectCase("reissue", "access token of another login", ReissueError.accessMismatch) { server in
             let first = try await server.backendLogin(), second = try await server.backendLogin()
             return try await server.postJSON("/auth/reissue", #"{"accessToken": "\#(first.access)", "refreshToken": "\#(second.refresh)"}"#)
         },
-        ProfileCase("reissue", "forged access token", ReissueError.accessMismatch) { server in
+        DialectCase("reissue", "forged access token", ReissueError.accessMismatch) { server in
             let pair = try await server.backendLogin()
             return try await server.postJSON("/auth/reissue", #"{"accessToken": "a.b.c", "refreshToken": "\#(pair.refresh)"}"#)
         },
-        ProfileCase("reissue", "missing accessToken", BackendError.missingField) {
+        DialectCase("reissue", "missing accessToken", BackendError.missingField) {
             try await $0.postJSON("/auth/reissue", #"{"refreshToken": "x"}"#)
         },
-        ProfileCase("renewal", "refresh without Bearer", RenewalError.missingAuthorization) { server in
+        DialectCase("renewal", "refresh without Bearer", RenewalError.missingAuthorization) { server in
             let pair = try await server.backendLogin()
             return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#)
         },
-        ProfileCase("renewal", "Bearer differs from accessToken", RenewalError.accessMismatch) { server in
+        DialectCase("renewal", "Bearer differs from accessToken", RenewalError.accessMismatch) { server in
             let first = try await server.backendLogin(), second = try await server.backendLogin()
             return try await server.postJSON(
                 "/auth/refresh", #"{"accessToken": "\#(first.access)", "refreshToken": "\#(first.refresh)"}"#, bearer: second.access)
         },
-        ProfileCase("renewal", "expired refresh token", RenewalError.refreshExpired) { server in
+        DialectCase("renewal", "expired refresh token", RenewalError.refreshExpired) { server in
             let pair = try await server.backendLogin()
             server.mock.clock.advance(seconds: 86_400)
             return try await server.postJSON(
                 "/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
         },
-        ProfileCase("renewal", "revoked refresh token", RenewalError.refreshRevoked) { server in
+        DialectCase("renewal", "revoked refresh token", RenewalError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
             _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
             return try await server.postJSON(
                 "/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#, bearer: pair.access)
         },
-        ProfileCase("renewal", "reused refresh token", RenewalError.refreshReused) { server in
+        DialectCase("renewal", "reused refresh token", RenewalError.refreshReused) { server in
             let pair = try await server.backendLogin()
             let body = #"{"accessToken": "\#(pair.access)", "refreshToken": "\#(pair.refresh)"}"#
             #expect(try await server.postJSON("/auth/refresh", body, bearer: pair.access).status == .ok)
             return try await server.postJSON("/auth/refresh", body, bearer: pair.access)
         },
-        ProfileCase("renewal", "unknown refresh token", RenewalError.refreshUnknown) { server in
+        DialectCase("renewal", "unknown refresh token", RenewalError.refreshUnknown) { server in
             let pair = try await server.backendLogin()
             return try await server.postJSON("/auth/refresh", #"{"accessToken": "\#(pair.access)", "refreshToken": "nope"}"#, bearer: pair.access)
         },
-        ProfileCase("header-rotation", "expired refresh token in Authorization", HeaderRotationError.refreshExpired) { server in
+        DialectCase("header-rotation", "expired refresh token in Authorization", HeaderRotationError.refreshExpired) { server in
             let pair = try await server.backendLogin()
             server.mock.clock.advance(seconds: 86_400)
             return try await server.get("/api/me", bearer: pair.refresh)
         },
-        ProfileCase("header-rotation", "revoked refresh token", HeaderRotationError.refreshRevoked) { server in
+        DialectCase("header-rotation", "revoked refresh token", HeaderRotationError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
             _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
             return try await server.send(.get, "/api/me", headers: [.authorization: pair.refresh])
         },
-        ProfileCase("header-rotation", "unknown opaque token", HeaderRotationError.refreshUnknown) { try await $0.get("/api/me", bearer: "opaque") },
-        ProfileCase("envelope", "wrong password", EnvelopeError.wrongCredentials) {
+        DialectCase("header-rotation", "unknown opaque token", HeaderRotationError.refreshUnknown) { try await $0.get("/api/me", bearer: "opaque") },
+        DialectCase("envelope", "wrong password", EnvelopeError.wrongCredentials) {
             try await $0.postJSON("/auth/login", #"{"username": "alice", "password": "x"}"#)
         },
-        ProfileCase("envelope", "expired access token", EnvelopeError.accessExpired) { server in
+        DialectCase("envelope", "expired access token", EnvelopeError.accessExpired) { server in
             let pair = try await server.backendLogin()
             try await server.expireAccess()
             return try await server.get("/api/me", bearer: pair.access)
         },
-        ProfileCase("envelope", "expired refresh token", EnvelopeError.refreshExpired) { server in
+        DialectCase("envelope", "expired refresh token", EnvelopeError.refreshExpired) { server in
             let pair = try await server.backendLogin()
             server.mock.clock.advance(seconds: 86_400)
             return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
         },
-        ProfileCase("envelope", "forged access token", EnvelopeError.accessInvalid) { server in
+        DialectCase("envelope", "forged access token", EnvelopeError.accessInvalid) { server in
             let forger = try await TokenAuthority(settings: TokenSettings(), signingKey: .random(), clock: server.mock.clock)
             return try await server.get("/api/me", bearer: try await forger.issue(subject: "alice", clientID: "demo", scope: "read").accessToken)
         },
-        ProfileCase("envelope", "revoked access token", EnvelopeError.accessRevoked) { server in
+        DialectCase("envelope", "revoked access token", EnvelopeError.accessRevoked) { server in
             let pair = try await server.backendLogin()
             _ = try await server.mock.control.revoke(TokenSelector(kind: .access))
             return try await server.get("/api/me", bearer: pair.access)
         },
-        ProfileCase("envelope", "unknown refresh token", EnvelopeError.refreshUnknown) {
+        DialectCase("envelope", "unknown refresh token", EnvelopeError.refreshUnknown) {
             try await $0.postJSON("/auth/refresh", #"{"refreshToken": "nope"}"#)
         },
-        ProfileCase("envelope", "revoked refresh token", EnvelopeError.refreshRevoked) { server in
+        DialectCase("envelope", "revoked refresh token", EnvelopeError.refreshRevoked) { server in
             let pair = try await server.backendLogin()
             _ = try await server.mock.control.revoke(TokenSelector(kind: .refresh))
             return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
         },
-        ProfileCase("envelope", "reused refresh token", EnvelopeError.refreshReused) { server in
+        DialectCase("envelope", "reused refresh token", EnvelopeError.refreshReused) { server in
             let pair = try await server.backendLogin()
             #expect(try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#).status == .ok)
             return try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(pair.refresh)"}"#)
         },
-        ProfileCase("envelope", "garbage access token", EnvelopeError.malformedToken) { try await $0.get("/api/me", bearer: "garbage") },
-        ProfileCase("envelope", "no token", EnvelopeError.missingToken) { try await $0.get("/api/me", bearer: nil) },
-        ProfileCase("envelope", "refresh token as access token", EnvelopeError.refreshAsAccess) { server in
+        DialectCase("envelope", "garbage access token", EnvelopeError.malformedToken) { try await $0.get("/api/me", bearer: "garbage") },
+        DialectCase("envelope", "no token", EnvelopeError.missingToken) { try await $0.get("/api/me", bearer: nil) },
+        DialectCase("envelope", "refresh token as access token", EnvelopeError.refreshAsAccess) { server in
             try await server.get("/api/me", bearer: try await server.backendLogin().refresh)
         },
-        ProfileCase("envelope", "access token as refresh token", EnvelopeError.accessAsRefresh) { server in
+        DialectCase("envelope", "access token as refresh token", EnvelopeError.accessAsRefresh) { server in
             try await server.postJSON("/auth/refresh", #"{"refreshToken": "\#(try await server.backendLogin().access)"}"#)
         },
-        ProfileCase("envelope", "alg none", EnvelopeError.unsupportedToken) { server in
+        DialectCase("envelope", "alg none", EnvelopeError.unsupportedToken) { server in
             let payload = try await server.backendLogin().access.split(separator: ".")[1]
             return try await server.get("/api/me", bearer: "\(base64URL(Data(#"{"alg":"none"}"#.utf8))).\(payload).")
         },
-        ProfileCase("envelope", "missing refreshToken", EnvelopeError.missingParameter) { try await $0.postJSON("/auth/refresh", "{}") },
-        ProfileCase("envelope", "refreshToken as number", EnvelopeError.invalidParameter) {
+        DialectCase("envelope", "missing refreshToken", EnvelopeError.missingParameter) { try await $0.postJSON("/auth/refresh", "{}") },
+        DialectCase("envelope", "refreshToken as number", EnvelopeError.invalidParameter) {
             try await $0.postJSON("/auth/refresh", #"{"refreshToken": 1}"#)
         },
-        ProfileCase("envelope", "broken JSON", EnvelopeError.malformedJSON) { try await $0.postJSON("/auth/login", "{") },
-        ProfileCase("envelope", "read-only write", EnvelopeError.accessDenied, options: { $0.directory.clients[0].defaultScopes = ["read"] }) {
+        DialectCase("envelope", "broken JSON", EnvelopeError.malformedJSON) { try await $0.postJSON("/auth/login", "{") },
+        DialectCase("envelope", "read-only write", EnvelopeError.accessDenied, options: { $0.directory.clients[0].defaultScopes = ["read"] }) {
             server in
             try await server.postJSON("/api/notes", "{}", bearer: try await server.backendLogin().access)
         },
-        ProfileCase("envelope", "unknown path", EnvelopeError.notFound) { try await $0.send(.get, "/nowhere") },
-        ProfileCase("envelope", "GET /auth/refresh", EnvelopeError.methodNotAllowed) { try await $0.send(.get, "/auth/refresh") },
-        ProfileCase("envelope", "oversize body", EnvelopeError.payloadTooLarge) {
+        DialectCase("envelope", "unknown path", EnvelopeError.notFound) { try await $0.send(.get, "/nowhere") },
+        DialectCase("envelope", "GET /auth/refresh", EnvelopeError.methodNotAllowed) { try await $0.send(.get, "/auth/refresh") },
+        DialectCase("envelope", "oversize body", EnvelopeError.payloadTooLarge) {
             try await $0.postJSON("/auth/login", String(repeating: " ", count: 70_000))
         },
-        ProfileCase("oauth2", "rfc-lax: dead refresh token", OAuth2LaxError.deadRefreshToken, options: { $0.profileOptions.oauth2Errors = .rfcLax }) {
+        DialectCase("oauth2", "rfc-lax: dead refresh token", OAuth2LaxError.deadRefreshToken, options: { $0.dialectOptions.oauth2Errors = .rfcLax }) {
             server in
             try await server.refresh("garbage")
         },
     ]
 
-struct ProfileErrorTests {
+struct DialectErrorTests {
     @Test(arguments: profileCases)
-    func answersTheDocumentedError(_ testCase: ProfileCase) async throws {
+    func answersTheDocumentedError(_ testCase: DialectCase) async throws {
         var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "p", count: 32)))
         options.profile = testCase.profile
         testCase.options(&options)
@@ -324,7 +324,7 @@ struct ProfileErrorTests {
             profileCases.map { Wire(profile: $0.profile, status: $0.expected.status, code: $0.expected.code, message: $0.expected.message) })
         let untestedHere = ["40008", "50300", "50000"]
         for profile in ["envelope", "reissue", "renewal", "header-rotation"] {
-            for row in try #require(ErrorTable.rows(forProfile: profile))
+            for row in try #require(ErrorTable.rows(forDialect: profile))
             where !["all", "graphql"].contains(row.profile) && !untestedHere.contains(row.code) {
                 // Header rotation takes a refresh token as Bearer: that is its refresh.
                 if profile == "header-rotation", row.message == BackendError.refreshAsAccess.message { continue }

@@ -14,7 +14,7 @@ public struct ResourceAccess: Sendable {
 /// A server dialect: its own routes and encodings over the shared core.
 /// Resources, health, the journal, faults and the control API are the same
 /// for all; a profile adds only what its backends do differently.
-public protocol Profile: Sendable {
+public protocol Dialect: Sendable {
     var name: String { get }
     /// One sentence for `--help` and the docs.
     var summary: String { get }
@@ -47,7 +47,7 @@ public protocol Profile: Sendable {
     func document(at path: String, mock: Authmock) -> Response?
 }
 
-extension Profile {
+extension Dialect {
     public var exposedResponseHeaders: [String] { [] }
     public var endpointPaths: [String] { [] }
     public func document(at path: String, mock: Authmock) -> Response? { nil }
@@ -97,7 +97,7 @@ extension Profile {
 }
 
 /// Options that only some profiles read; each is documented on its page.
-public struct ProfileOptions: Sendable, Equatable {
+public struct DialectOptions: Sendable, Equatable {
     /// oauth2: `strict` or `rfc-lax` error behaviour.
     public var oauth2Errors: OAuth2ErrorStyle = .strict
     /// A refresh on resources: the response header carrying
@@ -144,12 +144,12 @@ public enum OAuth2ErrorStyle: String, Sendable, CaseIterable {
 
 /// The dialects `--profile` accepts: `oauth2`, written in Swift, and every
 /// built-in dialect file (`dialects/`), so a new file needs no Swift.
-public enum Profiles {
+public enum Dialects {
     /// oauth2, then every built-in file by name.
-    public static let names = [ProfileName.oauth2] + BuiltinDialects.names.filter { $0 != ProfileName.oauth2 }
+    public static let names = [DialectName.oauth2] + BuiltinDialects.names.filter { $0 != DialectName.oauth2 }
 
-    public static func make(_ name: String, options: ProfileOptions) -> (any Profile)? {
-        if name == ProfileName.oauth2 { return OAuth2Profile(errors: options.oauth2Errors) }
-        return BuiltinDialects.description(name).map { DeclaredProfile($0, options: options) }
+    public static func make(_ name: String, options: DialectOptions) -> (any Dialect)? {
+        if name == DialectName.oauth2 { return OAuth2Dialect(errors: options.oauth2Errors) }
+        return BuiltinDialects.description(name).map { DeclaredDialect($0, options: options) }
     }
 }

@@ -12,7 +12,7 @@ public import NIOCore
 /// (resources, `/graphql`, health, the journal, faults, the control API) is
 /// the same as for every built-in dialect. Compiled once at start: each
 /// answer's row and headers are ready before the first request.
-public struct DeclaredProfile: Profile {
+public struct DeclaredDialect: Dialect {
     public let description: DialectDescription
     public var name: String { description.name }
     public var summary: String { description.summary }
@@ -110,13 +110,13 @@ public struct DeclaredProfile: Profile {
                 guard let form = try? FormBody(query ?? ""), match.query.allSatisfy({ form[$0.key] == $0.value }) else { return false }
             }
             guard matchHeaders.allSatisfy({ headers[$0.name] == $0.value }) else { return false }
-            return match.body.allSatisfy { DeclaredProfile.field($0.key, in: body) == $0.value }
+            return match.body.allSatisfy { DeclaredDialect.field($0.key, in: body) == $0.value }
         }
     }
 
     /// The loader has checked every method and header name; one that is not
     /// valid here would be a bug there, and is dropped rather than trapped on.
-    public init(_ description: DialectDescription, options: ProfileOptions = ProfileOptions()) {
+    public init(_ description: DialectDescription, options: DialectOptions = DialectOptions()) {
         self.description = description
         refreshFailureStatus = options.refreshFailureStatus
         let signIn = description.signIn

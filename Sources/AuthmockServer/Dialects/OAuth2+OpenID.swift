@@ -22,7 +22,7 @@ enum OpenIDRoutes {
     static let userinfo = "/oauth/userinfo"
     static let logout = "/oauth/logout"
 
-    static func add(to routes: ClientRoutes, mock: Authmock, profile: OAuth2Profile) {
+    static func add(to routes: ClientRoutes, mock: Authmock, profile: OAuth2Dialect) {
         addJWKS(at: jwks, to: routes, mock: mock)
         let answerUserinfo: @Sendable (Request, AuthmockRequestContext) async throws -> Response = { request, context in
             switch try await Resources.authorizeBearer(request, context: context, mock: mock) {

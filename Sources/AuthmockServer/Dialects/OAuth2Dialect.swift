@@ -11,8 +11,8 @@ import NIOCore
 /// credentials, refresh token, authorization code with PKCE), RFC 7009
 /// revocation, RFC 7662 introspection, RFC 8414 metadata, RFC 6750 errors.
 /// With `errors: .rfcLax` it makes the mistakes vendor servers make.
-public struct OAuth2Profile: Profile {
-    public let name = ProfileName.oauth2
+public struct OAuth2Dialect: Dialect {
+    public let name = DialectName.oauth2
     public let summary = "Standard OAuth 2.0: /oauth/token, /oauth/authorize (PKCE), /oauth/revoke, /oauth/introspect"
     public let errors: OAuth2ErrorStyle
 
