@@ -391,7 +391,7 @@ VENDORS = {
                    "the standard claims it judges by (`iss`, `sub`, `aud`, `scope`, `sid`, `client_id`, `nbf`), and its refresh JWT is "
                    "signed HS512 with a key of its own where SimpleJWT signs HS256 with SECRET_KEY (no client verifies a refresh token)"),
             Accept("members", "DRF names the missing field as the member (`{\"password\": [\"This field is required.\"]}`); a dialect file "
-                   "has no placeholder keys, so authmock says it in `detail` (docs/profiles/simplejwt.md)",
+                   "has no placeholder keys, so authmock says it in `detail` (docs/dialects/simplejwt.md)",
                    probes=("sign-in, no password", "refresh, no token")),
             Accept("body", "as the members above", probes=("sign-in, no password", "refresh, no token")),
             Accept("body", "DRF's 415 quotes the request's type (`Unsupported media type \"text/plain\" in request.`); a dialect "
@@ -439,7 +439,7 @@ VENDORS = {
         "configuration": "django-oauth-toolkit with its default rotation, the policy of league/oauth2-server under Laravel Passport: "
                          "a refresh revokes the refresh token given and the access token it replaces; a rotated token again is refused "
                          "and the login lives on. Only which requests work is compared: Passport's own answers (league's) are "
-                         "checked against its source by DocExampleTests (docs/profiles/passport.md)",
+                         "checked against its source by DocExampleTests (docs/dialects/passport.md)",
         "accepted": [],
     },
     "cognito": {
@@ -530,7 +530,7 @@ def render(results):
         "`WWW-Authenticate` challenge and the issued tokens' claims (their names,",
         "`alg` and `exp - iat`). Vendors with no server that runs here (Keycloak,",
         "supabase/auth, Auth0, Firebase, Entra ID) are compared with their source",
-        "and docs in their profile pages (docs/profiles/) and by their SDKs",
+        "and docs in their profile pages (docs/dialects/) and by their SDKs",
         "(`IdentityProviderTests`). What two refreshes of one token at once get is",
         "compared by `SimpleJWTFidelityTests` (it varies from run to run at the real",
         "server, so it is no row here).",

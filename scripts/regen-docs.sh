@@ -58,14 +58,14 @@ open(path, "w").write(text)
 PY
 }
 
-for page in docs/profiles/*.md; do
+for page in docs/dialects/*.md; do
   name="$(basename "$page" .md)"
-  replace_block errors "$page" "$("$bin" errors --profile "$name")"
+  replace_block errors "$page" "$("$bin" errors --dialect "$name")"
   if [ -f "dialects/$name.yaml" ]; then
     replace_block file "$page" "$(printf '<details><summary>dialects/%s.yaml</summary>\n\n```yaml\n%s\n```\n\n</details>' "$name" "$("$bin" dialects "$name")")"
   fi
 done
-replace_block errors docs/graphql.md "$("$bin" errors --profile graphql)"
+replace_block errors docs/graphql.md "$("$bin" errors --dialect graphql)"
 replace_block schema docs/graphql.md "$(printf '```graphql\n%s\n```' "$("$bin" graphql-schema)")"
 replace_block suite-counts README.md "The built-in suite: $("$bin" cases --counts)."
 for page in README.md docs/configuration.md; do

@@ -115,7 +115,7 @@ public enum DialectFormat {
         ObjectSpec(
             "dialect",
             [
-                Field("dialect", .string(), required: true, "the dialect's name: lower-case letters, digits and dashes; not a built-in profile's"),
+                Field("dialect", .string(), required: true, "the dialect's name: lower-case letters, digits and dashes; not a built-in dialect's"),
                 Field("summary", .string(), "one sentence on the backend, printed at start"),
                 Field(
                     "sign_in",

@@ -149,7 +149,7 @@ private struct DialectBuilder {
             checker.found.add(
                 checker.error(
                     at: nameValue.mark,
-                    "dialect: '\(name)' is a built-in profile; name yours differently (`--profile \(name)` serves the built-in one)"))
+                    "dialect: '\(name)' is a built-in dialect; name yours differently (`--dialect \(name)` serves the built-in one)"))
         }
         let signInValue = try o.required("sign_in", checker, at: value.mark)
         let signInObject = try signInValue.object(checker, "sign_in")

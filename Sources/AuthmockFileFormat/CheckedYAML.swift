@@ -333,7 +333,7 @@ package struct SpecChecker {
     /// A built-in profile's name, or one a dialect file may declare.
     private func checkDialectName(_ node: Node, _ path: String) throws(ScenarioError) -> SpecValue {
         guard case .scalar(let scalar) = node, !node.isTag(.null) else {
-            throw error(node, "\(path): expected a profile name, got \(describe(node))")
+            throw error(node, "\(path): expected a dialect name, got \(describe(node))")
         }
         let name = scalar.string
         let builtIn = Dialects.names
@@ -342,7 +342,7 @@ package struct SpecChecker {
         if !declarable || Suggestion.closest(to: name, in: builtIn) != nil {
             throw error(
                 node,
-                "\(path): '\(name)' is not a profile\(Suggestion.hint(for: name, in: builtIn)); expected one of \(builtIn.joined(separator: ", ")), or the name of a declared dialect (docs/dialects.md)"
+                "\(path): '\(name)' is not a dialect\(Suggestion.hint(for: name, in: builtIn)); expected one of \(builtIn.joined(separator: ", ")), or the name of a declared dialect (docs/dialects.md)"
             )
         }
         return .string(name, node.mark)

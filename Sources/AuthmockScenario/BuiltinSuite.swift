@@ -40,7 +40,7 @@ public enum BuiltinSuite {
         let cases = try scenarios()
         let runs = cases.reduce(0) { $0 + $1.profiles.count }
         let profiles = Set(cases.flatMap(\.profiles)).count
-        return "\(cases.count) cases, \(runs) case runs over \(profiles) profiles"
+        return "\(cases.count) cases, \(runs) case runs over \(profiles) dialects"
     }
 
     /// The suite's version: authmock's, plus the first 12 hex digits of a

@@ -148,7 +148,7 @@ public enum CompatibilityReport {
         let (shown, folded) = rows(columns)
         out += "\n" + table(shown)
         if !folded.isEmpty {
-            out += "\n<details><summary>\(folded.count) case runs that every library here skips (other profiles, GraphQL)</summary>\n\n"
+            out += "\n<details><summary>\(folded.count) case runs that every library here skips (other dialects, GraphQL)</summary>\n\n"
             out += table(folded) + "\n</details>\n"
         }
         out += "\n## Why each failure fails\n"
@@ -269,7 +269,7 @@ public enum CompatibilityReport {
         let (shown, folded) = rows(columns)
         out += table(shown)
         if !folded.isEmpty {
-            out += "<details id=\"folded\"><summary>\(folded.count) case runs that every library here skips (other profiles, GraphQL)</summary>\n"
+            out += "<details id=\"folded\"><summary>\(folded.count) case runs that every library here skips (other dialects, GraphQL)</summary>\n"
             out += table(folded) + "</details>\n"
         }
         // A link to a cell (from the Markdown page) opens its evidence, and the fold around it.

@@ -32,7 +32,7 @@ public struct DriverInfo: Sendable, Equatable {
         return .failure(
             ScenarioRunner.HelloFailure(
                 reason:
-                    "hello lists the profiles \(named), and none is a profile authmock serves (\(Dialects.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE",
+                    "hello lists the dialects \(named) in `profiles`, and none is a dialect authmock serves (\(Dialects.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE",
                 stderr: ""))
     }
 

@@ -83,7 +83,7 @@ struct Builder {
         case (let one?, nil): profiles = [try one.string(checker, "profile")]
         case (nil, let many?):
             profiles = try many.array(checker, "profiles").map { item throws(ScenarioError) in try item.string(checker, "profiles") }
-            guard !profiles.isEmpty else { throw checker.error(at: many.mark, "profiles: list at least one profile") }
+            guard !profiles.isEmpty else { throw checker.error(at: many.mark, "profiles: list at least one dialect") }
         case (nil, nil): profiles = ["oauth2"]
         case (_, let many?): throw checker.error(at: many.mark, "give either profile or profiles, not both")
         }

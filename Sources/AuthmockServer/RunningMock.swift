@@ -14,6 +14,8 @@ public final class RunningMock: Sendable {
     public var baseURL: String { mock.baseURL }
     /// Steers and reads it: the clock, faults, revocation, the journal.
     public var control: MockControl { mock.control }
+    /// What it was started with: its dialect, token settings, users.
+    public var options: ServerOptions { mock.options }
 
     private init(mock: Authmock, services: ServiceGroup, server: Task<Void, any Error>, onStop: (@Sendable () async -> Void)?) {
         self.mock = mock

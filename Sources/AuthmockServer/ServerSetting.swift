@@ -128,7 +128,7 @@ extension ServerSetting {
         },
         .init(
             key: "profile", type: .choice(Dialects.names), defaultText: "oauth2",
-            doc: "the built-in dialect served, by name (docs/profiles/); --dialect NAME is the same", inScenarios: false
+            doc: "the same as --dialect NAME: the built-in dialect served (docs/dialects/), the word earlier versions used", inScenarios: false
         ) {
             $0.profile = $1.string
         },
@@ -242,7 +242,7 @@ extension ServerSetting {
         ) { $0.journalLimit = $1.integer },
         .init(
             key: "oauth2_errors", type: .choice(OAuth2ErrorStyle.allCases.map(\.rawValue)), defaultText: "strict",
-            doc: "oauth2 profile: strict, or rfc-lax (vendor-style error mistakes)", inScenarios: true
+            doc: "oauth2 dialect: strict, or rfc-lax (vendor-style error mistakes)", inScenarios: true
         ) { $0.dialectOptions.oauth2Errors = OAuth2ErrorStyle(rawValue: $1.string) ?? .strict },
         .init(
             key: "unknown_user", type: .choice(UnknownUser.allCases.map(\.rawValue)), defaultText: "hide",
@@ -278,7 +278,7 @@ extension ServerSetting {
         .init(
             key: "graphql_auth_errors", type: .choice(GraphQLAuthErrors.allCases.map(\.rawValue)), defaultText: "http",
             doc:
-                "/graphql: a refused token answers the profile's 401/403 (http), or 200 with UNAUTHENTICATED/FORBIDDEN in `errors` (body, Apollo Server's convention)",
+                "/graphql: a refused token answers the dialect's 401/403 (http), or 200 with UNAUTHENTICATED/FORBIDDEN in `errors` (body, Apollo Server's convention)",
             inScenarios: true
         ) { $0.graphQLAuthErrors = GraphQLAuthErrors(rawValue: $1.string) ?? .http },
         .init(

@@ -53,7 +53,7 @@ public enum ProtocolSchema {
                 Member("caCertificate", .string, "the `tls` extension: the PEM certificate the case server presents"),
             ]),
         Message(
-            name: "login", doc: "sign in the way the library does for the profile",
+            name: "login", doc: "sign in the way the library does for the dialect",
             members: [
                 Member("username", .string, required: true, "the user"),
                 Member("password", .string, required: true, "the password"),

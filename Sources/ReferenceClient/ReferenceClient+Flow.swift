@@ -22,7 +22,7 @@ extension ReferenceClient {
     public func login(username: String, password: String, openID: Bool = false) async -> ClientOutcome {
         if openID {
             guard dialect == nil else {
-                return ClientOutcome(kind: .unsupported, message: "OpenID Connect is served by the oauth2 profile")
+                return ClientOutcome(kind: .unsupported, message: "OpenID Connect is served by the oauth2 dialect")
             }
             return await loginWithOpenID(username: username)
         }

@@ -52,7 +52,7 @@ struct CasesCommand: ParsableCommand {
             "\(id.padding(toLength: idWidth, withPad: " ", startingAt: 0))  \(level.padding(toLength: 6, withPad: " ", startingAt: 0))  "
                 + "\(profiles.padding(toLength: profileWidth, withPad: " ", startingAt: 0))  \(name)"
         }
-        print(row("id", "level", "profiles", "name"))
+        print(row("id", "level", "dialects", "name"))
         for scenario in ordered {
             print(row(scenario.id, scenario.level.rawValue, scenario.profiles.joined(separator: ","), scenario.name))
         }

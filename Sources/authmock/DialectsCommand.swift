@@ -55,7 +55,7 @@ struct DialectsCommand: ParsableCommand {
                 guard let profile = Dialects.make(name, options: DialectOptions()) else { continue }
                 print("\(name.padding(toLength: 16, withPad: " ", startingAt: 0))\(profile.summary)")
             }
-            print("\nServe one with `authmock serve --profile NAME`; `authmock dialects NAME` prints the file of")
+            print("\nServe one with `authmock serve --dialect NAME`; `authmock dialects NAME` prints the file of")
             print("\(BuiltinDialects.names.joined(separator: ", ")) to start from. Describe your own backend in a file")
             print("(`authmock dialects --example > mine.yaml`), check it with `authmock validate mine.yaml`,")
             print("and serve it with `authmock serve --dialect mine.yaml` (docs/dialects.md).")

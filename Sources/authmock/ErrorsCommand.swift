@@ -6,18 +6,19 @@ struct ErrorsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "errors",
         abstract: "Print every documented error as Markdown (the source of docs/errors.md).",
-        discussion: "With --profile, print only the table a client of that profile can meet (embedded in docs/profiles/NAME.md)."
+        discussion: "With --dialect, print only the table a client of that dialect can meet (embedded in docs/dialects/NAME.md)."
     )
 
-    @Option(help: "Only the errors of this profile, plus the shared ones, as a bare table.") var profile: String?
+    @Option(help: "Only the errors of this built-in dialect, plus the shared ones, as a bare table.") var dialect: String?
+    @Option(help: .hidden) var profile: String?
 
     func run() throws {
-        guard let profile else {
+        guard let name = dialect ?? profile else {
             print(ErrorTable.markdown(), terminator: "")
             return
         }
-        guard let rows = ErrorTable.rows(forDialect: profile) else {
-            throw ValidationError("unknown profile '\(profile)'")
+        guard let rows = ErrorTable.rows(forDialect: name) else {
+            throw ValidationError("unknown dialect '\(name)'\(Suggestion.hint(for: name, in: Dialects.names + ["graphql"]))")
         }
         print(ErrorTable.table(rows), terminator: "")
     }

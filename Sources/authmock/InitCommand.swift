@@ -77,7 +77,7 @@ struct InitCommand: ParsableCommand {
         let withDialect = declared == nil ? "" : " --dialect \(dir)/dialect.yaml"
         let adapt =
             declared.map {
-                "  # the driver template speaks the built-in profiles: wrap your app's API client in it and list \"\($0.name)\" in hello's profiles\n"
+                "  # the driver template speaks the built-in dialects: wrap your app's API client in it and list \"\($0.name)\" in hello's profiles\n"
             } ?? ""
         // The built-in suite travels inside authmock: these work from any directory.
         print(

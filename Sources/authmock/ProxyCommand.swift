@@ -9,7 +9,7 @@ struct ProxyCommand: AsyncParsableCommand {
         abstract: "Put authmock in front of your real backend: your app's refresh logic against real tokens, with faults and early expiry.",
         discussion: """
             Every request reaches the backend at --upstream unchanged (hop-by-hop headers aside), and its \
-            answer comes back; the dialect (--profile or --dialect) tells where sign-in and refresh are and \
+            answer comes back; the dialect (--dialect NAME or FILE) tells where sign-in and refresh are and \
             where their answers carry the tokens, which the proxy learns as they pass. On top of that:
 
               --expire-after 30s   an API call with an access token older than that gets the dialect's own \

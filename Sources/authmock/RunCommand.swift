@@ -42,13 +42,24 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "--attach: command started once listening ({page} is the page URL, {attach} the WebSocket URL), stopped at the end.")
     var launch: String?
     @Option(name: .customLong("case"), help: "Only cases whose id matches this glob (e.g. 1.* or 2.1); repeatable.") var cases: [String] = []
-    @Option(help: "Only these built-in dialects, by name (a case's profiles); repeatable.") var profile: [String] = []
+    @Option(help: "The same as --dialect NAME: only this built-in dialect's cases (the word earlier versions used); repeatable.")
+    var profile: [String] = []
     @Option(
         name: .customLong("dialect"),
-        help:
-            "A dialect file (docs/dialects.md): every case that applies to it runs against it, instead of the built-in profiles unless --profile names some; repeatable."
+        help: ArgumentHelp(
+            "A built-in dialect's name (only its cases run: `authmock dialects` lists them), or a dialect file (docs/dialects.md): every case that applies to it runs against it, and the built-in dialects run only when named too; repeatable.",
+            valueName: "name-or-file")
     )
-    var dialectFiles: [String] = []
+    var dialectArguments: [String] = []
+
+    /// The built-in dialects asked for by name, with --dialect NAME or --profile NAME.
+    var dialectNames: [String] { profile + dialectArguments.filter(Self.namesABuiltIn) }
+    /// The dialect files given with --dialect.
+    var dialectFiles: [String] { dialectArguments.filter { !Self.namesABuiltIn($0) } }
+    /// A built-in dialect's name, not a path: `envelope`, not `./envelope.yaml`.
+    static func namesABuiltIn(_ argument: String) -> Bool {
+        Dialects.names.contains(argument) && !argument.contains("/") && !FileManager.default.fileExists(atPath: argument)
+    }
     @Option(help: "Only cases of this level: must or should.") var level: String?
     @Option(help: "Cases run at once (default: 32 per core with --driver, since a case mostly waits; one per core with --attach).") var jobs: Int?
     @Option(
@@ -156,16 +167,16 @@ extension RunCommand {
         return (known, caseState, part)
     }
 
-    /// The case runs --case, --level, --profile and --dialect select, and the
-    /// dialects they run on; a profile or a case's dialect no file declares
-    /// is a usage error.
+    /// The case runs --case, --level and --dialect select, and the dialects
+    /// they run on; a name no built-in dialect has, or a case's dialect no
+    /// file declares, is a usage error.
     func selectedRuns(_ scenarios: [Scenario]) throws -> (runs: [(Scenario, String)], dialects: [String: LoadedDialect]) {
-        var selection = CaseSelection(ids: cases, level: level, profiles: profile)
+        var selection = CaseSelection(ids: cases, level: level, profiles: dialectNames)
         selection.dialects = try loadDialects(namedIn: selection.chosen(scenarios))
         let dialects = selection.dialects
         if let unknown = profile.first(where: { !Dialects.names.contains($0) && dialects[$0] == nil }) {
             throw ValidationError(
-                "--profile '\(unknown)' is no built-in dialect\(Suggestion.hint(for: unknown, in: Dialects.names)) (\(Dialects.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE"
+                "--profile '\(unknown)' (the same as --dialect NAME) is no built-in dialect\(Suggestion.hint(for: unknown, in: Dialects.names)) (\(Dialects.names.joined(separator: ", "))); a dialect of your own: pass its file with --dialect FILE"
             )
         }
         if let (scenario, name) = selection.undeclared(scenarios).first {
@@ -175,7 +186,7 @@ extension RunCommand {
             FileHandle.standardError.write(Data("\(first), a dialect no --dialect FILE declares (\(known))\n".utf8))
             throw ExitCode(RunExit.usage)
         }
-        // With --dialect the built-in profiles run only when --profile names them.
+        // With a dialect file the built-in dialects run only when named too.
         return (selection.runs(scenarios), dialects)
     }
 }
@@ -237,9 +248,9 @@ func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: 
 extension RunCommand {
     /// The `--dialect` files by name; a broken one is a usage error (exit 2) with its place.
     /// The `--dialect` files, and the built-in dialect files that drivers
-    /// know only by description, where --profile or a chosen case names them.
+    /// know only by description, where --dialect NAME or a chosen case names them.
     func loadDialects(namedIn chosen: [Scenario]) throws -> [String: LoadedDialect] {
-        var dialects = CaseSelection.builtinDialects(named: profile + chosen.flatMap(\.profiles))
+        var dialects = CaseSelection.builtinDialects(named: dialectNames + chosen.flatMap(\.profiles))
         for path in dialectFiles {
             do {
                 let loaded = try DialectLoader.load(fileOrBuiltin: path)

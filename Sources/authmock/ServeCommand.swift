@@ -8,6 +8,7 @@ import AuthmockModel
 import AuthmockProxy
 import AuthmockScenario
 import AuthmockServer
+import DriverProtocol
 import Foundation
 import Logging
 import NIOCore
@@ -41,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "YAML config file: users, clients, lifetimes (see docs/configuration.md).") var config: String?
     @Option(
         help:
-            "A dialect file describing your backend (docs/dialects.md), or a built-in dialect's name, served instead of --profile. AUTHMOCK_DIALECT works too."
+            "The dialect served: a built-in dialect's name (`authmock dialects` lists them; default oauth2) or a dialect file describing your backend (docs/dialects.md). AUTHMOCK_DIALECT works too."
     ) var dialect: String?
     @Flag(help: "Serve HTTPS. Without --tls-cert/--tls-key a self-signed certificate for localhost and 127.0.0.1 is generated and its path printed.")
     var tls = false
@@ -275,12 +276,20 @@ struct ServeCommand: AsyncParsableCommand {
             given.insert(setting.key)
         }
         // A dialect file's settings are defaults for its backend: anything set above wins.
-        if let path = dialect ?? env("DIALECT") {
-            if given.contains("profile") { throw ConfigError("--dialect and --profile go apart: a dialect file is served instead of a profile") }
-            do {
-                try DialectLoader.load(fileOrBuiltin: path).apply(to: &options, except: given)
-            } catch {
-                throw ConfigError("\(error.description) (authmock validate \(path) lists every problem)")
+        if let name = dialect ?? env("DIALECT") {
+            if given.contains("profile") {
+                throw ConfigError("--dialect and --profile name the same thing (--profile NAME is --dialect NAME): give one")
+            }
+            if name == DialectName.oauth2 && !FileManager.default.fileExists(atPath: name) {
+                // The one dialect written in Swift, not a file.
+                options.profile = name
+                try options.applyDialectSettings(except: given)
+            } else {
+                do {
+                    try DialectLoader.load(fileOrBuiltin: name).apply(to: &options, except: given)
+                } catch {
+                    throw ConfigError("\(error.description) (authmock validate \(name) lists every problem)")
+                }
             }
         } else {
             try options.applyDialectSettings(except: given)
@@ -341,7 +350,7 @@ private func printBanner(_ mock: Authmock, port: Int, certificate: String?) {
         return
     }
     var lines = [
-        "authmock \(AuthmockVersion.current) listening on \(options.tls == nil ? "http" : "https")://\(host):\(port) (\(options.dialect == nil ? "profile" : "declared dialect") \(options.profile))",
+        "authmock \(AuthmockVersion.current) listening on \(options.tls == nil ? "http" : "https")://\(host):\(port) (\(options.dialect == nil ? "dialect" : "declared dialect") \(options.profile))",
         // The dialect's own sentence on the backend (docs/dialects.md: `summary`, printed at start).
         mock.dialect.summary.isEmpty ? "" : "dialect: \(mock.dialect.summary)",
         "access tokens: \(options.tokens.signingAlgorithm.rawValue), \(options.tokens.accessTTL) s, kid \(mock.authority.keyID)"
@@ -375,7 +384,7 @@ struct ServeStartError: Error, CustomStringConvertible {
 private func printProxyBanner(_ mock: Authmock, _ upstream: UpstreamOptions, url: String) {
     let options = mock.options
     var lines = [
-        "authmock \(AuthmockVersion.current) proxy listening on \(url), forwarding to \(upstream.url.absoluteString) (\(options.dialect == nil ? "profile" : "declared dialect") \(options.profile))",
+        "authmock \(AuthmockVersion.current) proxy listening on \(url), forwarding to \(upstream.url.absoluteString) (\(options.dialect == nil ? "dialect" : "declared dialect") \(options.profile))",
         mock.dialect.summary.isEmpty ? "" : "dialect: \(mock.dialect.summary)",
         "tokens: learned from the backend's sign-in and refresh answers"
             + (mock.dialect.endpointPaths.isEmpty ? "" : " (\(mock.dialect.endpointPaths.joined(separator: ", ")))"),

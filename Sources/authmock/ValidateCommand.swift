@@ -88,7 +88,7 @@ struct ValidateCommand: ParsableCommand {
             if !undeclared.isEmpty {
                 bad += 1
                 print(
-                    "invalid \(scenario.file): profile \(undeclared.map { "'\($0)'" }.joined(separator: ", ")) is no built-in profile and none of the given dialects (\(dialects.keys.sorted().joined(separator: ", "))); pass its file with --dialect"
+                    "invalid \(scenario.file): dialect \(undeclared.map { "'\($0)'" }.joined(separator: ", ")) is no built-in dialect and none of the given dialects (\(dialects.keys.sorted().joined(separator: ", "))); pass its file with --dialect"
                 )
                 continue
             }

@@ -87,7 +87,7 @@ struct DialectFileTests {
             message: "unknown key 'insufficent_scope' (did you mean 'insufficient_scope'?)"),
         Broken(
             name: "a built-in name", edit: { $0.replacingOccurrences(of: "dialect: acme", with: "dialect: envelope") }, line: 2,
-            message: "'envelope' is a built-in profile"),
+            message: "'envelope' is a built-in dialect"),
         Broken(
             name: "one endpoint twice", edit: { $0.replacingOccurrences(of: "path: /v2/session/renew", with: "path: /v2/session") }, line: 10,
             message: "is the sign-in endpoint too"),

@@ -92,7 +92,7 @@ struct LoaderTests {
         ("id: \"1\"\nname: x\ndescription: y\nsteps:\n  - advance_clock: soon\nexpect:\n  refreshes: 1\n", "test.yaml:5:20", "expected a duration"),
         (
             "id: \"1\"\nname: x\ndescription: y\nprofile: oath2\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:4:10",
-            "'oath2' is not a profile (did you mean 'oauth2'?)"
+            "'oath2' is not a dialect (did you mean 'oauth2'?)"
         ),
         (
             "id: \"1\"\nname: x\ndescription: y\nprofile: My_Backend\nsteps:\n  - login: {}\nexpect:\n  refreshes: 1\n", "test.yaml:4:10",

@@ -5,13 +5,13 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// The request/response examples in docs/profiles/NAME.md, replayed against
+/// The request/response examples in docs/dialects/NAME.md, replayed against
 /// a live server of that profile: documentation that cannot go stale.
 struct DocExampleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static func page(_ profile: String) throws -> String {
-        try String(contentsOf: root.appendingPathComponent("docs/profiles/\(profile).md"), encoding: .utf8)
+        try String(contentsOf: root.appendingPathComponent("docs/dialects/\(profile).md"), encoding: .utf8)
     }
 
     @Test(arguments: Dialects.names)
@@ -19,7 +19,7 @@ struct DocExampleTests {
         var options = ServerOptions(signingKey: try SigningKey(secret: String(repeating: "d", count: 32)))
         options.profile = profile
         try options.applyDialectSettings()
-        try await Self.replay("docs/profiles/\(profile).md", options: options)
+        try await Self.replay("docs/dialects/\(profile).md", options: options)
     }
 
     /// docs/graphql.md: an oauth2 server with token failures in the GraphQL body.
@@ -67,12 +67,12 @@ struct DocExampleTests {
         let table = ErrorTable.table(try #require(ErrorTable.rows(forDialect: profile)))
         #expect(
             page.contains("<!-- errors:begin -->\n\(table)<!-- errors:end -->"),
-            "docs/profiles/\(profile).md error table is stale: run scripts/regen-docs.sh")
+            "docs/dialects/\(profile).md error table is stale: run scripts/regen-docs.sh")
         // A dialect built in as a file shows that file.
         if let file = BuiltinDialects.file(profile) {
             let block =
                 "<!-- file:begin -->\n<details><summary>dialects/\(profile).yaml</summary>\n\n```yaml\n\(file)```\n\n</details>\n<!-- file:end -->"
-            #expect(page.contains(block), "docs/profiles/\(profile).md's dialect file is stale: run scripts/regen-docs.sh")
+            #expect(page.contains(block), "docs/dialects/\(profile).md's dialect file is stale: run scripts/regen-docs.sh")
         }
     }
 }

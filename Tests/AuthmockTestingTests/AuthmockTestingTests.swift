@@ -158,7 +158,7 @@ private struct SilentClient: DriverClient {
 
     @Test func aDialectFileOrAnUnknownNameStartsOrIsRefused() async throws {
         try await MockServer.with(dialect: "keycloak") { mock in
-            #expect(mock.mock.options.profile == "keycloak")
+            #expect(mock.options.profile == "keycloak")
         }
         await #expect(throws: StartError.self) { try await MockServer.start(dialect: "okta") }
     }

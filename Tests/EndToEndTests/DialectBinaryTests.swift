@@ -161,7 +161,7 @@ struct DialectBinaryTests {
         let other = example.stdout.replacingOccurrences(of: "dialect: acme", with: "dialect: other")
         try other.write(toFile: otherDialect, atomically: true, encoding: .utf8)
         let unnamed = try await runAuthmock(["validate", "--dialect", otherDialect, cases.path])
-        let undeclaredProfile = "profile 'acme' is no built-in profile and none of the given dialects (other)"
+        let undeclaredProfile = "dialect 'acme' is no built-in dialect and none of the given dialects (other)"
         #expect(unnamed.status == 2 && unnamed.stdout.contains(undeclaredProfile), "\(unnamed)")
         try FileManager.default.removeItem(at: cases.appendingPathComponent("acme-2.yaml"))
 

@@ -12,7 +12,7 @@ struct IdentityProviderTests {
 
     /// `--profile supabase`: GoTrue's token endpoint, told apart by
     /// `?grant_type=`, its rotation and reuse rules, its 2024-01-01 error
-    /// shape, and the Data API's 401 for an expired JWT (docs/profiles/supabase.md).
+    /// shape, and the Data API's 401 for an expired JWT (docs/dialects/supabase.md).
     @Test func supabaseSignsInRefreshesAndRefusesAsGoTrueDoes() async throws {
         let server = try ServingBinary(["--profile", "supabase", "--log-level", "error"])
         defer { _ = server.interrupt() }
@@ -74,7 +74,7 @@ struct IdentityProviderTests {
     }
 
     /// `--api-token id`: the API as API Gateway's Cognito authorizer answers
-    /// on a method without OAuth scopes (docs/profiles/cognito.md): it takes
+    /// on a method without OAuth scopes (docs/dialects/cognito.md): it takes
     /// the id token, refuses the access token, and the id token expires and
     /// is revoked with the access token issued beside it.
     @Test func cognitoWithoutScopesTakesTheIDTokenAtTheAPI() async throws {

@@ -31,7 +31,7 @@ from keycloak import KeycloakOpenIDConnection  # noqa: E402
 from keycloak.exceptions import KeycloakConnectionError, KeycloakError  # noqa: E402
 from authmock_driver import outcome, serve  # noqa: E402
 
-# The built-in dialect's realm and client (docs/profiles/keycloak.md).
+# The built-in dialect's realm and client (docs/dialects/keycloak.md).
 REALM, CLIENT = "authmock", "authmock-app"
 TOKEN_ENDPOINTS = "/protocol/openid-connect/"
 

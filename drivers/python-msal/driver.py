@@ -34,7 +34,7 @@ import msal  # noqa: E402
 import requests  # noqa: E402
 from authmock_driver import outcome, serve  # noqa: E402
 
-# The built-in dialect's tenant (docs/profiles/entra.md).
+# The built-in dialect's tenant (docs/dialects/entra.md).
 TENANT = "f8cdef31-a31e-4b4a-93e4-5f571e91255a"
 SCOPES = ["User.Read"]
 

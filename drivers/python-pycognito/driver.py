@@ -29,7 +29,7 @@ from pycognito import Cognito  # noqa: E402
 from pycognito.utils import RequestsSrpAuth  # noqa: E402
 from authmock_driver import outcome, serve, session_call  # noqa: E402
 
-# The built-in dialect's user pool (docs/profiles/cognito.md); any credentials:
+# The built-in dialect's user pool (docs/dialects/cognito.md); any credentials:
 # InitiateAuth is not signed.
 POOL = "us-east-1_authmock"
 

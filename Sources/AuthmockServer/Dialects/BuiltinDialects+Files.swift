@@ -10,7 +10,7 @@ extension BuiltinDialects {
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
 # Auth0: a tenant's token endpoint, built into authmock as this file
-# (docs/profiles/auth0.md), with refresh token rotation on. Sign-in (the
+# (docs/dialects/auth0.md), with refresh token rotation on. Sign-in (the
 # password-realm grant, as Auth0's SDKs send it) and refresh share
 # `POST /oauth/token`, told apart by the JSON body's `grant_type`. A dead or
 # reused refresh token is **403** `invalid_grant` "Unknown or invalid
@@ -88,7 +88,7 @@ errors:
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
 # Amazon Cognito user pools, built into authmock as this file
-# (docs/profiles/cognito.md): the user pool API's JSON 1.1 `InitiateAuth`
+# (docs/dialects/cognito.md): the user pool API's JSON 1.1 `InitiateAuth`
 # (unsigned, as AWS takes it) with `USER_PASSWORD_AUTH` to sign in and
 # `REFRESH_TOKEN_AUTH` to renew, both `POST /` told apart by `X-Amz-Target`
 # and `AuthFlow`; an app API behind API Gateway's Cognito user pool
@@ -224,7 +224,7 @@ errors:
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
 # Microsoft Entra ID (Azure AD) v2.0, built into authmock as this file
-# (docs/profiles/entra.md): the tenant `f8cdef31-a31e-4b4a-93e4-5f571e91255a`
+# (docs/dialects/entra.md): the tenant `f8cdef31-a31e-4b4a-93e4-5f571e91255a`
 # with its OpenID Connect discovery document, its token endpoint (a form:
 # the resource owner password grant to sign in, the refresh grant to renew)
 # and, for the resources, Microsoft Graph's refusals. Served over HTTPS
@@ -353,7 +353,7 @@ errors:
             "envelope",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
-# The envelope dialect, built into authmock as this file (docs/profiles/envelope.md).
+# The envelope dialect, built into authmock as this file (docs/dialects/envelope.md).
 # Every answer is {"success", "data", "error": {"code", "message"}} with
 # numeric codes (HTTP status = code / 100), as in many Spring backends. A
 # client must refresh on 40101 from a resource only: 40102 and 40103 mean
@@ -479,7 +479,7 @@ errors:
 # under the Auth emulator's path layout (the API's host as the first path
 # segment), so an SDK switched to the emulator (`FIREBASE_AUTH_EMULATOR_HOST`,
 # `connectAuthEmulator`) reaches authmock unchanged; built into authmock as
-# this file (docs/profiles/firebase.md). Sign-in is `accounts:signInWithPassword`
+# this file (docs/dialects/firebase.md). Sign-in is `accounts:signInWithPassword`
 # (JSON); the ID token is renewed at the Secure Token API's `token`, which
 # takes a form (as the JS SDK sends it) or JSON (as the REST docs and
 # firebasil send it). Refresh tokens never rotate and never expire by time:
@@ -569,7 +569,7 @@ errors:
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
 # The header-rotation dialect, built into authmock as this file
-# (docs/profiles/header-rotation.md). There is no refresh endpoint: after a
+# (docs/dialects/header-rotation.md). There is no refresh endpoint: after a
 # 401 the client repeats its request with the refresh token in
 # `Authorization`, and the answer, served normally, carries a new access
 # token in a response header. With `rotate_every: N` every Nth successful
@@ -678,7 +678,7 @@ errors:
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
 # Keycloak: a realm's OpenID Connect token endpoint, built into authmock as
-# this file (docs/profiles/keycloak.md), for the realm `authmock` and a
+# this file (docs/dialects/keycloak.md), for the realm `authmock` and a
 # public client (any `client_id`). Sign-in (the password grant) and refresh
 # share the endpoint, told apart by the form's `grant_type`. Answers as
 # Keycloak's AccessTokenResponse and its OAuth errors give them: a dead
@@ -772,7 +772,7 @@ errors:
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
 # Laravel Passport 12 (league/oauth2-server 8.5), built into authmock as this
-# file (docs/profiles/passport.md), with the password grant enabled
+# file (docs/dialects/passport.md), with the password grant enabled
 # (`Passport::enablePasswordGrant()`) and an API behind the `auth:api` guard.
 # Sign-in and refresh share `POST /oauth/token` (a form), told apart by
 # `grant_type`. Answers as league/oauth2-server 8.5.5 gives them
@@ -867,7 +867,7 @@ errors:
             "reissue",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
-# The reissue dialect, built into authmock as this file (docs/profiles/reissue.md).
+# The reissue dialect, built into authmock as this file (docs/dialects/reissue.md).
 # The client refreshes by sending both tokens to one endpoint; the access
 # token may be expired but must be this server's and of the same login. A
 # dead refresh token answers 406, which apps built on such backends treat as
@@ -974,7 +974,7 @@ errors:
             "renewal",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
-# The renewal dialect, built into authmock as this file (docs/profiles/renewal.md).
+# The renewal dialect, built into authmock as this file (docs/dialects/renewal.md).
 # The client refreshes at POST /auth/refresh with its old access token twice,
 # as Bearer and in the body beside the refresh token. A failed refresh is a
 # 401 like an expired access token, so a client that refreshes on any 401
@@ -1086,7 +1086,7 @@ errors:
             "result-code",
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
-# The result-code dialect, built into authmock as this file (docs/profiles/result-code.md).
+# The result-code dialect, built into authmock as this file (docs/dialects/result-code.md).
 # A backend that answers every application error with HTTP 200 and a code in
 # the body, {"code", "message", "result"}, as many Spring and Node backends
 # behind a `GeneralResponse` / `Result<T>` wrapper do: code 0 is success, and
@@ -1136,7 +1136,7 @@ errors:
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
 # Django REST framework with djangorestframework-simplejwt, built into
-# authmock as this file (docs/profiles/simplejwt.md), configured as its docs
+# authmock as this file (docs/dialects/simplejwt.md), configured as its docs
 # show: `TokenObtainPairView` at /api/token/, `TokenRefreshView` at
 # /api/token/refresh/, `JWTAuthentication` on the API, and
 # SIMPLE_JWT = {"ROTATE_REFRESH_TOKENS": True, "BLACKLIST_AFTER_ROTATION": True}.
@@ -1283,7 +1283,7 @@ errors:
             ##"""
 # yaml-language-server: $schema=../docs/dialect.schema.json
 # Supabase: its Auth server (GoTrue) under /auth/v1, built into authmock as
-# this file (docs/profiles/supabase.md), and its Data API (PostgREST) as the
+# this file (docs/dialects/supabase.md), and its Data API (PostgREST) as the
 # resources. Sign-in and refresh share `POST /auth/v1/token`, told apart by
 # `?grant_type=` (supabase/auth internal/api/token.go). Answers as GoTrue
 # gives them to a client that sends `X-Supabase-Api-Version: 2024-01-01`, as

@@ -57,7 +57,7 @@ public enum CommonError: ErrorCatalog {
 
     public var row: ErrorRow {
         switch self {
-        case .notFound: make(404, "not_found", "No such endpoint", when: "the path matches no route of the running profile")
+        case .notFound: make(404, "not_found", "No such endpoint", when: "the path matches no route of the running dialect")
         case .malformedFraming:
             make(
                 400, "invalid_request", "Malformed HTTP request framing",
@@ -392,7 +392,7 @@ public enum GraphQLAPIError: ErrorCatalog {
             make(
                 200, "FORBIDDEN", "Access token lacks the scope this operation requires",
                 when:
-                    "`graphql_auth_errors: body`: queries need `read`, mutations `write`; `extensions.scope` names it. With `http` the profile's own 403"
+                    "`graphql_auth_errors: body`: queries need `read`, mutations `write`; `extensions.scope` names it. With `http` the dialect's own 403"
             )
         case .badUserInput:
             make(

@@ -22,15 +22,15 @@ extension Authmock {
         let route = context.route
         if route.kind == .resource, let access = presented.access {
             switch access.state {
-            case "expired": return profile.fail(.accessToken(.expired), context: context)
-            case "revoked": return profile.fail(.accessToken(.revoked), context: context)
+            case "expired": return dialect.fail(.accessToken(.expired), context: context)
+            case "revoked": return dialect.fail(.accessToken(.revoked), context: context)
             default: break
             }
         }
         if route.kind == .refresh, let refresh = presented.refresh {
             switch refresh.state {
-            case "revoked": return profile.fail(.refreshToken(.revoked), context: context)
-            case "expired": return profile.fail(.refreshToken(.expired), context: context)
+            case "revoked": return dialect.fail(.refreshToken(.revoked), context: context)
+            case "expired": return dialect.fail(.refreshToken(.expired), context: context)
             default: break
             }
         }
@@ -50,7 +50,7 @@ extension Authmock {
     }
 
     /// The dialect answers some errors with a 2xx status and a code.
-    private var errorsIn2xx: Bool { (profile as? DeclaredDialect)?.answersErrorsIn2xx == true }
+    private var errorsIn2xx: Bool { (dialect as? DeclaredDialect)?.answersErrorsIn2xx == true }
 
     /// Whether the proxy reads the backend's whole answer before passing it
     /// on: sign-in, refresh and sign-out answers (tokens and codes are in
@@ -70,7 +70,7 @@ extension Authmock {
     /// the dialect's error it is, for the journal.
     public func learnFromUpstream(status: Int, headers: HTTPFields, body: ByteBuffer, context: AuthmockRequestContext) {
         guard let learned else { return }
-        let answer = profile.readUpstream(status: status, headers: headers, body: body, kind: context.route.kind)
+        let answer = dialect.readUpstream(status: status, headers: headers, body: body, kind: context.route.kind)
         if let situation = answer.situation { context.notes.situation = situation }
         if let code = answer.errorCode { context.notes.errorCode = code }
         let route = context.route
