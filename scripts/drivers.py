@@ -103,7 +103,7 @@ def main(argv):
         for name, m in drivers:
             ci = m.get("ci", "yes")
             print(f"| [{name}]({name}/) | {m['library']} | {ci} |")
-        print("| `authmock-reference-driver` (`Sources/`) | authmock's correct reference client, every profile | yes |")
+        print("| `authmock-reference-driver` (`Sources/`) | authmock's correct reference client, every dialect | yes |")
     else:
         sys.exit(__doc__)
 

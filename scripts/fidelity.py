@@ -422,7 +422,7 @@ VENDORS = {
             Accept("code", "as the body: DRF's has no `error` member, the challenge's `error` agrees", probes=API_ERRORS, real="-"),
             Accept("status", "authmock's oauth2 leaves a replaced access token working until it expires (RFC 6749 leaves it open; Keycloak, "
                    "Auth0 and Okta do the same); DOT deletes it at the refresh, as `--refresh-revokes-access true` (the passport "
-                   "profile's policy) models", probes=("API with the replaced token",)),
+                   "dialect's policy) models", probes=("API with the replaced token",)),
             Accept("members", "as the status above", probes=("API with the replaced token",)),
             Accept("challenge", "as the status above", probes=("API with the replaced token",)),
             Accept("challenge", "RFC 6749 section 5.2 asks for a challenge on `invalid_client` only when the client authenticated with the "
@@ -530,7 +530,7 @@ def render(results):
         "`WWW-Authenticate` challenge and the issued tokens' claims (their names,",
         "`alg` and `exp - iat`). Vendors with no server that runs here (Keycloak,",
         "supabase/auth, Auth0, Firebase, Entra ID) are compared with their source",
-        "and docs in their profile pages (docs/dialects/) and by their SDKs",
+        "and docs in their dialect pages (docs/dialects/) and by their SDKs",
         "(`IdentityProviderTests`). What two refreshes of one token at once get is",
         "compared by `SimpleJWTFidelityTests` (it varies from run to run at the real",
         "server, so it is no row here).",
