@@ -73,6 +73,7 @@ for page in README.md docs/configuration.md; do
 done
 replace_block drivers drivers/README.md "$(python3 scripts/drivers.py table)"
 replace_block expectations docs/scenarios.md "$("$bin" schema --expectations)"
+replace_block fault-actions docs/control-api.md "$("$bin" schema --fault-actions)"
 replace_block example docs/dialects.md "$(printf '```yaml\n%s\n```' "$("$bin" dialects --example)")"
 replace_block reference docs/dialects.md "$("$bin" dialects --reference)"
 echo "docs regenerated"

@@ -311,24 +311,21 @@ public enum ScenarioFormat {
                     ObjectSpec(
                         "action",
                         [
-                            Field("type", .string(oneOf: FaultRule.actionTypes), required: true, "what the server does"),
-                            Field("status", .integer(minimum: 200), "respond: the status (200 to 599; a 204 or 304 has no body)"),
-                            Field("headers", .map(.string()), "respond: headers"),
-                            Field("body", .string(), "respond: body"),
-                            Field(
-                                "situation", .string(oneOf: Situation.answerableKeys),
-                                "answer: the situation whose answer the served dialect gives (access_token_expired, ...): its own status, headers and body"
-                            ),
-                            Field(
-                                "ms", .integer(minimum: 0),
-                                "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
-                            Field(
-                                "quiet_ms", .integer(minimum: 0),
-                                "gather: let the held requests go once no new one has arrived for this long (default 150)"),
-                            Field("count", .integer(minimum: 1), "gather: hold matching requests until this many have arrived"),
-                            Field("claims", .map(.string()), "id-token: the claims the answer's id token says instead (sub, iss, nonce, aud, ...)"),
-                        ])), required: true, "what happens instead of the normal answer"),
+                            Field("type", .string(oneOf: FaultRule.actionTypes), required: true, "what the server does")
+                        ] + FaultRule.actionFields.map(actionField)), required: true, "what happens instead of the normal answer"),
         ])
+
+    /// A fault action's field (`FaultRule.actionFields`) in the format's terms.
+    static func actionField(_ field: FaultRule.ActionField) -> Field {
+        let shape: Shape =
+            switch field.value {
+            case .integer(let minimum): .integer(minimum: minimum)
+            case .string: .string()
+            case .stringMap: .map(.string())
+            case .situation: .string(oneOf: Situation.answerableKeys)
+            }
+        return Field(field.name, shape, field.doc)
+    }
 
     static var expectations: ObjectSpec { ExpectationKinds.spec }
 

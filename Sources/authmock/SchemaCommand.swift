@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthmockModel
 import AuthmockScenario
 import DriverProtocol
 
@@ -12,12 +13,19 @@ struct SchemaCommand: ParsableCommand {
     @Flag(help: "Print the JSON Schema of the driver protocol's messages instead (docs/driver-protocol.schema.json).")
     var driverProtocol = false
 
+    @Flag(help: "Print the list of fault action types instead (docs/control-api.md#faults).") var faultActions = false
+
     func validate() throws {
-        if expectations && driverProtocol { throw ValidationError("--expectations and --driver-protocol print different things: give one") }
+        if [expectations, driverProtocol, faultActions].filter({ $0 }).count > 1 {
+            throw ValidationError("--expectations, --driver-protocol and --fault-actions print different things: give one")
+        }
     }
 
     func run() {
-        let text = expectations ? ExpectationKinds.markdownTable() : driverProtocol ? ProtocolSchema.jsonSchema() : ScenarioFormat.jsonSchema()
+        let text =
+            expectations
+            ? ExpectationKinds.markdownTable()
+            : driverProtocol ? ProtocolSchema.jsonSchema() : faultActions ? FaultRule.actionsMarkdown() : ScenarioFormat.jsonSchema()
         print(text, terminator: "")
     }
 }

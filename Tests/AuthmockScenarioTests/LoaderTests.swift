@@ -189,6 +189,18 @@ struct SchemaTests {
             "docs/scenarios.md's expectations are stale: run scripts/regen-docs.sh")
     }
 
+    /// docs/control-api.md's list of fault actions is the actions' own docs,
+    /// and every field an action takes is one the schema describes.
+    @Test func theFaultActionListIsGenerated() throws {
+        let page = try String(contentsOf: packageRoot.appendingPathComponent("docs/control-api.md"), encoding: .utf8)
+        #expect(
+            page.contains("<!-- fault-actions:begin -->\n\(FaultRule.actionsMarkdown())<!-- fault-actions:end -->"),
+            "docs/control-api.md's fault actions are stale: run scripts/regen-docs.sh")
+        let described = Set(FaultRule.actionFields.map(\.name))
+        let taken = Set(FaultRule.actions.flatMap(\.fields))
+        #expect(taken == described, "fields taken but not described: \(taken.subtracting(described)); described, taken by none: \(described.subtracting(taken))")
+    }
+
     /// Every key the loader accepts appears in the schema, and nothing else.
     @Test func schemaNamesEveryKey() throws {
         let schema = try #require(try JSONSerialization.jsonObject(with: Data(ScenarioFormat.jsonSchema().utf8)) as? [String: Any])
