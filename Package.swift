@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "AuthmockModel", dependencies: ["AuthmockCore", "DriverProtocol"]),
         // glibc's malloc_trim, for handing pruned memory back (MemoryReturn.swift).
         .target(name: "CSystemMemory"),
-        // HTTP server: shared request plumbing, oauth2's profile in Swift and every
+        // HTTP server: shared request plumbing, oauth2's dialect in Swift and every
         // other dialect served from its description (DeclaredDialect), the control API.
         .target(
             name: "AuthmockServer",
@@ -214,7 +214,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // A correct token-refresh client for every profile (and, behind a
+        // A correct token-refresh client for every dialect (and, behind a
         // switch, the classic bugs), on AsyncHTTPClient.
         .target(
             name: "ReferenceClient",

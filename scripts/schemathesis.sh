@@ -35,13 +35,13 @@ for profile in oauth2 envelope reissue renewal header-rotation; do
   # ConsoleTests reads it, in a browser.
   echo "== schemathesis: $profile at $base ($examples examples per operation)"
   schemathesis run docs/openapi.yaml --url "$base" \
-    --include-tag "every profile" --include-tag "$profile" --include-tag control --include-tag mock \
+    --include-tag "every dialect" --include-tag "$profile" --include-tag control --include-tag mock \
     --exclude-path /_authmock/events \
     --checks not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance \
     --max-examples "$examples" --request-timeout 10 -H "Authorization: Bearer $token" \
     > "$work/$profile.out" 2>&1 || { cat "$work/$profile.out"; exit 1; }
   grep -E "generated|passed|failure" "$work/$profile.out" | tail -2
-  # GraphQL is the same in every profile; two of them cover its two ways of refusing a token.
+  # GraphQL is the same in every dialect; two of them cover its two ways of refusing a token.
   if [ "$profile" = oauth2 ] || [ "$profile" = envelope ]; then
     echo "== schemathesis (GraphQL): $profile at $base/graphql"
     PYTHONPATH="$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=schemathesis_graphql \
@@ -52,4 +52,4 @@ for profile in oauth2 envelope reissue renewal header-rotation; do
   fi
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
 done
-echo "schemathesis: every profile conforms to docs/openapi.yaml, /graphql answers only documented errors, no server errors"
+echo "schemathesis: every dialect conforms to docs/openapi.yaml, /graphql answers only documented errors, no server errors"

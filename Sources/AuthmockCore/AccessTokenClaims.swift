@@ -2,7 +2,7 @@ public import DriverProtocol
 import Foundation
 public import JWTKit
 
-/// Claims of an access token, following the JWT profile for OAuth 2.0 access
+/// Claims of an access token, following the JWT dialect for OAuth 2.0 access
 /// tokens (RFC 9068). `sid` names the refresh-token family (one login) the
 /// token belongs to, so revoking a family reaches its access tokens too.
 /// A dialect's `jwt:` may leave `aud` and `nbf` out and add claims

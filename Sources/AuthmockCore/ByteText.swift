@@ -3,7 +3,7 @@ import Foundation
 // Byte-level spellings on the request path. Foundation's string rewriting
 // (`replacingOccurrences`, `removingPercentEncoding`, `String(format:)`)
 // goes through NSString on Linux and was the largest cost of a refresh
-// grant in the profile (bench/README.md); these work on UTF-8 bytes.
+// grant in the dialect (bench/README.md); these work on UTF-8 bytes.
 
 extension Sequence<UInt8> {
     /// Lowercase hex, two digits per byte.

@@ -1,5 +1,5 @@
 /// Why an access token was not accepted. Each case has its own row in the
-/// error table of every profile, so a client's logs say exactly what it sent.
+/// error table of every dialect, so a client's logs say exactly what it sent.
 public enum AccessTokenFailure: String, Sendable, CaseIterable, Codable {
     /// No token at all (no `Authorization` header, or an empty one).
     case missing

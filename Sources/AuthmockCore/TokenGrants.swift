@@ -5,7 +5,7 @@ import JWTKit
 // What the token core hands out and answers: issued tokens, the grant an
 // access token carries, a refresh token's state, introspection.
 
-/// Tokens handed out by one grant: what every profile encodes in its own shape.
+/// Tokens handed out by one grant: what every dialect encodes in its own shape.
 public struct IssuedTokens: Sendable, Equatable {
     public var accessToken: String
     /// The ids as the store keeps them (the journal takes them as they are).

@@ -1,4 +1,4 @@
-/// Lifetimes and rotation rules shared by every profile.
+/// Lifetimes and rotation rules shared by every dialect.
 public struct TokenSettings: Sendable, Equatable {
     /// Access-token lifetime in seconds (at least 1).
     public var accessTTL: Int

@@ -93,7 +93,7 @@ public enum DialectLoader {
         parseAll(text, file: file).problems
     }
 
-    /// `builtin`: one of authmock's own files (`dialects/`), which may take a built-in profile's name.
+    /// `builtin`: one of authmock's own files (`dialects/`), which may take a built-in dialect's name.
     public static func parse(_ text: String, file: String, builtin: Bool = false) throws(ScenarioError) -> LoadedDialect {
         try parseAll(text, file: file, builtin: builtin).firstProblemThrown()
     }

@@ -6,7 +6,7 @@ import Yams
 
 extension DialectFormat {
     /// The worked example of docs/dialects.md, printed by `authmock dialects
-    /// --example`: a backend none of the built-in profiles match (its own
+    /// --example`: a backend none of the built-in dialects match (its own
     /// paths, nested fields and answers, a refresh token in a header, a dead
     /// session answered 403 with a vendor code).
     public static let example = """

@@ -106,7 +106,7 @@ public indirect enum Shape: Sendable {
     case choice([Field])
     /// Any YAML value, kept as it is written (a dialect file's answer templates).
     case any
-    /// A profile: a built-in one, or a declared dialect's name (lower-case
+    /// A dialect: a built-in one, or a declared dialect's name (lower-case
     /// letters, digits, dashes) that is no near miss of a built-in one.
     case profile
 }
@@ -330,7 +330,7 @@ package struct SpecChecker {
         return .object([name: checked], node.mark)
     }
 
-    /// A built-in profile's name, or one a dialect file may declare.
+    /// A built-in dialect's name, or one a dialect file may declare.
     private func checkDialectName(_ node: Node, _ path: String) throws(ScenarioError) -> SpecValue {
         guard case .scalar(let scalar) = node, !node.isTag(.null) else {
             throw error(node, "\(path): expected a dialect name, got \(describe(node))")

@@ -1,6 +1,6 @@
 /// What a request is for, independent of the dialect's paths: fault rules
 /// match on it and the journal records it, so a scenario can say "the
-/// refresh request" whichever profile serves it.
+/// refresh request" whichever dialect serves it.
 public enum RouteKind: String, Sendable, Codable, CaseIterable {
     /// Signing in: password, client credentials or code grants, `/auth/login`.
     case login

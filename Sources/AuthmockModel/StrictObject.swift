@@ -143,7 +143,7 @@ public struct ControlInputError: Error, Equatable, Sendable, CustomStringConvert
     public var description: String { message }
 }
 
-/// Errors of the control API (`/_authmock/`), the same in every profile:
+/// Errors of the control API (`/_authmock/`), the same in every dialect:
 /// `{"error": code, "message": ...}`. Their statuses and messages are the
 /// server's error table.
 public enum ControlError: String, CaseIterable, Sendable {

@@ -8,7 +8,7 @@ public enum Verdict: String, Sendable, Codable, CaseIterable {
     case fail = "FAIL"
     /// Only `should` expectations broke.
     case nonStrict = "NON-STRICT"
-    /// Not run: the driver does not speak the profile, or a known failure.
+    /// Not run: the driver does not speak the dialect, or a known failure.
     case skip = "SKIP"
     /// The harness or the driver failed: crash, hang, garbage output.
     case error = "ERROR"

@@ -1,14 +1,14 @@
 public import AuthmockDialect
 
 /// Which case runs a selection makes: the cases by id and level, each on the
-/// profiles asked for and on every declared dialect that applies to it.
+/// dialects asked for and on every declared dialect that applies to it.
 /// `authmock run` and AuthmockTesting select through it.
 public struct CaseSelection: Sendable {
     /// Case id globs (`1.*`, `2.1`); none: every case.
     public var ids: [String]
     /// `must` or `should`; nil: both.
     public var level: String?
-    /// The profiles asked for (`--profile`, a client's `profiles`); none: each case's own.
+    /// The dialects asked for (`--dialect`, a client's `profiles`); none: each case's own.
     public var profiles: [String]
     /// The declared dialects by name: `--dialect` files, and the built-in files
     /// that drivers know only by description (`builtinDialects(named:)`).
@@ -28,12 +28,12 @@ public struct CaseSelection: Sendable {
         }
     }
 
-    /// Each chosen case on each profile it runs on here.
+    /// Each chosen case on each dialect it runs on here.
     public func runs(_ scenarios: [Scenario]) -> [(Scenario, String)] {
         chosen(scenarios).flatMap { scenario in scenario.runs(onProfiles: profiles, dialects: dialects).map { (scenario, $0) } }
     }
 
-    /// The profiles chosen cases name that are neither the built-in cases'
+    /// The dialects chosen cases name that are neither the built-in cases'
     /// own nor a declared dialect: a case of a team's dialect run without its file.
     public func undeclared(_ scenarios: [Scenario]) -> [(scenario: Scenario, profile: String)] {
         chosen(scenarios).flatMap { scenario in

@@ -15,13 +15,13 @@ public struct DriverInfo: Sendable, Equatable {
 
     public var name: String?
     public var version: String?
-    /// nil: the driver did not say (every profile is tried).
+    /// nil: the driver did not say (every dialect is tried).
     public var profiles: [String]?
     public var capabilities: [String]
     /// Seconds before expiry the client renews a token (hello's `renewalMargin`).
     public var renewalMargin: Double? = nil
 
-    /// A driver whose `hello` names profiles, none of which exists, can run
+    /// A driver whose `hello` names dialects, none of which exists, can run
     /// no case: a misspelt name ("oauth") would otherwise SKIP the whole suite
     /// and leave the run green having judged nothing.
     static func speaksAKnownDialect(_ info: DriverInfo, declared: Set<String> = []) -> Result<DriverInfo, ScenarioRunner.HelloFailure> {
@@ -36,11 +36,11 @@ public struct DriverInfo: Sendable, Equatable {
                 stderr: ""))
     }
 
-    /// Why this driver cannot run the case in this profile, or nil. A
+    /// Why this driver cannot run the case in this dialect, or nil. A
     /// dialect is spoken by a driver that names it, or, for every dialect
     /// but oauth2 (the one without a description), by one that configures
     /// its client from `hello` (the `dialect` capability). A driver that
-    /// lists no profiles is taken to speak the ones the protocol names.
+    /// lists no dialects is taken to speak the ones the protocol names.
     public func cannotRun(_ scenario: Scenario, profile: String) -> String? {
         let described = profile != DialectName.oauth2 && capabilities.contains(Capability.dialect)
         if !BuiltinSuite.caseDialects.contains(profile), !described, !(profiles ?? []).contains(profile) {

@@ -83,7 +83,7 @@ public enum ReportMerge {
         }
     }
 
-    /// Case ids compared number by number (1.10 after 1.9), then the profile.
+    /// Case ids compared number by number (1.10 after 1.9), then the dialect.
     static func suiteOrder(_ a: CaseResult, _ b: CaseResult) -> Bool {
         let x = a.id.split(separator: ".").map { Int($0) ?? 0 }, y = b.id.split(separator: ".").map { Int($0) ?? 0 }
         if x != y { return x.lexicographicallyPrecedes(y) }

@@ -77,7 +77,7 @@ public enum Reports {
     }
 
     /// Whether the console shows this result's line: a plain SKIP (another
-    /// profile, a missing capability) is folded into one summary line unless
+    /// dialect, a missing capability) is folded into one summary line unless
     /// asked for; a known failure is shown, it was judged.
     public static func shownByDefault(_ result: CaseResult) -> Bool { result.verdict != .skip || result.knownFailure != nil }
 
@@ -113,7 +113,7 @@ public enum Reports {
         return out
     }
 
-    /// JUnit XML: one test case per (case, profile); FAIL and ERROR map to
+    /// JUnit XML: one test case per (case, dialect); FAIL and ERROR map to
     /// failure and error, SKIP and NON-STRICT to skipped.
     public static func junit(_ results: [CaseResult], seconds: Double, suite: String? = nil) -> String {
         let failures = results.filter { $0.verdict == .fail }.count
@@ -227,6 +227,6 @@ public enum Reports {
 extension String {
     /// The text right-aligned in `width` columns.
     func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
-    /// Padded to `width`, never cut (a long profile name stays whole).
+    /// Padded to `width`, never cut (a long dialect name stays whole).
     func rightPadded(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }

@@ -40,7 +40,7 @@ public struct RunOptions: Sendable {
     public var servesTLS = false
     /// The run's certificate, made by `ScenarioRunner.run` when its cases are served over HTTPS.
     var caseServerTLS: CaseServerTLS?
-    /// Declared dialects (`--dialect`) by name: a case run whose profile is
+    /// Declared dialects (`--dialect`) by name: a case run whose dialect is
     /// one of them is served from its file.
     public var dialects: [String: LoadedDialect] = [:]
     /// Driver starts at once (up to `hello`): one per core. Set by `run`.

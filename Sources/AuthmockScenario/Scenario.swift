@@ -14,7 +14,7 @@ public struct Scenario: Sendable {
     public var id: String
     public var name: String
     public var description: String
-    /// The dialects the case runs in; it runs once per profile.
+    /// The dialects the case runs in; it runs once per dialect.
     public var profiles: [String]
     public var level: Level
     public var server: ServerSettings
@@ -51,7 +51,7 @@ public struct Scenario: Sendable {
 /// moves the server clock, so the token runs out by both clocks: a client
 /// that refreshes by its clock, on a 401, or both, meets the same subject.
 public struct ClockVariant: Sendable {
-    /// The variant's profiles (default: the case's).
+    /// The variant's dialects (default: the case's).
     public var profiles: [String]?
     /// Settings over the case's `server:` (after `access_ttl: 2`).
     public var server: ServerSettings
@@ -312,7 +312,7 @@ public enum ScenarioFormat {
                         "action",
                         [
                             Field("type", .string(oneOf: FaultRule.actionTypes), required: true, "what the server does")
-                        ] + FaultRule.actionFields.map(actionField)), required: true, "what happens instead of the normal answer"),
+                        ] + FaultRule.actionFields.map(actionField))), required: true, "what happens instead of the normal answer"),
         ])
 
     /// A fault action's field (`FaultRule.actionFields`) in the format's terms.
@@ -519,7 +519,7 @@ extension Scenario {
         return match(0, 0)
     }
 
-    /// The profiles the case runs on, given the profiles asked for (every
+    /// The dialects the case runs on, given the dialects asked for (every
     /// one of the case's own when none is) and the declared dialects: the
     /// built-in ones it names (with declared dialects only those asked for),
     /// the declared ones it names, and every other declared one it applies to.

@@ -23,7 +23,7 @@ extension ScenarioRunner {
 /// driver process per case, steps executed in order, then the expectations
 /// judged from the server's journal and the outcomes the driver reported.
 public enum ScenarioRunner {
-    /// Runs every (scenario, profile) pair, `jobs` at a time; results come
+    /// Runs every (scenario, dialect) pair, `jobs` at a time; results come
     /// back in the order given, whatever order they finished in. The cases
     /// that must wait longest in real time start first, so the suite's wall
     /// time is its longest case rather than that case started last.

@@ -10,7 +10,7 @@ public struct TeethMatrix: Sendable {
     /// on timing is a case that cannot tell a correct client from a broken
     /// one, and the case is fixed instead.
     public struct Cells: Sendable {
-        /// Case id -> profiles whose run must not PASS.
+        /// Case id -> dialects whose run must not PASS.
         public var fail: [String: Set<String>]
         /// The cause matrix: the one cause every run this fault fails must
         /// be given (`Causes`), and no other; `causeIn` names another for
@@ -117,7 +117,7 @@ public struct TeethMatrix: Sendable {
         }
     }
 
-    /// Cells naming a case id or a profile no scenario has: a typo would
+    /// Cells naming a case id or a dialect no scenario has: a typo would
     /// otherwise silently turn a cell into "must pass".
     public func unknownCells(_ cases: [(Scenario, String)]) -> [String] {
         let runs = Set(cases.map { "\($0.0.id) [\($0.1)]" })

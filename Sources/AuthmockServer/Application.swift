@@ -5,7 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 public import Logging
 
-/// Serves the profile's fixed documents (`Dialect.document(at:mock:)`) to
+/// Serves the dialect's fixed documents (`Dialect.document(at:mock:)`) to
 /// a GET or HEAD no route took, before the not-found answer.
 struct DocumentsMiddleware: RouterMiddleware {
     let mock: Authmock
@@ -37,11 +37,11 @@ struct ForwardingMiddleware: RouterMiddleware {
 
 /// Assembles the HTTP application of one mock.
 public enum AuthmockApplication {
-    /// The router: shared routes, the profile's routes, and the middleware
+    /// The router: shared routes, the dialect's routes, and the middleware
     /// that keeps every answer documented. `forwarder` (a proxy,
     /// `mock.options.upstream` set): every request of the client's but the
     /// control API and `/metrics` is observed, then answered by it, and the
-    /// profile serves no routes of its own.
+    /// dialect serves no routes of its own.
     public static func router(
         for mock: Authmock, forwarder: Forwarder? = nil
     ) -> Router<AuthmockRequestContext> {
@@ -61,7 +61,7 @@ public enum AuthmockApplication {
         }
         ControlRoutes.add(to: own, mock: mock)
 
-        // What the client under test calls: observed, journaled, answered in the profile's dialect.
+        // What the client under test calls: observed, journaled, answered in the dialect's shape.
         let observation = ObservationMiddleware(mock: mock, errors: errors)
         let cors = CORSMiddlewareStack(policy: mock.cors, exposing: mock.dialect.exposedResponseHeaders)
         if let forwarder {

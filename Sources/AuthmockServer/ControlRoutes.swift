@@ -6,7 +6,7 @@ import HTTPTypes
 import Hummingbird
 
 /// The HTTP face of `MockControl`, under `/_authmock/`. JSON in and out,
-/// errors as `{"error": code, "message": ...}` in every profile.
+/// errors as `{"error": code, "message": ...}` in every dialect.
 enum ControlRoutes {
     static let prefix = ControlOperation.prefix
 
@@ -97,7 +97,7 @@ enum ControlRoutes {
             if method == .get { router.on(RouterPath(prefix + operation.path), method: .head, use: handler) }
         }
         // Every other method on a listed path answers in the control API's
-        // shape (admin token first), never the profile's 404.
+        // shape (admin token first), never the dialect's 404.
         let byPath = Dictionary(grouping: ControlOperation.allCases, by: \.path)
         for (path, operations) in byPath {
             var allowed = Set(operations.compactMap { HTTPRequest.Method($0.method) })

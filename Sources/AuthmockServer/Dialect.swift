@@ -13,7 +13,7 @@ public struct ResourceAccess: Sendable {
 
 /// A server dialect: its own routes and encodings over the shared core.
 /// Resources, health, the journal, faults and the control API are the same
-/// for all; a profile adds only what its backends do differently.
+/// for all; a dialect adds only what its backends do differently.
 public protocol Dialect: Sendable {
     var name: String { get }
     /// One sentence for `--help` and the docs.
@@ -96,7 +96,7 @@ extension Dialect {
     }
 }
 
-/// Options that only some profiles read; each is documented on its page.
+/// Options that only some dialects read; each is documented on its page.
 public struct DialectOptions: Sendable, Equatable {
     /// oauth2: `strict` or `rfc-lax` error behaviour.
     public var oauth2Errors: OAuth2ErrorStyle = .strict
@@ -142,7 +142,7 @@ public enum OAuth2ErrorStyle: String, Sendable, CaseIterable {
     case rfcLax = "rfc-lax"
 }
 
-/// The dialects `--profile` accepts: `oauth2`, written in Swift, and every
+/// The dialects `--dialect` accepts: `oauth2`, written in Swift, and every
 /// built-in dialect file (`dialects/`), so a new file needs no Swift.
 public enum Dialects {
     /// oauth2, then every built-in file by name.

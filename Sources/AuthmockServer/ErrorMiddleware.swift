@@ -6,7 +6,7 @@ import HTTPTypes
 import Hummingbird
 
 /// Turns whatever escapes a route (Hummingbird's 404 and 413, anything
-/// unexpected) into the profile's documented error, so no client ever sees
+/// unexpected) into the dialect's documented error, so no client ever sees
 /// an undocumented answer.
 /// The outermost one also writes the request log line (one middleware, not
 /// two: each is an async frame on every request).

@@ -15,7 +15,7 @@ import NIOHTTP1
 /// entry with what the route issued.
 struct ObservationMiddleware: RouterMiddleware {
     let mock: Authmock
-    /// Turns what the route threw into the profile's documented answer before it is journaled.
+    /// Turns what the route threw into the dialect's documented answer before it is journaled.
     let errors: ErrorMiddleware
 
     func handle(
@@ -65,7 +65,7 @@ struct ObservationMiddleware: RouterMiddleware {
         }
 
         var route = profile.classify(method: request.method, path: path, query: request.uri.query, headers: request.headers, body: body)
-        // `/graphql` is the same in every profile: read here, whatever kind the profile gave it.
+        // `/graphql` is the same in every dialect: read here, whatever kind the dialect gave it.
         if path == GraphQLCall.path {
             route.body = .graphQL(GraphQLCall.read(method: request.method, query: request.uri.query, body: body))
             entry.operation = route.graphQL?.label

@@ -4,9 +4,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// The protected API every profile serves under `/api/`: `/api/me` tells who
+/// The protected API every dialect serves under `/api/`: `/api/me` tells who
 /// the token belongs to; anything else echoes the request back, so a test can
-/// see what the client sent on each attempt. The profile judges credentials
+/// see what the client sent on each attempt. The dialect judges credentials
 /// and encodes answers; the routes are the same for all.
 enum Resources {
     /// HEAD comes with GET (ClientRoutes registers it beside every GET).

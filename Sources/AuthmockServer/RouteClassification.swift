@@ -1,6 +1,6 @@
 public import AuthmockModel
 
-/// What a profile reads from a request before it is handled.
+/// What a dialect reads from a request before it is handled.
 public struct RouteClassification: Sendable {
     public var kind: RouteKind
     /// `grant_type` of a token-endpoint request.
@@ -34,7 +34,7 @@ public struct RouteClassification: Sendable {
         path == "/api" || path.hasPrefix("/api/") || path == GraphQLCall.path
     }
 
-    /// The kinds every profile shares, by path.
+    /// The kinds every dialect shares, by path.
     static func shared(path: String) -> RouteClassification {
         if isResource(path: path) { return .init(kind: .resource) }
         if path == "/health" { return .init(kind: .health) }

@@ -18,7 +18,7 @@ public final class ServerMetrics: Sendable {
     }
     /// Counters made so far. The registry would hand back the same counter
     /// for the same name and labels, but only after validating the name and
-    /// building the label strings: per request that showed in the profile.
+    /// building the label strings: per request that showed in the dialect.
     private let counters = Mutex<[CounterKey: Counter]>([:])
 
     private func counter(_ key: CounterKey) -> Counter {

@@ -26,7 +26,7 @@ public struct ServerOptions: Sendable {
     public var adminToken: String?
     /// Serve HTTPS with this certificate and key instead of plain HTTP.
     public var tls: TLSIdentity? = nil
-    /// Options only some profiles read (header names, rotation, error styles).
+    /// Options only some dialects read (header names, rotation, error styles).
     public var dialectOptions: DialectOptions = DialectOptions()
     /// How `/graphql` answers a token it refuses.
     public var graphQLAuthErrors: GraphQLAuthErrors = .http
@@ -92,7 +92,7 @@ extension ServerOptions {
     }
 }
 
-/// How the GraphQL endpoint surfaces a refused token: as the profile's own
+/// How the GraphQL endpoint surfaces a refused token: as the dialect's own
 /// HTTP 401/403 (what a REST auth middleware in front of `/graphql` does), or
 /// Apollo Server's convention, HTTP 200 with `UNAUTHENTICATED`/`FORBIDDEN`
 /// in `errors`, which client logic that looks only at the status never sees.

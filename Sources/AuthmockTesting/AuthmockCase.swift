@@ -9,7 +9,7 @@ import Synchronization
 /// once per argument (`@Test(arguments: try AuthmockSuite.builtInCases(for: client))`).
 public struct AuthmockCase: Sendable, Identifiable, CustomStringConvertible {
     public let scenario: Scenario
-    /// The dialect its server speaks: a built-in profile, or a declared dialect's name.
+    /// The dialect its server speaks: a built-in dialect, or a declared dialect's name.
     public let profile: String
     /// The declared dialect's file, when `profile` names one.
     let dialect: LoadedDialect?
@@ -58,7 +58,7 @@ public enum AuthmockSuite {
     /// The built-in cases for `client`: every case of each dialect it
     /// speaks, less those it cannot run (a capability it does not declare);
     /// `ids`: only these (`1.1`, `3.*`). Its dialects are the built-in
-    /// profiles and the built-in dialect files (`authmock dialects` lists them).
+    /// dialects and the built-in dialect files (`authmock dialects` lists them).
     public static func builtInCases(for client: ClientUnderTest, ids: [String] = []) throws -> [AuthmockCase] {
         try cases(for: client, files: [], builtIn: true, ids: ids)
     }

@@ -7,7 +7,7 @@ public import DriverKit
 /// driver (`Driver.run`) or attached to a runner (`Driver.attach`).
 public struct ClientUnderTest: Sendable {
     /// Its name and version in reports, the dialects it speaks (built-in
-    /// profiles such as `oauth2`, or built-in dialect files), the protocol
+    /// dialects such as `oauth2`, or built-in dialect files), the protocol
     /// extensions it implements, and how early it renews a token.
     public var identity: DriverIdentity
     /// A fresh client for each case, configured from the case server's `hello`.

@@ -9,7 +9,7 @@ import DriverProtocol
 /// a free port, steered through `control` (the clock, faults, expiry and
 /// revocation, the journal), stopped by the test.
 public enum MockServer {
-    /// Starts a mock. `dialect`: a built-in profile (`oauth2`, or a built-in
+    /// Starts a mock. `dialect`: a built-in dialect (`oauth2`, or a built-in
     /// dialect file's name: `authmock dialects` lists them) or the path of
     /// a dialect file;
     /// `configure` sets anything else (token lifetimes, rotation, users)
@@ -41,7 +41,7 @@ public enum MockServer {
             mock, forwarder: UpstreamForwarder(mock: mock, client: client).forwarding, onStop: { try? await client.shutdown() })
     }
 
-    /// A server's options for `dialect`: a built-in profile's, or a dialect file's.
+    /// A server's options for `dialect`: a built-in dialect's, or a dialect file's.
     private static func options(dialect: String) throws -> ServerOptions {
         var options = ServerOptions(host: "127.0.0.1", port: 0)
         if dialect == DialectName.oauth2 {

@@ -1,5 +1,5 @@
 // A driver imports only DriverKit: the protocol's vocabulary (outcome kinds,
-// profile names) comes with it.
+// dialect names) comes with it.
 @_exported import DriverProtocol
 import Foundation
 import Synchronization

@@ -112,7 +112,7 @@ public struct DialectDescription: Sendable, Codable, Equatable {
         /// `{client_id}` are replaced. nil: opaque refresh tokens.
         public var refreshClaims: [String: String]?
 
-        /// The path the JWKS is served at: `jwks_path`, else under the issuer path; nil: only where every profile serves it.
+        /// The path the JWKS is served at: `jwks_path`, else under the issuer path; nil: only where every dialect serves it.
         public var servedJWKSPath: String? { jwksPath ?? (issuerPath.isEmpty ? nil : issuerPath + "/.well-known/jwks.json") }
 
         enum CodingKeys: String, CodingKey {

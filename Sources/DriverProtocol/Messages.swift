@@ -278,7 +278,7 @@ public struct DriverMessage: Sendable, Codable, Equatable {
 }
 
 /// The server dialects, as `hello` names them in `profile` and `profiles`,
-/// `authmock serve --profile` takes them and scenario files list them. One
+/// `authmock serve --dialect` takes them and scenario files list them. One
 /// is known by code, OAuth 2.0 (RFC 6749); every other is a dialect file
 /// (`dialects/`, or a team's own), which reaches a driver as its
 /// description (`hello`'s `dialect`).

@@ -72,7 +72,7 @@ struct InitCommand: ParsableCommand {
         }
         let driver = language == "python" ? "python3 \(dir)/driver/driver.py" : "\(dir)/driver/.build/debug/my-authmock-driver"
         let build = language == "swift" ? "swift build --package-path \(dir)/driver && " : ""
-        // The template's expected failures are the built-in profiles'; a dialect's driver is the user's to write.
+        // The template's expected failures are the built-in dialects'; a dialect's driver is the user's to write.
         let known = language == "python" && declared == nil ? " --expected-failures \(dir)/driver/expected-failures.yaml" : ""
         let withDialect = declared == nil ? "" : " --dialect \(dir)/dialect.yaml"
         let adapt =

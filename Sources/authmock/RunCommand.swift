@@ -238,7 +238,7 @@ func finishRun(_ results: [CaseResult], seconds: Double, driver: String, suite: 
     }
     if results.contains(where: { $0.verdict == .fail || $0.verdict == .error }) { throw ExitCode(RunExit.failures) }
     // A run that judged nothing is no pass: CI would go green on a driver that
-    // speaks none of the selected profiles.
+    // speaks none of the selected dialects.
     if !results.isEmpty && results.allSatisfy({ $0.verdict == .skip && $0.knownFailure == nil }) {
         print("nothing was judged: every case run was skipped (the reasons are above); exit status 1")
         throw ExitCode(RunExit.failures)

@@ -88,7 +88,7 @@ enum Templates {
 
         """#
 
-    /// `profile`: a built-in profile, or the dialect `authmock init --dialect` was given.
+    /// `profile`: a built-in dialect, or the dialect `authmock init --dialect` was given.
     static func scenario(schemaPath: String, profile: String = "oauth2") -> String {
         """
         # yaml-language-server: $schema=\(schemaPath)

@@ -84,7 +84,7 @@ struct CausesTests {
     }
 
     /// A library whose renewal throws before sending anything (Net::OAuth2's
-    /// password profile): no refresh request, every call an error.
+    /// password dialect): no refresh request, every call an error.
     @Test func aRenewalThatBreaksInTheClientIsNamed() {
         var t = EvaluatorTests.signedIn(lifetime: 2)
         t.advanced = 3

@@ -184,7 +184,7 @@ struct DialectFileTests {
 
     /// The built-in dialects written as files (dialects/) are what the server
     /// serves: the binary carries each file as written and as this loader
-    /// compiles it today, and `--profile NAME` serves that compiled form.
+    /// compiles it today, and `--dialect NAME` serves that compiled form.
     @Test func builtInDialectFilesAreTheOnesServed() throws {
         let directory = Self.root.appendingPathComponent("dialects")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".yaml") }.map {

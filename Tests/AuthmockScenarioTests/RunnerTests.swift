@@ -206,9 +206,9 @@ import Testing
     /// case, whether it claims success or the failure a case expects. The
     /// three liars side by side: each case only waits (at most 5 s) for
     /// requests that never come. Each liar meets every case once, on a
-    /// profile that turns with the liar and the case's place, so a case of
-    /// three profiles or more meets each liar on another profile: a quarter
-    /// of the runs of every liar on every profile, whose Python starts were
+    /// dialect that turns with the liar and the case's place, so a case of
+    /// three dialects or more meets each liar on another dialect: a quarter
+    /// of the runs of every liar on every dialect, whose Python starts were
     /// most of the time.
     @Test func aDriverThatSendsNothingPassesNoCase() async throws {
         let all = try builtInCases().filter { !["1.5", "6.1"].contains($0.0.id) }
@@ -383,7 +383,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: file), "the run removes its certificate file")
     }
 
-    /// `hello` is asked once per run: cases of profiles the driver does not
+    /// `hello` is asked once per run: cases of dialects the driver does not
     /// speak, or that need an extension it lacks, are SKIP without starting it.
     @Test func helloIsAskedOncePerRunAndUnsupportedCasesDoNotStartTheDriver() async throws {
         let counter = FileManager.default.temporaryDirectory.appendingPathComponent("starts-\(UUID())")

@@ -23,7 +23,7 @@ func referenceDriver() throws -> String {
 
 struct DriverMissing: Error {}
 
-/// Every built-in scenario, once per profile it names.
+/// Every built-in scenario, once per dialect it names.
 func builtInCases() throws -> [(Scenario, String)] {
     let files = try ScenarioLoader.files(in: [packageRoot.appendingPathComponent("scenarios").path])
     return try files.flatMap { try ScenarioLoader.load(file: $0).withVariants }.flatMap { scenario in scenario.profiles.map { (scenario, $0) } }

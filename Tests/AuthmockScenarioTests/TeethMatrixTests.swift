@@ -83,10 +83,10 @@ import Testing
     }
 
     /// The case runs fault number `index` meets: every run it must fail, and
-    /// of the others one profile per case, turning with the fault (the
-    /// case's n-th profile for fault n + the case's place), so each pair of
+    /// of the others one dialect per case, turning with the fault (the
+    /// case's n-th dialect for fault n + the case's place), so each pair of
     /// fault and case is checked and every case run is checked as a cell
-    /// that must pass by several faults (thirty faults, five profiles at most).
+    /// that must pass by several faults (thirty faults, five dialects at most).
     /// A third of the whole matrix's runs; the whole is AUTHMOCK_TEETH_FULL=1.
     static func runs(for index: Int, fault: (name: String, cells: TeethMatrix.Cells), of cases: [(Scenario, String)]) -> [(Scenario, String)] {
         let ids = Array(Set(cases.map(\.0.id))).sorted()

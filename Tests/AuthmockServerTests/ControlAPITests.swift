@@ -283,7 +283,7 @@ struct ControlProtectionTests {
         }
     }
 
-    /// Any method on a control path answers in the control API's shape, never the profile's 404.
+    /// Any method on a control path answers in the control API's shape, never the dialect's 404.
     @Test func otherMethodsOnControlPathsAnswerInTheControlShape() async throws {
         try await TestServer.run { server in
             for (method, path) in [

@@ -6,7 +6,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// A case for a non-oauth2 profile: the profile it runs on, and the row it must produce.
+/// A case for a non-oauth2 dialect: the dialect it runs on, and the row it must produce.
 struct DialectCase: Sendable, CustomTestStringConvertible {
     let profile: String
     let name: String
@@ -91,7 +91,7 @@ extension TestServer {
 }
 
 extension TestResponse {
-    /// The code a non-oauth2 profile answered: `error` (plain) or `error.code` (envelope).
+    /// The code a non-oauth2 dialect answered: `error` (plain) or `error.code` (envelope).
     var backendCode: String? {
         guard let json = try? json() else { return nil }
         if let error = json["error"] as? [String: Any], let code = error["code"] as? Int { return String(code) }
@@ -107,7 +107,7 @@ extension TestResponse {
 
 let login = #"{"username": "alice", "password": "wonderland"}"#
 
-/// Shared body and resource errors, run on each plain profile.
+/// Shared body and resource errors, run on each plain dialect.
 func plainCases(_ profile: String) -> [DialectCase] {
     [
         DialectCase(profile, "wrong password", BackendError.wrongCredentials) {

@@ -6,7 +6,7 @@ import HummingbirdTesting
 import Testing
 
 /// The request/response examples in docs/dialects/NAME.md, replayed against
-/// a live server of that profile: documentation that cannot go stale.
+/// a live server of that dialect: documentation that cannot go stale.
 struct DocExampleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

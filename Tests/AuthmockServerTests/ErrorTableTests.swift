@@ -19,7 +19,7 @@ struct ErrorTableTests {
     }
 
     /// A dialect answers every situation with a row its own page documents
-    /// (the oauth2 profile in both error styles), so no answer is undocumented.
+    /// (the oauth2 dialect in both error styles), so no answer is undocumented.
     @Test(arguments: Dialects.names)
     func everySituationIsAnsweredWithADocumentedRow(profile name: String) throws {
         let documented = Set(try #require(ErrorTable.rows(forDialect: name)))

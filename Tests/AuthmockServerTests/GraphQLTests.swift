@@ -6,8 +6,8 @@ import HummingbirdTesting
 import Testing
 
 /// `/graphql` through the real router: the schema runs, every documented
-/// GraphQL error is produced, and a refused token surfaces as the profile's
-/// 401 (`graphql_auth_errors: http`) or in the body (`body`), in every profile.
+/// GraphQL error is produced, and a refused token surfaces as the dialect's
+/// 401 (`graphql_auth_errors: http`) or in the body (`body`), in every dialect.
 struct GraphQLTests {
     static func options(_ profile: String = "oauth2", mode: GraphQLAuthErrors = .http) -> ServerOptions {
         var options = ServerOptions(signingKey: try! SigningKey(secret: String(repeating: "g", count: 32)))
@@ -133,7 +133,7 @@ struct GraphQLTests {
         }
     }
 
-    /// http mode: the profile's own refusal; body mode: 200, data null, UNAUTHENTICATED with the reason.
+    /// http mode: the dialect's own refusal; body mode: 200, data null, UNAUTHENTICATED with the reason.
     @Test(arguments: Dialects.names)
     func expiredTokenInBothModes(profile: String) async throws {
         for mode in GraphQLAuthErrors.allCases {

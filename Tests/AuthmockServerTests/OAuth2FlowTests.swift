@@ -5,7 +5,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// The oauth2 profile's happy paths, through HTTP.
+/// The oauth2 dialect's happy paths, through HTTP.
 struct OAuth2FlowTests {
     @Test func healthAnswersOnceListening() async throws {
         try await TestServer.run { server in

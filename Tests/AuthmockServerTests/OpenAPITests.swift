@@ -7,14 +7,14 @@ import Testing
 import Yams
 
 /// docs/openapi.yaml and the routes the server registers are the same set:
-/// every operation the document tags for a profile is routed in that
-/// profile, and every path the profile routes is in the document.
+/// every operation the document tags for a dialect is routed in that
+/// dialect, and every path the dialect routes is in the document.
 struct OpenAPITests {
     static let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("docs/openapi.yaml")
     static let methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
-    /// Tags that are not a profile: operations every profile serves.
-    static let everywhere: Set<String> = ["every profile", "control", "mock"]
+    /// Tags that are not a dialect: operations every dialect serves.
+    static let everywhere: Set<String> = ["every dialect", "control", "mock"]
 
     struct Operation: Hashable, CustomStringConvertible {
         var method: String
@@ -39,7 +39,7 @@ struct OpenAPITests {
         return found
     }
 
-    /// What a profile's router serves: HEAD beside GET is implied, and the
+    /// What a dialect's router serves: HEAD beside GET is implied, and the
     /// control API's catch-all (its 404 in the control shape) is not an operation.
     static func served(_ profile: CaseProfile) async throws -> Set<Operation> {
         var options = ServerOptions(signingKey: .random())

@@ -7,7 +7,7 @@ import HummingbirdTesting
 import JWTKit
 import Testing
 
-/// OpenID Connect on the oauth2 profile (docs/oidc.md), through HTTP: id
+/// OpenID Connect on the oauth2 dialect (docs/oidc.md), through HTTP: id
 /// tokens verified with jwt-kit against the server's own JWKS.
 struct OpenIDTests {
     static func options(_ algorithm: SigningAlgorithm = .hs256, _ change: (inout ServerOptions) -> Void = { _ in }) -> ServerOptions {

@@ -10,7 +10,7 @@ import Testing
 /// journaled with the tokens its answer issued, requests no route serves are
 /// the client's too, and the mock's own endpoints are not.
 @Suite struct RequestPipelineTests {
-    /// How each profile signs in and refreshes once, on its own wire.
+    /// How each dialect signs in and refreshes once, on its own wire.
     static func signInAndRefresh(_ profile: CaseProfile, _ server: TestServer) async throws {
         switch profile {
         case .oauth2:

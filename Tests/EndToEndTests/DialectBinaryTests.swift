@@ -8,9 +8,9 @@ import Testing
 /// docs/dialects.md's commands through the real binary, in an empty directory.
 struct DialectBinaryTests {
     /// A built-in dialect written only as a file (dialects/simplejwt.yaml,
-    /// named in no Swift) is a profile like the others: `serve --profile`
+    /// named in no Swift) is a dialect like the others: `serve --profile`
     /// applies its settings, `run --profile` runs the cases that apply to it
-    /// and sends drivers its description, and a misspelt profile is a usage
+    /// and sends drivers its description, and a misspelt dialect is a usage
     /// error with a suggestion.
     @Test func aBuiltInDialectFileNeedsNoSwift() async throws {
         let listed = try await runAuthmock(["dialects"])
@@ -138,7 +138,7 @@ struct DialectBinaryTests {
         #expect(
             undeclared.status == 2 && undeclared.stderr.contains("case acme.1 runs on 'acme', a dialect no --dialect FILE declares"), "\(undeclared)")
 
-        // validate --dialect: the cases against the dialect: where each runs, a fault that cannot fire there, a profile nobody declares.
+        // validate --dialect: the cases against the dialect: where each runs, a fault that cannot fire there, a dialect nobody declares.
         try """
         id: "acme.2"
         name: a fault on a path Acme does not serve

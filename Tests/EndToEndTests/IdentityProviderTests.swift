@@ -10,7 +10,7 @@ import Testing
 struct IdentityProviderTests {
     static let version = HTTPField.Name("X-Supabase-Api-Version")!
 
-    /// `--profile supabase`: GoTrue's token endpoint, told apart by
+    /// `--dialect supabase`: GoTrue's token endpoint, told apart by
     /// `?grant_type=`, its rotation and reuse rules, its 2024-01-01 error
     /// shape, and the Data API's 401 for an expired JWT (docs/dialects/supabase.md).
     @Test func supabaseSignsInRefreshesAndRefusesAsGoTrueDoes() async throws {
@@ -134,10 +134,10 @@ struct IdentityProviderTests {
         }
     }
 
-    /// A profile checked by its vendor's SDK unchanged (from PyPI, installed
+    /// A dialect checked by its vendor's SDK unchanged (from PyPI, installed
     /// by scripts/test.sh): Tests/EndToEndTests/Fixtures/PROFILE-sdk-check.py
     /// signs in, refreshes and meets each refusal through the SDK's own calls
-    /// against the served profile, and ends with "SDK recognises every answer".
+    /// against the served dialect, and ends with "SDK recognises every answer".
     /// keycloak: python-keycloak's token calls, and its connection class
     /// recognising a dead refresh token by the words it keys on; auth0:
     /// auth0-python's GetToken, rotation, and the 403 `invalid_grant`
@@ -156,7 +156,7 @@ struct IdentityProviderTests {
         #expect(check.stdout.contains("\(sdk) recognises every answer"), "\(check.stdout)")
     }
 
-    /// `--profile entra --tls`: MSAL for Python, unchanged, with this server
+    /// `--dialect entra --tls`: MSAL for Python, unchanged, with this server
     /// as its authority, trusting the certificate authmock generated
     /// (Tests/EndToEndTests/Fixtures/entra-sdk-check.py): discovery, a
     /// refresh token redeemed, its account from the id token, the cache, a

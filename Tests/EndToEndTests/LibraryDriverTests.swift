@@ -14,7 +14,7 @@ struct DriverManifest: Decodable, Sendable, CustomTestStringConvertible {
     /// A product of this package: its binary in the build directory.
     var product: String?
     var jobs: Int?
-    /// The profile it runs on in the tests (nil: oauth2): a vendor SDK speaks only its vendor's.
+    /// The dialect it runs on in the tests (nil: oauth2): a vendor SDK speaks only its vendor's.
     var profile: String?
     /// Columns of the compatibility page read from saved reports: column name -> a report, or the reports of
     /// several runs, in the driver's folder.

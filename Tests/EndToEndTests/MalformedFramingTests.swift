@@ -3,7 +3,7 @@ import Testing
 
 /// Request bodies whose HTTP framing is broken are the client's bug: each
 /// gets the dialect's documented 400 and the connection closes, never the
-/// 500 "please report it" the reliability probe saw in every profile.
+/// 500 "please report it" the reliability probe saw in every dialect.
 @Suite(.timeLimit(.minutes(2)))
 struct MalformedFramingTests {
     /// Sends `raw` on a fresh connection and reads until the server closes it.

@@ -62,7 +62,7 @@ import Testing
         var expiry: Int
         /// The client the driver signs in as.
         var client: (id: String, secret: String)? = nil
-        /// The proxy's own flags beside `--upstream`, `--profile` and `--judge`.
+        /// The proxy's own flags beside `--upstream`, `--dialect` and `--judge`.
         var proxyFlags: [String] = []
 
         /// With `--expire-after 30s`, as the measure asks: the

@@ -7,7 +7,7 @@ import Testing
 /// What two refreshes of one token at once get, at a real SimpleJWT server
 /// (a Django server with djangorestframework-simplejwt from PyPI,
 /// Tests/EndToEndTests/Fixtures/simplejwt-server.py) and at `authmock serve
-/// --profile simplejwt`. It varies from run to run at the real server, so it
+/// --dialect simplejwt`. It varies from run to run at the real server, so it
 /// is no row of the differential suite (scripts/fidelity.py, FidelityTests),
 /// which compares every other answer.
 @Suite(.serialized) struct SimpleJWTFidelityTests {
@@ -38,7 +38,7 @@ import Testing
     /// (`concurrent_refresh: both_succeed`): two refreshes that overlap (a
     /// `delay` fault holds each, so they always do here) both succeed, the
     /// one after is refused; `--concurrent-refresh serialized` refuses the
-    /// second as the oauth2 profile's reuse detection does.
+    /// second as the oauth2 dialect's reuse detection does.
     @Test func twoRefreshesAtOnceBothSucceedAsAtTheRealServer() async throws {
         let real = try FixtureServer(
             "simplejwt-server.py", ["--query-latency-ms", "25"], needs: "django, djangorestframework and djangorestframework-simplejwt")

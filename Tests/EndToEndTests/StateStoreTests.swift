@@ -109,7 +109,7 @@ import Testing
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
-    /// A database that cannot be written answers 503 in each profile's
+    /// A database that cannot be written answers 503 in each dialect's
     /// shape, and on the control API; never a verdict about the token.
     @Test func aLockedDatabaseAnswers503() async throws {
         let path = Self.temporaryDatabase()

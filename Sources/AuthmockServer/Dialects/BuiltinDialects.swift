@@ -28,7 +28,7 @@ public enum BuiltinDialects {
         descriptions[name]
     }
 
-    /// Decoded once; a file that does not decode is left out (its profile
+    /// Decoded once; a file that does not decode is left out (its dialect
     /// then unknown) and logged with the reason: a build defect, which
     /// BuiltinDialectTests catches before a release.
     private static let descriptions: [String: DialectDescription] = {
@@ -47,7 +47,7 @@ public enum BuiltinDialects {
 extension ServerOptions {
     /// The settings of the built-in dialect file `profile` names (its
     /// rotation), where `given` (the keys a flag, a variable or a config
-    /// file set) has none: what `authmock serve --profile NAME` serves.
+    /// file set) has none: what `authmock serve --dialect NAME` serves.
     public mutating func applyDialectSettings(except given: Set<String> = []) throws(SettingsError) {
         let settings = BuiltinDialects.settings(profile)
         for setting in ServerSetting.all where !given.contains(setting.key) {

@@ -4,7 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// OpenID Connect on the oauth2 profile (docs/oidc.md): the JWKS, userinfo
+/// OpenID Connect on the oauth2 dialect (docs/oidc.md): the JWKS, userinfo
 /// and RP-initiated logout. Id tokens come from the token endpoint when the
 /// scope has `openid`; discovery is `/.well-known/openid-configuration`.
 enum OpenIDRoutes {

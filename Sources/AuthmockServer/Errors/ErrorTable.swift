@@ -5,9 +5,9 @@ public import DriverProtocol
 
 /// One documented error: what the server answers and when. `authmock errors`
 /// and `docs/errors.md` are generated from these rows, and every error a
-/// profile emits is built from a row, so the docs cannot drift from the wire.
+/// dialect emits is built from a row, so the docs cannot drift from the wire.
 public struct ErrorRow: Sendable, Hashable {
-    /// Profile the row belongs to, or `all` for rows every profile shares.
+    /// Dialect the row belongs to, or `all` for rows every dialect shares.
     public let profile: String
     public let status: Int
     /// The machine-readable code the client sees (`error` field, or a number).
@@ -26,7 +26,7 @@ public struct ErrorRow: Sendable, Hashable {
     }
 }
 
-/// A profile's errors: an enum whose cases are its documented errors.
+/// A dialect's errors: an enum whose cases are its documented errors.
 public protocol ErrorCatalog: CaseIterable, Sendable {
     static var profile: String { get }
     var row: ErrorRow { get }
@@ -38,7 +38,7 @@ extension ErrorCatalog {
     }
 }
 
-/// Errors every profile can answer, in each profile's own encoding.
+/// Errors every dialect can answer, in each dialect's own encoding.
 public enum CommonError: ErrorCatalog {
     case notFound, malformedFraming, payloadTooLarge, storeUnavailable, internalError
 
@@ -80,7 +80,7 @@ public enum CommonError: ErrorCatalog {
     }
 }
 
-/// The standards profile: RFC 6749 token endpoint errors, RFC 6750 resource errors.
+/// The standards dialect: RFC 6749 token endpoint errors, RFC 6750 resource errors.
 public enum OAuth2Error: ErrorCatalog {
     // Token, revocation and introspection endpoints.
     case missingParameter, repeatedParameter, malformedBody, unsupportedContentType, multipleClientAuth, methodNotAllowed
@@ -326,7 +326,7 @@ extension ControlError: ErrorCatalog {
     }
 }
 
-/// What rfc-lax changes in the oauth2 profile: the vendor mistakes real
+/// What rfc-lax changes in the oauth2 dialect: the vendor mistakes real
 /// servers make, which a robust client must survive.
 public enum OAuth2LaxError: ErrorCatalog {
     case deadRefreshToken, tokenEndpointStatus, noChallenge
@@ -348,9 +348,9 @@ public enum OAuth2LaxError: ErrorCatalog {
     }
 }
 
-/// The GraphQL endpoint (`/graphql`, in every profile) answers in GraphQL's
+/// The GraphQL endpoint (`/graphql`, in every dialect) answers in GraphQL's
 /// own shape, `{"errors": [{"message", "extensions": {"code"}}], "data"}`,
-/// with the codes Apollo Server uses, whatever the profile.
+/// with the codes Apollo Server uses, whatever the dialect.
 public enum GraphQLAPIError: ErrorCatalog {
     case badRequest, parseFailed, overLimit, validationFailed, mutationOverGet
     case unauthenticated, forbidden
@@ -386,7 +386,7 @@ public enum GraphQLAPIError: ErrorCatalog {
             make(
                 200, "UNAUTHENTICATED", "Not authenticated",
                 when:
-                    "`graphql_auth_errors: body`: the token is missing, expired, revoked, forged or a refresh token (a refresh `via: resources`: a dead refresh token); `data` is null and `extensions.reason` names the failure. With `http` (the default) the profile answers these with its own 401"
+                    "`graphql_auth_errors: body`: the token is missing, expired, revoked, forged or a refresh token (a refresh `via: resources`: a dead refresh token); `data` is null and `extensions.reason` names the failure. With `http` (the default) the dialect answers these with its own 401"
             )
         case .forbidden:
             make(
@@ -435,8 +435,8 @@ public enum ErrorTable {
             Rows under **all** are answered by `oauth2`, and by every dialect file that \
             does not answer the situation itself (`not_found`, `malformed_framing`, \
             `payload_too_large`, `store_unavailable`, `internal_error`); rows under \
-            **graphql** by the GraphQL endpoint of every profile (docs/graphql.md); rows \
-            under **control** by the control API of every profile.
+            **graphql** by the GraphQL endpoint of every dialect (docs/graphql.md); rows \
+            under **control** by the control API of every dialect.
 
             """
         for (profile, rows) in catalogs {
@@ -446,7 +446,7 @@ public enum ErrorTable {
     }
 
     /// The rows a client of `profile` can meet, in the order its page lists
-    /// them; nil for an unknown profile. A dialect file: its own rows, the
+    /// them; nil for an unknown dialect. A dialect file: its own rows, the
     /// shared ones for the situations it does not answer itself, GraphQL's.
     public static func rows(forDialect profile: String) -> [ErrorRow]? {
         let graphQL = GraphQLAPIError.allCases.map(\.row)
@@ -459,7 +459,7 @@ public enum ErrorTable {
         return dialect.documentedRows + shared + graphQL
     }
 
-    /// A Markdown table of `rows`, as embedded in each profile's page.
+    /// A Markdown table of `rows`, as embedded in each dialect's page.
     public static func table(_ rows: [ErrorRow]) -> String {
         let showProfile = Set(rows.map(\.profile)).count > 1
         var out =

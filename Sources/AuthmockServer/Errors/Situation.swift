@@ -7,7 +7,7 @@ public import HTTPTypes
 /// dialect owns. Routes, the token core and the request pipeline say what
 /// happened; each dialect maps the situation to its documented answer
 /// (`Dialect.answer(to:)`), so a dialect is one table from situations to rows.
-/// The oauth2 profile's grant-specific errors (client authentication,
+/// The oauth2 dialect's grant-specific errors (client authentication,
 /// authorization codes, the authorization endpoint) stay in its own catalog:
 /// no other dialect has those requests.
 public enum Situation: Error, Sendable, Equatable {

@@ -5,13 +5,13 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// `GET` and `POST /graphql`, the same in every profile: the request was
+/// `GET` and `POST /graphql`, the same in every dialect: the request was
 /// read on arrival (`GraphQLCall`), is validated against `APISchema`, its
-/// token judged by the profile like any `/api/` request, and executed by
-/// GraphQLSwift. A refused token answers the profile's own 401/403, or, with
+/// token judged by the dialect like any `/api/` request, and executed by
+/// GraphQLSwift. A refused token answers the dialect's own 401/403, or, with
 /// `graphql_auth_errors: body`, 200 with `UNAUTHENTICATED`/`FORBIDDEN` in
 /// `errors` as Apollo Server does. Answers are GraphQL's own JSON shape in
-/// every profile (a dialect's `resources` template does not wrap them); a refresh on resources
+/// every dialect (a dialect's `resources` template does not wrap them); a refresh on resources
 /// still adds its header, through `finishResource`.
 struct GraphQLEndpoint: Sendable {
     let schema: GraphQLSchema

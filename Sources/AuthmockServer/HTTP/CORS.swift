@@ -38,7 +38,7 @@ public enum CORSPolicy: Sendable, Equatable {
 /// allowed origin; it puts `Access-Control-Expose-Headers` only on the
 /// preflight, so this adds it to real answers too, where the browser reads
 /// it. Exposed: the challenge, Retry-After, and a refresh on resources'
-/// profile's token header, which browser interceptors must be able to read.
+/// dialect's token header, which browser interceptors must be able to read.
 struct CORSMiddlewareStack: RouterMiddleware {
     typealias Context = AuthmockRequestContext
     /// (origin or nil for any, its middleware)

@@ -15,9 +15,9 @@ public struct ClientAnswer: Sendable {
     public static func issued(_ tokens: IssuedTokens, _ response: Response) -> ClientAnswer { .init(response: response, issued: tokens) }
 }
 
-/// The routes a client under test calls (profile routes, resources, health).
+/// The routes a client under test calls (dialect routes, resources, health).
 /// Every request to them passes the observation middleware (journal, fault
-/// rules, metrics) and has its failures answered in the profile's dialect;
+/// rules, metrics) and has its failures answered in the dialect's shape;
 /// the control API and `/metrics` are outside this group.
 public struct ClientRoutes {
     let group: RouterGroup<AuthmockRequestContext>

@@ -22,7 +22,7 @@ enum PresentedCredential: Sendable, Equatable {
 
     /// On the hot path of every request: index arithmetic on the header's
     /// UTF-8 bytes (a JWT is hundreds of them; grapheme breaking, and then
-    /// generic walks over the UTF-8 view, showed in the profile).
+    /// generic walks over the UTF-8 view, showed in the dialect).
     init(header raw: String) {
         var raw = raw
         self = raw.withUTF8(Self.parse)

@@ -2,17 +2,17 @@ import NIOFoundationEssentialsCompat
 import Foundation
 import NIOCore
 
-/// A request body as the profile read it while classifying the request. The
+/// A request body as the dialect read it while classifying the request. The
 /// observation middleware parses it once and passes it on in the context, so
 /// the route never reads or parses the body again.
 public enum RequestBody: Sendable {
-    /// No route of this profile reads the body (resources echo the raw bytes).
+    /// No route of this dialect reads the body (resources echo the raw bytes).
     case unread
     /// An `application/x-www-form-urlencoded` body (OAuth 2.0 endpoints).
     case form(Result<FormBody, FormBody.ParseError>)
     /// A JSON object (the app-backend dialects).
     case json(Result<JSONFields, JSONFields.Problem>)
-    /// A GraphQL request (`/graphql`, every profile), body or query parameters.
+    /// A GraphQL request (`/graphql`, every dialect), body or query parameters.
     case graphQL(Result<GraphQLCall, GraphQLRequestProblem>)
 
     /// Parses `bytes` as a JSON object.

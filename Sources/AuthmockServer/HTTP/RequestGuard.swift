@@ -29,7 +29,7 @@ import NIOHTTPTypesHTTP1
 /// **CONNECT.** A CONNECT asks for a proxy tunnel: the HTTP decoder hands
 /// over its head and then stops parsing, so the request never ends and its
 /// answer never completes. This ends the request right after its head (the
-/// router then answers it like any unrouted request, in the profile's
+/// router then answers it like any unrouted request, in the dialect's
 /// shape, journaled), and closes the connection after the answer: nothing
 /// after a CONNECT head is HTTP the server should read. (NIO's encoder sends
 /// no body in any answer to a CONNECT, RFC 9110's rule for a 2xx one: the
