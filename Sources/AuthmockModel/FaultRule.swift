@@ -153,7 +153,8 @@ extension FaultRule {
             name: "ms", value: .integer(minimum: 0),
             doc: "delay, delay-response: milliseconds of real time; gather: the longest hold after the first arrival (default 2000)"),
         ActionField(
-            name: "quiet_ms", value: .integer(minimum: 0), doc: "gather: let the held requests go once no new one has arrived for this long (default 150)"),
+            name: "quiet_ms", value: .integer(minimum: 0),
+            doc: "gather: let the held requests go once no new one has arrived for this long (default 150)"),
         ActionField(name: "count", value: .integer(minimum: 1), doc: "gather: hold matching requests until this many have arrived"),
         ActionField(name: "claims", value: .stringMap, doc: "id-token: the claims the answer's id token says instead (sub, iss, nonce, aud, ...)"),
     ]
@@ -377,7 +378,6 @@ extension FaultRule: Codable {
         try container.encode(wire, forKey: .action)
     }
 }
-
 
 /// Headers the server writes from the answer it frames: a fault rule's or a
 /// dialect's own would contradict the body (a `Content-Length` of another

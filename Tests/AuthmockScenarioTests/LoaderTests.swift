@@ -198,7 +198,9 @@ struct SchemaTests {
             "docs/control-api.md's fault actions are stale: run scripts/regen-docs.sh")
         let described = Set(FaultRule.actionFields.map(\.name))
         let taken = Set(FaultRule.actions.flatMap(\.fields))
-        #expect(taken == described, "fields taken but not described: \(taken.subtracting(described)); described, taken by none: \(described.subtracting(taken))")
+        #expect(
+            taken == described,
+            "fields taken but not described: \(taken.subtracting(described)); described, taken by none: \(described.subtracting(taken))")
     }
 
     /// Every key the loader accepts appears in the schema, and nothing else.
