@@ -328,15 +328,24 @@ public enum ScenarioRunner {
     }
 
     /// The journal as the report shows it, each line with its tokens' labels.
-    /// The verdict already read the journal; a store failing since only shortens the evidence.
+    /// The verdict already read the journal; a store failing since only
+    /// shortens the evidence, and the report says which part is missing and why.
     static func attachEvidence(
         _ mock: Authmock, calls: [CallRecord], clearedFaults: [FaultRuleView], to result: inout CaseResult, start: Date
     ) async {
         let steering: any MockSteering = mock.control
-        let entries = (try? await steering.journal(JournalFilter()).entries) ?? []
-        let tokens = (try? await steering.tokens()).map(TokenFacts.init) ?? TokenFacts()
+        var missing: [String] = []
+        func read<T>(_ what: String, _ body: () async throws -> T) async -> T? {
+            do { return try await body() } catch {
+                missing.append("the report's \(what) could not be read after the verdict (\(error)): it shows less than the verdict judged")
+                return nil
+            }
+        }
+        let entries = await read("journal") { try await steering.journal(JournalFilter()).entries } ?? []
+        let tokens = await read("token facts") { try await steering.tokens() }.map(TokenFacts.init) ?? TokenFacts()
         var seen = Observation(entries: entries, calls: calls, tokens: tokens, start: start, endpointPaths: Set(mock.dialect.endpointPaths))
-        let faults = (try? await Play.faults(steering, clearedBefore: clearedFaults)) ?? clearedFaults
+        let faults = await read("fault rules") { try await Play.faults(steering, clearedBefore: clearedFaults) } ?? clearedFaults
+        if !missing.isEmpty { result.notes = (result.notes ?? []) + missing }
         seen.noteFaults(faults, cleared: Set(clearedFaults.map(\.id)))
         seen.judgedThrough = result.judgedThrough
         result.journal = evidence(entries.map(seen.line))

@@ -63,7 +63,14 @@ public final class APIClient: Sendable {
     ) {
         self.baseURL = baseURL
         self.http = HTTP(timeout: timeout)
-        let endpoint = TokenEndpoint(url: baseURL.appendingPathComponent(tokenPath), clientID: clientID, clientSecret: clientSecret, http: http)
+        // The token endpoint on connections of its own, none reused: on Linux,
+        // URLSession (FoundationNetworking, on libcurl) sends a POST again by
+        // itself, without its body, when a kept-alive connection it reused
+        // closes without an answer, and a refresh whose answer was lost then
+        // came back as an empty request (400) after the whole timeout.
+        let endpoint = TokenEndpoint(
+            url: baseURL.appendingPathComponent(tokenPath), clientID: clientID, clientSecret: clientSecret,
+            http: HTTP(timeout: timeout, reusesConnections: false))
         self.session = TokenSession(endpoint: endpoint, sharesRenewal: sharesRenewal)
         self.longestRetryAfter = longestRetryAfter
     }

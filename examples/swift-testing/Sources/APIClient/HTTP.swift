@@ -8,16 +8,23 @@ struct HTTP: Sendable {
     private let session: URLSession
     private let challenges = ChallengesLeftToTheApp()
 
-    init(timeout: Double) {
+    /// Whether a request may go on a connection an earlier one left open.
+    private let reusesConnections: Bool
+
+    init(timeout: Double, reusesConnections: Bool = true) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         // Authorization is the client's business: no cookies, no cached answers.
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         session = URLSession(configuration: configuration, delegate: challenges, delegateQueue: nil)
+        self.reusesConnections = reusesConnections
     }
 
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        var request = request
+        // Closed after its answer, so no later request is sent on it.
+        if !reusesConnections { request.setValue("close", forHTTPHeaderField: "Connection") }
         let challenges = self.challenges
         let task = TaskHandle()
         return try await withTaskCancellationHandler {
