@@ -61,6 +61,20 @@ public enum DialectLoader {
         return try parse(text, file: file, builtin: builtin)
     }
 
+    /// Sets `options` to serve a `--dialect` argument (`serve`, `proxy`,
+    /// AuthmockTesting's mocks): `oauth2`, the one dialect written in Swift
+    /// and so no file, or what `load(fileOrBuiltin:)` reads. The dialect's
+    /// settings are defaults: a key in `given` (set by a flag, the
+    /// environment or a config file) keeps its value.
+    public static func serve(_ argument: String, with options: inout ServerOptions, except given: Set<String> = []) throws {
+        guard argument == DialectName.oauth2, !FileManager.default.fileExists(atPath: argument) else {
+            return try load(fileOrBuiltin: argument).apply(to: &options, except: given)
+        }
+        options.dialect = nil
+        options.profile = argument
+        try options.applyDialectSettings(except: given)
+    }
+
     /// A `--dialect` argument's text and the name to report it by: the
     /// file's, or a built-in dialect's where no file has the name.
     public static func text(fileOrBuiltin argument: String) -> Result<(text: String, file: String, builtin: Bool), ScenarioError> {

@@ -3,7 +3,6 @@ import AuthmockDialect
 import AuthmockProxy
 import AuthmockScenario
 public import AuthmockServer
-import DriverProtocol
 
 /// A mock for a test of its own: started in this process on 127.0.0.1 and
 /// a free port, steered through `control` (the clock, faults, expiry and
@@ -44,15 +43,10 @@ public enum MockServer {
     /// A server's options for `dialect`: a built-in dialect's, or a dialect file's.
     private static func options(dialect: String) throws -> ServerOptions {
         var options = ServerOptions(host: "127.0.0.1", port: 0)
-        if dialect == DialectName.oauth2 {
-            options.profile = dialect
-        } else if let loaded = DialectLoader.builtin(dialect) {
-            loaded.apply(to: &options)
-        } else if dialect.hasSuffix(".yaml") || dialect.hasSuffix(".yml") {
-            try DialectLoader.load(file: dialect).apply(to: &options)
-        } else {
-            throw StartError(
-                "'\(dialect)' is neither a built-in dialect (\(Dialects.names.joined(separator: ", "))) nor a dialect file (.yaml)")
+        do {
+            try DialectLoader.serve(dialect, with: &options)
+        } catch {
+            throw StartError("'\(dialect)' is neither a built-in dialect (\(Dialects.names.joined(separator: ", "))) nor a dialect file: \(error)")
         }
         return options
     }

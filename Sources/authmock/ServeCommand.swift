@@ -8,7 +8,6 @@ import AuthmockModel
 import AuthmockProxy
 import AuthmockScenario
 import AuthmockServer
-import DriverProtocol
 import Foundation
 import Logging
 import NIOCore
@@ -280,16 +279,10 @@ struct ServeCommand: AsyncParsableCommand {
             if given.contains("profile") {
                 throw ConfigError("--dialect and --profile name the same thing (--profile NAME is --dialect NAME): give one")
             }
-            if name == DialectName.oauth2 && !FileManager.default.fileExists(atPath: name) {
-                // The one dialect written in Swift, not a file.
-                options.profile = name
-                try options.applyDialectSettings(except: given)
-            } else {
-                do {
-                    try DialectLoader.load(fileOrBuiltin: name).apply(to: &options, except: given)
-                } catch {
-                    throw ConfigError("\(error.description) (authmock validate \(name) lists every problem)")
-                }
+            do {
+                try DialectLoader.serve(name, with: &options, except: given)
+            } catch let error as ScenarioError {
+                throw ConfigError("\(error.description) (authmock validate \(name) lists every problem)")
             }
         } else {
             try options.applyDialectSettings(except: given)
